@@ -1,0 +1,171 @@
+//! The `draftline` command: `serve`, `token`, `table create|seed`.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use draftline_cli::{LocalOptions, TokenSpec, demo_spec, start_local, token_for};
+use draftline_contract::config::Config;
+use draftline_contract::dynamo::Db;
+
+/// draftline: a safe tool surface between an ERP and AI agents.
+#[derive(Parser)]
+#[command(name = "draftline", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run every function on 127.0.0.1 with the embedded DynamoDB engine and the demo data.
+    Serve {
+        /// Port to listen on.
+        #[arg(long, default_value_t = 3000)]
+        port: u16,
+        /// Persist the embedded engine's data in FILE (default: in memory).
+        #[arg(long, value_name = "FILE")]
+        data: Option<PathBuf>,
+        /// Use this DynamoDB API instead of the embedded engine.
+        #[arg(long, value_name = "URL")]
+        dynamodb_endpoint: Option<String>,
+    },
+    /// Print an access token for a demo user, or for any claims you give.
+    Token {
+        /// A demo user: buyer-sby, clerk-sby, buyer-jkt, sales-bdg.
+        #[arg(long, conflicts_with_all = ["sub", "tenant", "branch", "branch_code", "scope"])]
+        user: Option<String>,
+        /// Subject (user id).
+        #[arg(long, requires_all = ["tenant", "branch", "scope"])]
+        sub: Option<String>,
+        /// Tenant id.
+        #[arg(long)]
+        tenant: Option<String>,
+        /// Branch id (e.g. SBY-01).
+        #[arg(long)]
+        branch: Option<String>,
+        /// Branch code printed on documents (default: the branch id up to its first '-').
+        #[arg(long)]
+        branch_code: Option<String>,
+        /// Space-separated scopes.
+        #[arg(long)]
+        scope: Option<String>,
+        /// Audience: the deployment's resource URL.
+        #[arg(long, default_value = "http://127.0.0.1:3000")]
+        resource: String,
+        /// Lifetime in seconds.
+        #[arg(long, default_value_t = 3600)]
+        ttl: i64,
+    },
+    /// Manage the DynamoDB table at DRAFTLINE_DYNAMODB_ENDPOINT (or AWS).
+    Table {
+        #[command(subcommand)]
+        action: TableAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum TableAction {
+    /// Create the table from infra/dynamodb/table.json (no-op if it exists).
+    Create,
+    /// Write the demo data (no-op if already there).
+    Seed,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Serve {
+            port,
+            data,
+            dynamodb_endpoint,
+        } => serve(port, data, dynamodb_endpoint).await,
+        Command::Token {
+            user,
+            sub,
+            tenant,
+            branch,
+            branch_code,
+            scope,
+            resource,
+            ttl,
+        } => {
+            let spec = match (user, sub) {
+                (Some(user), _) => demo_spec(&user)?,
+                (None, Some(sub)) => {
+                    let branch = branch.context("--branch is required with --sub")?;
+                    TokenSpec {
+                        sub,
+                        tenant: tenant.context("--tenant is required with --sub")?,
+                        branch_code: branch_code
+                            .unwrap_or_else(|| branch.split('-').next().unwrap_or(&branch).to_owned()),
+                        branch,
+                        scope: scope.context("--scope is required with --sub")?,
+                        roles: Vec::new(),
+                    }
+                }
+                (None, None) => anyhow::bail!("give --user <demo user> or --sub with --tenant, --branch and --scope"),
+            };
+            println!("{}", token_for(&spec, &resource, ttl)?);
+            Ok(())
+        }
+        Command::Table { action } => table(action).await,
+    }
+}
+
+async fn serve(port: u16, data: Option<PathBuf>, dynamodb_endpoint: Option<String>) -> anyhow::Result<()> {
+    draftline_contract::observe::init_text_logs();
+    let server = start_local(LocalOptions {
+        port,
+        data,
+        dynamodb_endpoint,
+        clock: None,
+    })
+    .await?;
+    let url = server.url();
+    println!("listening on {url}");
+    match server.seeded {
+        draftline_erp::seed::Seeded::Wrote(n) => println!("seeded the demo tenant: {n} items"),
+        draftline_erp::seed::Seeded::AlreadySeeded => {
+            println!("demo data already present; not seeded again")
+        }
+    }
+    println!(
+        "tools: {}",
+        server
+            .app
+            .registry()
+            .all()
+            .map(|t| t.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!("get a token:  TOKEN=$(draftline token --user buyer-sby --resource {url})");
+    println!(
+        "call a tool:  curl -s {url}/api/inventory_get_stock -H \"Authorization: Bearer $TOKEN\" -d '{{\"item_code\":\"BRG-0042\"}}'"
+    );
+    tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+    Ok(())
+}
+
+async fn table(action: TableAction) -> anyhow::Result<()> {
+    let table = std::env::var("DRAFTLINE_TABLE").unwrap_or_else(|_| "draftline".to_owned());
+    let endpoint = std::env::var("DRAFTLINE_DYNAMODB_ENDPOINT").ok();
+    let mut config = Config::local(String::new(), String::new());
+    config.table = table;
+    config.dynamodb_endpoint = endpoint;
+    let db = Db::connect(&config).await;
+    match action {
+        TableAction::Create => {
+            let created = draftline_infra::create_table(db.client(), db.table()).await?;
+            println!("table {}: {created:?}", db.table());
+        }
+        TableAction::Seed => {
+            let seeded = draftline_erp::seed::seed_demo(&db)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            println!("table {}: {seeded:?}", db.table());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,184 @@
+//! Configuration from the environment (DESIGN.md, "Configuration").
+//!
+//! A deployed function calls [`Config::from_env`] once at start-up and
+//! refuses to start when a required setting is missing; only the local server
+//! has defaults ([`Config::local`]). The JWT secret is wrapped so it can never
+//! be printed by accident.
+
+use std::fmt;
+use std::time::Duration;
+
+/// The HS256 secret used by `draftline serve` and `draftline token` when none is configured.
+pub const LOCAL_DEV_SECRET: &str = "draftline-local-development-secret-do-not-use-in-production";
+/// The issuer used locally when none is configured.
+pub const LOCAL_ISSUER: &str = "draftline-local";
+/// The default table name.
+pub const DEFAULT_TABLE: &str = "draftline";
+/// The default retention of idempotency keys.
+pub const DEFAULT_IDEMPOTENCY_TTL: Duration = Duration::from_secs(86_400);
+
+/// A secret value whose `Debug` and `Display` never show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret.
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+    /// The secret itself, for the one place that needs it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// Everything a function needs to know about its deployment.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `DRAFTLINE_TABLE`.
+    pub table: String,
+    /// `DRAFTLINE_DYNAMODB_ENDPOINT`; `None` means AWS.
+    pub dynamodb_endpoint: Option<String>,
+    /// `DRAFTLINE_RESOURCE`: this deployment's canonical URL and required `aud`.
+    pub resource: String,
+    /// `DRAFTLINE_ISSUER`: the accepted `iss`.
+    pub issuer: String,
+    /// `DRAFTLINE_JWKS_URL`: JWKS for RS256/ES256 tokens.
+    pub jwks_url: Option<String>,
+    /// `DRAFTLINE_JWT_SECRET`: HS256 secret.
+    pub jwt_secret: Option<Secret>,
+    /// `DRAFTLINE_IDEMPOTENCY_TTL_SECONDS`.
+    pub idempotency_ttl: Duration,
+}
+
+/// A setting is missing or malformed; the message names the variable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A required variable is not set.
+    #[error("{0} is not set; draftline cannot start without it (see DESIGN.md, Configuration)")]
+    Missing(&'static str),
+    /// Neither way of verifying tokens is configured.
+    #[error(
+        "neither DRAFTLINE_JWKS_URL nor DRAFTLINE_JWT_SECRET is set; draftline cannot verify tokens without one of them"
+    )]
+    NoVerifier,
+    /// A variable is set to something unusable.
+    #[error("{name} is invalid: {reason}")]
+    Invalid {
+        /// The variable.
+        name: &'static str,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Config {
+    /// Reads a deployed function's configuration from the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads the configuration through `lookup` (the environment, or a map in tests).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        let resource = get("DRAFTLINE_RESOURCE").ok_or(ConfigError::Missing("DRAFTLINE_RESOURCE"))?;
+        if !(resource.starts_with("https://") || resource.starts_with("http://")) {
+            return Err(ConfigError::Invalid {
+                name: "DRAFTLINE_RESOURCE",
+                reason: "must be an absolute http(s) URL".into(),
+            });
+        }
+        let issuer = get("DRAFTLINE_ISSUER").ok_or(ConfigError::Missing("DRAFTLINE_ISSUER"))?;
+        let jwks_url = get("DRAFTLINE_JWKS_URL");
+        let jwt_secret = get("DRAFTLINE_JWT_SECRET").map(Secret::new);
+        if jwks_url.is_none() && jwt_secret.is_none() {
+            return Err(ConfigError::NoVerifier);
+        }
+        if let Some(secret) = &jwt_secret
+            && secret.expose().len() < 32
+        {
+            return Err(ConfigError::Invalid {
+                name: "DRAFTLINE_JWT_SECRET",
+                reason: "must be at least 32 bytes".into(),
+            });
+        }
+        let idempotency_ttl = match get("DRAFTLINE_IDEMPOTENCY_TTL_SECONDS") {
+            None => DEFAULT_IDEMPOTENCY_TTL,
+            Some(v) => match v.trim().parse::<u64>() {
+                Ok(secs) if (60..=30 * 86_400).contains(&secs) => Duration::from_secs(secs),
+                _ => {
+                    return Err(ConfigError::Invalid {
+                        name: "DRAFTLINE_IDEMPOTENCY_TTL_SECONDS",
+                        reason: format!("'{v}' is not a number of seconds between 60 and 2592000"),
+                    });
+                }
+            },
+        };
+        Ok(Self {
+            table: get("DRAFTLINE_TABLE").unwrap_or_else(|| DEFAULT_TABLE.to_owned()),
+            dynamodb_endpoint: get("DRAFTLINE_DYNAMODB_ENDPOINT"),
+            resource: resource.trim_end_matches('/').to_owned(),
+            issuer,
+            jwks_url,
+            jwt_secret,
+            idempotency_ttl,
+        })
+    }
+
+    /// The local server's configuration: defaults for everything, `resource`
+    /// from the port it listens on.
+    pub fn local(resource: String, dynamodb_endpoint: String) -> Self {
+        Self {
+            table: DEFAULT_TABLE.to_owned(),
+            dynamodb_endpoint: Some(dynamodb_endpoint),
+            resource,
+            issuer: LOCAL_ISSUER.to_owned(),
+            jwks_url: None,
+            jwt_secret: Some(Secret::new(LOCAL_DEV_SECRET)),
+            idempotency_ttl: DEFAULT_IDEMPOTENCY_TTL,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn full() -> HashMap<&'static str, String> {
+        HashMap::from([
+            ("DRAFTLINE_RESOURCE", "https://erp-tools.example.com".to_owned()),
+            ("DRAFTLINE_ISSUER", "https://id.example.com".to_owned()),
+            ("DRAFTLINE_JWT_SECRET", "x".repeat(40)),
+        ])
+    }
+
+    #[test]
+    fn each_required_variable_is_named_when_missing() {
+        for name in ["DRAFTLINE_RESOURCE", "DRAFTLINE_ISSUER"] {
+            let mut env = full();
+            env.remove(name);
+            let err = Config::from_lookup(|k| env.get(k).cloned()).unwrap_err();
+            assert!(err.to_string().contains(name), "{err}");
+        }
+        let mut env = full();
+        env.remove("DRAFTLINE_JWT_SECRET");
+        let err = Config::from_lookup(|k| env.get(k).cloned()).unwrap_err();
+        assert!(err.to_string().contains("DRAFTLINE_JWKS_URL"));
+        assert!(err.to_string().contains("DRAFTLINE_JWT_SECRET"));
+    }
+
+    #[test]
+    fn the_secret_never_appears_in_debug_output() {
+        let env = full();
+        let config = Config::from_lookup(|k| env.get(k).cloned()).unwrap();
+        assert!(!format!("{config:?}").contains(&"x".repeat(40)));
+        assert_eq!(config.idempotency_ttl, DEFAULT_IDEMPOTENCY_TTL);
+    }
+}

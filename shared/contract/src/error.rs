@@ -1,0 +1,358 @@
+//! The one error type of the contract and its fixed mapping to codes,
+//! HTTP statuses and retryable flags (DESIGN.md, "HTTP contract").
+//!
+//! Every step of the pipeline fails with a [`ToolError`]. Its `message` is
+//! written for a model: what failed, the allowed values, what to do next and
+//! what did NOT happen. Causes of 5xx errors stay in the log; the caller only
+//! ever sees the generic text.
+
+use serde::Serialize;
+
+/// The stable error codes of the HTTP contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// Bad JSON, schema, validator or business rule; a write without a key.
+    ValidationError,
+    /// Missing or invalid credentials.
+    Unauthenticated,
+    /// The caller lacks the scope the tool requires.
+    Forbidden,
+    /// Document absent or in another branch (same text either way).
+    NotFound,
+    /// The idempotency key is in flight (409) or was used with other arguments (422).
+    Conflict,
+    /// The caller is over its budget.
+    RateLimited,
+    /// DynamoDB (or another dependency) throttled, timed out or is down.
+    DependencyUnavailable,
+    /// A bug.
+    InternalError,
+}
+
+impl ErrorCode {
+    /// The code as it appears on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ValidationError => "VALIDATION_ERROR",
+            Self::Unauthenticated => "UNAUTHENTICATED",
+            Self::Forbidden => "FORBIDDEN",
+            Self::NotFound => "NOT_FOUND",
+            Self::Conflict => "CONFLICT",
+            Self::RateLimited => "RATE_LIMITED",
+            Self::DependencyUnavailable => "DEPENDENCY_UNAVAILABLE",
+            Self::InternalError => "INTERNAL_ERROR",
+        }
+    }
+}
+
+/// One problem with one field of the input, located by its JSON path
+/// (`lines[2].uom`; empty for the document as a whole).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldIssue {
+    /// JSON path of the offending value.
+    pub path: String,
+    /// What is wrong with it and what is allowed.
+    pub message: String,
+}
+
+impl FieldIssue {
+    /// A new issue at `path`.
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Why a request was not authenticated. Each reason has its own text; the
+/// `WWW-Authenticate` challenge is the same for all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthFailure {
+    /// No `Authorization` header.
+    Missing,
+    /// Not `Bearer <token>`, or not a JWT.
+    Malformed,
+    /// `exp` is in the past.
+    Expired,
+    /// `nbf` is in the future.
+    NotYetValid,
+    /// The signature does not verify, or the key is unknown.
+    BadSignature,
+    /// An algorithm outside the allowlist (including `none`).
+    DisallowedAlgorithm,
+    /// `iss` is not this deployment's issuer.
+    WrongIssuer,
+    /// `aud` does not contain this deployment's resource URL.
+    WrongAudience,
+    /// A required claim (`sub`, `tenant_id`, `branch_id`, …) is missing or malformed.
+    BadClaims,
+}
+
+impl AuthFailure {
+    fn describe(self) -> &'static str {
+        match self {
+            Self::Missing => "No bearer token was sent.",
+            Self::Malformed => "The Authorization header is not a well-formed bearer JWT.",
+            Self::Expired => "The access token has expired.",
+            Self::NotYetValid => "The access token is not valid yet (nbf is in the future).",
+            Self::BadSignature => "The access token's signature does not verify.",
+            Self::DisallowedAlgorithm => {
+                "The access token uses an algorithm this server does not accept (allowed: RS256, ES256, HS256)."
+            }
+            Self::WrongIssuer => "The access token was issued by an issuer this server does not trust.",
+            Self::WrongAudience => "The access token was not issued for this server (wrong audience).",
+            Self::BadClaims => {
+                "The access token lacks a required claim (sub, tenant_id, branch_id, branch_code, scope)."
+            }
+        }
+    }
+}
+
+/// The contract's error. Each variant has a fixed status, code and
+/// retryable flag; see [`ToolError::status`].
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// Input rejected. `details` locate every problem.
+    #[error("{message}")]
+    Validation {
+        /// Model-readable summary.
+        message: String,
+        /// One entry per problem.
+        details: Vec<FieldIssue>,
+    },
+    /// Credentials missing or invalid.
+    #[error("{}", .0.describe())]
+    Unauthenticated(AuthFailure),
+    /// The caller lacks `scope`.
+    #[error("{message}")]
+    Forbidden {
+        /// The scope the tool requires.
+        scope: String,
+        /// Model-readable text.
+        message: String,
+    },
+    /// The document does not exist for this caller.
+    #[error("{0}")]
+    NotFound(String),
+    /// The same key is still being processed.
+    #[error("{message}")]
+    InFlight {
+        /// Model-readable text.
+        message: String,
+        /// When to try again.
+        retry_after_seconds: u64,
+    },
+    /// The key was already used with different arguments.
+    #[error("{0}")]
+    KeyReused(String),
+    /// The caller is over its budget.
+    #[error("{message}")]
+    RateLimited {
+        /// Model-readable text.
+        message: String,
+        /// When to try again.
+        retry_after_seconds: u64,
+    },
+    /// A dependency failed; nothing was written.
+    #[error("{message}")]
+    DependencyUnavailable {
+        /// Model-readable text (never the cause).
+        message: String,
+        /// When to try again.
+        retry_after_seconds: u64,
+        /// The cause, for the log only.
+        #[source]
+        cause: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    /// A bug. The caller sees a generic text; the cause goes to the log.
+    #[error("internal error: {0}")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// The text every caller gets for an internal error.
+pub const INTERNAL_ERROR_TEXT: &str = "Something went wrong inside draftline. Nothing was created or changed. \
+     Do not retry this call; report the requestId to a person.";
+
+impl ToolError {
+    /// A validation error with one issue.
+    pub fn invalid(path: impl Into<String>, message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self::Validation {
+            details: vec![FieldIssue::new(path, message.clone())],
+            message,
+        }
+    }
+
+    /// A validation error listing several issues under one summary.
+    pub fn invalid_fields(summary: impl Into<String>, details: Vec<FieldIssue>) -> Self {
+        Self::Validation {
+            message: summary.into(),
+            details,
+        }
+    }
+
+    /// DynamoDB (or another dependency) failed. `what_did_not_happen` ends the
+    /// message ("No draft was created.").
+    pub fn dependency(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>, what_did_not_happen: &str) -> Self {
+        Self::DependencyUnavailable {
+            message: format!(
+                "The ERP data store is temporarily unavailable. {what_did_not_happen} \
+                 Retry the same call with the same idempotency key in a few seconds."
+            ),
+            retry_after_seconds: 2,
+            cause: Some(cause.into()),
+        }
+    }
+
+    /// A bug, with its cause for the log.
+    pub fn internal(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::Internal(cause.into())
+    }
+
+    /// The stable code.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::Validation { .. } => ErrorCode::ValidationError,
+            Self::Unauthenticated(_) => ErrorCode::Unauthenticated,
+            Self::Forbidden { .. } => ErrorCode::Forbidden,
+            Self::NotFound(_) => ErrorCode::NotFound,
+            Self::InFlight { .. } | Self::KeyReused(_) => ErrorCode::Conflict,
+            Self::RateLimited { .. } => ErrorCode::RateLimited,
+            Self::DependencyUnavailable { .. } => ErrorCode::DependencyUnavailable,
+            Self::Internal(_) => ErrorCode::InternalError,
+        }
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> http::StatusCode {
+        use http::StatusCode as S;
+        match self {
+            Self::Validation { .. } => S::BAD_REQUEST,
+            Self::Unauthenticated(_) => S::UNAUTHORIZED,
+            Self::Forbidden { .. } => S::FORBIDDEN,
+            Self::NotFound(_) => S::NOT_FOUND,
+            Self::InFlight { .. } => S::CONFLICT,
+            Self::KeyReused(_) => S::UNPROCESSABLE_ENTITY,
+            Self::RateLimited { .. } => S::TOO_MANY_REQUESTS,
+            Self::DependencyUnavailable { .. } => S::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => S::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// Whether the same call may succeed if sent again unchanged.
+    pub fn retryable(&self) -> bool {
+        matches!(
+            self,
+            Self::InFlight { .. } | Self::RateLimited { .. } | Self::DependencyUnavailable { .. }
+        )
+    }
+
+    /// Seconds to wait before retrying, for retryable errors.
+    pub fn retry_after_seconds(&self) -> Option<u64> {
+        match self {
+            Self::InFlight {
+                retry_after_seconds, ..
+            }
+            | Self::RateLimited {
+                retry_after_seconds, ..
+            }
+            | Self::DependencyUnavailable {
+                retry_after_seconds, ..
+            } => Some(*retry_after_seconds),
+            _ => None,
+        }
+    }
+
+    /// The message a caller (and its model) sees. Never the cause of a 5xx.
+    pub fn public_message(&self) -> String {
+        match self {
+            Self::Internal(_) => INTERNAL_ERROR_TEXT.to_owned(),
+            Self::Unauthenticated(reason) => format!(
+                "{} Nothing was read or written. Get a fresh access token for this server and send it as \
+                 'Authorization: Bearer <token>'.",
+                reason.describe()
+            ),
+            other => other.to_string(),
+        }
+    }
+
+    /// Field issues, for validation errors.
+    pub fn details(&self) -> Option<&[FieldIssue]> {
+        match self {
+            Self::Validation { details, .. } => Some(details),
+            _ => None,
+        }
+    }
+
+    /// The audit outcome this error stands for.
+    pub fn is_denial(&self) -> bool {
+        matches!(self, Self::Unauthenticated(_) | Self::Forbidden { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_has_the_status_code_and_retry_flag_of_the_design() {
+        let cases: Vec<(ToolError, u16, &str, bool)> = vec![
+            (ToolError::invalid("a", "b"), 400, "VALIDATION_ERROR", false),
+            (
+                ToolError::Unauthenticated(AuthFailure::Missing),
+                401,
+                "UNAUTHENTICATED",
+                false,
+            ),
+            (
+                ToolError::Forbidden {
+                    scope: "x".into(),
+                    message: "m".into(),
+                },
+                403,
+                "FORBIDDEN",
+                false,
+            ),
+            (ToolError::NotFound("n".into()), 404, "NOT_FOUND", false),
+            (
+                ToolError::InFlight {
+                    message: "m".into(),
+                    retry_after_seconds: 1,
+                },
+                409,
+                "CONFLICT",
+                true,
+            ),
+            (ToolError::KeyReused("m".into()), 422, "CONFLICT", false),
+            (
+                ToolError::RateLimited {
+                    message: "m".into(),
+                    retry_after_seconds: 1,
+                },
+                429,
+                "RATE_LIMITED",
+                true,
+            ),
+            (
+                ToolError::dependency("down", "No draft was created."),
+                503,
+                "DEPENDENCY_UNAVAILABLE",
+                true,
+            ),
+            (ToolError::internal("bug"), 500, "INTERNAL_ERROR", false),
+        ];
+        for (err, status, code, retryable) in cases {
+            assert_eq!(err.status().as_u16(), status, "{err:?}");
+            assert_eq!(err.code().as_str(), code, "{err:?}");
+            assert_eq!(err.retryable(), retryable, "{err:?}");
+        }
+    }
+
+    #[test]
+    fn internal_errors_never_show_their_cause() {
+        let err = ToolError::internal("secret table name draftline-prod");
+        assert!(!err.public_message().contains("draftline-prod"));
+    }
+}

@@ -1,0 +1,302 @@
+//! Writing key records to DynamoDB.
+//!
+//! A draft's key record goes into the draft's single `TransactWriteItems` as
+//! its first item, conditioned on the key being free; when it is not, the
+//! cancellation reason carries the stored record (`ALL_OLD`), so the losing
+//! call learns replay / conflict / in-flight without another read.
+//!
+//! Work that cannot share a transaction (a call to another system) instead
+//! [`claim`](IdempotencyStore::claim)s the key `IN_PROGRESS` with a lease and
+//! [`complete`](IdempotencyStore::complete)s it under a condition on its own
+//! lease token, so a worker whose lease lapsed and was taken over can never
+//! overwrite the new holder's result (fencing).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{AttributeValue, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem};
+use chrono::{DateTime, Utc};
+use sha2::{Digest, Sha256};
+
+use super::key::IdempotencyKey;
+use super::record::{IdempotencyRecord, RecordStatus};
+use crate::dynamo::{Db, store_error};
+use crate::error::ToolError;
+use crate::identity::TenantId;
+
+/// The sort key of every key record.
+const RECORD_SK: &str = "IDEM";
+
+/// Condition under which a key may be (re)written: absent, expired but not yet
+/// swept by TTL, or in progress with a lapsed lease.
+const KEY_IS_FREE: &str = "attribute_not_exists(pk) OR expires_at <= :now_s \
+     OR (#status = :in_progress AND lease_until <= :now_ms)";
+
+/// Why a draft's transaction did not commit.
+#[derive(Debug)]
+pub enum CommitFailure {
+    /// The key is taken; the stored record, if DynamoDB returned it.
+    KeyTaken(Option<Box<IdempotencyRecord>>),
+    /// Another item's condition failed or a concurrent transaction touched the
+    /// same items (e.g. two drafts took the same document number): prepare and try again.
+    Contention,
+    /// DynamoDB failed; nothing was written.
+    Store(ToolError),
+}
+
+/// A lease holder's proof.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseToken(String);
+
+impl LeaseToken {
+    /// The token text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The result of trying to claim a key.
+#[derive(Debug)]
+pub enum Claim {
+    /// This caller holds the key until the lease ends.
+    Acquired(LeaseToken),
+    /// The key is taken; here is its record.
+    Taken(Box<IdempotencyRecord>),
+}
+
+/// Key records of one tenant.
+#[derive(Debug, Clone, Copy)]
+pub struct IdempotencyStore<'a> {
+    db: &'a Db,
+    tenant: &'a TenantId,
+}
+
+impl<'a> IdempotencyStore<'a> {
+    /// The store for `tenant`'s keys.
+    pub fn new(db: &'a Db, tenant: &'a TenantId) -> Self {
+        Self { db, tenant }
+    }
+
+    fn key(&self, key: &IdempotencyKey) -> HashMap<String, AttributeValue> {
+        HashMap::from([
+            (
+                "pk".to_owned(),
+                AttributeValue::S(format!("T#{}#IDEM#{}", self.tenant, key)),
+            ),
+            ("sk".to_owned(), AttributeValue::S(RECORD_SK.to_owned())),
+        ])
+    }
+
+    fn free_values(now: DateTime<Utc>) -> HashMap<String, AttributeValue> {
+        HashMap::from([
+            (":now_s".to_owned(), AttributeValue::N(now.timestamp().to_string())),
+            (
+                ":now_ms".to_owned(),
+                AttributeValue::N(now.timestamp_millis().to_string()),
+            ),
+            (":in_progress".to_owned(), AttributeValue::S("IN_PROGRESS".to_owned())),
+        ])
+    }
+
+    /// The stored record for `key` (one strongly consistent read).
+    pub async fn lookup(&self, key: &IdempotencyKey) -> Result<Option<IdempotencyRecord>, ToolError> {
+        let out = self
+            .db
+            .client()
+            .get_item()
+            .table_name(self.db.table())
+            .set_key(Some(self.key(key)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| store_error(e, "No draft was created."))?;
+        Ok(out.item().and_then(IdempotencyRecord::from_item))
+    }
+
+    /// The transaction item that writes `record` if the key is free.
+    pub fn put_record(
+        &self,
+        key: &IdempotencyKey,
+        record: &IdempotencyRecord,
+        now: DateTime<Utc>,
+    ) -> Result<TransactWriteItem, ToolError> {
+        let mut item = record.to_attributes();
+        item.extend(self.key(key));
+        let put = Put::builder()
+            .table_name(self.db.table())
+            .set_item(Some(item))
+            .condition_expression(KEY_IS_FREE)
+            .expression_attribute_names("#status", "status")
+            .set_expression_attribute_values(Some(Self::free_values(now)))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(ToolError::internal)?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
+    /// Commits `items` (the record from [`put_record`](Self::put_record)
+    /// first) in one transaction. `attempt_id` makes SDK-level retries of the
+    /// same attempt idempotent (`ClientRequestToken`).
+    pub async fn commit(&self, items: Vec<TransactWriteItem>, attempt_id: &str) -> Result<(), CommitFailure> {
+        let token = hex::encode(Sha256::digest(attempt_id.as_bytes()));
+        let result = self
+            .db
+            .client()
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .client_request_token(&token[..36])
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            Err(SdkError::ServiceError(service)) => match service.err() {
+                TransactWriteItemsError::TransactionCanceledException(cancelled) => {
+                    let reasons = cancelled.cancellation_reasons();
+                    let code = |i: usize| reasons.get(i).and_then(|r| r.code()).unwrap_or("None");
+                    if code(0) == "ConditionalCheckFailed" {
+                        let record = reasons[0].item().and_then(IdempotencyRecord::from_item).map(Box::new);
+                        return Err(CommitFailure::KeyTaken(record));
+                    }
+                    let contended =
+                        (0..reasons.len()).any(|i| matches!(code(i), "ConditionalCheckFailed" | "TransactionConflict"));
+                    if contended {
+                        Err(CommitFailure::Contention)
+                    } else {
+                        Err(CommitFailure::Store(ToolError::dependency(
+                            format!(
+                                "transaction cancelled: {:?}",
+                                reasons.iter().map(|r| r.code()).collect::<Vec<_>>()
+                            ),
+                            "No draft was created.",
+                        )))
+                    }
+                }
+                TransactWriteItemsError::TransactionInProgressException(_) => Err(CommitFailure::Contention),
+                _ => Err(CommitFailure::Store(store_error(
+                    SdkError::ServiceError(service),
+                    "No draft was created.",
+                ))),
+            },
+            Err(other) => Err(CommitFailure::Store(store_error(other, "No draft was created."))),
+        }
+    }
+
+    /// Claims `key` for work that cannot share a transaction. The lease lasts
+    /// `lease`; after it, another caller may take the key over.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn claim(
+        &self,
+        key: &IdempotencyKey,
+        tool: &str,
+        fingerprint: &str,
+        owner: &str,
+        request_id: &str,
+        now: DateTime<Utc>,
+        lease: Duration,
+        ttl: Duration,
+    ) -> Result<Claim, ToolError> {
+        let token = LeaseToken(ulid::Ulid::new().to_string());
+        let record = IdempotencyRecord {
+            tool: tool.to_owned(),
+            fingerprint: fingerprint.to_owned(),
+            owner: owner.to_owned(),
+            status: RecordStatus::InProgress,
+            http_status: 0,
+            response: None,
+            document: None,
+            request_id: request_id.to_owned(),
+            created_at: now,
+            expires_at: now.timestamp() + ttl.as_secs() as i64,
+            lease_until_ms: Some(now.timestamp_millis() + lease.as_millis() as i64),
+            lease_token: Some(token.0.clone()),
+        };
+        let mut item = record.to_attributes();
+        item.extend(self.key(key));
+        let result = self
+            .db
+            .client()
+            .put_item()
+            .table_name(self.db.table())
+            .set_item(Some(item))
+            .condition_expression(KEY_IS_FREE)
+            .expression_attribute_names("#status", "status")
+            .set_expression_attribute_values(Some(Self::free_values(now)))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(Claim::Acquired(token)),
+            Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => {
+                let record = match service.err() {
+                    aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(e) => {
+                        e.item().and_then(IdempotencyRecord::from_item)
+                    }
+                    _ => None,
+                };
+                record
+                    .map(|r| Claim::Taken(Box::new(r)))
+                    .ok_or_else(|| ToolError::internal("conditional check failed without the old item"))
+            }
+            Err(other) => Err(store_error(other, "Nothing was claimed.")),
+        }
+    }
+
+    /// Completes a claimed key with its response, only if `token` still holds
+    /// the lease. Returns `false` when the lease was lost (nothing written).
+    pub async fn complete(
+        &self,
+        key: &IdempotencyKey,
+        token: &LeaseToken,
+        http_status: u16,
+        data: &serde_json::Value,
+    ) -> Result<bool, ToolError> {
+        let result = self
+            .db
+            .client()
+            .update_item()
+            .table_name(self.db.table())
+            .set_key(Some(self.key(key)))
+            .update_expression(
+                "SET #status = :completed, http_status = :http, #response = :response REMOVE lease_until, lease_token",
+            )
+            .condition_expression("#status = :in_progress AND lease_token = :token")
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_names("#response", "response")
+            .expression_attribute_values(":completed", AttributeValue::S("COMPLETED".into()))
+            .expression_attribute_values(":in_progress", AttributeValue::S("IN_PROGRESS".into()))
+            .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
+            .expression_attribute_values(":http", AttributeValue::N(http_status.to_string()))
+            .expression_attribute_values(":response", AttributeValue::S(data.to_string()))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => Ok(false),
+            Err(other) => Err(store_error(other, "The result was not recorded.")),
+        }
+    }
+
+    /// Gives a claimed key back (the work failed and may be retried), only if
+    /// `token` still holds the lease.
+    pub async fn release(&self, key: &IdempotencyKey, token: &LeaseToken) -> Result<bool, ToolError> {
+        let result = self
+            .db
+            .client()
+            .delete_item()
+            .table_name(self.db.table())
+            .set_key(Some(self.key(key)))
+            .condition_expression("#status = :in_progress AND lease_token = :token")
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(":in_progress", AttributeValue::S("IN_PROGRESS".into()))
+            .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => Ok(false),
+            Err(other) => Err(store_error(other, "The key was not released.")),
+        }
+    }
+}

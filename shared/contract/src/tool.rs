@@ -1,0 +1,406 @@
+//! What a tool is: its definition (name, title, description, tier, module,
+//! scope, schemas, annotations) and its behaviour.
+//!
+//! A tool implements [`ToolSpec`] (the static facts and its Rust input and
+//! output types) and one of [`ReadTool`] or [`DraftTool`]. The JSON Schemas
+//! are derived from the same Rust types that deserialize and validate the
+//! input, so the shape, the validation and the documentation cannot drift.
+//! [`Registry`] erases the types so one pipeline can serve every tool.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::TransactWriteItem;
+use chrono::NaiveDate;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use validator::Validate;
+
+use crate::clock::Clock;
+use crate::dynamo::Db;
+use crate::error::{FieldIssue, ToolError};
+use crate::identity::{Caller, Scopes};
+use crate::request::AgentContext;
+use crate::schema;
+use crate::validation;
+
+/// What a tool may do. Agents get nothing else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// Reads data of the caller's branch; writes nothing but the audit item.
+    Read,
+    /// Creates a document in status `draft`: no stock, ledger or vendor effect.
+    Draft,
+}
+
+/// The static facts of a tool.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolMeta {
+    /// `<module>_<verb>_<noun>`, matching `^[a-z][a-z0-9_]{0,63}$`.
+    pub name: &'static str,
+    /// A short human title.
+    pub title: &'static str,
+    /// The intern-test description: what it does; conditions; what it
+    /// returns; the sibling tool for nearby requests; one example call.
+    pub description: &'static str,
+    /// The module (namespace) the tool belongs to.
+    pub module: &'static str,
+    /// The tier.
+    pub tier: Tier,
+    /// The scope a caller needs.
+    pub scope: &'static str,
+}
+
+/// MCP tool annotations, derived from the tier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    /// The tool changes nothing.
+    pub read_only_hint: bool,
+    /// The tool may destroy or overwrite data.
+    pub destructive_hint: bool,
+    /// Calling it twice with the same arguments has no further effect.
+    pub idempotent_hint: bool,
+    /// The tool reaches outside the ERP.
+    pub open_world_hint: bool,
+}
+
+impl Tier {
+    /// The annotations every tool of this tier carries.
+    pub fn annotations(self) -> Annotations {
+        match self {
+            Tier::Read => Annotations {
+                read_only_hint: true,
+                destructive_hint: false,
+                idempotent_hint: true,
+                open_world_hint: false,
+            },
+            Tier::Draft => Annotations {
+                read_only_hint: false,
+                destructive_hint: false,
+                idempotent_hint: true,
+                open_world_hint: false,
+            },
+        }
+    }
+}
+
+/// A tool's full definition as published to callers.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolDefinition {
+    /// Name.
+    pub name: &'static str,
+    /// Title.
+    pub title: &'static str,
+    /// Description.
+    pub description: &'static str,
+    /// Module.
+    pub module: &'static str,
+    /// Tier.
+    pub tier: Tier,
+    /// Required scope.
+    pub scope: &'static str,
+    /// Strict JSON Schema of the input.
+    pub input_schema: serde_json::Value,
+    /// Strict JSON Schema of the output (`data`).
+    pub output_schema: serde_json::Value,
+    /// Annotations.
+    pub annotations: Annotations,
+}
+
+/// A module (namespace) and what it cannot do.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct ModuleMeta {
+    /// `purchasing`, `inventory`, …
+    pub name: &'static str,
+    /// What the module is for, and what it cannot do.
+    pub description: &'static str,
+}
+
+/// Facts the cross-field rules of an input may depend on.
+#[derive(Debug, Clone, Copy)]
+pub struct RuleContext {
+    /// Today, in the deployment's business calendar (UTC).
+    pub today: NaiveDate,
+}
+
+/// The static side of a tool.
+pub trait ToolSpec: Send + Sync + 'static {
+    /// The input: deserialized strictly, validated, fingerprinted.
+    type Input: DeserializeOwned + Serialize + Validate + JsonSchema + Clone + Send + Sync + 'static;
+    /// The `data` of a successful response.
+    type Output: Serialize + JsonSchema + Send + 'static;
+    /// Name, description, tier, scope, …
+    const META: ToolMeta;
+
+    /// Cross-field and date rules that `validator` cannot express
+    /// (`needed_by` not in the past). Each problem names its JSON path.
+    fn rules(_input: &Self::Input, _ctx: &RuleContext) -> Vec<FieldIssue> {
+        Vec::new()
+    }
+}
+
+/// Everything a tool may use while it runs.
+pub struct Call<'a> {
+    /// The verified caller.
+    pub caller: &'a Caller,
+    /// The table.
+    pub db: &'a Db,
+    /// Now.
+    pub clock: &'a dyn Clock,
+    /// Which agent run and tool call this is.
+    pub agent: &'a AgentContext,
+    /// The request id.
+    pub request_id: &'a str,
+}
+
+/// A read tool.
+#[async_trait]
+pub trait ReadTool: ToolSpec {
+    /// Reads, filtered by the caller's tenant and branch.
+    async fn read(&self, call: &Call<'_>, input: Self::Input) -> Result<Self::Output, ToolError>;
+}
+
+/// The document a draft tool wants to create, as writes for the one transaction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DocumentRef {
+    /// The document's id (data).
+    pub id: String,
+    /// The human number (text: `PO-SBY-000124`).
+    pub number: String,
+    /// What kind of document (`purchase_order`).
+    pub kind: &'static str,
+}
+
+/// A prepared draft: its writes (put in the same transaction as the
+/// idempotency record and the audit item) and the response data.
+pub struct Draft<O> {
+    /// The document created.
+    pub document: DocumentRef,
+    /// Writes that create it (at most 98: the transaction limit is 100).
+    pub writes: Vec<TransactWriteItem>,
+    /// The response data.
+    pub output: O,
+}
+
+/// A draft tool.
+#[async_trait]
+pub trait DraftTool: ToolSpec {
+    /// The caller's own reference for this draft (part of the idempotency key
+    /// when no `Idempotency-Key` header is sent).
+    fn client_ref(input: &Self::Input) -> &str;
+
+    /// Does the reads and prepares the writes. Must not write anything itself.
+    async fn draft(&self, call: &Call<'_>, input: Self::Input) -> Result<Draft<Self::Output>, ToolError>;
+}
+
+/// What an erased tool produced.
+pub enum Effect {
+    /// A read result.
+    Read(serde_json::Value),
+    /// A prepared draft.
+    Draft(Draft<serde_json::Value>),
+}
+
+/// A parsed and validated input, type-erased.
+pub struct ParsedInput {
+    /// The validated input re-serialized (what the fingerprint is taken of).
+    pub canonical: serde_json::Value,
+    /// The draft tool's `client_ref`, for drafts.
+    pub client_ref: Option<String>,
+    typed: Box<dyn Any + Send + Sync>,
+}
+
+/// A tool with its types erased, as the pipeline sees it.
+#[async_trait]
+pub trait ErasedTool: Send + Sync {
+    /// The definition.
+    fn definition(&self) -> &ToolDefinition;
+    /// Deserializes and validates `body`.
+    fn parse(&self, body: &[u8], ctx: &RuleContext) -> Result<ParsedInput, ToolError>;
+    /// Runs the tool on an input it parsed.
+    async fn run(&self, call: &Call<'_>, input: &ParsedInput) -> Result<Effect, ToolError>;
+}
+
+fn definition_of<T: ToolSpec>() -> ToolDefinition {
+    let meta = T::META;
+    ToolDefinition {
+        name: meta.name,
+        title: meta.title,
+        description: meta.description,
+        module: meta.module,
+        tier: meta.tier,
+        scope: meta.scope,
+        input_schema: schema::strict_schema_for::<T::Input>(),
+        output_schema: schema::strict_schema_for::<T::Output>(),
+        annotations: meta.tier.annotations(),
+    }
+}
+
+fn parse_typed<T: ToolSpec>(body: &[u8], ctx: &RuleContext) -> Result<(T::Input, serde_json::Value), ToolError> {
+    let not_happened = match T::META.tier {
+        Tier::Read => "Nothing was read or changed.",
+        Tier::Draft => "No draft was created.",
+    };
+    let input: T::Input =
+        validation::parse_and_validate(body).map_err(|issues| validation::rejected_with(issues, not_happened))?;
+    let issues = T::rules(&input, ctx);
+    if !issues.is_empty() {
+        return Err(validation::rejected_with(issues, not_happened));
+    }
+    let canonical = serde_json::to_value(&input).map_err(ToolError::internal)?;
+    Ok((input, canonical))
+}
+
+fn typed<T: ToolSpec>(input: &ParsedInput) -> Result<T::Input, ToolError> {
+    input
+        .typed
+        .downcast_ref::<T::Input>()
+        .cloned()
+        .ok_or_else(|| ToolError::internal("input parsed by another tool"))
+}
+
+struct ReadAdapter<T: ReadTool> {
+    tool: T,
+    definition: ToolDefinition,
+}
+
+#[async_trait]
+impl<T: ReadTool> ErasedTool for ReadAdapter<T> {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn parse(&self, body: &[u8], ctx: &RuleContext) -> Result<ParsedInput, ToolError> {
+        let (input, canonical) = parse_typed::<T>(body, ctx)?;
+        Ok(ParsedInput {
+            canonical,
+            client_ref: None,
+            typed: Box::new(input),
+        })
+    }
+
+    async fn run(&self, call: &Call<'_>, input: &ParsedInput) -> Result<Effect, ToolError> {
+        let output = self.tool.read(call, typed::<T>(input)?).await?;
+        Ok(Effect::Read(serde_json::to_value(output).map_err(ToolError::internal)?))
+    }
+}
+
+struct DraftAdapter<T: DraftTool> {
+    tool: T,
+    definition: ToolDefinition,
+}
+
+#[async_trait]
+impl<T: DraftTool> ErasedTool for DraftAdapter<T> {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn parse(&self, body: &[u8], ctx: &RuleContext) -> Result<ParsedInput, ToolError> {
+        let (input, canonical) = parse_typed::<T>(body, ctx)?;
+        Ok(ParsedInput {
+            canonical,
+            client_ref: Some(T::client_ref(&input).to_owned()),
+            typed: Box::new(input),
+        })
+    }
+
+    async fn run(&self, call: &Call<'_>, input: &ParsedInput) -> Result<Effect, ToolError> {
+        let draft = self.tool.draft(call, typed::<T>(input)?).await?;
+        Ok(Effect::Draft(Draft {
+            document: draft.document,
+            writes: draft.writes,
+            output: serde_json::to_value(draft.output).map_err(ToolError::internal)?,
+        }))
+    }
+}
+
+/// Every tool of a deployment, sorted by name, and the modules they live in.
+#[derive(Clone, Default)]
+pub struct Registry {
+    tools: Vec<Arc<dyn ErasedTool>>,
+    modules: Vec<ModuleMeta>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.tools.iter().map(|t| t.definition().name))
+            .finish()
+    }
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a module description.
+    pub fn module(mut self, module: ModuleMeta) -> Self {
+        self.modules.push(module);
+        self.modules.sort_by_key(|m| m.name);
+        self
+    }
+
+    /// Adds a read tool.
+    pub fn read<T: ReadTool>(self, tool: T) -> Self {
+        assert_eq!(
+            T::META.tier,
+            Tier::Read,
+            "{} is registered as a read tool",
+            T::META.name
+        );
+        self.add(Arc::new(ReadAdapter {
+            tool,
+            definition: definition_of::<T>(),
+        }))
+    }
+
+    /// Adds a draft tool.
+    pub fn draft<T: DraftTool>(self, tool: T) -> Self {
+        assert_eq!(
+            T::META.tier,
+            Tier::Draft,
+            "{} is registered as a draft tool",
+            T::META.name
+        );
+        self.add(Arc::new(DraftAdapter {
+            tool,
+            definition: definition_of::<T>(),
+        }))
+    }
+
+    fn add(mut self, tool: Arc<dyn ErasedTool>) -> Self {
+        self.tools.push(tool);
+        self.tools.sort_by_key(|t| t.definition().name);
+        self
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn ErasedTool>> {
+        self.tools
+            .binary_search_by_key(&name, |t| t.definition().name)
+            .ok()
+            .map(|i| &self.tools[i])
+    }
+
+    /// Every tool, sorted by name.
+    pub fn all(&self) -> impl Iterator<Item = &ToolDefinition> {
+        self.tools.iter().map(|t| t.definition())
+    }
+
+    /// The tools `scopes` allow, sorted by name.
+    pub fn visible_to<'a>(&'a self, scopes: &'a Scopes) -> impl Iterator<Item = &'a ToolDefinition> + 'a {
+        self.all().filter(move |d| scopes.grants(d.scope))
+    }
+
+    /// The modules, sorted by name.
+    pub fn modules(&self) -> &[ModuleMeta] {
+        &self.modules
+    }
+}

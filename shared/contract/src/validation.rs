@@ -1,0 +1,281 @@
+//! Input parsing and validation: bytes in, a valid typed input or a
+//! VALIDATION_ERROR whose `details` locate every problem by JSON path.
+//!
+//! Shape errors come from `serde` (unknown fields are refused by
+//! `deny_unknown_fields`, unknown enum values list the allowed ones) with the
+//! path tracked by `serde_path_to_error`; value rules come from `validator`.
+
+use serde::de::DeserializeOwned;
+use validator::{Validate, ValidationError, ValidationErrors, ValidationErrorsKind};
+
+use crate::error::{FieldIssue, ToolError};
+
+/// The largest request body accepted.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// The error for `issues`, with a summary that names the first one and ends
+/// with "Nothing was created or changed."
+pub fn rejected(issues: Vec<FieldIssue>) -> ToolError {
+    rejected_with(issues, "Nothing was created or changed.")
+}
+
+/// The error for `issues`; the summary ends with `not_happened` ("No draft was created.").
+pub fn rejected_with(issues: Vec<FieldIssue>, not_happened: &str) -> ToolError {
+    let summary = match issues.as_slice() {
+        [] => "The input is invalid.".to_owned(),
+        [one] => format!("Invalid input at {}: {}", display_path(&one.path), one.message),
+        [first, rest @ ..] => format!(
+            "Invalid input at {}: {} (and {} more problem{}; see details)",
+            display_path(&first.path),
+            first.message,
+            rest.len(),
+            if rest.len() == 1 { "" } else { "s" }
+        ),
+    };
+    ToolError::invalid_fields(
+        format!("{summary} {not_happened} Fix the input and call again."),
+        issues,
+    )
+}
+
+fn display_path(path: &str) -> &str {
+    if path.is_empty() { "the top level" } else { path }
+}
+
+/// Deserializes `body` strictly and runs the validator rules.
+pub fn parse_and_validate<T: DeserializeOwned + Validate>(body: &[u8]) -> Result<T, Vec<FieldIssue>> {
+    if body.len() > MAX_BODY_BYTES {
+        return Err(vec![FieldIssue::new(
+            "",
+            format!(
+                "the request body is {} bytes; the limit is {MAX_BODY_BYTES} bytes. Send fewer lines per call",
+                body.len()
+            ),
+        )]);
+    }
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(vec![FieldIssue::new(
+            "",
+            "the request body is empty; send a JSON object matching the tool's input schema",
+        )]);
+    }
+    // serde would accept a struct written as an array; the contract says object.
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first.is_some_and(|b| *b != b'{') && serde_json::from_slice::<serde_json::Value>(body).is_ok() {
+        return Err(vec![FieldIssue::new(
+            "",
+            "the request body must be a JSON object matching the tool's input schema",
+        )]);
+    }
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let input: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = match e.path().to_string().as_str() {
+            "." => String::new(),
+            p => p.to_owned(),
+        };
+        vec![shape_issue(path, e.inner())]
+    })?;
+    de.end()
+        .map_err(|e| vec![FieldIssue::new("", format!("the request body is not valid JSON: {e}"))])?;
+    input.validate().map_err(|errors| {
+        let mut issues = Vec::new();
+        flatten("", &errors, &mut issues);
+        issues
+    })?;
+    Ok(input)
+}
+
+fn join(parent: &str, field: &str) -> String {
+    if parent.is_empty() {
+        field.to_owned()
+    } else {
+        format!("{parent}.{field}")
+    }
+}
+
+/// Turns a serde error into a located, model-readable issue.
+fn shape_issue(path: String, err: &serde_json::Error) -> FieldIssue {
+    use serde_json::error::Category;
+    let text = err.to_string();
+    // serde's text ends with " at line L column C"; the path says where.
+    let text = text.split(" at line ").next().unwrap_or(&text).to_owned();
+    match err.classify() {
+        // A syntax error is about the body as a whole, wherever the parser stopped.
+        Category::Syntax | Category::Eof => FieldIssue::new("", format!("the request body is not valid JSON ({err})")),
+        Category::Io => FieldIssue::new(path, "the request body could not be read"),
+        Category::Data => {
+            let field = |prefix: &str| {
+                text.strip_prefix(prefix)
+                    .and_then(|rest| rest.split('`').next())
+                    .map(str::to_owned)
+            };
+            if let Some(name) = field("missing field `") {
+                return FieldIssue::new(join(&path, &name), format!("`{name}` is required"));
+            }
+            if let Some(name) = field("unknown field `") {
+                let located = if path.ends_with(&name) {
+                    path
+                } else {
+                    join(&path, &name)
+                };
+                let allowed = text.split("expected ").nth(1).unwrap_or("no other fields");
+                return FieldIssue::new(
+                    located,
+                    format!("`{name}` is not a field of this input; allowed fields: {allowed}"),
+                );
+            }
+            FieldIssue::new(path, readable_type_error(&text))
+        }
+    }
+}
+
+/// Replaces Rust type names in serde's text with JSON words.
+fn readable_type_error(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut words = text.split(' ').peekable();
+    while let Some(word) = words.next() {
+        if word == "struct" {
+            // "expected struct PoLine" -> "expected a JSON object"
+            out.push_str("a JSON object");
+            words.next();
+        } else if word.starts_with("u32") || word.starts_with("u64") || word.starts_with("i64") {
+            out.push_str("an integer");
+        } else {
+            out.push_str(word);
+        }
+        if words.peek().is_some() {
+            out.push(' ');
+        }
+    }
+    out
+}
+
+fn flatten(prefix: &str, errors: &ValidationErrors, out: &mut Vec<FieldIssue>) {
+    let mut fields: Vec<_> = errors.errors().iter().collect();
+    fields.sort_by(|a, b| a.0.cmp(b.0));
+    for (field, kind) in fields {
+        let path = if field == "__all__" {
+            prefix.to_owned()
+        } else {
+            join(prefix, field)
+        };
+        match kind {
+            ValidationErrorsKind::Field(list) => {
+                out.extend(list.iter().map(|e| FieldIssue::new(path.clone(), describe(e))));
+            }
+            ValidationErrorsKind::Struct(inner) => flatten(&path, inner, out),
+            ValidationErrorsKind::List(items) => {
+                for (index, inner) in items {
+                    flatten(&format!("{path}[{index}]"), inner, out);
+                }
+            }
+        }
+    }
+}
+
+fn describe(error: &ValidationError) -> String {
+    if let Some(message) = &error.message {
+        return message.to_string();
+    }
+    let param = |name: &str| error.params.get(name).map(|v| v.to_string());
+    match error.code.as_ref() {
+        "length" => {
+            let unit = match error.params.get("value") {
+                Some(serde_json::Value::Array(_)) => "entries",
+                _ => "characters",
+            };
+            match (param("min"), param("max"), param("equal")) {
+                (_, _, Some(eq)) => format!("must have exactly {eq} {unit}"),
+                (Some(min), Some(max), _) => format!("must have {min} to {max} {unit}"),
+                (Some(min), None, _) => format!("must have at least {min} {unit}"),
+                (None, Some(max), _) => format!("must have at most {max} {unit}"),
+                _ => "has the wrong length".to_owned(),
+            }
+        }
+        "range" => match (param("min"), param("max")) {
+            (Some(min), Some(max)) => format!("must be between {min} and {max}"),
+            (Some(min), None) => format!("must be at least {min}"),
+            (None, Some(max)) => format!("must be at most {max}"),
+            _ => "is out of range".to_owned(),
+        },
+        "regex" => "contains characters that are not allowed".to_owned(),
+        other => format!("is invalid ({other})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Debug, Deserialize, Serialize, Validate)]
+    #[serde(deny_unknown_fields)]
+    struct Line {
+        #[validate(range(min = 1, max = 1000))]
+        qty: i64,
+        uom: Uom,
+    }
+
+    #[derive(Debug, Deserialize, Serialize)]
+    enum Uom {
+        #[serde(rename = "PCS")]
+        Pcs,
+        #[serde(rename = "BOX")]
+        Box,
+    }
+
+    #[derive(Debug, Deserialize, Validate)]
+    #[serde(deny_unknown_fields)]
+    struct Input {
+        #[validate(length(min = 1, max = 8))]
+        code: String,
+        #[validate(length(min = 1), nested)]
+        lines: Vec<Line>,
+    }
+
+    fn issues(body: &str) -> Vec<FieldIssue> {
+        match parse_and_validate::<Input>(body.as_bytes()) {
+            Err(details) => details,
+            Ok(input) => panic!("expected a validation error, got {input:?}"),
+        }
+    }
+
+    #[test]
+    fn a_wrong_enum_value_is_located_and_lists_the_allowed_values() {
+        let found = issues(r#"{"code":"A","lines":[{"qty":1,"uom":"PCS"},{"qty":1,"uom":"KG"}]}"#);
+        assert_eq!(found[0].path, "lines[1].uom");
+        assert!(
+            found[0].message.contains("PCS") && found[0].message.contains("BOX"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn unknown_and_missing_fields_name_the_field() {
+        let found = issues(r#"{"code":"A","lines":[],"tenant":"x"}"#);
+        assert_eq!(found[0].path, "tenant");
+        let found = issues(r#"{"lines":[]}"#);
+        assert_eq!(found[0].path, "code");
+        assert_eq!(found[0].message, "`code` is required");
+    }
+
+    #[test]
+    fn validator_rules_are_located_inside_lists() {
+        let found = issues(r#"{"code":"ABCDEFGHIJ","lines":[{"qty":1,"uom":"PCS"},{"qty":-5,"uom":"BOX"}]}"#);
+        let paths: Vec<&str> = found.iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(paths, ["code", "lines[1].qty"]);
+        assert_eq!(found[1].message, "must be between 1 and 1000");
+    }
+
+    #[test]
+    fn malformed_json_and_type_errors_are_clear() {
+        assert!(
+            issues("{\"code\":")
+                .iter()
+                .any(|i| i.message.contains("not valid JSON"))
+        );
+        let found = issues("[1,2]");
+        assert!(!found[0].message.contains("struct"), "{found:?}");
+        assert!(issues("").iter().any(|i| i.message.contains("empty")));
+    }
+}

@@ -1,0 +1,55 @@
+//! Reading typed values out of DynamoDB items.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use draftline_contract::ToolError;
+use rust_decimal::Decimal;
+
+/// An item as the SDK returns it.
+pub type Item = HashMap<String, AttributeValue>;
+
+/// A stored item is missing an attribute or has the wrong type: our bug, not the caller's.
+pub fn corrupt(what: &str, name: &str) -> ToolError {
+    ToolError::internal(format!("stored {what} has no valid attribute '{name}'"))
+}
+
+/// A string attribute.
+pub fn s(item: &Item, what: &str, name: &str) -> Result<String, ToolError> {
+    item.get(name)
+        .and_then(|v| v.as_s().ok())
+        .cloned()
+        .ok_or_else(|| corrupt(what, name))
+}
+
+/// An optional string attribute.
+pub fn s_opt(item: &Item, name: &str) -> Option<String> {
+    item.get(name).and_then(|v| v.as_s().ok()).cloned()
+}
+
+/// An integer attribute.
+pub fn int(item: &Item, what: &str, name: &str) -> Result<i64, ToolError> {
+    item.get(name)
+        .and_then(|v| v.as_n().ok())
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| corrupt(what, name))
+}
+
+/// A decimal attribute (stored as a DynamoDB number).
+pub fn dec(item: &Item, what: &str, name: &str) -> Result<Decimal, ToolError> {
+    item.get(name)
+        .and_then(|v| v.as_n().ok())
+        .and_then(|n| Decimal::from_str(n).ok())
+        .ok_or_else(|| corrupt(what, name))
+}
+
+/// A string attribute value.
+pub fn sv(value: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(value.into())
+}
+
+/// A number attribute value.
+pub fn nv(value: impl ToString) -> AttributeValue {
+    AttributeValue::N(value.to_string())
+}

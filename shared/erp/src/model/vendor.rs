@@ -1,0 +1,103 @@
+//! Vendors and their price lists.
+
+use draftline_contract::ToolError;
+use draftline_contract::identity::TenantId;
+use rust_decimal::Decimal;
+
+use super::attrs::{self, Item as Attrs, nv, sv};
+use crate::keys;
+use crate::units::Uom;
+
+/// A vendor of the tenant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vendor {
+    /// `V-00231`.
+    pub code: String,
+    /// Name.
+    pub name: String,
+    /// The currency it invoices in.
+    pub currency: String,
+    /// Branches it supplies.
+    pub branches: Vec<String>,
+    /// Payment terms in days.
+    pub payment_terms_days: i64,
+}
+
+/// One entry of a vendor's price list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PriceEntry {
+    /// The vendor.
+    pub vendor: String,
+    /// The item.
+    pub item: String,
+    /// The unit the price is for.
+    pub uom: Uom,
+    /// Price per unit, exact.
+    pub unit_price: Decimal,
+}
+
+impl Vendor {
+    /// Whether the vendor supplies `branch`.
+    pub fn supplies(&self, branch: &str) -> bool {
+        self.branches.iter().any(|b| b == branch)
+    }
+
+    /// The item.
+    pub fn to_item(&self, tenant: &TenantId) -> Attrs {
+        Attrs::from([
+            ("pk".to_owned(), sv(keys::vendor(tenant, &self.code))),
+            ("sk".to_owned(), sv(keys::VENDOR_PROFILE_SK)),
+            ("kind".to_owned(), sv("vendor")),
+            ("code".to_owned(), sv(&self.code)),
+            ("name".to_owned(), sv(&self.name)),
+            ("currency".to_owned(), sv(&self.currency)),
+            (
+                "branches".to_owned(),
+                aws_sdk_dynamodb::types::AttributeValue::Ss(self.branches.clone()),
+            ),
+            ("payment_terms_days".to_owned(), nv(self.payment_terms_days)),
+        ])
+    }
+
+    /// Reads a vendor profile.
+    pub fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+        let what = "vendor";
+        Ok(Self {
+            code: attrs::s(item, what, "code")?,
+            name: attrs::s(item, what, "name")?,
+            currency: attrs::s(item, what, "currency")?,
+            branches: item
+                .get("branches")
+                .and_then(|v| v.as_ss().ok())
+                .cloned()
+                .unwrap_or_default(),
+            payment_terms_days: attrs::int(item, what, "payment_terms_days")?,
+        })
+    }
+}
+
+impl PriceEntry {
+    /// The item.
+    pub fn to_item(&self, tenant: &TenantId) -> Attrs {
+        Attrs::from([
+            ("pk".to_owned(), sv(keys::vendor(tenant, &self.vendor))),
+            ("sk".to_owned(), sv(keys::price_sk(&self.item, self.uom.code()))),
+            ("kind".to_owned(), sv("price")),
+            ("vendor".to_owned(), sv(&self.vendor)),
+            ("item".to_owned(), sv(&self.item)),
+            ("uom".to_owned(), sv(self.uom.code())),
+            ("unit_price".to_owned(), nv(self.unit_price)),
+        ])
+    }
+
+    /// Reads a price entry.
+    pub fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+        let what = "price entry";
+        Ok(Self {
+            vendor: attrs::s(item, what, "vendor")?,
+            item: attrs::s(item, what, "item")?,
+            uom: Uom::from_code(&attrs::s(item, what, "uom")?).ok_or_else(|| attrs::corrupt(what, "uom"))?,
+            unit_price: attrs::dec(item, what, "unit_price")?,
+        })
+    }
+}

@@ -1,0 +1,56 @@
+//! Money: exact decimals, a currency on every amount, one rounding rule.
+//!
+//! Amounts are `rust_decimal::Decimal` (never floating point) and travel as
+//! strings (`"288000.00"`). Line totals are rounded to 2 decimals, half away
+//! from zero ([`ROUNDING_RULE`]); sums are of rounded lines.
+
+use rust_decimal::{Decimal, RoundingStrategy};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The rounding rule, stated in every document that has amounts.
+pub const ROUNDING_RULE: &str =
+    "each line total = qty x unit price, rounded to 2 decimals half away from zero; totals are sums of rounded lines";
+
+/// An amount in a currency.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Money {
+    /// Exact decimal amount as a string, 2 decimals (`"288000.00"`).
+    #[schemars(regex(pattern = r"^-?[0-9]+\.[0-9]{2}$"))]
+    pub amount: String,
+    /// ISO 4217 currency code (`IDR`).
+    pub currency: String,
+}
+
+impl Money {
+    /// `amount` rounded by the rule, in `currency`.
+    pub fn new(amount: Decimal, currency: &str) -> Self {
+        Self {
+            amount: round(amount).to_string(),
+            currency: currency.to_owned(),
+        }
+    }
+}
+
+/// Rounds to 2 decimals, half away from zero, always showing 2 decimals.
+pub fn round(amount: Decimal) -> Decimal {
+    let mut rounded = amount.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero);
+    rounded.rescale(2);
+    rounded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::str::FromStr;
+
+    #[test]
+    fn amounts_are_exact_and_rounded_half_away_from_zero() {
+        assert_eq!(Money::new(Decimal::from_str("0.125").unwrap(), "IDR").amount, "0.13");
+        assert_eq!(Money::new(Decimal::from_str("-0.125").unwrap(), "IDR").amount, "-0.13");
+        assert_eq!(Money::new(Decimal::from(288_000), "IDR").amount, "288000.00");
+        let third = Decimal::from(1) / Decimal::from(3);
+        assert_eq!(Money::new(third * Decimal::from(3), "IDR").amount, "1.00");
+    }
+}

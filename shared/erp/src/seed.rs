@@ -1,0 +1,84 @@
+//! Writing the demo data set, once.
+
+use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
+use draftline_contract::ToolError;
+use draftline_contract::dynamo::{Db, store_error};
+
+use crate::demo;
+
+/// The marker item that says the demo data is in the table.
+const MARKER_PK: &str = "T#demo#SEED";
+const MARKER_SK: &str = "v1";
+
+/// What [`seed_demo`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seeded {
+    /// Wrote this many items.
+    Wrote(usize),
+    /// The table already held the demo data; nothing was written.
+    AlreadySeeded,
+}
+
+/// Writes the demo data unless the table already has it.
+pub async fn seed_demo(db: &Db) -> Result<Seeded, ToolError> {
+    let marker = db
+        .client()
+        .get_item()
+        .table_name(db.table())
+        .key("pk", AttributeValue::S(MARKER_PK.into()))
+        .key("sk", AttributeValue::S(MARKER_SK.into()))
+        .consistent_read(true)
+        .send()
+        .await
+        .map_err(|e| store_error(e, "The demo data was not written."))?;
+    if marker.item().is_some() {
+        return Ok(Seeded::AlreadySeeded);
+    }
+    let items = demo::all_items()?;
+    let count = items.len();
+    for chunk in items.chunks(25) {
+        let mut pending: Vec<WriteRequest> = chunk
+            .iter()
+            .map(|item| {
+                PutRequest::builder()
+                    .set_item(Some(item.clone()))
+                    .build()
+                    .map(|put| WriteRequest::builder().put_request(put).build())
+                    .map_err(ToolError::internal)
+            })
+            .collect::<Result<_, _>>()?;
+        for _ in 0..10 {
+            if pending.is_empty() {
+                break;
+            }
+            let out = db
+                .client()
+                .batch_write_item()
+                .request_items(db.table(), std::mem::take(&mut pending))
+                .send()
+                .await
+                .map_err(|e| store_error(e, "The demo data was only partly written."))?;
+            pending = out
+                .unprocessed_items()
+                .and_then(|u| u.get(db.table()))
+                .cloned()
+                .unwrap_or_default();
+        }
+        if !pending.is_empty() {
+            return Err(ToolError::dependency(
+                "BatchWriteItem kept items unprocessed",
+                "The demo data was only partly written.",
+            ));
+        }
+    }
+    db.client()
+        .put_item()
+        .table_name(db.table())
+        .item("pk", AttributeValue::S(MARKER_PK.into()))
+        .item("sk", AttributeValue::S(MARKER_SK.into()))
+        .item("kind", AttributeValue::S("seed_marker".into()))
+        .send()
+        .await
+        .map_err(|e| store_error(e, "The demo data marker was not written."))?;
+    Ok(Seeded::Wrote(count))
+}

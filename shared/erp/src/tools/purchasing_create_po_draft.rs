@@ -1,0 +1,356 @@
+//! `purchasing_create_po_draft`: a purchase-order draft, priced by the server
+//! from the vendor's price list. The reference contract for draft tools.
+
+use std::collections::{BTreeSet, HashMap};
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
+use chrono::{NaiveDate, SecondsFormat};
+use draftline_contract::ToolError;
+use draftline_contract::error::FieldIssue;
+use draftline_contract::tool::{Call, DocumentRef, Draft, DraftTool, RuleContext, Tier, ToolMeta, ToolSpec};
+use draftline_contract::validation::rejected_with;
+use rust_decimal::Decimal;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use validator::Validate;
+
+use crate::keys;
+use crate::model::po::{DocumentStatus, VendorRef};
+use crate::model::{Item, PoLine, PriceEntry, PurchaseOrder, Vendor};
+use crate::money::{self, Money, ROUNDING_RULE};
+use crate::store::ErpStore;
+use crate::units::Uom;
+
+/// How far ahead `needed_by` may be.
+const MAX_DAYS_AHEAD: i64 = 365;
+
+/// One line to order.
+#[derive(Debug, Clone, Serialize, Deserialize, Validate, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PoLineInput {
+    /// The item code, e.g. BRG-0042.
+    #[validate(custom(function = "super::code"))]
+    pub item_code: String,
+    /// Whole units to order, 1-100000.
+    #[validate(range(min = 1, max = 100_000))]
+    pub qty: i64,
+    /// The unit of qty; must be one of the item's units (inventory tools show them).
+    pub uom: Uom,
+}
+
+/// Input of `purchasing_create_po_draft`. Prices, totals, branch, status and
+/// dates other than needed_by are decided by the server.
+#[derive(Debug, Clone, Serialize, Deserialize, Validate, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreatePoDraftInput {
+    /// The vendor's code, e.g. V-00231 (purchasing_search_vendors finds it).
+    #[validate(custom(function = "super::code"))]
+    pub vendor_code: String,
+    /// The date the goods are needed, YYYY-MM-DD; today or later, at most 365 days ahead.
+    pub needed_by: NaiveDate,
+    /// Your own unique reference for this intended draft, e.g. reorder-2026-11-29-BRG-0042. Reuse it only when retrying the same draft.
+    #[validate(custom(function = "super::client_ref"))]
+    pub client_ref: String,
+    /// A note for the person who reviews the draft, or null.
+    #[validate(length(max = 500))]
+    pub note: Option<String>,
+    /// 1-50 lines; each item and unit at most once.
+    #[validate(length(min = 1, max = 50), nested)]
+    pub lines: Vec<PoLineInput>,
+}
+
+/// The tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PurchasingCreatePoDraft;
+
+impl ToolSpec for PurchasingCreatePoDraft {
+    type Input = CreatePoDraftInput;
+    type Output = PurchaseOrder;
+    const META: ToolMeta = ToolMeta {
+        name: "purchasing_create_po_draft",
+        title: "Create a purchase-order draft",
+        description: "Creates a purchase order in status draft for your branch, priced by the server from the \
+vendor's price list. The draft does not reach the vendor, stock or the ledger: a person reviews and approves it in the \
+ERP. Each item must be supplied by the vendor and ordered in one of its units (e.g. PCS or BOX, 1 BOX = 24 PCS); \
+needed_by is today or later. Returns the draft with its PO number, priced lines and totals. Retrying with the same \
+idempotency key (or the same X-Agent-Run-Id and client_ref) returns the same draft instead of a second one. Use \
+purchasing_search_vendors to find the vendor code and inventory_list_below_reorder for what to order; to read a draft \
+back use purchasing_get_po. Example: {\"vendor_code\": \"V-00231\", \"needed_by\": \"2026-12-15\", \"client_ref\": \
+\"reorder-BRG-0042\", \"note\": null, \"lines\": [{\"item_code\": \"BRG-0042\", \"qty\": 10, \"uom\": \"BOX\"}]}",
+        module: "purchasing",
+        tier: Tier::Draft,
+        scope: "purchasing:draft",
+    };
+
+    fn rules(input: &CreatePoDraftInput, ctx: &RuleContext) -> Vec<FieldIssue> {
+        let mut issues = Vec::new();
+        if input.needed_by < ctx.today {
+            issues.push(FieldIssue::new(
+                "needed_by",
+                format!(
+                    "{} is in the past; use today ({}) or a later date",
+                    input.needed_by, ctx.today
+                ),
+            ));
+        } else if (input.needed_by - ctx.today).num_days() > MAX_DAYS_AHEAD {
+            issues.push(FieldIssue::new(
+                "needed_by",
+                format!(
+                    "{} is more than {MAX_DAYS_AHEAD} days ahead; drafts are for the coming year",
+                    input.needed_by
+                ),
+            ));
+        }
+        let mut seen: HashMap<(&str, Uom), usize> = HashMap::new();
+        for (i, line) in input.lines.iter().enumerate() {
+            if let Some(first) = seen.insert((line.item_code.as_str(), line.uom), i) {
+                issues.push(FieldIssue::new(
+                    format!("lines[{i}]"),
+                    format!(
+                        "repeats {} in {} (already lines[{first}]); combine them into one line",
+                        line.item_code, line.uom
+                    ),
+                ));
+            }
+        }
+        issues
+    }
+}
+
+const NO_DRAFT: &str = "No draft was created.";
+
+/// Prices one line: the vendor's price for the unit, else the base-unit price times the conversion.
+fn price_line(vendor: &Vendor, prices: &[PriceEntry], item: &Item, uom: Uom, factor: i64) -> Option<(Decimal, String)> {
+    let entry = |u: Uom| prices.iter().find(|p| p.item == item.code && p.uom == u);
+    if let Some(p) = entry(uom) {
+        return Some((
+            p.unit_price,
+            format!("price list {}, {} per {}", vendor.code, item.code, uom),
+        ));
+    }
+    entry(item.base_uom).map(|p| {
+        (
+            p.unit_price * Decimal::from(factor),
+            format!(
+                "price list {}, {} per {} x {factor} ({} per {})",
+                vendor.code, item.code, item.base_uom, factor, uom
+            ),
+        )
+    })
+}
+
+#[async_trait]
+impl DraftTool for PurchasingCreatePoDraft {
+    fn client_ref(input: &CreatePoDraftInput) -> &str {
+        &input.client_ref
+    }
+
+    async fn draft(&self, call: &Call<'_>, input: CreatePoDraftInput) -> Result<Draft<PurchaseOrder>, ToolError> {
+        let tenant = call.caller.tenant();
+        let branch = call.caller.branch();
+        let store = ErpStore::new(call.db, tenant);
+        let codes: Vec<String> = input
+            .lines
+            .iter()
+            .map(|l| l.item_code.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        // The reads are independent: issue them together.
+        let (vendor, (items, sequence)) = tokio::try_join!(
+            store.vendor_with_prices(&input.vendor_code),
+            store.items_and_sequence(&codes, branch, "PO"),
+        )?;
+        let (vendor, prices) = match vendor {
+            Some((vendor, prices)) if vendor.supplies(branch.as_str()) => (vendor, prices),
+            // A vendor that does not serve this branch reads exactly like a missing one.
+            _ => {
+                return Err(rejected_with(
+                    vec![FieldIssue::new(
+                        "vendor_code",
+                        format!(
+                            "Vendor {} was not found for your branch. Call purchasing_search_vendors (by name or by \
+                         item_code) to find the right vendor code.",
+                            input.vendor_code
+                        ),
+                    )],
+                    NO_DRAFT,
+                ));
+            }
+        };
+
+        let mut issues = Vec::new();
+        let mut lines = Vec::with_capacity(input.lines.len());
+        for (i, line) in input.lines.iter().enumerate() {
+            let Some(item) = items.get(&line.item_code) else {
+                issues.push(FieldIssue::new(
+                    format!("lines[{i}].item_code"),
+                    format!(
+                        "Item {} does not exist. Check the code with inventory_get_stock or \
+                         inventory_list_below_reorder.",
+                        line.item_code
+                    ),
+                ));
+                continue;
+            };
+            let Some(unit) = item.unit(line.uom) else {
+                let allowed: Vec<&str> = item.units.iter().map(|u| u.uom.code()).collect();
+                issues.push(FieldIssue::new(
+                    format!("lines[{i}].uom"),
+                    format!(
+                        "Item {code} is not stocked in {uom}. Allowed units for {code}: {units}. Resend the line \
+                         with uom {choices}.",
+                        code = item.code,
+                        uom = line.uom,
+                        units = item.describe_units(),
+                        choices = allowed.join(" or "),
+                    ),
+                ));
+                continue;
+            };
+            let Some((unit_price, price_source)) = price_line(&vendor, &prices, item, line.uom, unit.factor) else {
+                let supplied: BTreeSet<&str> = prices.iter().map(|p| p.item.as_str()).collect();
+                issues.push(FieldIssue::new(
+                    format!("lines[{i}].item_code"),
+                    format!(
+                        "Vendor {} does not supply {} (it supplies: {}). Call purchasing_search_vendors with \
+                         item_code {} to find a vendor that does.",
+                        vendor.code,
+                        item.code,
+                        supplied.into_iter().collect::<Vec<_>>().join(", "),
+                        item.code
+                    ),
+                ));
+                continue;
+            };
+            let line_total = money::round(unit_price * Decimal::from(line.qty));
+            lines.push(PoLine {
+                line_no: (i + 1) as u32,
+                item_code: item.code.clone(),
+                item_name: item.name.clone(),
+                qty: line.qty,
+                uom: line.uom,
+                base_qty: line.qty * unit.factor,
+                base_uom: item.base_uom,
+                unit_price: Money::new(unit_price, &vendor.currency),
+                price_source,
+                line_total: Money::new(line_total, &vendor.currency),
+            });
+        }
+        if !issues.is_empty() {
+            return Err(rejected_with(issues, NO_DRAFT));
+        }
+
+        let subtotal: Decimal = lines
+            .iter()
+            .map(|l| l.line_total.amount.parse::<Decimal>().unwrap_or_default())
+            .sum();
+        let number = sequence.last.unwrap_or(0) + 1;
+        let po_number = format!("PO-{}-{number:06}", call.caller.branch_code());
+        let now = call.clock.now();
+        let po = PurchaseOrder {
+            draft_id: format!("po_{}", ulid::Ulid::new().to_string().to_lowercase()),
+            po_number: po_number.clone(),
+            status: DocumentStatus::Draft,
+            branch_id: branch.to_string(),
+            vendor: VendorRef {
+                code: vendor.code.clone(),
+                name: vendor.name.clone(),
+            },
+            needed_by: input.needed_by,
+            currency: vendor.currency.clone(),
+            lines,
+            subtotal: Money::new(subtotal, &vendor.currency),
+            total: Money::new(subtotal, &vendor.currency),
+            rounding: ROUNDING_RULE.to_owned(),
+            note: input.note.clone(),
+            client_ref: input.client_ref.clone(),
+            drafted_by_agent_run: call.agent.run_id.clone(),
+            drafted_on_behalf_of: call.caller.user().to_string(),
+            created_at: now.to_rfc3339_opts(SecondsFormat::Millis, true),
+            next_step: format!(
+                "Draft {po_number} awaits review: a person must approve it in the ERP before it is sent to {}. \
+                 It has not been sent and has not changed stock.",
+                vendor.name
+            ),
+        };
+
+        let put_po = Put::builder()
+            .table_name(call.db.table())
+            .set_item(Some(po.to_item(tenant, branch)?))
+            .condition_expression("attribute_not_exists(pk)")
+            .build()
+            .map_err(ToolError::internal)?;
+        // The number is taken only if nobody took it since we read it: a
+        // losing race cancels the whole transaction and the draft is prepared again.
+        let mut put_seq = Put::builder()
+            .table_name(call.db.table())
+            .item("pk", AttributeValue::S(keys::sequences(tenant, branch)))
+            .item("sk", AttributeValue::S("PO".to_owned()))
+            .item("kind", AttributeValue::S("sequence".to_owned()))
+            .item("last", AttributeValue::N(number.to_string()));
+        put_seq = match sequence.last {
+            None => put_seq.condition_expression("attribute_not_exists(pk)"),
+            Some(last) => put_seq
+                .condition_expression("#last = :last")
+                .expression_attribute_names("#last", "last")
+                .expression_attribute_values(":last", AttributeValue::N(last.to_string())),
+        };
+        let put_seq = put_seq.build().map_err(ToolError::internal)?;
+
+        Ok(Draft {
+            document: DocumentRef {
+                id: po.draft_id.clone(),
+                number: po_number,
+                kind: "purchase_order",
+            },
+            writes: vec![
+                TransactWriteItem::builder().put(put_po).build(),
+                TransactWriteItem::builder().put(put_seq).build(),
+            ],
+            output: po,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(needed_by: &str) -> CreatePoDraftInput {
+        CreatePoDraftInput {
+            vendor_code: "V-00231".into(),
+            needed_by: needed_by.parse().unwrap(),
+            client_ref: "r".into(),
+            note: None,
+            lines: vec![
+                PoLineInput {
+                    item_code: "BRG-0042".into(),
+                    qty: 1,
+                    uom: Uom::Box,
+                },
+                PoLineInput {
+                    item_code: "BRG-0042".into(),
+                    qty: 2,
+                    uom: Uom::Box,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn needed_by_in_the_past_and_repeated_lines_are_refused() {
+        let ctx = RuleContext {
+            today: NaiveDate::from_ymd_opt(2026, 11, 29).unwrap(),
+        };
+        let issues = PurchasingCreatePoDraft::rules(&input("2026-11-28"), &ctx);
+        let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(paths, ["needed_by", "lines[1]"]);
+        assert!(
+            PurchasingCreatePoDraft::rules(&input("2028-01-01"), &ctx)[0]
+                .message
+                .contains("365")
+        );
+    }
+}

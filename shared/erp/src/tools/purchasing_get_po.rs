@@ -1,0 +1,58 @@
+//! `purchasing_get_po`: one purchase order of the caller's branch, by number.
+
+use async_trait::async_trait;
+use draftline_contract::ToolError;
+use draftline_contract::tool::{Call, ReadTool, Tier, ToolMeta, ToolSpec};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use validator::Validate;
+
+use crate::model::PurchaseOrder;
+use crate::store::ErpStore;
+
+/// Input of `purchasing_get_po`.
+#[derive(Debug, Clone, Serialize, Deserialize, Validate, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetPoInput {
+    /// The PO number, e.g. PO-SBY-000124.
+    #[validate(custom(function = "super::po_number"))]
+    pub po_number: String,
+}
+
+/// The tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PurchasingGetPo;
+
+impl ToolSpec for PurchasingGetPo {
+    type Input = GetPoInput;
+    type Output = PurchaseOrder;
+    const META: ToolMeta = ToolMeta {
+        name: "purchasing_get_po",
+        title: "Get a purchase order",
+        description: "Returns one purchase order of your branch by its number, with lines, server-computed totals and \
+who drafted it (agent run and the person it acted for). Only your branch's orders can be read; a number from another \
+branch is reported as not found. To create an order use purchasing_create_po_draft. \
+Example: {\"po_number\": \"PO-SBY-000124\"}",
+        module: "purchasing",
+        tier: Tier::Read,
+        scope: "purchasing:read",
+    };
+}
+
+/// The one text for a PO that is missing or belongs to another branch.
+pub fn po_not_found(number: &str) -> ToolError {
+    ToolError::NotFound(format!(
+        "Purchase order {number} was not found in your branch. Nothing was read. Check the number; \
+         purchase order numbers look like PO-SBY-000124."
+    ))
+}
+
+#[async_trait]
+impl ReadTool for PurchasingGetPo {
+    async fn read(&self, call: &Call<'_>, input: GetPoInput) -> Result<PurchaseOrder, ToolError> {
+        ErpStore::new(call.db, call.caller.tenant())
+            .purchase_order(call.caller.branch(), &input.po_number)
+            .await?
+            .ok_or_else(|| po_not_found(&input.po_number))
+    }
+}

@@ -1,0 +1,95 @@
+//! The in-progress lease and its fencing condition, against the real engine.
+
+use std::time::Duration;
+
+use draftline_contract::idempotency::{Claim, IdempotencyKey, IdempotencyStore, Resolution};
+use draftline_contract::identity::TenantId;
+use serde_json::json;
+
+use crate::helpers::{spawn_app, test_now};
+
+#[tokio::test]
+async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
+    let app = spawn_app().await;
+    let db = &app.inspect;
+    let tenant = TenantId::parse("demo").unwrap();
+    let store = IdempotencyStore::new(db, &tenant);
+    let key = IdempotencyKey::parse_header("external-1").unwrap();
+    let now = test_now();
+    let lease = Duration::from_secs(30);
+    let ttl = Duration::from_secs(86_400);
+
+    let Claim::Acquired(first) = store
+        .claim(&key, "t", "fp", "SBY-01/u", "r1", now, lease, ttl)
+        .await
+        .unwrap()
+    else {
+        panic!("the first claim wins");
+    };
+    // While the lease lives, a second worker learns it is in flight.
+    let Claim::Taken(record) = store
+        .claim(&key, "t", "fp", "SBY-01/u", "r2", now, lease, ttl)
+        .await
+        .unwrap()
+    else {
+        panic!("the key is held");
+    };
+    assert!(matches!(
+        record.resolve("fp", "SBY-01/u", now),
+        Resolution::InFlight(30)
+    ));
+
+    // After the lease lapses another worker takes the key over ...
+    let later = now + chrono::Duration::seconds(31);
+    let Claim::Acquired(second) = store
+        .claim(&key, "t", "fp", "SBY-01/u", "r3", later, lease, ttl)
+        .await
+        .unwrap()
+    else {
+        panic!("a lapsed lease can be taken over");
+    };
+    // ... and the first, stale worker can neither complete nor release it.
+    assert!(
+        !store
+            .complete(&key, &first, 201, &json!({"by": "stale"}))
+            .await
+            .unwrap()
+    );
+    assert!(!store.release(&key, &first).await.unwrap());
+    assert!(
+        store
+            .complete(&key, &second, 201, &json!({"by": "second"}))
+            .await
+            .unwrap()
+    );
+
+    let stored = store.lookup(&key).await.unwrap().unwrap();
+    match stored.resolve("fp", "SBY-01/u", later) {
+        Resolution::Replay { data, .. } => assert_eq!(data, json!({"by": "second"})),
+        other => panic!("expected a replay, got {other:?}"),
+    }
+    // Completing twice is refused too: the lease is gone.
+    assert!(
+        !store
+            .complete(&key, &second, 201, &json!({"by": "again"}))
+            .await
+            .unwrap()
+    );
+}
+
+#[tokio::test]
+async fn a_released_key_can_be_claimed_again() {
+    let app = spawn_app().await;
+    let tenant = TenantId::parse("demo").unwrap();
+    let store = IdempotencyStore::new(&app.inspect, &tenant);
+    let key = IdempotencyKey::parse_header("external-2").unwrap();
+    let (now, lease, ttl) = (test_now(), Duration::from_secs(30), Duration::from_secs(86_400));
+    let Claim::Acquired(token) = store.claim(&key, "t", "fp", "o", "r1", now, lease, ttl).await.unwrap() else {
+        panic!("claimed");
+    };
+    assert!(store.release(&key, &token).await.unwrap());
+    assert!(matches!(
+        store.claim(&key, "t", "fp", "o", "r2", now, lease, ttl).await.unwrap(),
+        Claim::Acquired(_)
+    ));
+}

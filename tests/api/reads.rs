@@ -1,0 +1,158 @@
+use serde_json::json;
+
+use crate::helpers::{diff, spawn_app};
+
+#[tokio::test]
+async fn a_read_returns_the_callers_branch_data_only() {
+    let app = spawn_app().await;
+    let sby = app
+        .call(
+            "buyer-sby",
+            "inventory_get_stock",
+            &json!({"item_code": "BRG-0042"}),
+            &[],
+        )
+        .await;
+    assert_eq!(sby.status, 200, "{:?}", sby.body);
+    assert_eq!(sby.body["ok"], true);
+    assert_eq!(sby.body["replayed"], false);
+    let data = &sby.body["data"];
+    assert_eq!(data["branch_id"], "SBY-01");
+    let warehouses: Vec<&str> = data["warehouses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["warehouse"].as_str().unwrap())
+        .collect();
+    assert_eq!(warehouses, ["SBY-WH1", "SBY-WH2"]);
+    assert_eq!(data["total_on_hand"], 40);
+    assert_eq!(data["total_available"], 28);
+    assert_eq!(data["below_reorder_point"], true);
+
+    let jkt = app
+        .call(
+            "buyer-jkt",
+            "inventory_get_stock",
+            &json!({"item_code": "BRG-0042"}),
+            &[],
+        )
+        .await;
+    assert_eq!(jkt.body["data"]["branch_id"], "JKT-01");
+    assert_eq!(jkt.body["data"]["total_on_hand"], 520);
+    assert_eq!(jkt.body["data"]["warehouses"].as_array().unwrap().len(), 1);
+    assert_eq!(sby.header("x-request-id"), sby.body["requestId"].as_str());
+}
+
+#[tokio::test]
+async fn a_read_costs_its_reads_and_one_audit_write() {
+    let app = spawn_app().await;
+    let before = app.round_trips();
+    let reply = app
+        .call(
+            "clerk-sby",
+            "inventory_get_stock",
+            &json!({"item_code": "BRG-0042"}),
+            &[],
+        )
+        .await;
+    assert_eq!(reply.status, 200);
+    let cost = diff(&before, &app.round_trips());
+    assert_eq!(
+        cost,
+        [("GetItem".into(), 1), ("PutItem".into(), 1), ("Query".into(), 1)].into()
+    );
+    let audits = app.audit_items().await;
+    assert_eq!(audits.len(), 1);
+    assert_eq!(audits[0]["outcome"], "ok");
+    assert_eq!(audits[0]["on_behalf_of"], "clerk-sby");
+    assert_eq!(audits[0]["tool"], "inventory_get_stock");
+}
+
+#[tokio::test]
+async fn an_unknown_item_is_not_found_with_a_next_step() {
+    let app = spawn_app().await;
+    let reply = app
+        .call(
+            "buyer-sby",
+            "inventory_get_stock",
+            &json!({"item_code": "BRG-9999"}),
+            &[],
+        )
+        .await;
+    assert_eq!(reply.status, 404);
+    assert_eq!(reply.error_code(), "NOT_FOUND");
+    assert!(reply.message().contains("BRG-9999"));
+    assert!(reply.message().contains("inventory_list_below_reorder"));
+    assert_eq!(reply.body["error"]["retryable"], false);
+}
+
+#[tokio::test]
+async fn another_branchs_document_gets_the_same_404_text_as_a_missing_one() {
+    let app = spawn_app().await;
+    // PO-JKT-000001 exists in Jakarta (demo data); Surabaya must not see it.
+    let own = app
+        .call(
+            "buyer-jkt",
+            "purchasing_get_po",
+            &json!({"po_number": "PO-JKT-000001"}),
+            &[],
+        )
+        .await;
+    assert_eq!(own.status, 200, "{:?}", own.body);
+    assert_eq!(own.body["data"]["branch_id"], "JKT-01");
+
+    let foreign = app
+        .call(
+            "buyer-sby",
+            "purchasing_get_po",
+            &json!({"po_number": "PO-JKT-000001"}),
+            &[],
+        )
+        .await;
+    let missing = app
+        .call(
+            "buyer-sby",
+            "purchasing_get_po",
+            &json!({"po_number": "PO-JKT-000002"}),
+            &[],
+        )
+        .await;
+    assert_eq!(foreign.status, 404);
+    assert_eq!(missing.status, 404);
+    assert_eq!(
+        foreign.message().replace("PO-JKT-000001", "<n>"),
+        missing.message().replace("PO-JKT-000002", "<n>")
+    );
+    assert_eq!(foreign.body["error"], {
+        let mut e = missing.body["error"].clone();
+        e["message"] = json!(missing.message().replace("PO-JKT-000002", "PO-JKT-000001"));
+        e
+    });
+}
+
+#[tokio::test]
+async fn a_tool_answers_only_post() {
+    let app = spawn_app().await;
+    let response = app.http.get(app.url("/api/inventory_get_stock")).send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 405);
+    assert_eq!(response.headers()["allow"], "POST");
+}
+
+#[tokio::test]
+async fn the_protected_resource_metadata_names_the_resource_and_issuer() {
+    let app = spawn_app().await;
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/api/mcp",
+    ] {
+        let body: serde_json::Value = app.http.get(app.url(path)).send().await.unwrap().json().await.unwrap();
+        assert_eq!(body["resource"], app.server.url());
+        assert_eq!(body["authorization_servers"], json!(["draftline-local"]));
+        assert!(
+            body["scopes_supported"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("purchasing:draft"))
+        );
+    }
+}
