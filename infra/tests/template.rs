@@ -1,0 +1,861 @@
+//! The deployment templates, checked against the one table definition and
+//! against the functions in `api/`.
+//!
+//! - `infra/aws/template.json` (CloudFormation with the
+//!   `AWS::LanguageExtensions` transform): the table equals
+//!   `infra/dynamodb/table.json`, the functions are least-privilege, and every
+//!   `api/*.rs` is deployed and routed.
+//! - `vercel.json`: every `api/*.rs` gets function settings, the RFC 9728
+//!   metadata paths are rewritten, no legacy runtime string.
+//!
+//! The template's `Fn::ForEach` loops are expanded here the way the transform
+//! (and cfn-lint) expands them, so the checks see the resources that
+//! CloudFormation would create.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use draftline_infra::TableDefinition;
+use serde_json::{Map, Value, json};
+
+// ---------------------------------------------------------------- fixtures
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn read_json(relative: &str) -> Value {
+    let path = repo_root().join(relative);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{relative} is not valid JSON: {e}"))
+}
+
+/// The names of the deployed functions in the repository: one per `api/*.rs`.
+fn api_functions() -> BTreeSet<String> {
+    let dir = repo_root().join("api");
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()));
+    let names: BTreeSet<String> = entries
+        .map(|entry| entry.unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display())))
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
+        .filter_map(|path| path.file_stem().and_then(|s| s.to_str()).map(str::to_owned))
+        .collect();
+    assert!(!names.is_empty(), "no api/*.rs found in {}", dir.display());
+    names
+}
+
+/// The template with its `Fn::ForEach` loops expanded.
+fn template() -> Value {
+    let raw = read_json("infra/aws/template.json");
+    let transform = raw.get("Transform").cloned().unwrap_or(Value::Null);
+    assert_eq!(
+        transform,
+        json!("AWS::LanguageExtensions"),
+        "the template uses Fn::ForEach, which needs the AWS::LanguageExtensions transform"
+    );
+    expand(&raw, &[])
+}
+
+fn resources(template: &Value) -> &Map<String, Value> {
+    template
+        .get("Resources")
+        .and_then(Value::as_object)
+        .unwrap_or_else(|| panic!("the template has no Resources object"))
+}
+
+fn of_type<'a>(template: &'a Value, kind: &str) -> Vec<(&'a String, &'a Value)> {
+    resources(template)
+        .iter()
+        .filter(|(_, resource)| resource.get("Type") == Some(&json!(kind)))
+        .collect()
+}
+
+fn props<'a>(resource: &'a Value, what: &str) -> &'a Value {
+    resource
+        .get("Properties")
+        .filter(|p| p.is_object())
+        .unwrap_or_else(|| panic!("{what} has no Properties"))
+}
+
+// ------------------------------------------------- Fn::ForEach expansion
+
+/// Replaces `${id}` with the value and `&{id}` with the value stripped of
+/// non-alphanumeric characters, as the transform does.
+fn substitute(text: &str, bindings: &[(String, String)]) -> String {
+    bindings.iter().fold(text.to_owned(), |acc, (id, value)| {
+        let alphanumeric: String = value.chars().filter(char::is_ascii_alphanumeric).collect();
+        acc.replace(&format!("${{{id}}}"), value)
+            .replace(&format!("&{{{id}}}"), &alphanumeric)
+    })
+}
+
+/// Expands `Fn::ForEach::*` keys. Identifiers are replaced in keys, in
+/// `Fn::Sub` strings and in `{"Ref": identifier}`, the places the transform
+/// (and cfn-lint's implementation of it) replaces them.
+fn expand(value: &Value, bindings: &[(String, String)]) -> Value {
+    match value {
+        Value::Object(object) => {
+            if let (1, Some(Value::String(name))) = (object.len(), object.get("Ref")) {
+                if let Some((_, bound)) = bindings.iter().find(|(id, _)| id == name) {
+                    return Value::String(bound.clone());
+                }
+            }
+            let mut out = Map::new();
+            for (key, inner) in object {
+                if key.starts_with("Fn::ForEach::") {
+                    for (k, v) in expand_loop(key, inner, bindings) {
+                        assert!(!out.contains_key(&k), "{key} produces {k} twice");
+                        out.insert(k, v);
+                    }
+                } else if key == "Fn::Sub" {
+                    let sub = match inner {
+                        Value::String(s) => Value::String(substitute(s, bindings)),
+                        Value::Array(parts) => Value::Array(
+                            parts
+                                .iter()
+                                .enumerate()
+                                .map(|(i, part)| match (i, part) {
+                                    (0, Value::String(s)) => Value::String(substitute(s, bindings)),
+                                    _ => expand(part, bindings),
+                                })
+                                .collect(),
+                        ),
+                        other => expand(other, bindings),
+                    };
+                    out.insert(key.clone(), sub);
+                } else {
+                    let k = substitute(key, bindings);
+                    assert!(!out.contains_key(&k), "{k} appears twice after expansion");
+                    out.insert(k, expand(inner, bindings));
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|v| expand(v, bindings)).collect()),
+        other => other.clone(),
+    }
+}
+
+fn expand_loop(name: &str, args: &Value, bindings: &[(String, String)]) -> Map<String, Value> {
+    let (identifier, collection, fragment) = match args.as_array().map(Vec::as_slice) {
+        Some([Value::String(id), Value::Array(items), fragment @ Value::Object(_)]) => (id, items, fragment),
+        _ => panic!("{name} must be [identifier, [literal values], {{fragment}}]"),
+    };
+    let mut out = Map::new();
+    for item in collection {
+        let Value::String(item) = item else {
+            panic!("{name}: collection values must be literal strings, got {item}")
+        };
+        let mut inner = bindings.to_vec();
+        inner.push((identifier.clone(), item.clone()));
+        match expand(fragment, &inner) {
+            Value::Object(expanded) => {
+                for (k, v) in expanded {
+                    assert!(!out.contains_key(&k), "{name} produces {k} twice");
+                    out.insert(k, v);
+                }
+            }
+            _ => unreachable!("an object expands to an object"),
+        }
+    }
+    out
+}
+
+// ------------------------------------------------------- value helpers
+
+/// The logical id named by `"Name"` or `{"Fn::Sub": "Name"}` (a loop output).
+fn logical_id(value: &Value) -> Option<&str> {
+    match value {
+        Value::String(s) => Some(s),
+        Value::Object(o) => o.get("Fn::Sub").and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+/// `(logical id, attribute)` of an `Fn::GetAtt`.
+fn get_att(value: &Value) -> Option<(&str, &str)> {
+    match value.get("Fn::GetAtt")?.as_array()?.as_slice() {
+        [id, Value::String(attribute)] => Some((logical_id(id)?, attribute)),
+        _ => None,
+    }
+}
+
+/// The text of a plain string or of an `Fn::Sub` (its template string).
+fn sub_text(value: &Value) -> Option<&str> {
+    match value {
+        Value::String(s) => Some(s),
+        Value::Object(o) => match o.get("Fn::Sub")? {
+            Value::String(s) => Some(s),
+            Value::Array(parts) => parts.first()?.as_str(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn strings(value: &Value) -> Vec<&Value> {
+    match value {
+        Value::Array(items) => items.iter().collect(),
+        other => vec![other],
+    }
+}
+
+// ------------------------------------------------------ the functions
+
+/// What a deployed function may do, decided by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tier {
+    /// A read tool: reads, plus the PutItem of its audit item.
+    Read,
+    /// A draft tool (`*_draft`): reads and one TransactWriteItems.
+    Draft,
+    /// `mcp` and `tools` call every tool.
+    Endpoint,
+    /// `oauth_protected_resource` serves metadata and touches no table.
+    Metadata,
+}
+
+fn tier(function: &str) -> Tier {
+    match function {
+        "mcp" | "tools" => Tier::Endpoint,
+        "oauth_protected_resource" => Tier::Metadata,
+        f if f.ends_with("_draft") => Tier::Draft,
+        _ => Tier::Read,
+    }
+}
+
+const READ_ACTIONS: [&str; 4] = [
+    "dynamodb:GetItem",
+    "dynamodb:BatchGetItem",
+    "dynamodb:Query",
+    "dynamodb:PutItem",
+];
+/// TransactWriteItems is authorised per item: Put → PutItem, Update →
+/// UpdateItem, ConditionCheck → ConditionCheckItem (DeleteItem is not used).
+const DRAFT_ONLY_ACTIONS: [&str; 2] = ["dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"];
+const LOG_ACTIONS: [&str; 2] = ["logs:CreateLogStream", "logs:PutLogEvents"];
+
+/// One deployed function as the template defines it.
+#[derive(Debug)]
+struct Function {
+    logical_id: String,
+    name: String,
+    properties: Value,
+    statements: Vec<Value>,
+    role: Value,
+}
+
+fn functions(template: &Value) -> BTreeMap<String, Function> {
+    let mut out = BTreeMap::new();
+    for (id, resource) in of_type(template, "AWS::Lambda::Function") {
+        let properties = props(resource, id).clone();
+        let function_name = properties
+            .get("FunctionName")
+            .and_then(sub_text)
+            .unwrap_or_else(|| panic!("{id}: FunctionName must be a string or Fn::Sub"));
+        let name = function_name
+            .strip_prefix("${AWS::StackName}-")
+            .unwrap_or_else(|| panic!("{id}: FunctionName must be ${{AWS::StackName}}-<api file>, is {function_name}"))
+            .to_owned();
+        let (role_id, attribute) = properties
+            .get("Role")
+            .and_then(get_att)
+            .unwrap_or_else(|| panic!("{id}: Role must be Fn::GetAtt of a role in this template"));
+        assert_eq!(attribute, "Arn", "{id}: Role must be the role's Arn");
+        let role_resource = resources(template)
+            .get(role_id)
+            .unwrap_or_else(|| panic!("{id}: role {role_id} is not in the template"));
+        assert_eq!(role_resource.get("Type"), Some(&json!("AWS::IAM::Role")), "{role_id}");
+        let role = props(role_resource, role_id).clone();
+        let statements = role
+            .get("Policies")
+            .and_then(Value::as_array)
+            .unwrap_or_else(|| panic!("{role_id}: inline Policies expected"))
+            .iter()
+            .flat_map(|policy| {
+                policy
+                    .pointer("/PolicyDocument/Statement")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_else(|| panic!("{role_id}: a policy without a Statement list"))
+            })
+            .collect();
+        let previous = out.insert(
+            name.clone(),
+            Function {
+                logical_id: id.clone(),
+                name,
+                properties,
+                statements,
+                role,
+            },
+        );
+        assert!(previous.is_none(), "two functions are named {id}");
+    }
+    assert!(!out.is_empty(), "the template defines no function");
+    out
+}
+
+fn actions_of(statement: &Value) -> Vec<String> {
+    statement
+        .get("Action")
+        .map(strings)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|a| {
+            a.as_str()
+                .unwrap_or_else(|| panic!("an Action must be a literal string, got {a}"))
+                .to_owned()
+        })
+        .collect()
+}
+
+fn dynamodb_actions(function: &Function) -> BTreeSet<String> {
+    function
+        .statements
+        .iter()
+        .flat_map(actions_of)
+        .filter(|a| a.starts_with("dynamodb:"))
+        .collect()
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+// ------------------------------------------------------------- table
+
+#[test]
+fn table_in_the_template_equals_the_shipped_table_definition() {
+    let template = template();
+    let tables = of_type(&template, "AWS::DynamoDB::Table");
+    assert_eq!(tables.len(), 1, "exactly one DynamoDB table");
+    let (id, table) = tables[0];
+    let p = props(table, id);
+    assert_eq!(
+        p.get("TimeToLiveSpecification").and_then(|t| t.get("Enabled")),
+        Some(&json!(true)),
+        "TTL must be enabled"
+    );
+    let as_definition = json!({
+        "AttributeDefinitions": p.get("AttributeDefinitions"),
+        "KeySchema": p.get("KeySchema"),
+        "BillingMode": p.get("BillingMode"),
+        "GlobalSecondaryIndexes": p.get("GlobalSecondaryIndexes"),
+        "TimeToLiveAttribute": p.get("TimeToLiveSpecification").and_then(|t| t.get("AttributeName")),
+    });
+    let in_template: TableDefinition = serde_json::from_value(as_definition)
+        .unwrap_or_else(|e| panic!("the template's table does not have table.json's shape: {e}"));
+    let shipped =
+        TableDefinition::shipped().unwrap_or_else(|e| panic!("infra/dynamodb/table.json does not parse: {e}"));
+    assert_eq!(in_template, shipped, "template.json's table drifted from table.json");
+}
+
+#[test]
+fn table_is_protected_against_loss() {
+    let template = template();
+    for (id, table) in of_type(&template, "AWS::DynamoDB::Table") {
+        let p = props(table, id);
+        assert_eq!(
+            p.pointer("/PointInTimeRecoverySpecification/PointInTimeRecoveryEnabled"),
+            Some(&json!(true)),
+            "{id}: point-in-time recovery"
+        );
+        assert_eq!(
+            p.get("DeletionProtectionEnabled"),
+            Some(&json!(true)),
+            "{id}: deletion protection"
+        );
+        assert_eq!(
+            p.pointer("/SSESpecification/SSEEnabled"),
+            Some(&json!(true)),
+            "{id}: SSE"
+        );
+        assert_eq!(
+            table.get("DeletionPolicy"),
+            Some(&json!("Retain")),
+            "{id}: DeletionPolicy"
+        );
+        assert_eq!(
+            table.get("UpdateReplacePolicy"),
+            Some(&json!("Retain")),
+            "{id}: UpdateReplacePolicy"
+        );
+    }
+}
+
+// ------------------------------------------------------------- functions
+
+#[test]
+fn every_api_file_is_a_function_in_the_template() {
+    let deployed = functions(&template());
+    let missing: Vec<_> = api_functions()
+        .into_iter()
+        .filter(|name| !deployed.contains_key(name))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "api/*.rs without a function in infra/aws/template.json: {missing:?} \
+         (add each to the Fn::ForEach list of its tier)"
+    );
+}
+
+#[test]
+fn every_function_runs_the_rust_binary_of_its_own_name_with_the_draftline_environment() {
+    for (name, f) in functions(&template()) {
+        let p = &f.properties;
+        assert!(
+            name.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+            "{name}: not an api/*.rs binary name"
+        );
+        assert_eq!(p.get("Runtime"), Some(&json!("provided.al2023")), "{name}: Runtime");
+        assert_eq!(p.get("Handler"), Some(&json!("bootstrap")), "{name}: Handler");
+        let key = p.pointer("/Code/S3Key").and_then(sub_text);
+        assert_eq!(
+            key,
+            Some(format!("${{CodePrefix}}/{name}.zip").as_str()),
+            "{name}: S3Key"
+        );
+        let variables = p
+            .pointer("/Environment/Variables")
+            .and_then(Value::as_object)
+            .unwrap_or_else(|| panic!("{name}: no Environment.Variables"));
+        for required in [
+            "DRAFTLINE_TABLE",
+            "DRAFTLINE_RESOURCE",
+            "DRAFTLINE_ISSUER",
+            "DRAFTLINE_JWKS_URL",
+            "DRAFTLINE_IDEMPOTENCY_TTL_SECONDS",
+        ] {
+            assert!(variables.contains_key(required), "{name}: {required} is not set");
+        }
+        assert!(
+            !variables.contains_key("DRAFTLINE_JWT_SECRET"),
+            "{name}: a deployed function verifies tokens against the JWKS, not a shared secret"
+        );
+        assert_eq!(
+            variables.get("DRAFTLINE_TABLE"),
+            Some(&json!({"Ref": "Table"})),
+            "{name}: DRAFTLINE_TABLE must be the table of this stack"
+        );
+    }
+}
+
+#[test]
+fn no_function_policy_has_a_wildcard_action_or_resource() {
+    let template = template();
+    for (name, f) in functions(&template) {
+        assert!(
+            f.role.get("ManagedPolicyArns").is_none(),
+            "{name}: managed policies are not reviewed here; use inline statements"
+        );
+        for statement in &f.statements {
+            assert_eq!(statement.get("Effect"), Some(&json!("Allow")), "{name}: {statement}");
+            assert!(
+                statement.get("NotAction").is_none() && statement.get("NotResource").is_none(),
+                "{name}: NotAction/NotResource grant everything else: {statement}"
+            );
+            for action in actions_of(statement) {
+                assert!(!action.contains('*'), "{name}: wildcard action {action}");
+                assert!(
+                    action.starts_with("dynamodb:") || action.starts_with("logs:"),
+                    "{name}: unexpected action {action}"
+                );
+            }
+            let resources = statement
+                .get("Resource")
+                .map(strings)
+                .unwrap_or_else(|| panic!("{name}: a statement without Resource: {statement}"));
+            for resource in resources {
+                assert_ne!(resource, &json!("*"), "{name}: Resource \"*\"");
+                assert_ne!(sub_text(resource), Some("*"), "{name}: Resource \"*\"");
+            }
+        }
+    }
+}
+
+#[test]
+fn function_policies_are_scoped_to_the_table_its_indexes_and_their_own_log_group() {
+    let template = template();
+    let table_arn = json!({"Fn::GetAtt": ["Table", "Arn"]});
+    let index_arn = "${Table.Arn}/index/*";
+    for (name, f) in functions(&template) {
+        let own_log_group = resources(&template)
+            .iter()
+            .find(|(_, r)| {
+                r.get("Type") == Some(&json!("AWS::Logs::LogGroup"))
+                    && r.pointer("/Properties/LogGroupName").and_then(sub_text)
+                        == Some(format!("/aws/lambda/${{AWS::StackName}}-{name}").as_str())
+            })
+            .map(|(id, _)| id.clone())
+            .unwrap_or_else(|| panic!("{name}: no log group /aws/lambda/<stack>-{name}"));
+        for statement in &f.statements {
+            let actions = actions_of(statement);
+            for resource in statement.get("Resource").map(strings).unwrap_or_default() {
+                if *resource == table_arn {
+                    assert!(
+                        actions.iter().all(|a| a.starts_with("dynamodb:")),
+                        "{name}: the table ARN with non-DynamoDB actions {actions:?}"
+                    );
+                } else if sub_text(resource) == Some(index_arn) {
+                    assert_eq!(
+                        actions,
+                        vec!["dynamodb:Query".to_owned()],
+                        "{name}: ${{TableArn}}/index/* is for Query only"
+                    );
+                } else if get_att(resource) == Some((own_log_group.as_str(), "Arn")) {
+                    assert!(
+                        actions.iter().all(|a| LOG_ACTIONS.contains(&a.as_str())),
+                        "{name}: its log group with actions {actions:?}"
+                    );
+                } else {
+                    panic!(
+                        "{name} ({}): resource outside the table and its own logs: {resource}",
+                        f.logical_id
+                    );
+                }
+            }
+        }
+        let log_actions: BTreeSet<String> = f
+            .statements
+            .iter()
+            .flat_map(actions_of)
+            .filter(|a| a.starts_with("logs:"))
+            .collect();
+        assert_eq!(log_actions, set(&LOG_ACTIONS), "{name}: log permissions");
+    }
+}
+
+#[test]
+fn read_tools_write_nothing_but_their_audit_item() {
+    let template = template();
+    let mut seen = 0;
+    for (name, f) in functions(&template) {
+        if tier(&name) != Tier::Read {
+            continue;
+        }
+        seen += 1;
+        assert_eq!(
+            dynamodb_actions(&f),
+            set(&READ_ACTIONS),
+            "{name}: a read tool may GetItem, BatchGetItem, Query and PutItem (its audit item), nothing else"
+        );
+    }
+    assert!(seen > 0, "no read tool in the template");
+}
+
+#[test]
+fn draft_tools_may_transact_but_never_delete() {
+    let template = template();
+    let mut expected = set(&READ_ACTIONS);
+    expected.extend(set(&DRAFT_ONLY_ACTIONS));
+    let mut seen = 0;
+    for (name, f) in functions(&template) {
+        if tier(&name) != Tier::Draft {
+            continue;
+        }
+        seen += 1;
+        assert_eq!(dynamodb_actions(&f), expected, "{name}: draft tool permissions");
+    }
+    assert!(seen > 0, "no draft tool in the template");
+}
+
+#[test]
+fn mcp_and_tools_hold_exactly_the_union_of_the_tool_permissions() {
+    let deployed = functions(&template());
+    let union: BTreeSet<String> = deployed
+        .values()
+        .filter(|f| matches!(tier(&f.name), Tier::Read | Tier::Draft))
+        .flat_map(dynamodb_actions)
+        .collect();
+    for endpoint in ["mcp", "tools"] {
+        let f = deployed
+            .get(endpoint)
+            .unwrap_or_else(|| panic!("{endpoint} is not in the template"));
+        assert_eq!(
+            dynamodb_actions(f),
+            union,
+            "{endpoint}: union of read and draft permissions"
+        );
+    }
+    let metadata = deployed
+        .get("oauth_protected_resource")
+        .unwrap_or_else(|| panic!("oauth_protected_resource is not in the template"));
+    assert!(
+        dynamodb_actions(metadata).is_empty(),
+        "oauth_protected_resource serves metadata and needs no table access"
+    );
+}
+
+// ---------------------------------------------------------------- routes
+
+#[test]
+fn every_function_is_routed_and_may_be_invoked_only_by_the_http_api() {
+    let template = template();
+    let deployed = functions(&template);
+    // route key -> function logical id, through the integration.
+    let mut routes: BTreeMap<String, String> = BTreeMap::new();
+    for (id, route) in of_type(&template, "AWS::ApiGatewayV2::Route") {
+        let p = props(route, id);
+        let key = p
+            .get("RouteKey")
+            .and_then(sub_text)
+            .unwrap_or_else(|| panic!("{id}: RouteKey"))
+            .to_owned();
+        let target = p.get("Target").unwrap_or_else(|| panic!("{id}: no Target"));
+        assert_eq!(sub_text(target), Some("integrations/${IntegrationId}"), "{id}: Target");
+        let (integration_id, _) = target
+            .pointer("/Fn::Sub/1/IntegrationId")
+            .and_then(get_att)
+            .unwrap_or_else(|| panic!("{id}: Target must name an integration of this template"));
+        let integration = resources(&template)
+            .get(integration_id)
+            .unwrap_or_else(|| panic!("{id}: integration {integration_id} is missing"));
+        let ip = props(integration, integration_id);
+        assert_eq!(ip.get("IntegrationType"), Some(&json!("AWS_PROXY")), "{integration_id}");
+        assert_eq!(ip.get("PayloadFormatVersion"), Some(&json!("2.0")), "{integration_id}");
+        let (function_id, _) = ip
+            .get("IntegrationUri")
+            .and_then(get_att)
+            .unwrap_or_else(|| panic!("{integration_id}: IntegrationUri must be a function's Arn"));
+        assert!(
+            routes.insert(key.clone(), function_id.to_owned()).is_none(),
+            "route {key} twice"
+        );
+    }
+    let permissions: Vec<(String, String)> = of_type(&template, "AWS::Lambda::Permission")
+        .into_iter()
+        .map(|(id, permission)| {
+            let p = props(permission, id);
+            assert_eq!(p.get("Principal"), Some(&json!("apigateway.amazonaws.com")), "{id}");
+            let (function_id, _) = p
+                .get("FunctionName")
+                .and_then(get_att)
+                .unwrap_or_else(|| panic!("{id}: FunctionName must be a function's Arn"));
+            let source = p
+                .get("SourceArn")
+                .and_then(sub_text)
+                .unwrap_or_else(|| panic!("{id}: a permission without SourceArn lets anyone invoke"));
+            assert!(
+                source.contains(":${HttpApi}/"),
+                "{id}: SourceArn must be this HTTP API: {source}"
+            );
+            (function_id.to_owned(), source.to_owned())
+        })
+        .collect();
+    let may_invoke = |function_id: &str, method: &str, path: &str| {
+        permissions.iter().any(|(f, source)| {
+            f == function_id && {
+                let suffix = source.split_once(":${HttpApi}/*/").map_or("", |(_, s)| s);
+                let (m, p) = suffix.split_once('/').unwrap_or(("", ""));
+                (m == "*" || m == method)
+                    && (format!("/{p}") == path
+                        || p.strip_suffix('*')
+                            .is_some_and(|prefix| path.starts_with(&format!("/{prefix}"))))
+            }
+        })
+    };
+    for (name, f) in &deployed {
+        let expected: Vec<(&str, String)> = match tier(name) {
+            Tier::Read | Tier::Draft => vec![("POST", format!("/api/{name}"))],
+            Tier::Endpoint => vec![("ANY", format!("/api/{name}"))],
+            Tier::Metadata => vec![
+                ("GET", "/.well-known/oauth-protected-resource".to_owned()),
+                ("GET", "/.well-known/oauth-protected-resource/api/mcp".to_owned()),
+                ("GET", format!("/api/{name}")),
+            ],
+        };
+        for (method, path) in expected {
+            let key = format!("{method} {path}");
+            assert_eq!(routes.get(&key), Some(&f.logical_id), "route {key} must reach {name}");
+            let arn_method = if method == "ANY" { "*" } else { method };
+            assert!(
+                may_invoke(&f.logical_id, arn_method, &path),
+                "{name}: no lambda permission for {key}"
+            );
+        }
+    }
+    for function_id in routes.values() {
+        assert!(
+            deployed.values().any(|f| &f.logical_id == function_id),
+            "a route reaches {function_id}, which is not a function"
+        );
+    }
+}
+
+// ---------------------------------------------------------------- vercel
+
+/// Vercel runs every function with one set of AWS credentials, so they get
+/// exactly what `mcp` gets on Lambda: the union of the tool permissions.
+#[test]
+fn vercel_iam_policy_grants_exactly_what_mcp_gets_on_lambda() {
+    let policy = read_json("infra/aws/vercel-iam-policy.json");
+    let table = "arn:aws:dynamodb:REGION:ACCOUNT_ID:table/TABLE_NAME";
+    let index = format!("{table}/index/*");
+    let statements = policy
+        .get("Statement")
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("vercel-iam-policy.json has no Statement list"));
+    let mut granted = BTreeSet::new();
+    for statement in statements {
+        assert_eq!(statement.get("Effect"), Some(&json!("Allow")), "{statement}");
+        let actions = actions_of(statement);
+        for action in &actions {
+            assert!(
+                action.starts_with("dynamodb:") && !action.contains('*'),
+                "vercel policy: action {action}"
+            );
+        }
+        for resource in statement.get("Resource").map(strings).unwrap_or_default() {
+            let resource = resource.as_str().unwrap_or_default();
+            if resource == index {
+                assert_eq!(actions, vec!["dynamodb:Query".to_owned()], "index/* is for Query only");
+            } else {
+                assert_eq!(resource, table, "vercel policy: resource {resource}");
+            }
+        }
+        granted.extend(actions);
+    }
+    let deployed = functions(&template());
+    let mcp = deployed
+        .get("mcp")
+        .unwrap_or_else(|| panic!("mcp is not in the template"));
+    assert_eq!(
+        granted,
+        dynamodb_actions(mcp),
+        "vercel policy drifted from the Lambda roles"
+    );
+}
+
+/// Matches a Vercel `functions` glob (`*` within a path segment, `**/` any
+/// directories) against a path relative to the repository root.
+fn glob_matches(pattern: &str, path: &str) -> bool {
+    fn go(p: &[u8], s: &[u8]) -> bool {
+        match p {
+            [] => s.is_empty(),
+            [b'*', b'*', b'/', rest @ ..] => {
+                go(rest, s) || s.iter().position(|&c| c == b'/').is_some_and(|i| go(p, &s[i + 1..]))
+            }
+            [b'*', rest @ ..] => (0..=s.len())
+                .take_while(|&i| !s[..i].contains(&b'/'))
+                .any(|i| go(rest, &s[i..])),
+            [c, rest @ ..] => s.first() == Some(c) && go(rest, &s[1..]),
+        }
+    }
+    go(pattern.as_bytes(), path.as_bytes())
+}
+
+#[test]
+fn vercel_json_configures_every_function_without_the_legacy_runtime() {
+    let vercel = read_json("vercel.json");
+    assert_eq!(
+        vercel.get("$schema"),
+        Some(&json!("https://openapi.vercel.sh/vercel.json")),
+        "$schema"
+    );
+    assert!(
+        !vercel.to_string().contains("vercel-rust"),
+        "the legacy vercel-rust runtime must not be named; the Rust runtime is detected from api/**/*.rs"
+    );
+    for legacy in ["builds", "routes"] {
+        assert!(
+            vercel.get(legacy).is_none(),
+            "legacy key {legacy} (it disables functions/rewrites)"
+        );
+    }
+    let functions = vercel
+        .get("functions")
+        .and_then(Value::as_object)
+        .unwrap_or_else(|| panic!("vercel.json has no functions object"));
+    let files: Vec<String> = api_functions().iter().map(|f| format!("api/{f}.rs")).collect();
+    for (pattern, settings) in functions {
+        assert!(
+            files.iter().any(|f| glob_matches(pattern, f)),
+            "functions pattern {pattern} matches no api/*.rs (Vercel fails the build on an unmatched pattern)"
+        );
+        assert!(
+            settings.get("runtime").is_none(),
+            "{pattern}: no runtime string; it is detected"
+        );
+        let memory = settings.get("memory").and_then(Value::as_u64);
+        assert!(
+            memory.is_some_and(|m| (128..=10240).contains(&m)),
+            "{pattern}: memory {memory:?}"
+        );
+        let duration = settings.get("maxDuration").and_then(Value::as_u64);
+        assert!(duration.is_some_and(|d| d >= 1), "{pattern}: maxDuration {duration:?}");
+    }
+    for file in &files {
+        assert!(
+            functions.keys().any(|pattern| glob_matches(pattern, file)),
+            "{file} has no functions settings in vercel.json"
+        );
+    }
+}
+
+#[test]
+fn vercel_json_rewrites_the_protected_resource_metadata_paths() {
+    let vercel = read_json("vercel.json");
+    let rewrites = vercel
+        .get("rewrites")
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("vercel.json has no rewrites list"));
+    let deployed = functions(&template());
+    for source in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/api/mcp",
+    ] {
+        let rewrite = rewrites
+            .iter()
+            .find(|r| r.get("source") == Some(&json!(source)))
+            .unwrap_or_else(|| panic!("no rewrite for {source}"));
+        let destination = rewrite.get("destination").and_then(Value::as_str);
+        assert_eq!(
+            destination,
+            Some("/api/oauth_protected_resource"),
+            "rewrite of {source}"
+        );
+    }
+    for rewrite in rewrites {
+        let destination = rewrite.get("destination").and_then(Value::as_str).unwrap_or_default();
+        let function = destination.strip_prefix("/api/").unwrap_or_default();
+        assert!(
+            deployed.contains_key(function),
+            "rewrite destination {destination} is not a deployed function"
+        );
+    }
+}
+
+#[test]
+fn glob_matching_follows_vercel_patterns() {
+    assert!(glob_matches("api/*.rs", "api/mcp.rs"));
+    assert!(glob_matches("api/**/*.rs", "api/mcp.rs"));
+    assert!(glob_matches("api/**/*.rs", "api/a/b.rs"));
+    assert!(!glob_matches("api/*.rs", "api/a/b.rs"));
+    assert!(!glob_matches("api/*.rs", "api/mcp.ts"));
+    assert!(glob_matches("api/mcp.rs", "api/mcp.rs"));
+}
+
+#[test]
+fn for_each_expansion_replaces_identifiers_like_the_transform() {
+    let raw = json!({
+        "Fn::ForEach::Loop": ["Tool", ["a_b"], {
+            "Fn&{Tool}": {
+                "Name": {"Fn::Sub": "${AWS::StackName}-${Tool}"},
+                "Role": {"Fn::GetAtt": [{"Fn::Sub": "Role&{Tool}"}, "Arn"]},
+                "Plain": "${Tool}",
+                "Id": {"Ref": "Tool"}
+            }
+        }]
+    });
+    assert_eq!(
+        expand(&raw, &[]),
+        json!({"Fnab": {
+            "Name": {"Fn::Sub": "${AWS::StackName}-a_b"},
+            "Role": {"Fn::GetAtt": [{"Fn::Sub": "Roleab"}, "Arn"]},
+            "Plain": "${Tool}",
+            "Id": "a_b"
+        }})
+    );
+}
