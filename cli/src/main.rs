@@ -124,6 +124,9 @@ async fn serve(port: u16, data: Option<PathBuf>, dynamodb_endpoint: Option<Strin
     .await?;
     let url = server.url();
     println!("listening on {url}");
+    if let Some(endpoint) = &server.app.config().dynamodb_endpoint {
+        println!("dynamodb endpoint: {endpoint} (table {})", server.app.config().table);
+    }
     match server.seeded {
         draftline_erp::seed::Seeded::Wrote(n) => println!("seeded the demo tenant: {n} items"),
         draftline_erp::seed::Seeded::AlreadySeeded => {

@@ -7,5 +7,6 @@ mod auth;
 mod drafts;
 mod helpers;
 mod idempotency_lease;
+mod listing;
 mod reads;
 mod validation;

@@ -17,6 +17,7 @@
 //!   [`canonical`]: canonical JSON and the fingerprint.
 //! - [`audit`]: the audit record of every call.
 //! - [`pipeline`]: [`pipeline::App`], the one request path.
+//! - [`listing`]: the caller's tool list as MCP, OpenAI, AI SDK and OpenAPI.
 //! - [`runtime`]: Vercel, AWS Lambda and local-server adapters.
 //! - [`dynamo`]: the DynamoDB client seam and round-trip counting.
 //! - [`config`], [`clock`], [`request`] (executor headers), [`observe`] (logs).
@@ -29,6 +30,7 @@ pub mod config;
 pub mod dynamo;
 pub mod error;
 pub mod idempotency;
+pub mod listing;
 pub mod identity;
 pub mod observe;
 pub mod pipeline;

@@ -4,6 +4,7 @@
 //! - `POST /api/<tool>`: the tool function;
 //! - `GET /.well-known/oauth-protected-resource` (also with the `/api/mcp`
 //!   suffix): RFC 9728 metadata;
+//! - `GET /api/tools?format=…`: the caller's tool list;
 //! - `GET /healthz`: liveness.
 
 use std::net::SocketAddr;
@@ -43,6 +44,12 @@ pub async fn route(app: &App, request: Request<Bytes>) -> Response<Bytes> {
             &json!({"ok": true}),
             &crate::request::request_id(request.headers()),
         );
+    }
+    if path == "/api/tools" {
+        return crate::listing::handle(app, request).await;
+    }
+    if path == "/api/oauth_protected_resource" {
+        return metadata_response(app, &request);
     }
     if let Some(name) = path.strip_prefix("/api/")
         && let Some(tool) = app.registry().get(name)
