@@ -91,8 +91,15 @@ async fn a_retry_with_the_same_key_is_a_replay_not_a_second_document() {
         "one new draft besides the seeded Jakarta PO"
     );
     assert_eq!(app.count_kind("idempotency_key").await, 1);
-    let outcomes: Vec<String> = app.audit_items().await.iter().map(|a| a["outcome"].clone()).collect();
+    let audits = app.audit_items().await;
+    let outcomes: Vec<&str> = audits.iter().map(|a| a["outcome"].as_str()).collect();
     assert_eq!(outcomes, ["ok", "replayed", "replayed"]);
+    // Every call is findable by the document it created or replayed.
+    for audit in &audits {
+        assert_eq!(audit["document_number"], "PO-SBY-000001");
+        assert_eq!(audit["document_kind"], "purchase_order");
+        assert_eq!(audit["gsi1pk"], audits[0]["gsi1pk"]);
+    }
 }
 
 #[tokio::test]

@@ -17,7 +17,6 @@ use crate::dynamo::{Db, store_error};
 use crate::error::ToolError;
 use crate::identity::Caller;
 use crate::request::AgentContext;
-use crate::tool::DocumentRef;
 
 /// The tenant segment used when the caller could not be authenticated.
 pub const ANONYMOUS_TENANT: &str = "_anonymous";
@@ -73,7 +72,28 @@ pub struct AuditRecord {
     /// The fingerprint, for drafts.
     pub fingerprint: Option<String>,
     /// The document created or replayed.
-    pub document: Option<DocumentRef>,
+    pub document: Option<AuditDocument>,
+}
+
+/// The document a call created or replayed, as the audit item names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditDocument {
+    /// Document id.
+    pub id: String,
+    /// Human number.
+    pub number: String,
+    /// Kind (`purchase_order`).
+    pub kind: String,
+}
+
+impl From<&crate::tool::DocumentRef> for AuditDocument {
+    fn from(doc: &crate::tool::DocumentRef) -> Self {
+        Self {
+            id: doc.id.clone(),
+            number: doc.number.clone(),
+            kind: doc.kind.to_owned(),
+        }
+    }
 }
 
 impl AuditRecord {
@@ -154,7 +174,7 @@ impl AuditRecord {
         if let Some(doc) = &self.document {
             opt("document_id", Some(&doc.id));
             opt("document_number", Some(&doc.number));
-            opt("document_kind", Some(doc.kind));
+            opt("document_kind", Some(&doc.kind));
             opt("gsi1pk", Some(&format!("T#{}#DOC#{}", self.tenant(), doc.id)));
             opt("gsi1sk", Some(&sk));
         }

@@ -98,14 +98,33 @@ pub fn openapi(registry: &Registry, scopes: &Scopes, resource: &str) -> Value {
     let mut paths = serde_json::Map::new();
     for d in registry.visible_to(scopes) {
         let mut parameters = vec![
-            header_param("X-Agent-Run-Id", "The agent run this call belongs to; with client_ref it forms the idempotency key of a draft."),
-            header_param("X-Tool-Call-Id", "The executor's tool-call id, recorded in the audit item."),
-            header_param("X-Agent-Model", "The model that chose the call, recorded in the audit item."),
+            header_param(
+                "X-Agent-Run-Id",
+                "The agent run this call belongs to; with client_ref it forms the idempotency key of a draft.",
+            ),
+            header_param(
+                "X-Tool-Call-Id",
+                "The executor's tool-call id, recorded in the audit item.",
+            ),
+            header_param(
+                "X-Agent-Model",
+                "The model that chose the call, recorded in the audit item.",
+            ),
             header_param("X-Prompt-Version", "The prompt version, recorded in the audit item."),
             header_param("X-Request-Id", "Kept if 1-64 of [A-Za-z0-9._-], otherwise replaced."),
         ];
         let mut responses = serde_json::Map::new();
-        responses.insert("200".into(), ok_response(d, if d.tier == Tier::Draft { "The stored draft, replayed (header Idempotent-Replayed: true)." } else { "The result." }));
+        responses.insert(
+            "200".into(),
+            ok_response(
+                d,
+                if d.tier == Tier::Draft {
+                    "The stored draft, replayed (header Idempotent-Replayed: true)."
+                } else {
+                    "The result."
+                },
+            ),
+        );
         if d.tier == Tier::Draft {
             parameters.insert(0, header_param("Idempotency-Key", "1-255 printable ASCII; the same key on a retry returns the same draft. Required unless X-Agent-Run-Id is sent."));
             responses.insert("201".into(), ok_response(d, "The draft was created."));
@@ -211,7 +230,9 @@ pub async fn handle(app: &crate::App, request: http::Request<bytes::Bytes>) -> h
         let err = ToolError::invalid_fields("The tool list is read with GET.", Vec::new());
         let mut reply = response::failure(&err, &request_id, &app.resource_metadata_url());
         *reply.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
-        reply.headers_mut().insert(http::header::ALLOW, http::HeaderValue::from_static("GET"));
+        reply
+            .headers_mut()
+            .insert(http::header::ALLOW, http::HeaderValue::from_static("GET"));
         return reply;
     }
     let caller = match app.authenticate(headers).await {

@@ -345,7 +345,7 @@ impl App {
                 now,
                 self.config.idempotency_ttl,
             );
-            audit.document = Some(draft.document.clone());
+            audit.document = Some((&draft.document).into());
             audit.outcome = Outcome::Ok;
             audit.http_status = StatusCode::CREATED.as_u16();
             let mut items = Vec::with_capacity(draft.writes.len() + 2);
@@ -401,11 +401,7 @@ impl App {
                 data,
                 document,
             } => {
-                audit.document = document.map(|(id, number)| crate::tool::DocumentRef {
-                    id,
-                    number,
-                    kind: "replayed",
-                });
+                audit.document = document.map(|(id, number, kind)| crate::audit::AuditDocument { id, number, kind });
                 Some(Ok(Success {
                     status: StatusCode::OK,
                     data,

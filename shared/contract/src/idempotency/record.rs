@@ -41,8 +41,8 @@ pub struct IdempotencyRecord {
     pub http_status: u16,
     /// The stored response `data`, as JSON text (completed records).
     pub response: Option<String>,
-    /// The document the call created.
-    pub document: Option<(String, String)>,
+    /// The document the call created: (id, number, kind).
+    pub document: Option<(String, String, String)>,
     /// The request that created the record.
     pub request_id: String,
     /// When the record was written.
@@ -64,8 +64,8 @@ pub enum Resolution {
         http_status: u16,
         /// The stored data.
         data: serde_json::Value,
-        /// The stored document (id, number).
-        document: Option<(String, String)>,
+        /// The stored document (id, number, kind).
+        document: Option<(String, String, String)>,
     },
     /// The key was used for something else: 422.
     Mismatch,
@@ -126,7 +126,7 @@ impl IdempotencyRecord {
             status: RecordStatus::Completed,
             http_status,
             response: Some(data.to_string()),
-            document: document.map(|d| (d.id.clone(), d.number.clone())),
+            document: document.map(|d| (d.id.clone(), d.number.clone(), d.kind.to_owned())),
             request_id: request_id.to_owned(),
             created_at: now,
             expires_at: now.timestamp() + ttl.as_secs() as i64,
@@ -154,9 +154,10 @@ impl IdempotencyRecord {
         if let Some(response) = &self.response {
             item.insert("response".into(), AttributeValue::S(response.clone()));
         }
-        if let Some((id, number)) = &self.document {
+        if let Some((id, number, kind)) = &self.document {
             item.insert("document_id".into(), AttributeValue::S(id.clone()));
             item.insert("document_number".into(), AttributeValue::S(number.clone()));
+            item.insert("document_kind".into(), AttributeValue::S(kind.clone()));
         }
         if let Some(until) = self.lease_until_ms {
             item.insert("lease_until".into(), AttributeValue::N(until.to_string()));
@@ -187,7 +188,9 @@ impl IdempotencyRecord {
             status,
             http_status: n("http_status").and_then(|v| u16::try_from(v).ok()).unwrap_or(0),
             response: s("response"),
-            document: s("document_id").zip(s("document_number")),
+            document: s("document_id")
+                .zip(s("document_number"))
+                .map(|(id, number)| (id, number, s("document_kind").unwrap_or_default())),
             request_id: s("request_id").unwrap_or_default(),
             created_at: s("created_at")
                 .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
