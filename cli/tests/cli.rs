@@ -1,0 +1,116 @@
+//! The `draftline` command as a user runs it: a real process.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use draftline_infra::EmbeddedDynamo;
+
+fn draftline() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_draftline"));
+    for (name, _) in std::env::vars() {
+        if name.starts_with("DRAFTLINE_") {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
+fn claims(token: &str) -> serde_json::Value {
+    let payload = token.trim().split('.').nth(1).unwrap();
+    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap()
+}
+
+#[test]
+fn token_prints_a_demo_users_claims_for_the_default_resource() {
+    let out = draftline().args(["token", "--user", "buyer-sby"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let claims = claims(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(claims["sub"], "buyer-sby");
+    assert_eq!(claims["tenant_id"], "demo");
+    assert_eq!(claims["branch_id"], "SBY-01");
+    assert_eq!(claims["branch_code"], "SBY");
+    assert_eq!(claims["scope"], "purchasing:read purchasing:draft inventory:read");
+    assert_eq!(claims["iss"], "draftline-local");
+    assert_eq!(claims["aud"], "http://127.0.0.1:3000");
+}
+
+#[test]
+fn token_builds_any_other_identity() {
+    let out = draftline()
+        .args(["token", "--sub", "ana", "--tenant", "acme", "--branch", "MDN-02", "--scope", "inventory:read"])
+        .args(["--resource", "https://tools.acme.example"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let claims = claims(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(claims["branch_code"], "MDN");
+    assert_eq!(claims["aud"], "https://tools.acme.example");
+}
+
+#[test]
+fn an_unknown_demo_user_is_refused_with_the_list_of_demo_users() {
+    let out = draftline().args(["token", "--user", "nobody"]).output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("buyer-sby") && stderr.contains("sales-bdg"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn table_create_and_seed_are_safe_to_run_twice() {
+    let engine = EmbeddedDynamo::start(None).await.unwrap();
+    let run = |args: &[&str]| {
+        let out = draftline()
+            .args(args)
+            .env("DRAFTLINE_DYNAMODB_ENDPOINT", engine.endpoint())
+            .env("DRAFTLINE_TABLE", "cli-test")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let created = tokio::task::block_in_place(|| run(&["table", "create"]));
+    assert!(created.contains("New"), "{created}");
+    let again = tokio::task::block_in_place(|| run(&["table", "create"]));
+    assert!(again.contains("AlreadyExisted"), "{again}");
+    let seeded = tokio::task::block_in_place(|| run(&["table", "seed"]));
+    assert!(seeded.contains("Wrote"), "{seeded}");
+    let reseeded = tokio::task::block_in_place(|| run(&["table", "seed"]));
+    assert!(reseeded.contains("AlreadySeeded"), "{reseeded}");
+}
+
+#[test]
+fn serve_says_where_it_listens_and_how_to_get_a_token() {
+    let mut child = draftline()
+        .args(["serve", "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut lines = Vec::new();
+    while Instant::now() < deadline && !lines.iter().any(|l: &String| l.contains("draftline token")) {
+        if let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
+            lines.push(line);
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let listening = lines.iter().find(|l| l.starts_with("listening on http://127.0.0.1:")).expect("a listening line");
+    assert!(!listening.ends_with(":0"), "{listening}");
+    assert!(lines.iter().any(|l| l.contains("seeded the demo tenant")), "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains("draftline token --user buyer-sby")), "{lines:?}");
+}
