@@ -5,8 +5,14 @@
 
 mod auth;
 mod drafts;
+mod function_process;
 mod helpers;
 mod idempotency_lease;
+mod jwks;
+mod lambda;
 mod listing;
+mod observability;
 mod reads;
+mod startup_config;
 mod validation;
+mod vercel;

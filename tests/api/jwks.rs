@@ -1,0 +1,491 @@
+//! Production tokens: RS256 and ES256 from an identity provider's JWKS.
+//!
+//! A local JWKS server (real HTTP on 127.0.0.1, counting its requests) serves
+//! a key set the test can rotate; keys are generated at test time. The app is
+//! built with only a JWKS URL (no HS256 secret) and served by the local
+//! server on a loopback port, against the embedded DynamoDB engine.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use draftline_cli::demo_spec;
+use draftline_contract::App;
+use draftline_contract::auth::JwksCache;
+use draftline_contract::auth::jwks::{ManualTicker, REFRESH_INTERVAL};
+use draftline_contract::auth::mint::TokenClaims;
+use draftline_contract::clock::SystemClock;
+use draftline_contract::config::{Config, LOCAL_DEV_SECRET};
+use draftline_contract::dynamo::Db;
+use draftline_contract::runtime::local;
+use http::{Request, Response};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use jsonwebtoken::jwk::{Jwk, JwkSet, PublicKeyUse};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use p256::pkcs8::{EncodePrivateKey, LineEnding};
+use rsa::pkcs1::EncodeRsaPrivateKey;
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+use crate::helpers::{Reply, TestApp, spawn_app};
+
+/// The identity provider's issuer.
+const ISSUER: &str = "https://id.draftline.test";
+
+/// A signing key of the identity provider, and its public JWK.
+struct IdpKey {
+    kid: &'static str,
+    alg: Algorithm,
+    encoding: EncodingKey,
+    jwk: Jwk,
+}
+
+impl IdpKey {
+    fn rsa(kid: &'static str) -> Self {
+        let private = <rsa::PrivateKey as rsa::Generate>::generate();
+        let pem = private.to_pkcs1_pem(rsa::pkcs1::LineEnding::LF).unwrap();
+        Self::from_encoding(
+            kid,
+            Algorithm::RS256,
+            EncodingKey::from_rsa_pem(pem.as_bytes()).unwrap(),
+        )
+    }
+
+    fn es256(kid: &'static str) -> Self {
+        let private = <p256::SecretKey as p256::elliptic_curve::Generate>::generate();
+        let pem = private.to_pkcs8_pem(LineEnding::LF).unwrap();
+        Self::from_encoding(kid, Algorithm::ES256, EncodingKey::from_ec_pem(pem.as_bytes()).unwrap())
+    }
+
+    fn from_encoding(kid: &'static str, alg: Algorithm, encoding: EncodingKey) -> Self {
+        let mut jwk = Jwk::from_encoding_key(&encoding, alg).unwrap();
+        jwk.common.key_id = Some(kid.to_owned());
+        jwk.common.public_key_use = Some(PublicKeyUse::Signature);
+        Self {
+            kid,
+            alg,
+            encoding,
+            jwk,
+        }
+    }
+
+    /// A token of demo user `user` for `resource`, signed with this key under `kid`.
+    fn token_as(&self, kid: &str, user: &str, resource: &str) -> String {
+        let spec = demo_spec(user).unwrap();
+        let claims = TokenClaims::new(
+            ISSUER,
+            resource,
+            &spec.sub,
+            &spec.tenant,
+            &spec.branch,
+            &spec.branch_code,
+            &spec.scope,
+            spec.roles,
+            600,
+        );
+        let mut header = Header::new(self.alg);
+        header.kid = Some(kid.to_owned());
+        header.typ = Some("at+jwt".to_owned());
+        jsonwebtoken::encode(&header, &claims, &self.encoding).unwrap()
+    }
+
+    fn token(&self, user: &str, resource: &str) -> String {
+        self.token_as(self.kid, user, resource)
+    }
+}
+
+/// The keys of the tests, generated once per test run (RSA generation is slow unoptimised).
+struct Keys {
+    rsa_1: IdpKey,
+    rsa_2: IdpKey,
+    ec_1: IdpKey,
+    /// Never published.
+    stranger: IdpKey,
+}
+
+static KEYS: LazyLock<Keys> = LazyLock::new(|| Keys {
+    rsa_1: IdpKey::rsa("rsa-2026-11"),
+    rsa_2: IdpKey::rsa("rsa-2026-12"),
+    ec_1: IdpKey::es256("ec-2026-11"),
+    stranger: IdpKey::es256("stranger"),
+});
+
+async fn keys() -> &'static Keys {
+    tokio::task::spawn_blocking(|| &*KEYS).await.unwrap()
+}
+
+/// The identity provider's JWKS endpoint: serves the published keys, counts requests.
+struct JwksServer {
+    addr: SocketAddr,
+    published: Arc<Mutex<Vec<Jwk>>>,
+    fetches: Arc<AtomicUsize>,
+    down: tokio::sync::watch::Sender<bool>,
+    server: JoinHandle<()>,
+}
+
+fn jwks_response(
+    published: &Mutex<Vec<Jwk>>,
+    fetches: &AtomicUsize,
+    request: &Request<Incoming>,
+) -> Response<Full<Bytes>> {
+    let mut response = if request.uri().path() == "/.well-known/jwks.json" {
+        fetches.fetch_add(1, Ordering::SeqCst);
+        let keys = JwkSet {
+            keys: published.lock().unwrap().clone(),
+        };
+        Response::new(Full::new(Bytes::from(serde_json::to_vec(&keys).unwrap())))
+    } else {
+        let mut response = Response::new(Full::new(Bytes::new()));
+        *response.status_mut() = http::StatusCode::NOT_FOUND;
+        response
+    };
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+impl JwksServer {
+    async fn start(keys: &[&IdpKey]) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let published = Arc::new(Mutex::new(keys.iter().map(|k| k.jwk.clone()).collect::<Vec<_>>()));
+        let fetches = Arc::new(AtomicUsize::new(0));
+        let (down, mut went_down) = tokio::sync::watch::channel(false);
+        let (set, count) = (published.clone(), fetches.clone());
+        let server = tokio::spawn(async move {
+            let mut connections = tokio::task::JoinSet::new();
+            loop {
+                let stream = tokio::select! {
+                    accepted = listener.accept() => match accepted {
+                        Ok((stream, _)) => stream,
+                        Err(_) => return,
+                    },
+                    changed = went_down.changed() => {
+                        if changed.is_err() {
+                            return;
+                        }
+                        // Down: open connections are cut.
+                        connections.abort_all();
+                        continue;
+                    }
+                };
+                if *went_down.borrow() {
+                    // Down, but the port stays ours: every connection is closed at once.
+                    drop(stream);
+                    continue;
+                }
+                let (set, count) = (set.clone(), count.clone());
+                connections.spawn(async move {
+                    let service = service_fn(move |request: Request<Incoming>| {
+                        let (set, count) = (set.clone(), count.clone());
+                        async move { Ok::<_, Infallible>(jwks_response(&set, &count, &request)) }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Self {
+            addr,
+            published,
+            fetches,
+            down,
+            server,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/.well-known/jwks.json", self.addr)
+    }
+
+    /// Adds a key to the published set (rotation: the new key appears next to the old one).
+    fn publish(&self, key: &IdpKey) {
+        self.published.lock().unwrap().push(key.jwk.clone());
+    }
+
+    /// How many times the set was fetched.
+    fn fetches(&self) -> usize {
+        self.fetches.load(Ordering::SeqCst)
+    }
+
+    /// Takes the provider down: open connections are cut and new ones closed
+    /// unanswered (the port stays bound so no other test can take it).
+    fn go_down(&self) {
+        self.down.send_replace(true);
+    }
+}
+
+impl Drop for JwksServer {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// An app that accepts only the identity provider's tokens, served on a loopback port.
+struct JwksApp {
+    resource: String,
+    http: reqwest::Client,
+    server: JoinHandle<std::io::Result<()>>,
+}
+
+impl Drop for JwksApp {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+impl JwksApp {
+    /// Serves a new app (its own, empty JWKS cache) on `store`'s table.
+    async fn start(store: &TestApp, jwks_url: String) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let resource = format!("http://{}", listener.local_addr().unwrap());
+        let endpoint = store.server.app.config().dynamodb_endpoint.clone().unwrap();
+        let mut config = Config::local(resource.clone(), endpoint);
+        config.table = store.server.app.config().table.clone();
+        config.issuer = ISSUER.to_owned();
+        config.jwt_secret = None;
+        config.jwks_url = Some(jwks_url);
+        let db = Db::connect(&config).await;
+        let app = Arc::new(App::with_parts(
+            draftline_erp::catalogue(),
+            config,
+            db,
+            Arc::new(SystemClock),
+        ));
+        let server = tokio::spawn(local::serve(listener, app));
+        Self {
+            resource,
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(15))
+                .build()
+                .unwrap(),
+            server,
+        }
+    }
+
+    /// Reads stock of BRG-0042 with `token`.
+    async fn read_stock(&self, token: &str) -> Reply {
+        let response = self
+            .http
+            .post(format!("{}/api/inventory_get_stock", self.resource))
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(json!({"item_code": "BRG-0042"}).to_string())
+            .send()
+            .await
+            .expect("the app answers");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.json().await.unwrap();
+        Reply { status, headers, body }
+    }
+}
+
+fn assert_unauthenticated(reply: &Reply, case: &str) {
+    assert_eq!(reply.status, 401, "{case}: {:?}", reply.body);
+    assert_eq!(reply.error_code(), "UNAUTHENTICATED", "{case}");
+    assert!(reply.header("www-authenticate").is_some(), "{case}");
+}
+
+#[tokio::test]
+async fn rs256_and_es256_tokens_of_the_identity_provider_are_accepted_with_one_fetch() {
+    let keys = keys().await;
+    let store = spawn_app().await;
+    let idp = JwksServer::start(&[&keys.rsa_1, &keys.ec_1]).await;
+    let app = JwksApp::start(&store, idp.url()).await;
+    assert_eq!(idp.fetches(), 0, "nothing is fetched before the first call");
+
+    let rs256 = app.read_stock(&keys.rsa_1.token("buyer-sby", &app.resource)).await;
+    assert_eq!(rs256.status, 200, "{:?}", rs256.body);
+    assert_eq!(rs256.body["data"]["branch_id"], "SBY-01");
+    let es256 = app.read_stock(&keys.ec_1.token("buyer-jkt", &app.resource)).await;
+    assert_eq!(es256.status, 200, "{:?}", es256.body);
+    assert_eq!(es256.body["data"]["branch_id"], "JKT-01");
+    for _ in 0..3 {
+        let again = app.read_stock(&keys.ec_1.token("buyer-sby", &app.resource)).await;
+        assert_eq!(again.status, 200);
+    }
+    assert_eq!(idp.fetches(), 1, "the key set is fetched once per warm instance");
+
+    // A local development token is refused where only the identity provider is trusted.
+    let local = draftline_contract::auth::mint::mint_hs256(
+        LOCAL_DEV_SECRET,
+        &TokenClaims::new(
+            ISSUER,
+            &app.resource,
+            "buyer-sby",
+            "demo",
+            "SBY-01",
+            "SBY",
+            "inventory:read",
+            vec![],
+            600,
+        ),
+    )
+    .unwrap();
+    assert_unauthenticated(&app.read_stock(&local).await, "hs256 without a secret");
+}
+
+#[tokio::test]
+async fn a_token_signed_by_a_key_outside_the_key_set_is_401() {
+    let keys = keys().await;
+    let store = spawn_app().await;
+    let idp = JwksServer::start(&[&keys.rsa_1, &keys.ec_1]).await;
+    let app = JwksApp::start(&store, idp.url()).await;
+
+    let unknown_kid = app.read_stock(&keys.stranger.token("buyer-sby", &app.resource)).await;
+    assert_unauthenticated(&unknown_kid, "unknown kid");
+    // A published kid on a token signed by another key: the signature does not verify.
+    let forged = app
+        .read_stock(&keys.stranger.token_as(keys.ec_1.kid, "buyer-sby", &app.resource))
+        .await;
+    assert_unauthenticated(&forged, "published kid, other key");
+    assert!(forged.message().contains("signature"), "{}", forged.message());
+    // A published RSA kid claimed by an ES256 token: algorithm confusion.
+    let confused = app
+        .read_stock(&keys.stranger.token_as(keys.rsa_1.kid, "buyer-sby", &app.resource))
+        .await;
+    assert_unauthenticated(&confused, "rsa kid, es256 token");
+    // A good key, but a token for another deployment.
+    let elsewhere = app
+        .read_stock(&keys.rsa_1.token("buyer-sby", "https://elsewhere.example.com"))
+        .await;
+    assert_unauthenticated(&elsewhere, "wrong audience");
+}
+
+#[tokio::test]
+async fn a_rotated_key_is_accepted_after_one_refetch() {
+    let keys = keys().await;
+    let store = spawn_app().await;
+    let idp = JwksServer::start(&[&keys.rsa_1, &keys.ec_1]).await;
+    let app = JwksApp::start(&store, idp.url()).await;
+    assert_eq!(
+        app.read_stock(&keys.rsa_1.token("buyer-sby", &app.resource))
+            .await
+            .status,
+        200
+    );
+    assert_eq!(idp.fetches(), 1);
+
+    // The identity provider rotates: the new key is published next to the old one.
+    idp.publish(&keys.rsa_2);
+    let rotated = app.read_stock(&keys.rsa_2.token("buyer-sby", &app.resource)).await;
+    assert_eq!(rotated.status, 200, "{:?}", rotated.body);
+    assert_eq!(idp.fetches(), 2, "one refetch for the new kid");
+    for key in [&keys.rsa_1, &keys.rsa_2, &keys.ec_1] {
+        assert_eq!(app.read_stock(&key.token("buyer-sby", &app.resource)).await.status, 200);
+    }
+    assert_eq!(idp.fetches(), 2, "known kids are served from the cache");
+}
+
+#[tokio::test]
+async fn unknown_kids_refetch_the_key_set_at_most_once_per_minute() {
+    let keys = keys().await;
+    let store = spawn_app().await;
+    let idp = JwksServer::start(&[&keys.rsa_1]).await;
+    let app = JwksApp::start(&store, idp.url()).await;
+    assert_eq!(
+        app.read_stock(&keys.rsa_1.token("buyer-sby", &app.resource))
+            .await
+            .status,
+        200
+    );
+    assert_eq!(idp.fetches(), 1);
+
+    // A flood of forged kids, some concurrent: one refetch, then the cache answers.
+    let forged: Vec<String> = (0..12)
+        .map(|i| {
+            keys.stranger
+                .token_as(&format!("forged-{i}"), "buyer-sby", &app.resource)
+        })
+        .collect();
+    let replies = futures::future::join_all(forged.iter().map(|t| app.read_stock(t))).await;
+    for (i, reply) in replies.iter().enumerate() {
+        assert_unauthenticated(reply, &format!("forged kid {i}"));
+    }
+    assert_eq!(idp.fetches(), 2, "at most one refetch within the minute");
+
+    // A key published within that minute is not fetched for yet: the limit holds.
+    idp.publish(&keys.ec_1);
+    assert_unauthenticated(
+        &app.read_stock(&keys.ec_1.token("buyer-sby", &app.resource)).await,
+        "new kid within the minute",
+    );
+    assert_eq!(idp.fetches(), 2);
+}
+
+#[tokio::test]
+async fn the_refetch_limit_opens_again_once_a_minute_has_passed() {
+    let keys = keys().await;
+    let idp = JwksServer::start(&[&keys.rsa_1]).await;
+    let ticker = ManualTicker::new();
+    let cache = JwksCache::with_ticker(idp.url(), Arc::new(ticker.clone()));
+
+    assert!(cache.key(keys.rsa_1.kid, Algorithm::RS256).await.is_ok());
+    assert!(cache.key("forged-1", Algorithm::RS256).await.is_err());
+    assert_eq!(idp.fetches(), 2, "first load, then one refetch");
+    idp.publish(&keys.ec_1);
+    ticker.advance(REFRESH_INTERVAL - Duration::from_secs(1));
+    assert!(cache.key(keys.ec_1.kid, Algorithm::ES256).await.is_err());
+    assert_eq!(idp.fetches(), 2, "59 s later: still within the minute");
+
+    ticker.advance(Duration::from_secs(1));
+    assert!(cache.key(keys.ec_1.kid, Algorithm::ES256).await.is_ok());
+    assert_eq!(idp.fetches(), 3, "a minute later: one more refetch");
+    for i in 0..5 {
+        assert!(cache.key(&format!("forged-{i}"), Algorithm::RS256).await.is_err());
+    }
+    assert_eq!(idp.fetches(), 3);
+    // The key found is usable with its own algorithm only.
+    assert!(cache.key(keys.ec_1.kid, Algorithm::RS256).await.is_err());
+}
+
+#[tokio::test]
+async fn an_unreachable_key_set_is_503_dependency_unavailable_not_401() {
+    let keys = keys().await;
+    let store = spawn_app().await;
+    let idp = JwksServer::start(&[&keys.rsa_1, &keys.ec_1]).await;
+    let warm = JwksApp::start(&store, idp.url()).await;
+    assert_eq!(
+        warm.read_stock(&keys.rsa_1.token("buyer-sby", &warm.resource))
+            .await
+            .status,
+        200
+    );
+
+    idp.go_down();
+    let cold = JwksApp::start(&store, idp.url()).await;
+    let unknown_to_warm = keys.rsa_2.token("buyer-sby", &warm.resource);
+    for (case, app, token) in [
+        ("cold instance", &cold, keys.rsa_1.token("buyer-sby", &cold.resource)),
+        ("warm instance, uncached kid", &warm, unknown_to_warm.clone()),
+        // Right after the failure the cache does not hammer the provider, and still says 503.
+        ("warm instance, again", &warm, unknown_to_warm),
+    ] {
+        let reply = app.read_stock(&token).await;
+        assert_eq!(reply.status, 503, "{case}: {:?}", reply.body);
+        assert_eq!(reply.error_code(), "DEPENDENCY_UNAVAILABLE", "{case}");
+        assert_eq!(reply.body["error"]["retryable"], true, "{case}");
+        assert_eq!(reply.header("retry-after"), Some("5"), "{case}");
+        assert_eq!(reply.body["error"]["retryAfterSeconds"], 5, "{case}");
+        assert!(reply.message().contains("Nothing was read or written"), "{case}");
+        assert!(
+            reply.header("www-authenticate").is_none(),
+            "{case}: not an auth failure"
+        );
+    }
+    assert_eq!(idp.fetches(), 1, "nothing was served while down");
+    // A cached key keeps working through the outage.
+    let cached = warm.read_stock(&keys.ec_1.token("buyer-sby", &warm.resource)).await;
+    assert_eq!(cached.status, 200, "{:?}", cached.body);
+}

@@ -1,0 +1,138 @@
+//! Observability of a deployed function binary: one structured JSON line per
+//! call on stdout, with what an operator needs and nothing a caller sent in
+//! confidence (no token, no argument values); its request id is the
+//! `X-Request-Id` of the response and the `request_id` of the audit item.
+
+use serde_json::{Value, json};
+
+use crate::function_process::function_token;
+use crate::helpers::spawn_app;
+use crate::vercel::VercelFunction;
+
+/// Argument text that must never reach a log.
+const NOTE: &str = "deliver to the back gate, ask for Pak Wibowo 0812-7788";
+const CLIENT_REF: &str = "client-ref-e41c7a";
+
+fn draft_input(note: &str, uom: &str) -> String {
+    let needed_by = chrono::Utc::now().date_naive() + chrono::Days::new(10);
+    json!({
+        "vendor_code": "V-00231",
+        "needed_by": needed_by.to_string(),
+        "client_ref": CLIENT_REF,
+        "note": note,
+        "lines": [{"item_code": "BRG-0042", "qty": 3, "uom": uom}]
+    })
+    .to_string()
+}
+
+/// The call lines of a function's stdout (the pipeline's one line per call).
+fn call_lines(stdout_lines: &[Value]) -> Vec<&Value> {
+    stdout_lines
+        .iter()
+        .filter(|l| l["message"].as_str().is_some_and(|m| m.starts_with("tool call")))
+        .collect()
+}
+
+#[tokio::test]
+async fn every_call_writes_one_json_log_line_without_tokens_or_arguments() {
+    let app = spawn_app().await;
+    let function = VercelFunction::start(env!("CARGO_BIN_EXE_purchasing_create_po_draft"), &app).await;
+    let buyer = function_token("buyer-sby");
+    let clerk = function_token("clerk-sby");
+    let path = "/api/purchasing_create_po_draft";
+    let auth = |token: &str| ("authorization", format!("Bearer {token}"));
+    let key = ("idempotency-key", "obs-key-1".to_owned());
+
+    // (what, expected status, expected outcome, expected code)
+    let mut calls: Vec<(&str, u16, &str, Option<&str>, String)> = Vec::new();
+    let call = async |what, headers: Vec<(&'static str, String)>, body: String| {
+        let (status, response_headers, reply) = function.post(path, &headers, body).await;
+        let request_id = response_headers["x-request-id"].to_str().unwrap().to_owned();
+        assert_eq!(reply["requestId"], request_id.as_str(), "{what}");
+        (what, status, request_id, reply)
+    };
+
+    let (what, status, id, reply) = call(
+        "draft",
+        vec![auth(&buyer), key.clone(), ("x-request-id", "obs-draft-1".into())],
+        draft_input(NOTE, "BOX"),
+    )
+    .await;
+    assert_eq!((status, id.as_str()), (201, "obs-draft-1"), "{reply:?}");
+    calls.push((what, status, "ok", None, id));
+
+    let (what, status, id, reply) = call("replay", vec![auth(&buyer), key.clone()], draft_input(NOTE, "BOX")).await;
+    assert_eq!(status, 200, "{reply:?}");
+    calls.push((what, status, "replayed", None, id));
+
+    let (what, status, id, reply) = call("invalid", vec![auth(&buyer), key.clone()], draft_input(NOTE, "CRATE")).await;
+    assert_eq!(status, 400, "{reply:?}");
+    calls.push((what, status, "tool_error", Some("VALIDATION_ERROR"), id));
+
+    let (what, status, id, reply) = call("no token", vec![key.clone()], draft_input(NOTE, "BOX")).await;
+    assert_eq!(status, 401, "{reply:?}");
+    calls.push((what, status, "denied", Some("UNAUTHENTICATED"), id));
+
+    let (what, status, id, reply) = call("no scope", vec![auth(&clerk), key.clone()], draft_input(NOTE, "BOX")).await;
+    assert_eq!(status, 403, "{reply:?}");
+    calls.push((what, status, "denied", Some("FORBIDDEN"), id));
+
+    let stdout = function.process.stdout();
+    // Every stdout line is JSON, except the Vercel runtime's own start-up line.
+    for line in stdout.lines().filter(|l| !l.starts_with("Dev server listening")) {
+        assert!(serde_json::from_str::<Value>(line).is_ok(), "not a JSON line: {line}");
+    }
+    let lines = function.process.json_lines();
+    let logged = call_lines(&lines);
+    assert_eq!(logged.len(), calls.len(), "one line per call:\n{stdout}");
+
+    let audits = app.audit_items().await;
+    for (what, status, outcome, code, request_id) in &calls {
+        let mine: Vec<_> = logged
+            .iter()
+            .filter(|l| l["request_id"] == request_id.as_str())
+            .collect();
+        assert_eq!(mine.len(), 1, "{what}: exactly one line for {request_id}:\n{stdout}");
+        let line = mine[0];
+        assert_eq!(line["tool"], "purchasing_create_po_draft", "{what}");
+        assert_eq!(line["outcome"], *outcome, "{what}: {line}");
+        assert_eq!(line["status"], *status, "{what}: {line}");
+        assert_eq!(line["replayed"], *outcome == "replayed", "{what}: {line}");
+        match code {
+            Some(code) => assert_eq!(line["code"], *code, "{what}: {line}"),
+            None => assert!(line.get("code").is_none(), "{what}: {line}"),
+        }
+        assert!(
+            line["duration_ms"].as_f64().is_some_and(|ms| ms >= 0.0),
+            "{what}: {line}"
+        );
+        let round_trips = line["dynamodb_round_trips"].as_u64().unwrap_or(u64::MAX);
+        assert!((1..=8).contains(&round_trips), "{what}: {line}");
+        assert!(
+            line["level"].is_string() && line["timestamp"].is_string(),
+            "{what}: {line}"
+        );
+
+        // The same id on the audit item of this call.
+        let audit = audits
+            .iter()
+            .find(|a| a["request_id"] == *request_id)
+            .unwrap_or_else(|| panic!("{what}: no audit item with request_id {request_id}"));
+        assert_eq!(audit["outcome"], *outcome, "{what}");
+    }
+    let by_id = |id: &str| logged.iter().find(|l| l["request_id"] == id).unwrap();
+    // A replay costs one round trip for the key plus the audit item.
+    assert!(by_id(&calls[1].4)["dynamodb_round_trips"].as_u64().unwrap() <= 2);
+
+    for (secret, what) in [
+        (buyer.as_str(), "the buyer's token"),
+        (clerk.as_str(), "the clerk's token"),
+        (NOTE, "the note"),
+        (CLIENT_REF, "the client_ref"),
+        ("V-00231", "the vendor code"),
+        ("CRATE", "the rejected value"),
+        (draftline_contract::config::LOCAL_DEV_SECRET, "the JWT secret"),
+    ] {
+        function.process.assert_never_printed(secret, what);
+    }
+}

@@ -1,0 +1,174 @@
+//! Configuration discipline of a deployed function binary: without its
+//! required settings it refuses to start, exits non-zero and names the
+//! missing variable on stderr; the JWT secret is never printed, in any run.
+
+use crate::function_process::{CHILD_TIMEOUT, FunctionProcess, free_port, start_vercel_function};
+
+/// A secret no other text in the output could contain by accident.
+const SECRET: &str = "startup-secret-7f3c9a1e5b2d8c4f6a0e9b3d1c7f5a2e";
+
+/// A complete deployed configuration. Nothing listens at its DynamoDB
+/// endpoint: the refusing binaries stop before they need it, and the one that
+/// starts only loses the audit write of its single (denied) call.
+fn deployed_env() -> Vec<(String, String)> {
+    [
+        ("DRAFTLINE_TABLE", "draftline"),
+        ("DRAFTLINE_DYNAMODB_ENDPOINT", "http://127.0.0.1:9"),
+        ("DRAFTLINE_RESOURCE", "https://tools.draftline.test"),
+        ("DRAFTLINE_ISSUER", "https://id.draftline.test"),
+        ("DRAFTLINE_JWT_SECRET", SECRET),
+        ("AWS_REGION", "us-east-1"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect()
+}
+
+fn without(names: &[&str]) -> Vec<(String, String)> {
+    deployed_env()
+        .into_iter()
+        .filter(|(k, _)| !names.contains(&k.as_str()))
+        .collect()
+}
+
+fn with(name: &str, value: &str) -> Vec<(String, String)> {
+    let mut env = without(&[name]);
+    env.push((name.to_owned(), value.to_owned()));
+    env
+}
+
+/// Runs the binary with `env`, expects a refusal naming every one of `named`.
+async fn assert_refuses_to_start(case: &str, binary: &str, env: &[(String, String)], named: &[&str]) {
+    let mut function = FunctionProcess::start(binary, env);
+    let status = function.wait_exit(CHILD_TIMEOUT).await;
+    assert!(!status.success(), "{case}: exited with {status}\n{}", function.output());
+    assert_eq!(status.code(), Some(1), "{case}\n{}", function.output());
+    let stderr = function.stderr();
+    assert!(stderr.contains("refusing to start"), "{case}: {stderr}");
+    for name in named {
+        assert!(stderr.contains(name), "{case}: {name} is not named in: {stderr}");
+    }
+    function.assert_never_printed(SECRET, &format!("{case}: the JWT secret"));
+}
+
+#[tokio::test]
+async fn each_missing_required_variable_stops_the_function_with_its_name_on_stderr() {
+    let binary = env!("CARGO_BIN_EXE_purchasing_create_po_draft");
+    assert_refuses_to_start(
+        "no resource",
+        binary,
+        &without(&["DRAFTLINE_RESOURCE"]),
+        &["DRAFTLINE_RESOURCE"],
+    )
+    .await;
+    assert_refuses_to_start(
+        "no issuer",
+        binary,
+        &without(&["DRAFTLINE_ISSUER"]),
+        &["DRAFTLINE_ISSUER"],
+    )
+    .await;
+    assert_refuses_to_start(
+        "no verifier",
+        binary,
+        &without(&["DRAFTLINE_JWKS_URL", "DRAFTLINE_JWT_SECRET"]),
+        &["DRAFTLINE_JWKS_URL", "DRAFTLINE_JWT_SECRET"],
+    )
+    .await;
+    // Set but empty is as good as missing.
+    assert_refuses_to_start(
+        "empty issuer",
+        binary,
+        &with("DRAFTLINE_ISSUER", "  "),
+        &["DRAFTLINE_ISSUER"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn unusable_settings_are_named_and_a_short_secret_is_not_echoed() {
+    let binary = env!("CARGO_BIN_EXE_inventory_get_stock");
+    assert_refuses_to_start(
+        "resource is not a URL",
+        binary,
+        &with("DRAFTLINE_RESOURCE", "tools.draftline.test"),
+        &["DRAFTLINE_RESOURCE"],
+    )
+    .await;
+    let short = "short-secret-9d41";
+    let mut function = FunctionProcess::start(binary, &with("DRAFTLINE_JWT_SECRET", short));
+    let status = function.wait_exit(CHILD_TIMEOUT).await;
+    assert!(!status.success());
+    assert!(
+        function.stderr().contains("DRAFTLINE_JWT_SECRET"),
+        "{}",
+        function.output()
+    );
+    function.assert_never_printed(short, "the short secret");
+}
+
+#[tokio::test]
+async fn a_function_on_lambda_refuses_to_start_the_same_way() {
+    // The runtime API address is never contacted: the configuration is read first.
+    let mut env = without(&["DRAFTLINE_RESOURCE"]);
+    env.extend(
+        [
+            ("AWS_LAMBDA_RUNTIME_API", format!("127.0.0.1:{}", free_port())),
+            ("AWS_LAMBDA_FUNCTION_NAME", "inventory_get_stock".to_owned()),
+            ("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256".to_owned()),
+            ("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST".to_owned()),
+        ]
+        .map(|(k, v)| (k.to_owned(), v)),
+    );
+    assert_refuses_to_start(
+        "lambda, no resource",
+        env!("CARGO_BIN_EXE_inventory_get_stock"),
+        &env,
+        &["DRAFTLINE_RESOURCE"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_fully_configured_function_starts_and_never_prints_its_secret() {
+    let (mut function, port) =
+        start_vercel_function(env!("CARGO_BIN_EXE_purchasing_create_po_draft"), &deployed_env()).await;
+    let http = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let ping = http
+        .get(format!("http://127.0.0.1:{port}/_vercel/ping"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ping.status(), 200);
+    // A call with a token signed by that secret: the secret still never shows.
+    let token = draftline_contract::auth::mint::mint_hs256(
+        SECRET,
+        &draftline_contract::auth::mint::TokenClaims::new(
+            "https://id.draftline.test",
+            "https://tools.draftline.test",
+            "buyer-sby",
+            "demo",
+            "SBY-01",
+            "SBY",
+            "purchasing:read",
+            vec![],
+            600,
+        ),
+    )
+    .unwrap();
+    let response = http
+        .post(format!("http://127.0.0.1:{port}/api/purchasing_create_po_draft"))
+        .bearer_auth(&token)
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    // Authenticated, but without the draft scope.
+    assert_eq!(response.status(), 403);
+    assert!(function.exited().is_none(), "{}", function.output());
+    function.assert_never_printed(SECRET, "the JWT secret");
+    function.assert_never_printed(&token, "the bearer token");
+}
