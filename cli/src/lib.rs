@@ -75,6 +75,9 @@ pub fn local_config(resource: String, endpoint: String) -> Config {
         config.jwt_secret = Some(Secret::new(secret));
     }
     config.jwks_url = env("DRAFTLINE_JWKS_URL");
+    if let Some(secret) = env("DRAFTLINE_CURSOR_SECRET") {
+        config.cursor_secret = Some(Secret::new(secret));
+    }
     if let Some(ttl) = env("DRAFTLINE_IDEMPOTENCY_TTL_SECONDS").and_then(|v| v.parse().ok()) {
         config.idempotency_ttl = std::time::Duration::from_secs(ttl);
     }

@@ -42,7 +42,17 @@ fn token_prints_a_demo_users_claims_for_the_default_resource() {
 #[test]
 fn token_builds_any_other_identity() {
     let out = draftline()
-        .args(["token", "--sub", "ana", "--tenant", "acme", "--branch", "MDN-02", "--scope", "inventory:read"])
+        .args([
+            "token",
+            "--sub",
+            "ana",
+            "--tenant",
+            "acme",
+            "--branch",
+            "MDN-02",
+            "--scope",
+            "inventory:read",
+        ])
         .args(["--resource", "https://tools.acme.example"])
         .output()
         .unwrap();
@@ -70,7 +80,11 @@ async fn table_create_and_seed_are_safe_to_run_twice() {
             .env("DRAFTLINE_TABLE", "cli-test")
             .output()
             .unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     let created = tokio::task::block_in_place(|| run(&["table", "create"]));
@@ -109,8 +123,14 @@ fn serve_says_where_it_listens_and_how_to_get_a_token() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let listening = lines.iter().find(|l| l.starts_with("listening on http://127.0.0.1:")).expect("a listening line");
+    let listening = lines
+        .iter()
+        .find(|l| l.starts_with("listening on http://127.0.0.1:"))
+        .expect("a listening line");
     assert!(!listening.ends_with(":0"), "{listening}");
     assert!(lines.iter().any(|l| l.contains("seeded the demo tenant")), "{lines:?}");
-    assert!(lines.iter().any(|l| l.contains("draftline token --user buyer-sby")), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l.contains("draftline token --user buyer-sby")),
+        "{lines:?}"
+    );
 }

@@ -20,7 +20,12 @@ async fn list(app: &TestApp, user: &str, format: &str) -> (u16, Value) {
 /// The names a demo user may use, from the registry itself.
 fn allowed(app: &TestApp, user: &str) -> Vec<String> {
     let scopes = Scopes::from_claim(draftline_erp::demo::user(user).unwrap().scope);
-    app.server.app.registry().visible_to(&scopes).map(|d| d.name.to_owned()).collect()
+    app.server
+        .app
+        .registry()
+        .visible_to(&scopes)
+        .map(|d| d.name.to_owned())
+        .collect()
 }
 
 #[tokio::test]
@@ -32,15 +37,28 @@ async fn every_format_lists_exactly_the_tools_the_callers_scopes_allow() {
 
         let (status, ai) = list(&app, user, "ai-sdk").await;
         assert_eq!(status, 200);
-        let names: Vec<&str> = ai["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        let names: Vec<&str> = ai["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
         assert_eq!(names, expected, "{user} ai-sdk");
         for tool in ai["tools"].as_array().unwrap() {
-            assert_eq!(tool["url"], format!("{}/api/{}", app.server.url(), tool["name"].as_str().unwrap()));
+            assert_eq!(
+                tool["url"],
+                format!("{}/api/{}", app.server.url(), tool["name"].as_str().unwrap())
+            );
             assert!(strict_violations(&tool["inputSchema"]).is_empty());
         }
 
         let (_, mcp) = list(&app, user, "mcp").await;
-        let names: Vec<&str> = mcp["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        let names: Vec<&str> = mcp["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
         assert_eq!(names, expected, "{user} mcp");
 
         let (_, openai) = list(&app, user, "openai").await;
@@ -50,11 +68,19 @@ async fn every_format_lists_exactly_the_tools_the_callers_scopes_allow() {
                 continue;
             }
             assert_eq!(entry["type"], "namespace");
-            assert!(entry["description"].as_str().unwrap().to_lowercase().contains("cannot"), "a namespace says what it cannot do");
+            assert!(
+                entry["description"].as_str().unwrap().to_lowercase().contains("cannot"),
+                "a namespace says what it cannot do"
+            );
             for function in entry["tools"].as_array().unwrap() {
                 assert_eq!(function["strict"], true);
                 assert_eq!(function["defer_loading"], true);
-                assert!(function["name"].as_str().unwrap().starts_with(entry["name"].as_str().unwrap()));
+                assert!(
+                    function["name"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with(entry["name"].as_str().unwrap())
+                );
                 assert!(strict_violations(&function["parameters"]).is_empty());
                 names.push(function["name"].as_str().unwrap().to_owned());
             }
@@ -78,7 +104,12 @@ async fn a_clerk_never_sees_the_draft_tool_and_is_refused_if_it_calls_it() {
         assert!(!body.to_string().contains("purchasing_create_po_draft"), "{format}");
     }
     let reply = app
-        .call("clerk-sby", "purchasing_create_po_draft", &crate::helpers::po_input("r"), &[("idempotency-key", "k".into())])
+        .call(
+            "clerk-sby",
+            "purchasing_create_po_draft",
+            &crate::helpers::po_input("r"),
+            &[("idempotency-key", "k".into())],
+        )
         .await;
     assert_eq!(reply.status, 403);
     assert!(reply.message().contains("purchasing:draft"));
@@ -89,8 +120,18 @@ async fn the_tool_list_needs_a_token_and_a_known_format() {
     let app = spawn_app().await;
     let response = app.http.get(app.url("/api/tools")).send().await.unwrap();
     assert_eq!(response.status().as_u16(), 401);
-    assert!(response.headers()["www-authenticate"].to_str().unwrap().contains("resource_metadata="));
+    assert!(
+        response.headers()["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .contains("resource_metadata=")
+    );
     let (status, body) = list(&app, "buyer-sby", "yaml").await;
     assert_eq!(status, 400);
-    assert!(body["error"]["message"].as_str().unwrap().contains("ai-sdk, mcp, openai, openapi"));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("ai-sdk, mcp, openai, openapi")
+    );
 }

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod auth;
+mod catalogue;
 mod drafts;
 mod function_process;
 mod helpers;
@@ -11,6 +12,7 @@ mod idempotency_lease;
 mod jwks;
 mod lambda;
 mod listing;
+mod mcp;
 mod observability;
 mod reads;
 mod startup_config;

@@ -75,6 +75,19 @@ async fn each_missing_required_variable_stops_the_function_with_its_name_on_stde
         &["DRAFTLINE_JWKS_URL", "DRAFTLINE_JWT_SECRET"],
     )
     .await;
+    // Verifying by JWKS only leaves no secret to seal pagination cursors with.
+    let mut jwks_only = without(&["DRAFTLINE_JWT_SECRET"]);
+    jwks_only.push((
+        "DRAFTLINE_JWKS_URL".to_owned(),
+        "http://127.0.0.1:9/jwks.json".to_owned(),
+    ));
+    assert_refuses_to_start(
+        "jwks only, no cursor secret",
+        binary,
+        &jwks_only,
+        &["DRAFTLINE_CURSOR_SECRET"],
+    )
+    .await;
     // Set but empty is as good as missing.
     assert_refuses_to_start(
         "empty issuer",

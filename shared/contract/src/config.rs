@@ -55,6 +55,10 @@ pub struct Config {
     pub jwt_secret: Option<Secret>,
     /// `DRAFTLINE_IDEMPOTENCY_TTL_SECONDS`.
     pub idempotency_ttl: Duration,
+    /// `DRAFTLINE_CURSOR_SECRET` (optional, at least 32 bytes): the key
+    /// material pagination cursors are sealed with; without it the JWT
+    /// secret is used (see [`crate::cursor::CursorKey::from_config`]).
+    pub cursor_secret: Option<Secret>,
 }
 
 /// A setting is missing or malformed; the message names the variable.
@@ -63,6 +67,12 @@ pub enum ConfigError {
     /// A required variable is not set.
     #[error("{0} is not set; draftline cannot start without it (see DESIGN.md, Configuration)")]
     Missing(&'static str),
+    /// Tokens are verified by JWKS only, and no secret seals pagination cursors.
+    #[error(
+        "DRAFTLINE_CURSOR_SECRET is not set; a deployment that verifies tokens with DRAFTLINE_JWKS_URL only needs it \
+         (at least 32 bytes) to seal pagination cursors"
+    )]
+    NoCursorSecret,
     /// Neither way of verifying tokens is configured.
     #[error(
         "neither DRAFTLINE_JWKS_URL nor DRAFTLINE_JWT_SECRET is set; draftline cannot verify tokens without one of them"
@@ -108,6 +118,18 @@ impl Config {
                 reason: "must be at least 32 bytes".into(),
             });
         }
+        let cursor_secret = get("DRAFTLINE_CURSOR_SECRET").map(Secret::new);
+        if let Some(secret) = &cursor_secret
+            && secret.expose().len() < 32
+        {
+            return Err(ConfigError::Invalid {
+                name: "DRAFTLINE_CURSOR_SECRET",
+                reason: "must be at least 32 bytes".into(),
+            });
+        }
+        if jwt_secret.is_none() && cursor_secret.is_none() {
+            return Err(ConfigError::NoCursorSecret);
+        }
         let idempotency_ttl = match get("DRAFTLINE_IDEMPOTENCY_TTL_SECONDS") {
             None => DEFAULT_IDEMPOTENCY_TTL,
             Some(v) => match v.trim().parse::<u64>() {
@@ -128,6 +150,7 @@ impl Config {
             jwks_url,
             jwt_secret,
             idempotency_ttl,
+            cursor_secret,
         })
     }
 
@@ -142,6 +165,7 @@ impl Config {
             jwks_url: None,
             jwt_secret: Some(Secret::new(LOCAL_DEV_SECRET)),
             idempotency_ttl: DEFAULT_IDEMPOTENCY_TTL,
+            cursor_secret: None,
         }
     }
 }
@@ -172,6 +196,18 @@ mod tests {
         let err = Config::from_lookup(|k| env.get(k).cloned()).unwrap_err();
         assert!(err.to_string().contains("DRAFTLINE_JWKS_URL"));
         assert!(err.to_string().contains("DRAFTLINE_JWT_SECRET"));
+    }
+
+    #[test]
+    fn a_jwks_only_deployment_needs_a_cursor_secret() {
+        let mut env = full();
+        env.remove("DRAFTLINE_JWT_SECRET");
+        env.insert("DRAFTLINE_JWKS_URL", "https://id.example.com/jwks".to_owned());
+        let err = Config::from_lookup(|k| env.get(k).cloned()).unwrap_err();
+        assert_eq!(err, ConfigError::NoCursorSecret);
+        assert!(err.to_string().contains("DRAFTLINE_CURSOR_SECRET"));
+        env.insert("DRAFTLINE_CURSOR_SECRET", "c".repeat(32));
+        assert!(Config::from_lookup(|k| env.get(k).cloned()).is_ok());
     }
 
     #[test]

@@ -18,8 +18,10 @@
 //! - [`audit`]: the audit record of every call.
 //! - [`pipeline`]: [`pipeline::App`], the one request path.
 //! - [`listing`]: the caller's tool list as MCP, OpenAI, AI SDK and OpenAPI.
+//! - [`mcp`]: the stateless MCP endpoint (Streamable HTTP, JSON responses).
 //! - [`runtime`]: Vercel, AWS Lambda and local-server adapters.
 //! - [`dynamo`]: the DynamoDB client seam and round-trip counting.
+//!   [`cursor`]: opaque pagination cursors, sealed and bound to the caller.
 //! - [`config`], [`clock`], [`request`] (executor headers), [`observe`] (logs).
 
 pub mod audit;
@@ -27,11 +29,13 @@ pub mod auth;
 pub mod canonical;
 pub mod clock;
 pub mod config;
+pub mod cursor;
 pub mod dynamo;
 pub mod error;
 pub mod idempotency;
 pub mod identity;
 pub mod listing;
+pub mod mcp;
 pub mod observe;
 pub mod pipeline;
 pub mod request;

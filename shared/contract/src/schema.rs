@@ -39,6 +39,7 @@ pub fn strict_schema_for<T: JsonSchema>() -> Value {
 }
 
 fn strictify(schema: &mut Value) {
+    collapse_const_union(schema);
     let Value::Object(map) = schema else {
         return;
     };
@@ -58,6 +59,7 @@ fn strictify(schema: &mut Value) {
         };
         let mut all = Vec::with_capacity(properties.len());
         for (name, property) in properties.iter_mut() {
+            collapse_const_union(property);
             if !required.contains(name) {
                 make_nullable(property);
             }
@@ -85,6 +87,89 @@ fn strictify(schema: &mut Value) {
         if let Some(Value::Object(defs)) = map.get_mut(keyword) {
             defs.values_mut().for_each(strictify);
         }
+    }
+}
+
+/// A Rust enum of documented unit variants comes out of `schemars` as a
+/// `oneOf` of string constants, which strict mode does not accept. It is
+/// rewritten as a plain string `enum`, and the variants' descriptions are
+/// appended to the schema's own (`PCS = Pieces; BOX = Box`).
+fn collapse_const_union(schema: &mut Value) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    merge_nullable_enum(map);
+    let Some(Value::Array(options)) = map.get("oneOf") else {
+        return;
+    };
+    let mut values = Vec::with_capacity(options.len());
+    let mut notes = Vec::new();
+    for option in options {
+        match option.get("const") {
+            Some(Value::String(value)) if option.get("type").is_none_or(|t| t == "string") => {
+                values.push(Value::String(value.clone()));
+                if let Some(Value::String(note)) = option.get("description") {
+                    notes.push(format!("{value} = {}", note.trim_end_matches('.')));
+                }
+            }
+            _ => return,
+        }
+    }
+    map.remove("oneOf");
+    map.insert("type".into(), json!("string"));
+    map.insert("enum".into(), Value::Array(values));
+    if !notes.is_empty() {
+        let listed = format!("{}.", notes.join("; "));
+        let description = match map.get("description").and_then(Value::as_str) {
+            Some(own) => format!("{own} {listed}"),
+            None => listed,
+        };
+        map.insert("description".into(), Value::String(description));
+    }
+}
+
+/// `Option<Enum>` comes out as `anyOf: [<enum>, {"type": "null"}]`; it is
+/// written as one nullable enum (`type: ["string", "null"]`, `null` in `enum`).
+fn merge_nullable_enum(map: &mut Map<String, Value>) {
+    let Some(Value::Array(options)) = map.get_mut("anyOf") else {
+        return;
+    };
+    if options.len() != 2 || !options.iter().any(is_null_schema) {
+        return;
+    }
+    let Some(inner) = options.iter_mut().find(|o| !is_null_schema(o)) else {
+        return;
+    };
+    let mut inner = inner.clone();
+    // The field's own description wins over the type's, as it does for a
+    // required field.
+    if map.contains_key("description")
+        && let Value::Object(inner) = &mut inner
+    {
+        inner.remove("description");
+    }
+    collapse_const_union(&mut inner);
+    let Value::Object(inner) = inner else {
+        return;
+    };
+    if inner.get("type") != Some(&json!("string")) || !inner.get("enum").is_some_and(Value::is_array) {
+        return;
+    }
+    map.remove("anyOf");
+    let outer = map.get("description").and_then(Value::as_str).map(str::to_owned);
+    for (key, value) in inner {
+        map.insert(key, value);
+    }
+    if let (Some(outer), Some(listed)) = (&outer, map.get("description").and_then(Value::as_str)) {
+        let description = format!("{outer} {listed}");
+        map.insert("description".into(), Value::String(description));
+    } else if let Some(outer) = outer {
+        map.insert("description".into(), Value::String(outer));
+    }
+    let mut merged = Value::Object(std::mem::take(map));
+    make_nullable(&mut merged);
+    if let Value::Object(merged) = merged {
+        *map = merged;
     }
 }
 
@@ -216,6 +301,48 @@ mod tests {
                 .get("format")
                 .is_none()
         );
+    }
+
+    /// How a thing is counted.
+    #[allow(dead_code)]
+    #[derive(Deserialize, JsonSchema)]
+    enum Unit {
+        /// Pieces.
+        #[serde(rename = "PCS")]
+        Pcs,
+        /// Box of 24.
+        #[serde(rename = "BOX")]
+        Box,
+    }
+
+    #[allow(dead_code)]
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct WithUnits {
+        /// The unit.
+        unit: Unit,
+        /// A unit or null.
+        maybe: Option<Unit>,
+        units: Vec<Unit>,
+    }
+
+    #[test]
+    fn documented_enums_become_plain_enums_with_their_docs() {
+        let schema = strict_schema_for::<WithUnits>();
+        let unit = &schema["properties"]["unit"];
+        assert_eq!(unit["type"], json!("string"));
+        assert_eq!(unit["enum"], json!(["PCS", "BOX"]));
+        assert_eq!(unit["description"], json!("The unit. PCS = Pieces; BOX = Box of 24."));
+        assert!(unit.get("oneOf").is_none());
+        let maybe = &schema["properties"]["maybe"];
+        assert_eq!(maybe["type"], json!(["string", "null"]));
+        assert_eq!(maybe["enum"], json!(["PCS", "BOX", null]));
+        assert_eq!(
+            maybe["description"],
+            json!("A unit or null. PCS = Pieces; BOX = Box of 24.")
+        );
+        assert_eq!(schema["properties"]["units"]["items"]["enum"], json!(["PCS", "BOX"]));
+        assert!(!schema.to_string().contains("oneOf"), "{schema}");
     }
 
     #[test]

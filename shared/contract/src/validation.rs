@@ -32,8 +32,10 @@ pub fn rejected_with(issues: Vec<FieldIssue>, not_happened: &str) -> ToolError {
             if rest.len() == 1 { "" } else { "s" }
         ),
     };
+    // Issue messages may or may not end with a full stop; the summary always does.
+    let stop = if summary.ends_with(['.', ')']) { "" } else { "." };
     ToolError::invalid_fields(
-        format!("{summary} {not_happened} Fix the input and call again."),
+        format!("{summary}{stop} {not_happened} Fix the input and call again."),
         issues,
     )
 }

@@ -1,14 +1,29 @@
 //! The demo tenant (DESIGN.md, "Demo data"): a distributor with three
-//! branches, items with units, vendors with price lists, stock with items
-//! below their reorder point in every branch, and four demo users.
+//! branches, items with units, vendors with price lists (and the branches
+//! they supply), stock with items below their reorder point in every branch,
+//! customers with price lists, credit limits, open orders and overdue
+//! invoices, vendor bills, tax types, and four demo users.
+//!
+//! Dates are set around 2026-11-29 (the tests' clock), so invoices fall in
+//! every ageing bucket on that day. What each branch exercises:
+//! - SBY-01: three items due for reorder (one per unit rule), vendors
+//!   V-00231, V-00415, V-00508 (not V-00612), no purchase orders yet.
+//! - JKT-01: two items due, PO-JKT-000001 (the document other branches must
+//!   not see), customers and bills.
+//! - BDG-01: three items due, one whose preferred vendor (V-00415) does not
+//!   supply Bandung; customers over their credit limit, on credit hold and
+//!   tax exempt; invoices overdue in every bucket.
 
 use draftline_contract::identity::{BranchId, TenantId};
 use rust_decimal::Decimal;
 
 use crate::keys;
 use crate::model::attrs::{Item as Attrs, sv};
-use crate::model::po::{DocumentStatus, VendorRef};
-use crate::model::{Item, PoLine, PriceEntry, PurchaseOrder, ReorderPolicy, StockLevel, UnitConversion, Vendor};
+use crate::model::po::{PoStatus, VendorRef};
+use crate::model::{
+    BranchVendor, Customer, CustomerInvoice, Item, ListPrice, PoLine, PriceEntry, PurchaseOrder, ReorderPolicy,
+    SalesOrder, SalesOrderStatus, StockLevel, TaxCode, TaxType, UnitConversion, Vendor, VendorBill,
+};
 use crate::money::{Money, ROUNDING_RULE};
 use crate::units::Uom;
 
@@ -200,6 +215,7 @@ const STOCK: &[(&str, &str, &str, i64, i64)] = &[
     ("BDG-01", "BDG-WH1", "BRG-0042", 48, 0),
     ("BDG-01", "BDG-WH1", "GLV-0015", 20, 8),
     ("BDG-01", "BDG-WH1", "CBL-0220", 700, 0),
+    ("BDG-01", "BDG-WH1", "WLD-0501", 12, 0),
 ];
 
 /// (branch, item, reorder point, reorder qty, preferred vendor) in base units.
@@ -216,7 +232,543 @@ const POLICIES: &[(&str, &str, i64, i64, &str)] = &[
     ("BDG-01", "BRG-0042", 48, 240, "V-00231"),
     ("BDG-01", "GLV-0015", 24, 120, "V-00612"),
     ("BDG-01", "CBL-0220", 150, 500, "V-00612"),
+    // V-00415 does not supply Bandung: the reorder list says so.
+    ("BDG-01", "WLD-0501", 25, 50, "V-00415"),
 ];
+
+/// Each vendor's listing in every branch it supplies: (branch, listing).
+pub fn branch_vendors() -> Vec<(&'static str, BranchVendor)> {
+    let prices = prices();
+    let mut out = Vec::new();
+    for vendor in vendors() {
+        let items: Vec<String> = prices
+            .iter()
+            .filter(|p| p.vendor == vendor.code)
+            .map(|p| p.item.clone())
+            .collect();
+        for branch in BRANCHES {
+            if vendor.supplies(branch.id) {
+                out.push((branch.id, BranchVendor::of(&vendor, items.clone())));
+            }
+        }
+    }
+    out
+}
+
+/// The tax types.
+pub fn tax_types() -> Vec<TaxType> {
+    let tax = |code: TaxCode, name: &str, rate: i64, applies_to: &str, active: bool| TaxType {
+        code,
+        name: name.into(),
+        rate_percent: Decimal::from(rate),
+        applies_to: applies_to.into(),
+        active,
+    };
+    vec![
+        tax(
+            TaxCode::Vat11,
+            "VAT 11%",
+            11,
+            "the standard rate: most goods sold to customers in Indonesia",
+            true,
+        ),
+        tax(
+            TaxCode::Vat10,
+            "VAT 10% (former rate)",
+            10,
+            "the rate before April 2022; kept for old documents, not for new ones",
+            false,
+        ),
+        tax(
+            TaxCode::Vat0,
+            "VAT 0% (zero-rated)",
+            0,
+            "exports and deliveries into bonded zones",
+            true,
+        ),
+        tax(
+            TaxCode::Exempt,
+            "Exempt",
+            0,
+            "customers exempt from VAT (schools, hospitals); required for their quotes",
+            true,
+        ),
+    ]
+}
+
+/// The sales price lists (per unit, before tax).
+pub fn list_prices() -> Vec<ListPrice> {
+    let p = |list: &str, item: &str, uom: Uom, price: i64| ListPrice {
+        list: list.into(),
+        item: item.into(),
+        uom,
+        unit_price: Decimal::from(price),
+    };
+    vec![
+        p("PL-RETAIL", "BRG-0042", Uom::Pcs, 16_500),
+        p("PL-RETAIL", "BRG-0042", Uom::Box, 372_000),
+        p("PL-RETAIL", "BRG-0043", Uom::Pcs, 18_500),
+        p("PL-RETAIL", "BLT-0107", Uom::Pcs, 1_800),
+        p("PL-RETAIL", "BLT-0107", Uom::Box, 165_000),
+        p("PL-RETAIL", "VBT-0220", Uom::Pcs, 52_000),
+        p("PL-RETAIL", "OIL-0310", Uom::L, 48_000),
+        p("PL-RETAIL", "OIL-0310", Uom::Ctn, 930_000),
+        p("PL-RETAIL", "CBL-0220", Uom::M, 24_000),
+        p("PL-RETAIL", "CBL-0220", Uom::Roll, 1_150_000),
+        p("PL-RETAIL", "GLV-0015", Uom::Pcs, 13_000),
+        p("PL-RETAIL", "GLV-0015", Uom::Box, 145_000),
+        p("PL-RETAIL", "WLD-0501", Uom::Kg, 58_000),
+        // Wholesale: fewer items, some only by the box.
+        p("PL-WHOLESALE", "BRG-0042", Uom::Pcs, 15_000),
+        p("PL-WHOLESALE", "BRG-0042", Uom::Box, 340_000),
+        p("PL-WHOLESALE", "BRG-0043", Uom::Pcs, 17_000),
+        p("PL-WHOLESALE", "BLT-0107", Uom::Box, 150_000),
+        p("PL-WHOLESALE", "OIL-0310", Uom::L, 45_500),
+        p("PL-WHOLESALE", "OIL-0310", Uom::Ctn, 880_000),
+        p("PL-WHOLESALE", "CBL-0220", Uom::M, 22_000),
+        p("PL-WHOLESALE", "CBL-0220", Uom::Roll, 1_050_000),
+        p("PL-WHOLESALE", "GLV-0015", Uom::Box, 132_000),
+    ]
+}
+
+/// The customers: (branch, customer).
+pub fn customers() -> Vec<(&'static str, Customer)> {
+    let c = |code: &str, name: &str, city: &str, list: &str, limit: i64, terms: i64| Customer {
+        code: code.into(),
+        name: name.into(),
+        city: city.into(),
+        price_list: list.into(),
+        currency: "IDR".into(),
+        credit_limit: Decimal::from(limit),
+        payment_terms_days: terms,
+        tax_exempt: false,
+        credit_hold: None,
+    };
+    let mut on_hold = c(
+        "C-BDG-003",
+        "UD Sumber Rejeki Lembang",
+        "Lembang",
+        "PL-RETAIL",
+        10_000_000,
+        14,
+    );
+    on_hold.credit_hold = Some("an invoice is more than 90 days overdue".into());
+    let mut exempt = c(
+        "C-BDG-004",
+        "Yayasan Pendidikan Ganesha",
+        "Bandung",
+        "PL-RETAIL",
+        20_000_000,
+        30,
+    );
+    exempt.tax_exempt = true;
+    vec![
+        (
+            "BDG-01",
+            c(
+                "C-BDG-001",
+                "PT Tekstil Priangan",
+                "Bandung",
+                "PL-WHOLESALE",
+                150_000_000,
+                30,
+            ),
+        ),
+        (
+            "BDG-01",
+            c(
+                "C-BDG-002",
+                "CV Mitra Teknik Cimahi",
+                "Cimahi",
+                "PL-RETAIL",
+                25_000_000,
+                14,
+            ),
+        ),
+        ("BDG-01", on_hold),
+        ("BDG-01", exempt),
+        (
+            "SBY-01",
+            c(
+                "C-SBY-001",
+                "PT Galangan Kapal Tanjung Perak",
+                "Surabaya",
+                "PL-WHOLESALE",
+                200_000_000,
+                30,
+            ),
+        ),
+        (
+            "SBY-01",
+            c(
+                "C-SBY-002",
+                "CV Sinar Mesin Sidoarjo",
+                "Sidoarjo",
+                "PL-RETAIL",
+                30_000_000,
+                14,
+            ),
+        ),
+        (
+            "JKT-01",
+            c(
+                "C-JKT-001",
+                "PT Konstruksi Cakung",
+                "Jakarta",
+                "PL-WHOLESALE",
+                250_000_000,
+                30,
+            ),
+        ),
+        (
+            "JKT-01",
+            c(
+                "C-JKT-002",
+                "PT Logistik Tanjung Priok",
+                "Jakarta",
+                "PL-RETAIL",
+                50_000_000,
+                14,
+            ),
+        ),
+    ]
+}
+
+fn day(text: &str) -> chrono::NaiveDate {
+    text.parse().unwrap_or_default()
+}
+
+/// (branch, number, customer, order date, status, total, not yet invoiced)
+const SALES_ORDERS: &[(&str, &str, &str, &str, SalesOrderStatus, i64, i64)] = &[
+    (
+        "BDG-01",
+        "SO-BDG-000039",
+        "C-BDG-001",
+        "2026-10-30",
+        SalesOrderStatus::Invoiced,
+        12_210_000,
+        0,
+    ),
+    (
+        "BDG-01",
+        "SO-BDG-000045",
+        "C-BDG-001",
+        "2026-11-20",
+        SalesOrderStatus::Open,
+        31_080_000,
+        31_080_000,
+    ),
+    (
+        "BDG-01",
+        "SO-BDG-000047",
+        "C-BDG-001",
+        "2026-11-26",
+        SalesOrderStatus::PartiallyDelivered,
+        9_990_000,
+        4_995_000,
+    ),
+    (
+        "BDG-01",
+        "SO-BDG-000046",
+        "C-BDG-002",
+        "2026-11-24",
+        SalesOrderStatus::Open,
+        12_500_000,
+        12_500_000,
+    ),
+    (
+        "BDG-01",
+        "SO-BDG-000041",
+        "C-BDG-002",
+        "2026-11-05",
+        SalesOrderStatus::Cancelled,
+        3_330_000,
+        0,
+    ),
+    (
+        "SBY-01",
+        "SO-SBY-000120",
+        "C-SBY-001",
+        "2026-11-25",
+        SalesOrderStatus::Open,
+        27_200_000,
+        27_200_000,
+    ),
+    (
+        "JKT-01",
+        "SO-JKT-000233",
+        "C-JKT-001",
+        "2026-11-27",
+        SalesOrderStatus::Open,
+        44_000_000,
+        44_000_000,
+    ),
+];
+
+/// The sales orders: (branch, order).
+pub fn sales_orders() -> Vec<(&'static str, SalesOrder)> {
+    SALES_ORDERS
+        .iter()
+        .map(|&(branch, number, customer, date, status, total, open)| {
+            (
+                branch,
+                SalesOrder {
+                    number: number.into(),
+                    customer: customer.into(),
+                    order_date: day(date),
+                    status,
+                    total: Decimal::from(total),
+                    open_amount: Decimal::from(open),
+                    currency: "IDR".into(),
+                },
+            )
+        })
+        .collect()
+}
+
+/// (branch, number, customer, invoice date, due date, amount, paid)
+const INVOICES: &[(&str, &str, &str, &str, &str, i64, i64)] = &[
+    (
+        "BDG-01",
+        "INV-BDG-000101",
+        "C-BDG-001",
+        "2026-08-10",
+        "2026-09-09",
+        18_500_000,
+        18_500_000,
+    ),
+    (
+        "BDG-01",
+        "INV-BDG-000118",
+        "C-BDG-001",
+        "2026-09-15",
+        "2026-10-15",
+        24_420_000,
+        0,
+    ),
+    (
+        "BDG-01",
+        "INV-BDG-000131",
+        "C-BDG-001",
+        "2026-11-02",
+        "2026-12-02",
+        12_210_000,
+        0,
+    ),
+    (
+        "BDG-01",
+        "INV-BDG-000097",
+        "C-BDG-002",
+        "2026-08-01",
+        "2026-08-15",
+        6_660_000,
+        2_000_000,
+    ),
+    (
+        "BDG-01",
+        "INV-BDG-000125",
+        "C-BDG-002",
+        "2026-10-20",
+        "2026-11-03",
+        8_880_000,
+        0,
+    ),
+    (
+        "BDG-01",
+        "INV-BDG-000088",
+        "C-BDG-003",
+        "2026-07-10",
+        "2026-07-24",
+        4_440_000,
+        0,
+    ),
+    (
+        "SBY-01",
+        "INV-SBY-000301",
+        "C-SBY-001",
+        "2026-10-05",
+        "2026-11-04",
+        42_000_000,
+        0,
+    ),
+    (
+        "SBY-01",
+        "INV-SBY-000322",
+        "C-SBY-001",
+        "2026-11-15",
+        "2026-12-15",
+        16_320_000,
+        0,
+    ),
+    (
+        "SBY-01",
+        "INV-SBY-000280",
+        "C-SBY-002",
+        "2026-08-20",
+        "2026-09-03",
+        5_280_000,
+        0,
+    ),
+    (
+        "JKT-01",
+        "INV-JKT-000510",
+        "C-JKT-001",
+        "2026-09-01",
+        "2026-10-01",
+        66_000_000,
+        30_000_000,
+    ),
+    (
+        "JKT-01",
+        "INV-JKT-000528",
+        "C-JKT-002",
+        "2026-11-10",
+        "2026-11-24",
+        3_720_000,
+        0,
+    ),
+];
+
+/// The customer invoices: (branch, invoice).
+pub fn invoices() -> Vec<(&'static str, CustomerInvoice)> {
+    let names: Vec<(&str, Customer)> = customers();
+    INVOICES
+        .iter()
+        .map(|&(branch, number, customer, date, due, amount, paid)| {
+            let customer_name = names
+                .iter()
+                .find(|(_, c)| c.code == customer)
+                .map(|(_, c)| c.name.clone())
+                .unwrap_or_default();
+            (
+                branch,
+                CustomerInvoice {
+                    number: number.into(),
+                    customer: customer.into(),
+                    customer_name,
+                    invoice_date: day(date),
+                    due_date: day(due),
+                    amount: Decimal::from(amount),
+                    paid: Decimal::from(paid),
+                    currency: "IDR".into(),
+                },
+            )
+        })
+        .collect()
+}
+
+/// (branch, number, vendor, bill date, due date, amount, paid)
+const BILLS: &[(&str, &str, &str, &str, &str, i64, i64)] = &[
+    (
+        "BDG-01",
+        "VB-BDG-000210",
+        "V-00612",
+        "2026-10-01",
+        "2026-11-30",
+        26_400_000,
+        0,
+    ),
+    (
+        "BDG-01",
+        "VB-BDG-000198",
+        "V-00231",
+        "2026-09-05",
+        "2026-10-05",
+        8_640_000,
+        0,
+    ),
+    (
+        "BDG-01",
+        "VB-BDG-000215",
+        "V-00508",
+        "2026-11-10",
+        "2026-12-25",
+        7_000_000,
+        0,
+    ),
+    (
+        "SBY-01",
+        "VB-SBY-000450",
+        "V-00231",
+        "2026-10-20",
+        "2026-11-19",
+        14_400_000,
+        0,
+    ),
+    (
+        "SBY-01",
+        "VB-SBY-000462",
+        "V-00415",
+        "2026-11-05",
+        "2026-12-05",
+        11_000_000,
+        0,
+    ),
+    (
+        "SBY-01",
+        "VB-SBY-000431",
+        "V-00508",
+        "2026-08-15",
+        "2026-09-29",
+        21_000_000,
+        0,
+    ),
+    (
+        "JKT-01",
+        "VB-JKT-000700",
+        "V-00612",
+        "2026-07-20",
+        "2026-09-18",
+        37_000_000,
+        0,
+    ),
+    (
+        "JKT-01",
+        "VB-JKT-000712",
+        "V-00415",
+        "2026-11-01",
+        "2026-12-01",
+        22_000_000,
+        0,
+    ),
+    (
+        "JKT-01",
+        "VB-JKT-000690",
+        "V-00231",
+        "2026-09-01",
+        "2026-10-01",
+        9_600_000,
+        9_600_000,
+    ),
+];
+
+/// The vendor bills: (branch, bill).
+pub fn bills() -> Vec<(&'static str, VendorBill)> {
+    let names = vendors();
+    BILLS
+        .iter()
+        .map(|&(branch, number, vendor, date, due, amount, paid)| {
+            let vendor_name = names
+                .iter()
+                .find(|v| v.code == vendor)
+                .map(|v| v.name.clone())
+                .unwrap_or_default();
+            (
+                branch,
+                VendorBill {
+                    number: number.into(),
+                    vendor: vendor.into(),
+                    vendor_name,
+                    bill_date: day(date),
+                    due_date: day(due),
+                    amount: Decimal::from(amount),
+                    paid: Decimal::from(paid),
+                    currency: "IDR".into(),
+                },
+            )
+        })
+        .collect()
+}
 
 /// A purchase order a person drafted in Jakarta before any agent came along
 /// (so the demo has a document of another branch to fail to read).
@@ -225,7 +777,7 @@ pub fn jakarta_po() -> PurchaseOrder {
     PurchaseOrder {
         draft_id: "po_01jdemojkt0000000000000001".into(),
         po_number: "PO-JKT-000001".into(),
-        status: DocumentStatus::Draft,
+        status: PoStatus::Draft,
         branch_id: "JKT-01".into(),
         vendor: VendorRef {
             code: "V-00612".into(),
@@ -291,6 +843,23 @@ pub fn all_items() -> Result<Vec<Attrs>, draftline_contract::ToolError> {
             preferred_vendor: vendor.into(),
         };
         out.push(policy.to_item(&tenant, &branch(b)?));
+    }
+    for (b, listing) in branch_vendors() {
+        out.push(listing.to_item(&tenant, &branch(b)?));
+    }
+    out.extend(tax_types().iter().map(|t| t.to_item(&tenant)));
+    out.extend(list_prices().iter().map(|p| p.to_item(&tenant)));
+    for (b, customer) in customers() {
+        out.push(customer.to_item(&tenant, &branch(b)?));
+    }
+    for (b, order) in sales_orders() {
+        out.push(order.to_item(&tenant, &branch(b)?));
+    }
+    for (b, invoice) in invoices() {
+        out.push(invoice.to_item(&tenant, &branch(b)?));
+    }
+    for (b, bill) in bills() {
+        out.push(bill.to_item(&tenant, &branch(b)?));
     }
     let jkt = branch("JKT-01")?;
     out.push(jakarta_po().to_item(&tenant, &jkt)?);

@@ -62,3 +62,91 @@ pub fn sequences(tenant: &TenantId, branch: &BranchId) -> String {
 pub fn branches(tenant: &TenantId) -> String {
     format!("T#{tenant}#BRANCH")
 }
+
+/// Sort key just after every stock record of `item` (its policy and its
+/// warehouses), to continue a listing of a branch's stock after that item.
+/// Codes are `A-Z 0-9 -`, all above `#`, and `~` sorts above `POLICY` and `WH#`.
+pub fn stock_after_item(item: &str) -> String {
+    format!("ITEM#{item}#~")
+}
+
+/// Partition of the vendors that supply a branch (one listing item per vendor).
+pub fn branch_vendors(tenant: &TenantId, branch: &BranchId) -> String {
+    format!("T#{tenant}#B#{branch}#VENDOR")
+}
+
+/// Sort key of a vendor in a branch's vendor listing.
+pub fn branch_vendor_sk(code: &str) -> String {
+    format!("VENDOR#{code}")
+}
+
+/// Partition of a branch's customers (their profiles).
+pub fn customers(tenant: &TenantId, branch: &BranchId) -> String {
+    format!("T#{tenant}#B#{branch}#CUSTOMER")
+}
+
+/// Sort key of a customer profile.
+pub fn customer_sk(code: &str) -> String {
+    format!("CUST#{code}")
+}
+
+/// Sort-key prefix of every document of one customer, in the sales-order
+/// and receivables partitions.
+pub fn customer_docs_prefix(customer: &str) -> String {
+    format!("CUST#{customer}#")
+}
+
+/// Partition of a branch's sales orders.
+pub fn sales_orders(tenant: &TenantId, branch: &BranchId) -> String {
+    format!("T#{tenant}#B#{branch}#SO")
+}
+
+/// Sort key of a sales order, under its customer.
+pub fn sales_order_sk(customer: &str, number: &str) -> String {
+    format!("CUST#{customer}#SO#{number}")
+}
+
+/// Partition of a branch's receivables (customer invoices).
+pub fn receivables(tenant: &TenantId, branch: &BranchId) -> String {
+    format!("T#{tenant}#B#{branch}#AR")
+}
+
+/// Sort key of a customer invoice, under its customer.
+pub fn invoice_sk(customer: &str, number: &str) -> String {
+    format!("CUST#{customer}#INV#{number}")
+}
+
+/// Partition of a branch's payables (vendor bills).
+pub fn payables(tenant: &TenantId, branch: &BranchId) -> String {
+    format!("T#{tenant}#B#{branch}#AP")
+}
+
+/// Sort key of a vendor bill, under its vendor.
+pub fn bill_sk(vendor: &str, number: &str) -> String {
+    format!("VEND#{vendor}#BILL#{number}")
+}
+
+/// Partition of one sales price list (shared by the tenant's branches).
+pub fn price_list(tenant: &TenantId, code: &str) -> String {
+    format!("T#{tenant}#PRICELIST#{code}")
+}
+
+/// Partition of the tenant's tax types.
+pub fn tax_types(tenant: &TenantId) -> String {
+    format!("T#{tenant}#TAX")
+}
+
+/// Sort key of one tax type.
+pub fn tax_type_sk(code: &str) -> String {
+    format!("TAX#{code}")
+}
+
+/// Partition of a branch's quotes.
+pub fn quotes(tenant: &TenantId, branch: &BranchId) -> String {
+    format!("T#{tenant}#B#{branch}#QUOTE")
+}
+
+/// Sort key of one quote.
+pub fn quote_sk(number: &str) -> String {
+    format!("QT#{number}")
+}

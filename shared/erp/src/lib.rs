@@ -5,18 +5,25 @@
 //!
 //! ## Layout
 //! - [`catalogue`]: every tool and module of a deployment, as a [`Registry`].
-//! - [`tools`]: one file per tool (`inventory_get_stock`,
-//!   `purchasing_create_po_draft`, `purchasing_get_po`, …).
+//! - [`tools`]: one file per tool, eleven in four modules (inventory,
+//!   purchasing, sales, finance; see [`tools`] for the list).
 //! - [`model`]: items, vendors and price lists, stock and reorder policies,
-//!   purchase orders, with their DynamoDB item mappings; [`keys`]: every key.
-//! - [`store`]: the reads, scoped by tenant and branch.
-//! - [`money`] (exact decimals, currency, rounding) and [`units`] (the unit enum).
+//!   purchase orders, customers, sales price lists, sales orders, quotes,
+//!   invoices and bills, tax types, with their DynamoDB item mappings;
+//!   [`keys`]: every key.
+//! - [`store`]: the reads, scoped by tenant and branch (listings stop at a
+//!   page and hand back a position for the sealed cursor).
+//! - [`money`] (exact decimals, currency, rounding), [`units`] (the unit
+//!   enum), [`pricing`] (a line's price from a price list) and [`reorder`]
+//!   (when and how much to reorder).
 //! - [`demo`] (the demo tenant and users) and [`seed`] (writing it once).
 
 pub mod demo;
 pub mod keys;
 pub mod model;
 pub mod money;
+pub mod pricing;
+pub mod reorder;
 pub mod seed;
 pub mod store;
 pub mod tools;
@@ -28,19 +35,23 @@ use draftline_contract::tool::{ModuleMeta, Registry};
 pub const MODULES: [ModuleMeta; 4] = [
     ModuleMeta {
         name: "inventory",
-        description: "Stock levels and reorder needs of your branch. Read only: cannot move, adjust, reserve or count stock.",
+        description: "Stock of your branch per warehouse, and the items at or below their reorder point with what to \
+order. Read only: cannot move, adjust, reserve or count stock, and cannot order (purchasing drafts orders).",
     },
     ModuleMeta {
         name: "purchasing",
-        description: "Vendors, purchase orders and purchase-order drafts of your branch. Cannot approve, send or cancel orders.",
+        description: "Vendors that supply your branch, purchase orders of your branch, and purchase-order drafts. \
+Cannot approve, send, receive or cancel orders, and cannot change vendors or prices: a person does that in the ERP.",
     },
     ModuleMeta {
         name: "sales",
-        description: "Customers and quote drafts of your branch. Cannot approve, send or cancel quotes or orders.",
+        description: "Customers of your branch with their credit, open orders and overdue invoices, and quote \
+drafts. Cannot send, approve or cancel quotes or orders, change prices, or lift a credit hold.",
     },
     ModuleMeta {
         name: "finance",
-        description: "Tax types and account summaries. Read only: cannot post, pay or change anything in the ledger.",
+        description: "Tax types, and the receivables and payables ageing of your branch. Read only: cannot post, pay, \
+write off or change anything in the ledger.",
     },
 ];
 
@@ -50,6 +61,14 @@ pub fn catalogue() -> Registry {
         .into_iter()
         .fold(Registry::new(), Registry::module)
         .read(tools::inventory_get_stock::InventoryGetStock)
+        .read(tools::inventory_list_below_reorder::InventoryListBelowReorder)
+        .read(tools::purchasing_search_vendors::PurchasingSearchVendors)
+        .read(tools::purchasing_search_pos::PurchasingSearchPos)
         .read(tools::purchasing_get_po::PurchasingGetPo)
         .draft(tools::purchasing_create_po_draft::PurchasingCreatePoDraft)
+        .read(tools::sales_search_customers::SalesSearchCustomers)
+        .read(tools::sales_get_customer_summary::SalesGetCustomerSummary)
+        .draft(tools::sales_create_quote_draft::SalesCreateQuoteDraft)
+        .read(tools::finance_list_tax_types::FinanceListTaxTypes)
+        .read(tools::finance_get_account_summary::FinanceGetAccountSummary)
 }

@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 pub const ROUNDING_RULE: &str =
     "each line total = qty x unit price, rounded to 2 decimals half away from zero; totals are sums of rounded lines";
 
+/// The rounding rule of documents with tax, stated in each of them.
+pub const TAX_ROUNDING_RULE: &str = "each line: net = qty x unit price, rounded to 2 decimals half away from zero; \
+tax = net x rate / 100, rounded the same way; line total = net + tax. Document totals are sums of the rounded lines";
+
 /// An amount in a currency.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -8,7 +8,8 @@ use crate::demo;
 
 /// The marker item that says the demo data is in the table.
 const MARKER_PK: &str = "T#demo#SEED";
-const MARKER_SK: &str = "v1";
+/// Bumped when the demo data set grows, so a persisted table gets the new items.
+const MARKER_SK: &str = "v2";
 
 /// What [`seed_demo`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,8 +35,30 @@ pub async fn seed_demo(db: &Db) -> Result<Seeded, ToolError> {
     if marker.item().is_some() {
         return Ok(Seeded::AlreadySeeded);
     }
-    let items = demo::all_items()?;
-    let count = items.len();
+    // A number sequence is written only where none exists: re-seeding a
+    // table that already has drafts must not hand out their numbers again.
+    let (sequences, items): (Vec<_>, Vec<_>) = demo::all_items()?
+        .into_iter()
+        .partition(|item| item.get("kind").and_then(|k| k.as_s().ok()).map(String::as_str) == Some("sequence"));
+    let count = items.len() + sequences.len();
+    for sequence in sequences {
+        let put = db
+            .client()
+            .put_item()
+            .table_name(db.table())
+            .set_item(Some(sequence))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        match put {
+            Ok(_) => {}
+            Err(err)
+                if err
+                    .as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) => {}
+            Err(err) => return Err(store_error(err, "The demo data was only partly written.")),
+        }
+    }
     for chunk in items.chunks(25) {
         let mut pending: Vec<WriteRequest> = chunk
             .iter()

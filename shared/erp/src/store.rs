@@ -2,22 +2,106 @@
 //! them for batch leftovers). Every read is scoped by the caller's tenant,
 //! and branch-owned reads by the caller's branch.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Put};
+use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::dynamo::{Db, store_error};
 use draftline_contract::identity::{BranchId, TenantId};
 
 use crate::keys;
 use crate::model::attrs::{self, Item as Attrs, sv};
-use crate::model::{Item, PriceEntry, PurchaseOrder, ReorderPolicy, StockLevel, Vendor};
+use crate::model::{
+    BranchVendor, Customer, CustomerInvoice, Item, ListPrice, PoStatus, PriceEntry, PurchaseOrder, ReorderPolicy,
+    SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
+};
+use crate::reorder;
+use crate::units::Uom;
+
+/// An item of a branch at or below its reorder point: its policy and its
+/// stock in every warehouse of the branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DueItem {
+    /// The reorder policy.
+    pub policy: ReorderPolicy,
+    /// Stock per warehouse (may be empty: nothing in stock anywhere).
+    pub levels: Vec<StockLevel>,
+}
+
+impl DueItem {
+    /// On hand, all warehouses.
+    pub fn on_hand(&self) -> i64 {
+        self.levels.iter().map(|l| l.on_hand).sum()
+    }
+    /// Reserved, all warehouses.
+    pub fn reserved(&self) -> i64 {
+        self.levels.iter().map(|l| l.reserved).sum()
+    }
+    /// Available, all warehouses.
+    pub fn available(&self) -> i64 {
+        self.levels.iter().map(StockLevel::available).sum()
+    }
+}
+
+/// A page of a listing and whether more follows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page<T> {
+    /// The results, at most the page size.
+    pub items: Vec<T>,
+    /// The position after the last result when more may follow (for the cursor).
+    pub next_after: Option<String>,
+}
+
+/// The filters of a purchase-order search.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PoFilter {
+    /// Only orders in this status.
+    pub status: Option<PoStatus>,
+    /// Only orders to this vendor.
+    pub vendor_code: Option<String>,
+    /// Only orders created on or after this day (UTC).
+    pub created_from: Option<NaiveDate>,
+    /// Only orders created on or before this day (UTC).
+    pub created_to: Option<NaiveDate>,
+}
+
+/// How many items one `Query` page of a filtered listing evaluates.
+const QUERY_PAGE: i32 = 200;
 
 /// The sequence item of a document kind in a branch, and its last number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sequence {
     /// The last number used, `None` if none yet.
     pub last: Option<i64>,
+}
+
+/// The write that takes number `number` of `kind`'s sequence in `branch`,
+/// for a draft's transaction. It holds only if nobody took a number since
+/// `last` was read: a losing race cancels the whole transaction, and the
+/// pipeline prepares the draft again.
+pub fn take_number(
+    db: &Db,
+    tenant: &TenantId,
+    branch: &BranchId,
+    kind: &str,
+    last: Option<i64>,
+    number: i64,
+) -> Result<Put, ToolError> {
+    let put = Put::builder()
+        .table_name(db.table())
+        .item("pk", AttributeValue::S(keys::sequences(tenant, branch)))
+        .item("sk", AttributeValue::S(kind.to_owned()))
+        .item("kind", AttributeValue::S("sequence".to_owned()))
+        .item("last", AttributeValue::N(number.to_string()));
+    let put = match last {
+        None => put.condition_expression("attribute_not_exists(pk)"),
+        Some(last) => put
+            .condition_expression("#last = :last")
+            .expression_attribute_names("#last", "last")
+            .expression_attribute_values(":last", AttributeValue::N(last.to_string())),
+    };
+    put.build().map_err(ToolError::internal)
 }
 
 /// Reads of one tenant's ERP data.
@@ -170,6 +254,311 @@ impl<'a> ErpStore<'a> {
             .await
             .map_err(|e| store_error(e, NOTHING_CHANGED))?;
         out.item().map(PurchaseOrder::from_item).transpose()
+    }
+
+    /// Up to `want` items of `branch` at or below their reorder point, in item
+    /// code order, starting after item `after`; `next_after` is set when more
+    /// such items follow. Reads the branch's stock partition from `after` on,
+    /// page by page, and stops as soon as one more due item than wanted is seen.
+    pub async fn due_items(
+        &self,
+        branch: &BranchId,
+        after: Option<&str>,
+        want: usize,
+    ) -> Result<Page<DueItem>, ToolError> {
+        let pk = keys::stock(self.tenant, branch);
+        let mut due: Vec<DueItem> = Vec::new();
+        // Records of one item arrive together (policy, then warehouses);
+        // an item is judged once all its records are in.
+        let mut current: Option<(String, Option<ReorderPolicy>, Vec<StockLevel>)> = None;
+        let finish = |group: Option<(String, Option<ReorderPolicy>, Vec<StockLevel>)>, due: &mut Vec<DueItem>| {
+            if let Some((_, Some(policy), levels)) = group {
+                let item = DueItem { policy, levels };
+                if reorder::is_due(&item.policy, item.available()) {
+                    due.push(item);
+                }
+            }
+        };
+        let mut start: Option<Attrs> = None;
+        loop {
+            let mut query = self
+                .db
+                .client()
+                .query()
+                .table_name(self.db.table())
+                .expression_attribute_values(":pk", AttributeValue::S(pk.clone()))
+                .limit(QUERY_PAGE)
+                .set_exclusive_start_key(start.take());
+            query = match after {
+                Some(item) => query
+                    .key_condition_expression("pk = :pk AND sk > :after")
+                    .expression_attribute_values(":after", AttributeValue::S(keys::stock_after_item(item))),
+                None => query.key_condition_expression("pk = :pk"),
+            };
+            let out = query.send().await.map_err(|e| store_error(e, NOTHING_CHANGED))?;
+            for found in out.items() {
+                let item = attrs::s(found, "stock record", "item")?;
+                if current.as_ref().is_none_or(|(code, _, _)| *code != item) {
+                    finish(current.take(), &mut due);
+                    current = Some((item, None, Vec::new()));
+                }
+                if let Some((_, policy, levels)) = current.as_mut() {
+                    match attrs::s_opt(found, "kind").as_deref() {
+                        Some("stock") => levels.push(StockLevel::from_item(found)?),
+                        Some("reorder_policy") => *policy = Some(ReorderPolicy::from_item(found)?),
+                        _ => {}
+                    }
+                }
+            }
+            match out.last_evaluated_key() {
+                Some(key) if !key.is_empty() && due.len() <= want => start = Some(key.clone()),
+                Some(key) if !key.is_empty() => break,
+                _ => {
+                    finish(current.take(), &mut due);
+                    break;
+                }
+            }
+        }
+        let more = due.len() > want;
+        due.truncate(want);
+        let next_after = if more {
+            due.last().map(|d| d.policy.item.clone())
+        } else {
+            None
+        };
+        Ok(Page { items: due, next_after })
+    }
+
+    /// Items of the item master and vendors of `branch`'s listing, by code,
+    /// in one batch (codes not found are absent from the maps).
+    pub async fn items_and_branch_vendors(
+        &self,
+        branch: &BranchId,
+        items: &[String],
+        vendors: &[String],
+    ) -> Result<(HashMap<String, Item>, HashMap<String, BranchVendor>), ToolError> {
+        let items: BTreeSet<&String> = items.iter().collect();
+        let vendors: BTreeSet<&String> = vendors.iter().collect();
+        let request = items
+            .iter()
+            .map(|code| Item::key(self.tenant, code))
+            .chain(vendors.iter().map(|code| BranchVendor::key(self.tenant, branch, code)))
+            .collect();
+        let mut found_items = HashMap::new();
+        let mut found_vendors = HashMap::new();
+        for found in self.batch_get(request).await? {
+            match attrs::s_opt(&found, "kind").as_deref() {
+                Some("item") => {
+                    let item = Item::from_item(&found)?;
+                    found_items.insert(item.code.clone(), item);
+                }
+                Some("vendor_listing") => {
+                    let vendor = BranchVendor::from_item(&found)?;
+                    found_vendors.insert(vendor.code.clone(), vendor);
+                }
+                _ => {}
+            }
+        }
+        Ok((found_items, found_vendors))
+    }
+
+    /// The vendors' prices for `(vendor, item, unit)` triples, in one batch
+    /// (prices that do not exist are simply absent).
+    pub async fn vendor_prices(&self, wanted: &[(String, String, Uom)]) -> Result<Vec<PriceEntry>, ToolError> {
+        let wanted: BTreeSet<&(String, String, Uom)> = wanted.iter().collect();
+        let request = wanted
+            .iter()
+            .map(|(vendor, item, uom)| PriceEntry::key(self.tenant, vendor, item, *uom))
+            .collect();
+        self.batch_get(request)
+            .await?
+            .iter()
+            .map(PriceEntry::from_item)
+            .collect()
+    }
+
+    /// Every vendor that supplies `branch`, by code (one `Query`, following pages).
+    pub async fn branch_vendors(&self, branch: &BranchId) -> Result<Vec<BranchVendor>, ToolError> {
+        let pk = keys::branch_vendors(self.tenant, branch);
+        self.query_partition(&pk, None)
+            .await?
+            .iter()
+            .map(BranchVendor::from_item)
+            .collect()
+    }
+
+    /// Up to `limit` purchase orders of `branch` matching `filter`, newest
+    /// (highest number) first, starting after PO `after`. Evaluates at most
+    /// `max_pages` pages; when it stops early, `next_after` continues the scan.
+    pub async fn search_purchase_orders(
+        &self,
+        branch: &BranchId,
+        filter: &PoFilter,
+        after: Option<&str>,
+        limit: usize,
+        max_pages: usize,
+    ) -> Result<Page<PurchaseOrder>, ToolError> {
+        let pk = keys::purchase_orders(self.tenant, branch);
+        let mut conditions = Vec::new();
+        let mut values: HashMap<String, AttributeValue> =
+            HashMap::from([(":pk".to_owned(), AttributeValue::S(pk.clone()))]);
+        let mut names: HashMap<String, String> = HashMap::new();
+        if let Some(status) = filter.status {
+            conditions.push("#status = :status");
+            names.insert("#status".into(), "status".into());
+            values.insert(":status".into(), sv(status.code()));
+        }
+        if let Some(vendor) = &filter.vendor_code {
+            conditions.push("vendor_code = :vendor");
+            values.insert(":vendor".into(), sv(vendor));
+        }
+        if let Some(from) = filter.created_from {
+            conditions.push("created_at >= :from");
+            values.insert(":from".into(), sv(from.to_string()));
+        }
+        if let Some(to) = filter.created_to {
+            // created_at is RFC 3339: everything of day `to` sorts below the next day.
+            conditions.push("created_at < :before");
+            let next = to.succ_opt().unwrap_or(to);
+            values.insert(":before".into(), sv(next.to_string()));
+        }
+        let mut start: Option<Attrs> = after.map(|number| PurchaseOrder::key(self.tenant, branch, number));
+        let mut found: Vec<PurchaseOrder> = Vec::new();
+        let mut pages = 0;
+        let next_after = loop {
+            pages += 1;
+            let mut query = self
+                .db
+                .client()
+                .query()
+                .table_name(self.db.table())
+                .key_condition_expression("pk = :pk")
+                .scan_index_forward(false)
+                .limit(QUERY_PAGE)
+                .set_expression_attribute_values(Some(values.clone()))
+                .set_exclusive_start_key(start.take());
+            if !conditions.is_empty() {
+                query = query.filter_expression(conditions.join(" AND "));
+            }
+            if !names.is_empty() {
+                query = query.set_expression_attribute_names(Some(names.clone()));
+            }
+            let out = query.send().await.map_err(|e| store_error(e, NOTHING_CHANGED))?;
+            for item in out.items() {
+                found.push(PurchaseOrder::from_item(item)?);
+            }
+            if found.len() > limit {
+                found.truncate(limit);
+                let next_after = found.last().map(|po| po.po_number.clone());
+                return Ok(Page {
+                    items: found,
+                    next_after,
+                });
+            }
+            match out.last_evaluated_key() {
+                Some(key) if !key.is_empty() => {
+                    if pages >= max_pages {
+                        // Out of budget: continue after the last order evaluated.
+                        break attrs::s_opt(key, "sk").and_then(|sk| sk.strip_prefix("PO#").map(str::to_owned));
+                    }
+                    start = Some(key.clone());
+                }
+                _ => break None,
+            }
+        };
+        Ok(Page {
+            items: found,
+            next_after,
+        })
+    }
+
+    /// Every customer of `branch` (one `Query`, following pages).
+    pub async fn customers(&self, branch: &BranchId) -> Result<Vec<Customer>, ToolError> {
+        let pk = keys::customers(self.tenant, branch);
+        self.query_partition(&pk, None)
+            .await?
+            .iter()
+            .map(Customer::from_item)
+            .collect()
+    }
+
+    /// Customer `code` of `branch` (another branch's customer is simply not there).
+    pub async fn customer(&self, branch: &BranchId, code: &str) -> Result<Option<Customer>, ToolError> {
+        let out = self
+            .db
+            .client()
+            .get_item()
+            .table_name(self.db.table())
+            .set_key(Some(Customer::key(self.tenant, branch, code)))
+            .send()
+            .await
+            .map_err(|e| store_error(e, NOTHING_CHANGED))?;
+        out.item().map(Customer::from_item).transpose()
+    }
+
+    /// The sales orders of customer `code` in `branch`.
+    pub async fn customer_orders(&self, branch: &BranchId, code: &str) -> Result<Vec<SalesOrder>, ToolError> {
+        let pk = keys::sales_orders(self.tenant, branch);
+        self.query_partition(&pk, Some(&keys::customer_docs_prefix(code)))
+            .await?
+            .iter()
+            .map(SalesOrder::from_item)
+            .collect()
+    }
+
+    /// The invoices of customer `code` in `branch`.
+    pub async fn customer_invoices(&self, branch: &BranchId, code: &str) -> Result<Vec<CustomerInvoice>, ToolError> {
+        let pk = keys::receivables(self.tenant, branch);
+        self.query_partition(&pk, Some(&keys::customer_docs_prefix(code)))
+            .await?
+            .iter()
+            .map(CustomerInvoice::from_item)
+            .collect()
+    }
+
+    /// Every customer invoice of `branch`.
+    pub async fn receivables(&self, branch: &BranchId) -> Result<Vec<CustomerInvoice>, ToolError> {
+        let pk = keys::receivables(self.tenant, branch);
+        self.query_partition(&pk, None)
+            .await?
+            .iter()
+            .map(CustomerInvoice::from_item)
+            .collect()
+    }
+
+    /// Every vendor bill of `branch`.
+    pub async fn payables(&self, branch: &BranchId) -> Result<Vec<VendorBill>, ToolError> {
+        let pk = keys::payables(self.tenant, branch);
+        self.query_partition(&pk, None)
+            .await?
+            .iter()
+            .map(VendorBill::from_item)
+            .collect()
+    }
+
+    /// The tenant's tax types.
+    pub async fn tax_types(&self) -> Result<Vec<TaxType>, ToolError> {
+        let pk = keys::tax_types(self.tenant);
+        self.query_partition(&pk, None)
+            .await?
+            .iter()
+            .map(TaxType::from_item)
+            .collect()
+    }
+
+    /// Prices of price list `list` for `(item, unit)` pairs, in one batch
+    /// (prices that do not exist are simply absent).
+    pub async fn list_prices(&self, list: &str, wanted: &[(String, Uom)]) -> Result<Vec<ListPrice>, ToolError> {
+        let wanted: BTreeSet<&(String, Uom)> = wanted.iter().collect();
+        let request = wanted
+            .iter()
+            .map(|(item, uom)| ListPrice::key(self.tenant, list, item, *uom))
+            .collect();
+        self.batch_get(request)
+            .await?
+            .iter()
+            .map(ListPrice::from_item)
+            .collect()
     }
 
     /// Every item of a partition (optionally under a sort-key prefix), following pages.

@@ -1,6 +1,7 @@
 //! The local server: every function on one loopback port, as `draftline
 //! serve` and the tests use it. Routes:
 //!
+//! - `POST /api/mcp`: the stateless MCP endpoint;
 //! - `POST /api/<tool>`: the tool function;
 //! - `GET /.well-known/oauth-protected-resource` (also with the `/api/mcp`
 //!   suffix): RFC 9728 metadata;
@@ -50,6 +51,9 @@ pub async fn route(app: &App, request: Request<Bytes>) -> Response<Bytes> {
     }
     if path == "/api/oauth_protected_resource" {
         return metadata_response(app, &request);
+    }
+    if path == "/api/mcp" {
+        return crate::mcp::handle(app, request).await;
     }
     if let Some(name) = path.strip_prefix("/api/")
         && let Some(tool) = app.registry().get(name)

@@ -30,6 +30,8 @@ pub enum Function {
     Tool(&'static str),
     /// The RFC 9728 metadata document.
     ProtectedResourceMetadata,
+    /// The stateless MCP endpoint.
+    Mcp,
     /// The caller's tool list (`GET /api/tools?format=`).
     Tools,
 }
@@ -39,6 +41,7 @@ pub async fn serve(app: &App, function: Function, request: Request<Bytes>) -> Re
     match function {
         Function::Tool(name) => app.handle_tool(name, request).await,
         Function::ProtectedResourceMetadata => local::metadata_response(app, &request),
+        Function::Mcp => crate::mcp::handle(app, request).await,
         Function::Tools => crate::listing::handle(app, request).await,
     }
 }

@@ -53,3 +53,26 @@ pub fn sv(value: impl Into<String>) -> AttributeValue {
 pub fn nv(value: impl ToString) -> AttributeValue {
     AttributeValue::N(value.to_string())
 }
+
+/// A date attribute (stored as `YYYY-MM-DD`).
+pub fn date(item: &Item, what: &str, name: &str) -> Result<chrono::NaiveDate, ToolError> {
+    item.get(name)
+        .and_then(|v| v.as_s().ok())
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| corrupt(what, name))
+}
+
+/// A boolean attribute; absent means `false`.
+pub fn flag(item: &Item, name: &str) -> bool {
+    item.get(name).and_then(|v| v.as_bool().ok()).copied().unwrap_or(false)
+}
+
+/// A string-set attribute; absent means empty.
+pub fn string_set(item: &Item, name: &str) -> Vec<String> {
+    item.get(name).and_then(|v| v.as_ss().ok()).cloned().unwrap_or_default()
+}
+
+/// A boolean attribute value.
+pub fn bv(value: bool) -> AttributeValue {
+    AttributeValue::Bool(value)
+}

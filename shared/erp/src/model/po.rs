@@ -19,6 +19,36 @@ pub enum DocumentStatus {
     Draft,
 }
 
+/// Where a purchase order is in its life. Agents only ever create `draft`;
+/// people move it on in the ERP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PoStatus {
+    /// Drafted (by an agent or a person); no stock, ledger or vendor effect yet.
+    Draft,
+    /// Approved by a person, not yet sent to the vendor.
+    Approved,
+    /// Sent to the vendor.
+    Sent,
+    /// Goods received.
+    Received,
+    /// Cancelled by a person.
+    Cancelled,
+}
+
+impl PoStatus {
+    /// The status as stored and shown.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Draft => "draft",
+            Self::Approved => "approved",
+            Self::Sent => "sent",
+            Self::Received => "received",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
 /// A vendor as printed on a document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -63,8 +93,8 @@ pub struct PurchaseOrder {
     pub draft_id: String,
     /// The PO number people use (`PO-SBY-000124`).
     pub po_number: String,
-    /// Always `draft`.
-    pub status: DocumentStatus,
+    /// `draft` for every order an agent created; people move it on.
+    pub status: PoStatus,
     /// The branch the PO belongs to.
     pub branch_id: String,
     /// The vendor.
@@ -110,7 +140,7 @@ impl PurchaseOrder {
         item.insert("kind".into(), sv("purchase_order"));
         item.insert("draft_id".into(), sv(&self.draft_id));
         item.insert("po_number".into(), sv(&self.po_number));
-        item.insert("status".into(), sv("draft"));
+        item.insert("status".into(), sv(self.status.code()));
         item.insert("vendor_code".into(), sv(&self.vendor.code));
         item.insert("needed_by".into(), sv(self.needed_by.to_string()));
         item.insert("created_at".into(), sv(&self.created_at));

@@ -1,8 +1,27 @@
 //! The tool catalogue, one file per tool, and the input rules they share.
+//!
+//! - inventory: [`inventory_get_stock`], [`inventory_list_below_reorder`]
+//! - purchasing: [`purchasing_search_vendors`], [`purchasing_search_pos`],
+//!   [`purchasing_get_po`], [`purchasing_create_po_draft`]
+//! - sales: [`sales_search_customers`], [`sales_get_customer_summary`],
+//!   [`sales_create_quote_draft`]
+//! - finance: [`finance_list_tax_types`], [`finance_get_account_summary`]
+//!
+//! List tools take `limit` (1-50, a default when null) and `cursor` (null for
+//! the first page, then each answer's `next_cursor` unchanged); cursors are
+//! sealed and bound to the caller, tool and filters (`draftline_contract::cursor`).
 
+pub mod finance_get_account_summary;
+pub mod finance_list_tax_types;
 pub mod inventory_get_stock;
+pub mod inventory_list_below_reorder;
 pub mod purchasing_create_po_draft;
 pub mod purchasing_get_po;
+pub mod purchasing_search_pos;
+pub mod purchasing_search_vendors;
+pub mod sales_create_quote_draft;
+pub mod sales_get_customer_summary;
+pub mod sales_search_customers;
 
 use std::borrow::Cow;
 
@@ -26,6 +45,44 @@ pub fn code(value: &str) -> Result<(), ValidationError> {
             "'{}' is not a code: codes are 1-32 characters of A-Z, 0-9 and '-' (for example BRG-0042)",
             value.chars().take(40).collect::<String>()
         )))
+    }
+}
+
+/// The largest page a list tool returns.
+pub const MAX_PAGE: u32 = 50;
+
+/// The page size for `limit`, or `default` when it is null.
+pub fn page_size(limit: Option<u32>, default: u32) -> usize {
+    limit.unwrap_or(default).clamp(1, MAX_PAGE) as usize
+}
+
+/// Search text: 1-64 characters, no control characters.
+pub fn search_text(value: &str) -> Result<(), ValidationError> {
+    let ok = !value.trim().is_empty() && value.chars().count() <= 64 && !value.chars().any(char::is_control);
+    if ok {
+        Ok(())
+    } else {
+        Err(format_error(
+            "search text must be 1-64 characters without control characters (part of a name, or a code)".to_owned(),
+        ))
+    }
+}
+
+/// A cursor as handed out by a list tool: 1-512 of `A-Z a-z 0-9 - _ .`.
+pub fn cursor(value: &str) -> Result<(), ValidationError> {
+    let ok = !value.is_empty()
+        && value.len() <= draftline_contract::cursor::MAX_CURSOR_LEN
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format_error(
+            "this is not a cursor this tool handed out; pass next_cursor from the previous answer unchanged, or send \
+             cursor null to start from the first page"
+                .to_owned(),
+        ))
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
+use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 use chrono::{NaiveDate, SecondsFormat};
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
@@ -15,11 +15,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
-use crate::keys;
-use crate::model::po::{DocumentStatus, VendorRef};
+use crate::model::po::{PoStatus, VendorRef};
 use crate::model::{Item, PoLine, PriceEntry, PurchaseOrder, Vendor};
 use crate::money::{self, Money, ROUNDING_RULE};
-use crate::store::ErpStore;
+use crate::pricing;
+use crate::store::{self, ErpStore};
 use crate::units::Uom;
 
 /// How far ahead `needed_by` may be.
@@ -120,24 +120,15 @@ back use purchasing_get_po. Example: {\"vendor_code\": \"V-00231\", \"needed_by\
 
 const NO_DRAFT: &str = "No draft was created.";
 
-/// Prices one line: the vendor's price for the unit, else the base-unit price times the conversion.
-fn price_line(vendor: &Vendor, prices: &[PriceEntry], item: &Item, uom: Uom, factor: i64) -> Option<(Decimal, String)> {
-    let entry = |u: Uom| prices.iter().find(|p| p.item == item.code && p.uom == u);
-    if let Some(p) = entry(uom) {
-        return Some((
-            p.unit_price,
-            format!("price list {}, {} per {}", vendor.code, item.code, uom),
-        ));
-    }
-    entry(item.base_uom).map(|p| {
-        (
-            p.unit_price * Decimal::from(factor),
-            format!(
-                "price list {}, {} per {} x {factor} ({} per {})",
-                vendor.code, item.code, item.base_uom, factor, uom
-            ),
-        )
+/// Prices one line from the vendor's price list (see [`crate::pricing`]).
+fn price_line(vendor: &Vendor, prices: &[PriceEntry], item: &Item, uom: Uom) -> Option<(Decimal, String)> {
+    pricing::unit_price(&vendor.code, item, uom, |u| {
+        prices
+            .iter()
+            .find(|p| p.item == item.code && p.uom == u)
+            .map(|p| p.unit_price)
     })
+    .map(|priced| (priced.unit_price, priced.source))
 }
 
 #[async_trait]
@@ -209,7 +200,7 @@ impl DraftTool for PurchasingCreatePoDraft {
                 ));
                 continue;
             };
-            let Some((unit_price, price_source)) = price_line(&vendor, &prices, item, line.uom, unit.factor) else {
+            let Some((unit_price, price_source)) = price_line(&vendor, &prices, item, line.uom) else {
                 let supplied: BTreeSet<&str> = prices.iter().map(|p| p.item.as_str()).collect();
                 issues.push(FieldIssue::new(
                     format!("lines[{i}].item_code"),
@@ -252,7 +243,7 @@ impl DraftTool for PurchasingCreatePoDraft {
         let po = PurchaseOrder {
             draft_id: format!("po_{}", ulid::Ulid::new().to_string().to_lowercase()),
             po_number: po_number.clone(),
-            status: DocumentStatus::Draft,
+            status: PoStatus::Draft,
             branch_id: branch.to_string(),
             vendor: VendorRef {
                 code: vendor.code.clone(),
@@ -282,22 +273,7 @@ impl DraftTool for PurchasingCreatePoDraft {
             .condition_expression("attribute_not_exists(pk)")
             .build()
             .map_err(ToolError::internal)?;
-        // The number is taken only if nobody took it since we read it: a
-        // losing race cancels the whole transaction and the draft is prepared again.
-        let mut put_seq = Put::builder()
-            .table_name(call.db.table())
-            .item("pk", AttributeValue::S(keys::sequences(tenant, branch)))
-            .item("sk", AttributeValue::S("PO".to_owned()))
-            .item("kind", AttributeValue::S("sequence".to_owned()))
-            .item("last", AttributeValue::N(number.to_string()));
-        put_seq = match sequence.last {
-            None => put_seq.condition_expression("attribute_not_exists(pk)"),
-            Some(last) => put_seq
-                .condition_expression("#last = :last")
-                .expression_attribute_names("#last", "last")
-                .expression_attribute_values(":last", AttributeValue::N(last.to_string())),
-        };
-        let put_seq = put_seq.build().map_err(ToolError::internal)?;
+        let put_seq = store::take_number(call.db, tenant, branch, "PO", sequence.last, number)?;
 
         Ok(Draft {
             document: DocumentRef {

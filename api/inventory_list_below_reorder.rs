@@ -1,0 +1,12 @@
+//! `POST /api/inventory_list_below_reorder`: see `draftline_erp::tools::inventory_list_below_reorder`.
+
+use draftline_contract::runtime::{Function, run_function};
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    run_function(
+        draftline_erp::catalogue(),
+        Function::Tool("inventory_list_below_reorder"),
+    )
+    .await
+}

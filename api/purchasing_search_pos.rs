@@ -1,0 +1,8 @@
+//! `POST /api/purchasing_search_pos`: see `draftline_erp::tools::purchasing_search_pos`.
+
+use draftline_contract::runtime::{Function, run_function};
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    run_function(draftline_erp::catalogue(), Function::Tool("purchasing_search_pos")).await
+}

@@ -1,0 +1,8 @@
+//! `POST /api/purchasing_search_vendors`: see `draftline_erp::tools::purchasing_search_vendors`.
+
+use draftline_contract::runtime::{Function, run_function};
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    run_function(draftline_erp::catalogue(), Function::Tool("purchasing_search_vendors")).await
+}

@@ -1,0 +1,8 @@
+//! `POST /api/sales_create_quote_draft`: see `draftline_erp::tools::sales_create_quote_draft`.
+
+use draftline_contract::runtime::{Function, run_function};
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    run_function(draftline_erp::catalogue(), Function::Tool("sales_create_quote_draft")).await
+}

@@ -1,0 +1,8 @@
+//! `POST /api/sales_get_customer_summary`: see `draftline_erp::tools::sales_get_customer_summary`.
+
+use draftline_contract::runtime::{Function, run_function};
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    run_function(draftline_erp::catalogue(), Function::Tool("sales_get_customer_summary")).await
+}

@@ -1,0 +1,152 @@
+//! Customers of a branch: profile, price list, credit terms.
+
+use draftline_contract::ToolError;
+use draftline_contract::identity::{BranchId, TenantId};
+use rust_decimal::Decimal;
+
+use super::attrs::{self, Item as Attrs, bv, nv, sv};
+use super::invoice::{CustomerInvoice, OpenItem};
+use super::sales_order::SalesOrder;
+use crate::keys;
+
+/// A customer, served by one branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Customer {
+    /// `C-BDG-001`.
+    pub code: String,
+    /// Name.
+    pub name: String,
+    /// City.
+    pub city: String,
+    /// The sales price list its quotes are priced from (`PL-WHOLESALE`).
+    pub price_list: String,
+    /// The currency it is invoiced in.
+    pub currency: String,
+    /// The most it may owe (open orders plus unpaid invoices).
+    pub credit_limit: Decimal,
+    /// Payment terms in days.
+    pub payment_terms_days: i64,
+    /// Exempt from VAT: its quote lines must use tax code EXEMPT.
+    pub tax_exempt: bool,
+    /// Why it is on credit hold, if it is (no new quotes until a person lifts it).
+    pub credit_hold: Option<String>,
+}
+
+/// What a customer owes and may still owe, exact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CreditPosition {
+    /// The credit limit.
+    pub limit: Decimal,
+    /// Not yet invoiced value of open and partly delivered orders.
+    pub open_orders: Decimal,
+    /// Unpaid invoice amounts.
+    pub outstanding_invoices: Decimal,
+}
+
+impl CreditPosition {
+    /// Open orders plus unpaid invoices.
+    pub fn exposure(&self) -> Decimal {
+        self.open_orders + self.outstanding_invoices
+    }
+    /// The limit minus the exposure (negative when over the limit).
+    pub fn available(&self) -> Decimal {
+        self.limit - self.exposure()
+    }
+    /// Whether the exposure exceeds the limit.
+    pub fn over_limit(&self) -> bool {
+        self.exposure() > self.limit
+    }
+}
+
+impl Customer {
+    /// The customer's credit position given its orders and invoices.
+    pub fn credit_position(&self, orders: &[SalesOrder], invoices: &[CustomerInvoice]) -> CreditPosition {
+        CreditPosition {
+            limit: self.credit_limit,
+            open_orders: orders
+                .iter()
+                .filter(|o| o.status.is_open())
+                .map(|o| o.open_amount)
+                .sum(),
+            outstanding_invoices: invoices.iter().filter(|i| i.is_open()).map(OpenItem::outstanding).sum(),
+        }
+    }
+
+    /// Whether the customer's code is `query` or its name contains it (case-insensitive).
+    pub fn matches(&self, query: &str) -> bool {
+        self.code.eq_ignore_ascii_case(query) || self.name.to_lowercase().contains(&query.to_lowercase())
+    }
+
+    /// The key of customer `code` in `branch`.
+    pub fn key(tenant: &TenantId, branch: &BranchId, code: &str) -> Attrs {
+        Attrs::from([
+            ("pk".to_owned(), sv(keys::customers(tenant, branch))),
+            ("sk".to_owned(), sv(keys::customer_sk(code))),
+        ])
+    }
+
+    /// The item.
+    pub fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs {
+        let mut item = Self::key(tenant, branch, &self.code);
+        item.extend([
+            ("kind".to_owned(), sv("customer")),
+            ("code".to_owned(), sv(&self.code)),
+            ("name".to_owned(), sv(&self.name)),
+            ("city".to_owned(), sv(&self.city)),
+            ("price_list".to_owned(), sv(&self.price_list)),
+            ("currency".to_owned(), sv(&self.currency)),
+            ("credit_limit".to_owned(), nv(self.credit_limit)),
+            ("payment_terms_days".to_owned(), nv(self.payment_terms_days)),
+            ("tax_exempt".to_owned(), bv(self.tax_exempt)),
+        ]);
+        if let Some(reason) = &self.credit_hold {
+            item.insert("credit_hold".to_owned(), sv(reason));
+        }
+        item
+    }
+
+    /// Reads a customer.
+    pub fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+        let what = "customer";
+        Ok(Self {
+            code: attrs::s(item, what, "code")?,
+            name: attrs::s(item, what, "name")?,
+            city: attrs::s(item, what, "city")?,
+            price_list: attrs::s(item, what, "price_list")?,
+            currency: attrs::s(item, what, "currency")?,
+            credit_limit: attrs::dec(item, what, "credit_limit")?,
+            payment_terms_days: attrs::int(item, what, "payment_terms_days")?,
+            tax_exempt: attrs::flag(item, "tax_exempt"),
+            credit_hold: attrs::s_opt(item, "credit_hold"),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_customer_round_trips_and_matches_by_code_or_name() {
+        let customer = Customer {
+            code: "C-BDG-001".into(),
+            name: "PT Tekstil Priangan".into(),
+            city: "Bandung".into(),
+            price_list: "PL-WHOLESALE".into(),
+            currency: "IDR".into(),
+            credit_limit: Decimal::from(150_000_000),
+            payment_terms_days: 30,
+            tax_exempt: false,
+            credit_hold: Some("overdue".into()),
+        };
+        let tenant = TenantId::parse("demo").unwrap();
+        let branch = BranchId::parse("BDG-01").unwrap();
+        assert_eq!(
+            Customer::from_item(&customer.to_item(&tenant, &branch)).unwrap(),
+            customer
+        );
+        assert!(customer.matches("c-bdg-001"));
+        assert!(customer.matches("priangan"));
+        assert!(!customer.matches("C-BDG"));
+    }
+}

@@ -1,0 +1,57 @@
+//! Sales price lists: what customers pay. A customer names one list; quotes
+//! are priced from it.
+
+use draftline_contract::ToolError;
+use draftline_contract::identity::TenantId;
+use rust_decimal::Decimal;
+
+use super::attrs::{self, Item as Attrs, nv, sv};
+use crate::keys;
+use crate::units::Uom;
+
+/// One price of a sales price list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListPrice {
+    /// The list (`PL-WHOLESALE`).
+    pub list: String,
+    /// The item.
+    pub item: String,
+    /// The unit the price is for.
+    pub uom: Uom,
+    /// Price per unit before tax, exact.
+    pub unit_price: Decimal,
+}
+
+impl ListPrice {
+    /// The key of the price of `item` per `uom` on `list`.
+    pub fn key(tenant: &TenantId, list: &str, item: &str, uom: Uom) -> Attrs {
+        Attrs::from([
+            ("pk".to_owned(), sv(keys::price_list(tenant, list))),
+            ("sk".to_owned(), sv(keys::price_sk(item, uom.code()))),
+        ])
+    }
+
+    /// The item.
+    pub fn to_item(&self, tenant: &TenantId) -> Attrs {
+        let mut item = Self::key(tenant, &self.list, &self.item, self.uom);
+        item.extend([
+            ("kind".to_owned(), sv("list_price")),
+            ("list".to_owned(), sv(&self.list)),
+            ("item".to_owned(), sv(&self.item)),
+            ("uom".to_owned(), sv(self.uom.code())),
+            ("unit_price".to_owned(), nv(self.unit_price)),
+        ]);
+        item
+    }
+
+    /// Reads a list price.
+    pub fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+        let what = "list price";
+        Ok(Self {
+            list: attrs::s(item, what, "list")?,
+            item: attrs::s(item, what, "item")?,
+            uom: Uom::from_code(&attrs::s(item, what, "uom")?).ok_or_else(|| attrs::corrupt(what, "uom"))?,
+            unit_price: attrs::dec(item, what, "unit_price")?,
+        })
+    }
+}

@@ -1,0 +1,132 @@
+//! Tax types: the codes a quote line may carry and their rates.
+
+use std::fmt;
+
+use draftline_contract::ToolError;
+use draftline_contract::identity::TenantId;
+use rust_decimal::Decimal;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::attrs::{self, Item as Attrs, bv, nv, sv};
+use crate::keys;
+use crate::money;
+
+/// Every tax code the ERP knows. Which are in use, and at which rate, is
+/// data: `finance_list_tax_types` lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+pub enum TaxCode {
+    /// VAT at the standard rate.
+    #[serde(rename = "VAT11")]
+    Vat11,
+    /// VAT at the former standard rate (no longer in use).
+    #[serde(rename = "VAT10")]
+    Vat10,
+    /// Zero-rated VAT (exports, bonded zones).
+    #[serde(rename = "VAT0")]
+    Vat0,
+    /// Exempt from VAT (exempt customers and goods).
+    #[serde(rename = "EXEMPT")]
+    Exempt,
+}
+
+impl TaxCode {
+    /// Every code, in the order they are listed.
+    pub const ALL: [TaxCode; 4] = [Self::Vat11, Self::Vat10, Self::Vat0, Self::Exempt];
+
+    /// The code as written in documents.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Vat11 => "VAT11",
+            Self::Vat10 => "VAT10",
+            Self::Vat0 => "VAT0",
+            Self::Exempt => "EXEMPT",
+        }
+    }
+
+    /// Parses a stored code.
+    pub fn from_code(code: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.code() == code)
+    }
+}
+
+impl fmt::Display for TaxCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// A tax type of the tenant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaxType {
+    /// The code.
+    pub code: TaxCode,
+    /// Name (`VAT 11%`).
+    pub name: String,
+    /// Rate in percent, exact (`11`).
+    pub rate_percent: Decimal,
+    /// When it applies.
+    pub applies_to: String,
+    /// Whether new documents may use it.
+    pub active: bool,
+}
+
+impl TaxType {
+    /// Tax on a net amount: net x rate / 100, rounded by [`money::round`].
+    pub fn tax_on(&self, net: Decimal) -> Decimal {
+        money::round(net * self.rate_percent / Decimal::from(100))
+    }
+
+    /// `VAT11 = 11%`.
+    pub fn describe(&self) -> String {
+        format!("{} = {}%", self.code, self.rate_percent.normalize())
+    }
+
+    /// The item.
+    pub fn to_item(&self, tenant: &TenantId) -> Attrs {
+        Attrs::from([
+            ("pk".to_owned(), sv(keys::tax_types(tenant))),
+            ("sk".to_owned(), sv(keys::tax_type_sk(self.code.code()))),
+            ("kind".to_owned(), sv("tax_type")),
+            ("code".to_owned(), sv(self.code.code())),
+            ("name".to_owned(), sv(&self.name)),
+            ("rate_percent".to_owned(), nv(self.rate_percent)),
+            ("applies_to".to_owned(), sv(&self.applies_to)),
+            ("active".to_owned(), bv(self.active)),
+        ])
+    }
+
+    /// Reads a tax type.
+    pub fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+        let what = "tax type";
+        Ok(Self {
+            code: TaxCode::from_code(&attrs::s(item, what, "code")?).ok_or_else(|| attrs::corrupt(what, "code"))?,
+            name: attrs::s(item, what, "name")?,
+            rate_percent: attrs::dec(item, what, "rate_percent")?,
+            applies_to: attrs::s(item, what, "applies_to")?,
+            active: attrs::flag(item, "active"),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tax_is_exact_and_rounded_half_away_from_zero() {
+        let vat = TaxType {
+            code: TaxCode::Vat11,
+            name: "VAT 11%".into(),
+            rate_percent: Decimal::from(11),
+            applies_to: "standard".into(),
+            active: true,
+        };
+        // 12.345 x 11% = 1.35795 -> 1.36
+        assert_eq!(vat.tax_on("12.345".parse().unwrap()).to_string(), "1.36");
+        assert_eq!(vat.tax_on(Decimal::from(5_280_000)).to_string(), "580800.00");
+        assert_eq!(vat.describe(), "VAT11 = 11%");
+        let tenant = TenantId::parse("demo").unwrap();
+        assert_eq!(TaxType::from_item(&vat.to_item(&tenant)).unwrap(), vat);
+    }
+}

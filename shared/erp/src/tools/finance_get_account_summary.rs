@@ -1,0 +1,225 @@
+//! `finance_get_account_summary`: receivables and payables of the caller's
+//! branch, aged by days past due.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use chrono::NaiveDate;
+use draftline_contract::ToolError;
+use draftline_contract::tool::{Call, ReadTool, Tier, ToolMeta, ToolSpec};
+use rust_decimal::Decimal;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use validator::Validate;
+
+use crate::model::OpenItem;
+use crate::money::Money;
+use crate::store::ErpStore;
+
+/// How many counterparties with the most overdue are named per ledger.
+const TOP: usize = 5;
+
+/// How the buckets are cut, stated in every answer.
+const AGEING_RULE: &str = "days overdue = as_of - due date; not_due: due today or later; then 1-30, 31-60, 61-90 and \
+over 90 days overdue. Amounts are what is still unpaid, exact, in the branch currency";
+
+/// Which side of the ledger to summarise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Ledger {
+    /// What customers owe the branch.
+    Receivables,
+    /// What the branch owes vendors.
+    Payables,
+}
+
+/// Input of `finance_get_account_summary`.
+#[derive(Debug, Clone, Serialize, Deserialize, Validate, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetAccountSummaryInput {
+    /// receivables or payables; null for both.
+    pub ledger: Option<Ledger>,
+}
+
+/// A counterparty with money overdue.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Overdue {
+    /// Customer or vendor code.
+    pub code: String,
+    /// Name.
+    pub name: String,
+    /// Overdue and unpaid.
+    pub overdue: Money,
+    /// Days the oldest overdue document is past due.
+    pub oldest_days_overdue: i64,
+    /// The overdue document numbers (at most 5).
+    pub documents: Vec<String>,
+}
+
+/// One ledger's documents in one currency, aged.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Ageing {
+    /// The currency of every amount here.
+    pub currency: String,
+    /// Documents with money still owed.
+    pub open_documents: u32,
+    /// Everything still owed.
+    pub total_outstanding: Money,
+    /// Not yet due.
+    pub not_due: Money,
+    /// 1-30 days overdue.
+    pub days_1_30: Money,
+    /// 31-60 days overdue.
+    pub days_31_60: Money,
+    /// 61-90 days overdue.
+    pub days_61_90: Money,
+    /// More than 90 days overdue.
+    pub over_90: Money,
+    /// Everything overdue (the four buckets).
+    pub overdue_total: Money,
+    /// The counterparties with the most overdue, largest first (at most 5).
+    pub largest_overdue: Vec<Overdue>,
+}
+
+/// Output of `finance_get_account_summary`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AccountSummary {
+    /// The caller's branch; other branches are never included.
+    pub branch_id: String,
+    /// The day ages are counted to (today, UTC).
+    pub as_of: NaiveDate,
+    /// What customers owe, one ageing per currency (usually one); null when only payables were asked for.
+    pub receivables: Option<Vec<Ageing>>,
+    /// What the branch owes vendors, one ageing per currency; null when only receivables were asked for.
+    pub payables: Option<Vec<Ageing>>,
+    /// How the buckets are cut.
+    pub ageing_rule: String,
+}
+
+/// The tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FinanceGetAccountSummary;
+
+impl ToolSpec for FinanceGetAccountSummary {
+    type Input = GetAccountSummaryInput;
+    type Output = AccountSummary;
+    const META: ToolMeta = ToolMeta {
+        name: "finance_get_account_summary",
+        title: "Get receivables and payables ageing",
+        description: "Returns the receivables and payables of your branch aged by days past due, as of today. \
+Only your branch's invoices and bills are counted; ledger chooses receivables or payables, null gives both. Returns, \
+per ledger and currency, the number of open documents, the total still owed, the amounts not yet due and 1-30, 31-60, 61-90 and \
+over 90 days overdue (exact decimals with currency), and the five customers or vendors with the most overdue. For \
+one customer's invoices, orders and credit use sales_get_customer_summary; tax codes are in finance_list_tax_types. \
+Example: {\"ledger\": null}",
+        module: "finance",
+        tier: Tier::Read,
+        scope: "finance:read",
+    };
+}
+
+/// Ages `items` as of `today`, one ageing per currency (amounts in different
+/// currencies are never added up).
+fn age_by_currency<T: OpenItem>(items: &[T], today: NaiveDate) -> Vec<Ageing> {
+    let mut by_currency: BTreeMap<&str, Vec<&T>> = BTreeMap::new();
+    for item in items.iter().filter(|i| i.is_open()) {
+        by_currency.entry(item.currency()).or_default().push(item);
+    }
+    by_currency
+        .into_iter()
+        .map(|(currency, open)| age(&open, today, currency))
+        .collect()
+}
+
+/// Ages open `items` of one currency as of `today`.
+fn age<T: OpenItem>(open: &[&T], today: NaiveDate, currency: &str) -> Ageing {
+    let mut buckets = [Decimal::ZERO; 5];
+    let mut by_party: BTreeMap<&str, (&str, Decimal, i64, Vec<String>)> = BTreeMap::new();
+    for item in open {
+        let days = item.days_overdue(today);
+        let bucket = match days {
+            0 => 0,
+            1..=30 => 1,
+            31..=60 => 2,
+            61..=90 => 3,
+            _ => 4,
+        };
+        buckets[bucket] += item.outstanding();
+        if days > 0 {
+            let entry = by_party
+                .entry(item.counterparty_code())
+                .or_insert_with(|| (item.counterparty_name(), Decimal::ZERO, 0, Vec::new()));
+            entry.1 += item.outstanding();
+            entry.2 = entry.2.max(days);
+            entry.3.push(item.number().to_owned());
+        }
+    }
+    let mut largest: Vec<Overdue> = by_party
+        .into_iter()
+        .map(|(code, (name, overdue, oldest, mut documents))| {
+            documents.sort();
+            documents.truncate(TOP);
+            Overdue {
+                code: code.to_owned(),
+                name: name.to_owned(),
+                overdue: Money::new(overdue, currency),
+                oldest_days_overdue: oldest,
+                documents,
+            }
+        })
+        .collect();
+    largest.sort_by(|a, b| {
+        let amount = |o: &Overdue| o.overdue.amount.parse::<Decimal>().unwrap_or_default();
+        amount(b).cmp(&amount(a)).then_with(|| a.code.cmp(&b.code))
+    });
+    largest.truncate(TOP);
+    let total: Decimal = buckets.iter().sum();
+    Ageing {
+        currency: currency.to_owned(),
+        open_documents: u32::try_from(open.len()).unwrap_or(u32::MAX),
+        total_outstanding: Money::new(total, currency),
+        not_due: Money::new(buckets[0], currency),
+        days_1_30: Money::new(buckets[1], currency),
+        days_31_60: Money::new(buckets[2], currency),
+        days_61_90: Money::new(buckets[3], currency),
+        over_90: Money::new(buckets[4], currency),
+        overdue_total: Money::new(total - buckets[0], currency),
+        largest_overdue: largest,
+    }
+}
+
+#[async_trait]
+impl ReadTool for FinanceGetAccountSummary {
+    async fn read(&self, call: &Call<'_>, input: GetAccountSummaryInput) -> Result<AccountSummary, ToolError> {
+        let branch = call.caller.branch();
+        let store = ErpStore::new(call.db, call.caller.tenant());
+        let today = call.clock.now().date_naive();
+        let want_receivables = input.ledger != Some(Ledger::Payables);
+        let want_payables = input.ledger != Some(Ledger::Receivables);
+        let receivables = async {
+            if want_receivables {
+                store.receivables(branch).await.map(Some)
+            } else {
+                Ok(None)
+            }
+        };
+        let payables = async {
+            if want_payables {
+                store.payables(branch).await.map(Some)
+            } else {
+                Ok(None)
+            }
+        };
+        let (receivables, payables) = tokio::try_join!(receivables, payables)?;
+        Ok(AccountSummary {
+            branch_id: branch.to_string(),
+            as_of: today,
+            receivables: receivables.map(|r| age_by_currency(&r, today)),
+            payables: payables.map(|p| age_by_currency(&p, today)),
+            ageing_rule: AGEING_RULE.to_owned(),
+        })
+    }
+}

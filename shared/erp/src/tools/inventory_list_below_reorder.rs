@@ -1,0 +1,249 @@
+//! `inventory_list_below_reorder`: the examiner of the reorder job. Every
+//! item of the caller's branch at or below its reorder point, with its stock,
+//! a suggested order in a valid unit, and the preferred vendor's price.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use draftline_contract::ToolError;
+use draftline_contract::cursor::CursorScope;
+use draftline_contract::tool::{Call, ReadTool, Tier, ToolMeta, ToolSpec};
+use rust_decimal::Decimal;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use validator::Validate;
+
+use crate::model::po::VendorRef;
+use crate::model::{BranchVendor, Item, PriceEntry};
+use crate::money::{self, Money, ROUNDING_RULE};
+use crate::pricing;
+use crate::reorder::{self, SUGGESTION_RULE};
+use crate::store::{DueItem, ErpStore};
+use crate::units::Uom;
+
+/// The page size when `limit` is null.
+const DEFAULT_LIMIT: u32 = 20;
+
+/// Input of `inventory_list_below_reorder`.
+#[derive(Debug, Clone, Serialize, Deserialize, Validate, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListBelowReorderInput {
+    /// Items per page, 1-50; null for 20.
+    #[validate(range(min = 1, max = 50))]
+    pub limit: Option<u32>,
+    /// null for the first page; otherwise next_cursor from the previous answer, unchanged.
+    #[validate(custom(function = "super::cursor"))]
+    pub cursor: Option<String>,
+}
+
+/// Where a listing continues (inside the sealed cursor).
+#[derive(Debug, Serialize, Deserialize)]
+struct Position {
+    after_item: String,
+}
+
+/// One item that needs reordering.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReorderLine {
+    /// Item code.
+    pub item_code: String,
+    /// Item description.
+    pub item_name: String,
+    /// The unit stock figures are in.
+    pub base_uom: Uom,
+    /// The units it can be ordered in, with conversions (`PCS, BOX (1 BOX = 24 PCS)`).
+    pub allowed_units: String,
+    /// On hand, all warehouses of the branch (base unit).
+    pub on_hand: i64,
+    /// Reserved for open sales orders (base unit).
+    pub reserved: i64,
+    /// on_hand - reserved (base unit).
+    pub available: i64,
+    /// Reorder when available is at or below this (base unit).
+    pub reorder_point: i64,
+    /// The usual order quantity (base unit).
+    pub reorder_qty: i64,
+    /// Suggested quantity, in whole suggested_uom.
+    pub suggested_qty: i64,
+    /// The unit of suggested_qty; valid for the item and priced by the vendor when one is shown.
+    pub suggested_uom: Uom,
+    /// suggested_qty in the base unit.
+    pub suggested_base_qty: i64,
+    /// The preferred vendor, or null when it does not supply your branch.
+    pub preferred_vendor: Option<VendorRef>,
+    /// The vendor's current price per suggested_uom, or null when it has none.
+    pub unit_price: Option<Money>,
+    /// Where unit_price came from.
+    pub price_source: Option<String>,
+    /// suggested_qty x unit_price, rounded; what the draft would cost.
+    pub estimated_total: Option<Money>,
+    /// What to do when the vendor or price is missing; null when the line is ready to order.
+    pub note: Option<String>,
+}
+
+/// Output of `inventory_list_below_reorder`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListBelowReorderOutput {
+    /// The caller's branch; other branches are never included.
+    pub branch_id: String,
+    /// Items at or below their reorder point, by item code.
+    pub items: Vec<ReorderLine>,
+    /// Pass this back as cursor for the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+    /// How suggested quantities are computed.
+    pub suggestion_rule: String,
+    /// How amounts are rounded.
+    pub rounding: String,
+}
+
+/// The tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InventoryListBelowReorder;
+
+impl ToolSpec for InventoryListBelowReorder {
+    type Input = ListBelowReorderInput;
+    type Output = ListBelowReorderOutput;
+    const META: ToolMeta = ToolMeta {
+        name: "inventory_list_below_reorder",
+        title: "List items to reorder",
+        description: "Lists every item of your branch whose available stock is at or below its reorder point, with \
+what to order. Use it first for a reorder job: it replaces reading stock, policies, units and vendor prices item by \
+item. Each item comes with on-hand, reserved and available stock (base unit), the reorder point, a suggested quantity \
+in a unit the item can be ordered in, the preferred vendor (code and name) and its current price for that unit; when \
+the preferred vendor does not supply your branch, preferred_vendor is null and a note says to call \
+purchasing_search_vendors. Results are sorted by item code, at most limit per page (1-50, default 20); pass \
+next_cursor back as cursor for the next page. Nothing is ordered: the vendor code, suggested quantity and unit go \
+unchanged into a purchase-order draft of the purchasing module; for one item's stock per warehouse use \
+inventory_get_stock. Example: {\"limit\": 20, \"cursor\": null}",
+        module: "inventory",
+        tier: Tier::Read,
+        scope: "inventory:read",
+    };
+}
+
+#[async_trait]
+impl ReadTool for InventoryListBelowReorder {
+    async fn read(&self, call: &Call<'_>, input: ListBelowReorderInput) -> Result<ListBelowReorderOutput, ToolError> {
+        let branch = call.caller.branch();
+        let store = ErpStore::new(call.db, call.caller.tenant());
+        // The listing has no filters: the cursor is bound to caller and tool only.
+        let pages = CursorScope::new(call.db.cursor_key(), call.caller, Self::META.name, &())?;
+        let after: Option<Position> = pages.open(input.cursor.as_deref())?;
+        let want = super::page_size(input.limit, DEFAULT_LIMIT);
+
+        let page = store
+            .due_items(branch, after.as_ref().map(|p| p.after_item.as_str()), want)
+            .await?;
+        let codes: Vec<String> = page.items.iter().map(|d| d.policy.item.clone()).collect();
+        let vendor_codes: Vec<String> = page.items.iter().map(|d| d.policy.preferred_vendor.clone()).collect();
+        let (items, vendors) = store.items_and_branch_vendors(branch, &codes, &vendor_codes).await?;
+
+        // Prices only for vendors that supply the branch, in every unit of the item.
+        let wanted: Vec<(String, String, Uom)> = page
+            .items
+            .iter()
+            .filter(|d| vendors.contains_key(&d.policy.preferred_vendor))
+            .filter_map(|d| items.get(&d.policy.item).map(|item| (d, item)))
+            .flat_map(|(d, item)| {
+                item.units
+                    .iter()
+                    .map(|u| (d.policy.preferred_vendor.clone(), item.code.clone(), u.uom))
+            })
+            .collect();
+        let prices = if wanted.is_empty() {
+            Vec::new()
+        } else {
+            store.vendor_prices(&wanted).await?
+        };
+
+        let lines = page
+            .items
+            .iter()
+            .map(|due| {
+                let item = items.get(&due.policy.item).ok_or_else(|| {
+                    ToolError::internal(format!(
+                        "reorder policy for {} names an item missing from the item master",
+                        due.policy.item
+                    ))
+                })?;
+                Ok(reorder_line(due, item, &vendors, &prices))
+            })
+            .collect::<Result<Vec<_>, ToolError>>()?;
+        let next_cursor = page
+            .next_after
+            .map(|after_item| pages.seal(&Position { after_item }))
+            .transpose()?;
+        Ok(ListBelowReorderOutput {
+            branch_id: branch.to_string(),
+            items: lines,
+            next_cursor,
+            suggestion_rule: SUGGESTION_RULE.to_owned(),
+            rounding: ROUNDING_RULE.to_owned(),
+        })
+    }
+}
+
+/// One answer line: stock, the suggestion in a priced unit, and its price.
+fn reorder_line(
+    due: &DueItem,
+    item: &Item,
+    vendors: &HashMap<String, BranchVendor>,
+    prices: &[PriceEntry],
+) -> ReorderLine {
+    let vendor = vendors.get(&due.policy.preferred_vendor);
+    let price_of = |uom: Uom| {
+        prices
+            .iter()
+            .find(|p| p.vendor == due.policy.preferred_vendor && p.item == item.code && p.uom == uom)
+            .map(|p| p.unit_price)
+    };
+    let priced_units: Vec<Uom> = item
+        .units
+        .iter()
+        .map(|u| u.uom)
+        .filter(|u| vendor.is_some() && price_of(*u).is_some())
+        .collect();
+    let available = due.available();
+    let suggestion = reorder::suggest(item, reorder::need(&due.policy, available), &priced_units);
+    let priced = vendor.and_then(|v| pricing::unit_price(&v.code, item, suggestion.uom, price_of));
+    let currency = vendor.map_or("IDR", |v| v.currency.as_str());
+    let note = match (vendor, &priced) {
+        (None, _) => Some(format!(
+            "Preferred vendor {} does not supply your branch. Call purchasing_search_vendors with item_code {} to \
+             find one that does.",
+            due.policy.preferred_vendor, item.code
+        )),
+        (Some(v), None) => Some(format!(
+            "Vendor {} has no price for {}. Call purchasing_search_vendors with item_code {} to find a vendor that \
+             prices it.",
+            v.code, item.code, item.code
+        )),
+        (Some(_), Some(_)) => None,
+    };
+    ReorderLine {
+        item_code: item.code.clone(),
+        item_name: item.name.clone(),
+        base_uom: item.base_uom,
+        allowed_units: item.describe_units(),
+        on_hand: due.on_hand(),
+        reserved: due.reserved(),
+        available,
+        reorder_point: due.policy.reorder_point,
+        reorder_qty: due.policy.reorder_qty,
+        suggested_qty: suggestion.qty,
+        suggested_uom: suggestion.uom,
+        suggested_base_qty: suggestion.base_qty,
+        preferred_vendor: vendor.map(|v| VendorRef {
+            code: v.code.clone(),
+            name: v.name.clone(),
+        }),
+        unit_price: priced.as_ref().map(|p| Money::new(p.unit_price, currency)),
+        price_source: priced.as_ref().map(|p| p.source.clone()),
+        estimated_total: priced
+            .as_ref()
+            .map(|p| Money::new(money::round(p.unit_price * Decimal::from(suggestion.qty)), currency)),
+        note,
+    }
+}

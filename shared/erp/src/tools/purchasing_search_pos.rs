@@ -1,0 +1,186 @@
+//! `purchasing_search_pos`: purchase orders of the caller's branch by status,
+//! vendor and creation date, newest first, paginated with a sealed cursor.
+
+use async_trait::async_trait;
+use chrono::NaiveDate;
+use draftline_contract::ToolError;
+use draftline_contract::cursor::CursorScope;
+use draftline_contract::error::FieldIssue;
+use draftline_contract::tool::{Call, ReadTool, RuleContext, Tier, ToolMeta, ToolSpec};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use validator::Validate;
+
+use crate::model::PoStatus;
+use crate::model::po::VendorRef;
+use crate::money::Money;
+use crate::store::{ErpStore, PoFilter};
+
+/// The page size when `limit` is null.
+const DEFAULT_LIMIT: u32 = 20;
+/// How many DynamoDB pages one call evaluates before it hands out a cursor.
+const MAX_QUERY_PAGES: usize = 5;
+
+/// Input of `purchasing_search_pos`. Filters combine (AND); all null lists every order of your branch.
+#[derive(Debug, Clone, Serialize, Deserialize, Validate, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchPosInput {
+    /// Only orders in this status (a search filter: it never changes an order), or null for any.
+    pub status: Option<PoStatus>,
+    /// Only orders to this vendor (V-00231), or null.
+    #[validate(custom(function = "super::code"))]
+    pub vendor_code: Option<String>,
+    /// Only orders created on or after this day, YYYY-MM-DD (UTC), or null.
+    pub created_from: Option<NaiveDate>,
+    /// Only orders created on or before this day, YYYY-MM-DD (UTC), or null.
+    pub created_to: Option<NaiveDate>,
+    /// Orders per page, 1-50; null for 20.
+    #[validate(range(min = 1, max = 50))]
+    pub limit: Option<u32>,
+    /// null for the first page; otherwise next_cursor from the previous answer, unchanged (same filters).
+    #[validate(custom(function = "super::cursor"))]
+    pub cursor: Option<String>,
+}
+
+/// The filters a cursor is bound to.
+#[derive(Debug, Serialize)]
+struct Filters<'a> {
+    status: Option<PoStatus>,
+    vendor_code: Option<&'a str>,
+    created_from: Option<NaiveDate>,
+    created_to: Option<NaiveDate>,
+}
+
+/// Where a listing continues (inside the sealed cursor).
+#[derive(Debug, Serialize, Deserialize)]
+struct Position {
+    after_po: String,
+}
+
+/// One purchase order found.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PoSummary {
+    /// The PO number; purchasing_get_po reads the whole order.
+    pub po_number: String,
+    /// Its status.
+    pub status: PoStatus,
+    /// The vendor.
+    pub vendor: VendorRef,
+    /// When it was created (RFC 3339, UTC).
+    pub created_at: String,
+    /// When the goods are needed (YYYY-MM-DD).
+    pub needed_by: NaiveDate,
+    /// The order total.
+    pub total: Money,
+    /// How many lines it has.
+    pub line_count: u32,
+    /// The agent run that drafted it, if an agent did.
+    pub drafted_by_agent_run: Option<String>,
+    /// The person it was drafted for.
+    pub drafted_on_behalf_of: String,
+}
+
+/// Output of `purchasing_search_pos`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchPosOutput {
+    /// The caller's branch; other branches' orders are never included.
+    pub branch_id: String,
+    /// Matching orders, newest (highest number) first.
+    pub purchase_orders: Vec<PoSummary>,
+    /// Pass this back as cursor, with the same filters, for the next page; null when there are no more.
+    pub next_cursor: Option<String>,
+}
+
+/// The tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PurchasingSearchPos;
+
+impl ToolSpec for PurchasingSearchPos {
+    type Input = SearchPosInput;
+    type Output = SearchPosOutput;
+    const META: ToolMeta = ToolMeta {
+        name: "purchasing_search_pos",
+        title: "Search purchase orders",
+        description: "Searches the purchase orders of your branch by status, vendor and creation date range. \
+Filters combine; with all of them null every order of your branch is listed; status is only a search filter \
+(draft, approved, sent, received, cancelled) and never changes an order. Other branches' orders are never returned. \
+Returns PO number, status, vendor, dates, total and who drafted each order, newest first, at most limit per page \
+(1-50, default 20); when next_cursor is not null, call again with the same filters and cursor set to it (a page may \
+be short and still have a next_cursor). To read one order in full use purchasing_get_po; to create one use \
+purchasing_create_po_draft. \
+Example: {\"status\": \"draft\", \"vendor_code\": null, \"created_from\": \"2026-11-01\", \"created_to\": null, \
+\"limit\": 20, \"cursor\": null}",
+        module: "purchasing",
+        tier: Tier::Read,
+        scope: "purchasing:read",
+    };
+
+    fn rules(input: &SearchPosInput, _ctx: &RuleContext) -> Vec<FieldIssue> {
+        match (input.created_from, input.created_to) {
+            (Some(from), Some(to)) if from > to => vec![FieldIssue::new(
+                "created_to",
+                format!("{to} is before created_from {from}; send a range whose start is not after its end"),
+            )],
+            _ => Vec::new(),
+        }
+    }
+}
+
+#[async_trait]
+impl ReadTool for PurchasingSearchPos {
+    async fn read(&self, call: &Call<'_>, input: SearchPosInput) -> Result<SearchPosOutput, ToolError> {
+        let branch = call.caller.branch();
+        let filters = Filters {
+            status: input.status,
+            vendor_code: input.vendor_code.as_deref(),
+            created_from: input.created_from,
+            created_to: input.created_to,
+        };
+        let pages = CursorScope::new(call.db.cursor_key(), call.caller, Self::META.name, &filters)?;
+        let after: Option<Position> = pages.open(input.cursor.as_deref())?;
+        // The position is only ever a PO number; anything else was not sealed by us.
+        if after.as_ref().is_some_and(|p| super::po_number(&p.after_po).is_err()) {
+            return Err(draftline_contract::cursor::foreign_cursor());
+        }
+        let filter = PoFilter {
+            status: input.status,
+            vendor_code: input.vendor_code.clone(),
+            created_from: input.created_from,
+            created_to: input.created_to,
+        };
+        let page = ErpStore::new(call.db, call.caller.tenant())
+            .search_purchase_orders(
+                branch,
+                &filter,
+                after.as_ref().map(|p| p.after_po.as_str()),
+                super::page_size(input.limit, DEFAULT_LIMIT),
+                MAX_QUERY_PAGES,
+            )
+            .await?;
+        let next_cursor = page
+            .next_after
+            .map(|after_po| pages.seal(&Position { after_po }))
+            .transpose()?;
+        Ok(SearchPosOutput {
+            branch_id: branch.to_string(),
+            purchase_orders: page
+                .items
+                .into_iter()
+                .map(|po| PoSummary {
+                    line_count: u32::try_from(po.lines.len()).unwrap_or(u32::MAX),
+                    po_number: po.po_number,
+                    status: po.status,
+                    vendor: po.vendor,
+                    created_at: po.created_at,
+                    needed_by: po.needed_by,
+                    total: po.total,
+                    drafted_by_agent_run: po.drafted_by_agent_run,
+                    drafted_on_behalf_of: po.drafted_on_behalf_of,
+                })
+                .collect(),
+            next_cursor,
+        })
+    }
+}

@@ -1,0 +1,217 @@
+//! `purchasing_search_vendors`: vendors that supply the caller's branch, by
+//! name, code or an item they supply, with their prices for that item.
+
+use async_trait::async_trait;
+use draftline_contract::ToolError;
+use draftline_contract::cursor::CursorScope;
+use draftline_contract::error::FieldIssue;
+use draftline_contract::tool::{Call, ReadTool, Tier, ToolMeta, ToolSpec};
+use draftline_contract::validation::rejected_with;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use validator::Validate;
+
+use crate::model::BranchVendor;
+use crate::money::Money;
+use crate::store::ErpStore;
+use crate::units::Uom;
+
+/// The page size when `limit` is null.
+const DEFAULT_LIMIT: u32 = 10;
+/// How many supplied item codes a vendor shows.
+const ITEMS_SHOWN: usize = 20;
+
+/// Input of `purchasing_search_vendors`. Filters combine (AND); all null lists every vendor of your branch.
+#[derive(Debug, Clone, Serialize, Deserialize, Validate, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchVendorsInput {
+    /// A vendor code (V-00231) or part of a vendor name (bearindo), case-insensitive; or null.
+    #[validate(custom(function = "super::search_text"))]
+    pub query: Option<String>,
+    /// Only vendors that supply this item (BRG-0042), with their prices for it; or null.
+    #[validate(custom(function = "super::code"))]
+    pub item_code: Option<String>,
+    /// Vendors per page, 1-50; null for 10.
+    #[validate(range(min = 1, max = 50))]
+    pub limit: Option<u32>,
+    /// null for the first page; otherwise next_cursor from the previous answer, unchanged.
+    #[validate(custom(function = "super::cursor"))]
+    pub cursor: Option<String>,
+}
+
+/// The filters a cursor is bound to.
+#[derive(Debug, Serialize)]
+struct Filters<'a> {
+    query: Option<String>,
+    item_code: Option<&'a str>,
+}
+
+/// Where a listing continues (inside the sealed cursor).
+#[derive(Debug, Serialize, Deserialize)]
+struct Position {
+    after_vendor: String,
+}
+
+/// A vendor's price for the searched item in one unit.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VendorPrice {
+    /// The item.
+    pub item_code: String,
+    /// The unit the price is for.
+    pub uom: Uom,
+    /// Current price per uom.
+    pub unit_price: Money,
+}
+
+/// One vendor found.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VendorMatch {
+    /// Vendor code: pass it as vendor_code to purchasing_create_po_draft.
+    pub code: String,
+    /// Name.
+    pub name: String,
+    /// The currency it invoices in.
+    pub currency: String,
+    /// Payment terms in days.
+    pub payment_terms_days: i64,
+    /// Codes of items on its price list (at most 20 shown).
+    pub items_supplied: Vec<String>,
+    /// How many items its price list has in all.
+    pub items_supplied_count: u32,
+    /// Its prices for item_code, one per unit it prices; empty when no item_code was given.
+    pub prices: Vec<VendorPrice>,
+}
+
+/// Output of `purchasing_search_vendors`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchVendorsOutput {
+    /// The caller's branch; only vendors that supply it are listed.
+    pub branch_id: String,
+    /// Matching vendors, by code.
+    pub vendors: Vec<VendorMatch>,
+    /// Pass this back as cursor for the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// The tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PurchasingSearchVendors;
+
+impl ToolSpec for PurchasingSearchVendors {
+    type Input = SearchVendorsInput;
+    type Output = SearchVendorsOutput;
+    const META: ToolMeta = ToolMeta {
+        name: "purchasing_search_vendors",
+        title: "Search vendors",
+        description: "Finds the vendors that supply your branch, by vendor code, part of the name, or an item they \
+supply. Filters combine; with all of them null every vendor of your branch is listed. Vendors that do not supply your \
+branch are never returned. Returns each vendor's code, name, currency, payment terms and supplied items, plus its \
+current prices for item_code in every unit it prices; at most limit vendors per page (1-50, default 10), pass \
+next_cursor back as cursor for the next page. Use the code as vendor_code in purchasing_create_po_draft; for what \
+needs ordering call inventory_list_below_reorder. \
+Example: {\"query\": null, \"item_code\": \"BRG-0042\", \"limit\": 10, \"cursor\": null}",
+        module: "purchasing",
+        tier: Tier::Read,
+        scope: "purchasing:read",
+    };
+}
+
+#[async_trait]
+impl ReadTool for PurchasingSearchVendors {
+    async fn read(&self, call: &Call<'_>, input: SearchVendorsInput) -> Result<SearchVendorsOutput, ToolError> {
+        let branch = call.caller.branch();
+        let store = ErpStore::new(call.db, call.caller.tenant());
+        let query = input.query.as_deref().map(str::trim).map(str::to_owned);
+        let filters = Filters {
+            query: query.as_ref().map(|q| q.to_lowercase()),
+            item_code: input.item_code.as_deref(),
+        };
+        let pages = CursorScope::new(call.db.cursor_key(), call.caller, Self::META.name, &filters)?;
+        let after: Option<Position> = pages.open(input.cursor.as_deref())?;
+        let want = super::page_size(input.limit, DEFAULT_LIMIT);
+
+        let (vendors, item) = match &input.item_code {
+            Some(code) => {
+                let (vendors, item) = tokio::try_join!(store.branch_vendors(branch), store.item(code))?;
+                let item = item.ok_or_else(|| {
+                    rejected_with(
+                        vec![FieldIssue::new(
+                            "item_code",
+                            format!(
+                                "Item {code} does not exist. Check the code with inventory_get_stock, or leave \
+                                 item_code null and search by vendor name"
+                            ),
+                        )],
+                        "Nothing was read.",
+                    )
+                })?;
+                (vendors, Some(item))
+            }
+            None => (store.branch_vendors(branch).await?, None),
+        };
+        let mut matching: Vec<BranchVendor> = vendors
+            .into_iter()
+            .filter(|v| query.as_deref().is_none_or(|q| v.matches(q)))
+            .filter(|v| item.as_ref().is_none_or(|i| v.items.contains(&i.code)))
+            .filter(|v| after.as_ref().is_none_or(|p| v.code > p.after_vendor))
+            .collect();
+        matching.sort_by(|a, b| a.code.cmp(&b.code));
+        let more = matching.len() > want;
+        matching.truncate(want);
+
+        let prices = match &item {
+            Some(item) if !matching.is_empty() => {
+                let wanted: Vec<(String, String, Uom)> = matching
+                    .iter()
+                    .flat_map(|v| item.units.iter().map(|u| (v.code.clone(), item.code.clone(), u.uom)))
+                    .collect();
+                store.vendor_prices(&wanted).await?
+            }
+            _ => Vec::new(),
+        };
+        let next_cursor = if more {
+            matching
+                .last()
+                .map(|v| {
+                    pages.seal(&Position {
+                        after_vendor: v.code.clone(),
+                    })
+                })
+                .transpose()?
+        } else {
+            None
+        };
+        let vendors = matching
+            .into_iter()
+            .map(|v| {
+                let mut own: Vec<VendorPrice> = prices
+                    .iter()
+                    .filter(|p| p.vendor == v.code)
+                    .map(|p| VendorPrice {
+                        item_code: p.item.clone(),
+                        uom: p.uom,
+                        unit_price: Money::new(p.unit_price, &v.currency),
+                    })
+                    .collect();
+                own.sort_by_key(|p| p.uom);
+                VendorMatch {
+                    items_supplied_count: u32::try_from(v.items.len()).unwrap_or(u32::MAX),
+                    items_supplied: v.items.iter().take(ITEMS_SHOWN).cloned().collect(),
+                    code: v.code,
+                    name: v.name,
+                    currency: v.currency,
+                    payment_terms_days: v.payment_terms_days,
+                    prices: own,
+                }
+            })
+            .collect();
+        Ok(SearchVendorsOutput {
+            branch_id: branch.to_string(),
+            vendors,
+            next_cursor,
+        })
+    }
+}

@@ -1,0 +1,460 @@
+//! `sales_create_quote_draft`: a sales quote in status draft, priced from the
+//! customer's price list and taxed per line with the tax code the caller
+//! chose. Idempotent through the same contract as purchase-order drafts.
+
+use std::collections::{BTreeSet, HashMap};
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
+use chrono::{NaiveDate, SecondsFormat};
+use draftline_contract::ToolError;
+use draftline_contract::error::FieldIssue;
+use draftline_contract::tool::{Call, DocumentRef, Draft, DraftTool, RuleContext, Tier, ToolMeta, ToolSpec};
+use draftline_contract::validation::rejected_with;
+use rust_decimal::Decimal;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use validator::Validate;
+
+use super::sales_get_customer_summary::customer_not_found;
+use crate::model::po::DocumentStatus;
+use crate::model::quote::CustomerRef;
+use crate::model::{CreditPosition, Customer, ListPrice, Quote, QuoteLine, TaxCode, TaxType};
+use crate::money::{self, Money, TAX_ROUNDING_RULE};
+use crate::pricing;
+use crate::store::{self, ErpStore};
+use crate::units::Uom;
+
+/// How long a quote may be valid.
+const MAX_VALID_DAYS: i64 = 90;
+
+const NO_DRAFT: &str = "No draft was created.";
+
+/// One line to quote.
+#[derive(Debug, Clone, Serialize, Deserialize, Validate, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuoteLineInput {
+    /// The item code, e.g. BRG-0042.
+    #[validate(custom(function = "super::code"))]
+    pub item_code: String,
+    /// Whole units to quote, 1-100000.
+    #[validate(range(min = 1, max = 100_000))]
+    pub qty: i64,
+    /// The unit of qty; must be one of the item's units and priced on the customer's price list.
+    pub uom: Uom,
+    /// The line's tax code; required on every line. finance_list_tax_types lists the codes in use and their rates.
+    // Optional in Rust only so that a missing code gets the message that
+    // names finance_list_tax_types (see `rules`); the schema says required.
+    #[schemars(required)]
+    pub tax_code: Option<TaxCode>,
+}
+
+/// Input of `sales_create_quote_draft`. Prices, tax rates, totals, branch,
+/// status and dates other than valid_until are decided by the server.
+#[derive(Debug, Clone, Serialize, Deserialize, Validate, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateQuoteDraftInput {
+    /// The customer's code, e.g. C-BDG-001 (sales_search_customers finds it).
+    #[validate(custom(function = "super::code"))]
+    pub customer_code: String,
+    /// The last day the quoted prices hold, YYYY-MM-DD; today or later, at most 90 days ahead.
+    pub valid_until: NaiveDate,
+    /// Your own unique reference for this intended quote, e.g. quote-2026-11-29-tekstil. Reuse it only when retrying the same quote.
+    #[validate(custom(function = "super::client_ref"))]
+    pub client_ref: String,
+    /// A note for the person who reviews the quote, or null.
+    #[validate(length(max = 500))]
+    pub note: Option<String>,
+    /// 1-50 lines; each item and unit at most once.
+    #[validate(length(min = 1, max = 50), nested)]
+    pub lines: Vec<QuoteLineInput>,
+}
+
+/// The tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SalesCreateQuoteDraft;
+
+impl ToolSpec for SalesCreateQuoteDraft {
+    type Input = CreateQuoteDraftInput;
+    type Output = Quote;
+    const META: ToolMeta = ToolMeta {
+        name: "sales_create_quote_draft",
+        title: "Create a sales quote draft",
+        description: "Creates a sales quote in status draft for a customer of your branch, priced from the \
+customer's price list and taxed per line. The draft is not sent to the customer and reserves no stock: a person \
+reviews and sends it. Every line needs a tax_code (call finance_list_tax_types for the codes and rates; tax-exempt \
+customers use EXEMPT); items must be on the customer's price list in the unit asked; customers on credit hold cannot \
+be quoted; valid_until is today or later. Returns the draft with its quote number, priced and taxed lines, subtotal, \
+tax total and total (tax included), and a credit check. Retrying with the same idempotency key (or the same \
+X-Agent-Run-Id and client_ref) returns the same draft instead of a second one. Use sales_get_customer_summary first \
+to see the price list, credit and overdue invoices. Example: {\"customer_code\": \"C-BDG-001\", \"valid_until\": \
+\"2026-12-31\", \"client_ref\": \"quote-tekstil-1\", \"note\": null, \"lines\": [{\"item_code\": \"BRG-0042\", \
+\"qty\": 2, \"uom\": \"BOX\", \"tax_code\": \"VAT11\"}]}",
+        module: "sales",
+        tier: Tier::Draft,
+        scope: "sales:draft",
+    };
+
+    fn rules(input: &CreateQuoteDraftInput, ctx: &RuleContext) -> Vec<FieldIssue> {
+        let mut issues = Vec::new();
+        if input.valid_until < ctx.today {
+            issues.push(FieldIssue::new(
+                "valid_until",
+                format!(
+                    "{} is in the past; use today ({}) or a later date",
+                    input.valid_until, ctx.today
+                ),
+            ));
+        } else if (input.valid_until - ctx.today).num_days() > MAX_VALID_DAYS {
+            issues.push(FieldIssue::new(
+                "valid_until",
+                format!(
+                    "{} is more than {MAX_VALID_DAYS} days ahead; quotes hold for at most {MAX_VALID_DAYS} days",
+                    input.valid_until
+                ),
+            ));
+        }
+        let mut seen: HashMap<(&str, Uom), usize> = HashMap::new();
+        for (i, line) in input.lines.iter().enumerate() {
+            if line.tax_code.is_none() {
+                issues.push(FieldIssue::new(
+                    format!("lines[{i}].tax_code"),
+                    format!(
+                        "line {} ({}) has no tax_code; every quote line needs one. Call finance_list_tax_types for \
+                         the tax codes in use and their rates (for example VAT11 = 11% for most sales, EXEMPT for \
+                         tax-exempt customers), then resend the line with tax_code set",
+                        i + 1,
+                        line.item_code
+                    ),
+                ));
+            }
+            if let Some(first) = seen.insert((line.item_code.as_str(), line.uom), i) {
+                issues.push(FieldIssue::new(
+                    format!("lines[{i}]"),
+                    format!(
+                        "repeats {} in {} (already lines[{first}]); combine them into one line",
+                        line.item_code, line.uom
+                    ),
+                ));
+            }
+        }
+        issues
+    }
+}
+
+/// Checks one line's tax code against the tax types in the data and the customer.
+fn tax_for<'t>(
+    code: TaxCode,
+    customer: &Customer,
+    taxes: &'t [TaxType],
+    path: String,
+) -> Result<&'t TaxType, FieldIssue> {
+    let active: Vec<String> = taxes.iter().filter(|t| t.active).map(TaxType::describe).collect();
+    let tax = taxes.iter().find(|t| t.code == code && t.active).ok_or_else(|| {
+        FieldIssue::new(
+            path.clone(),
+            format!(
+                "tax code {code} is not in use. Tax codes in use: {}. Call finance_list_tax_types for their \
+                 meaning and resend the line with one of them",
+                active.join(", ")
+            ),
+        )
+    })?;
+    if customer.tax_exempt && code != TaxCode::Exempt {
+        return Err(FieldIssue::new(
+            path,
+            format!(
+                "customer {} is exempt from VAT; its lines use tax code EXEMPT, not {code}",
+                customer.code
+            ),
+        ));
+    }
+    Ok(tax)
+}
+
+/// The sentence a reviewer reads about credit.
+fn credit_check(position: &CreditPosition, quote_total: Decimal, currency: &str) -> String {
+    let money = |amount: Decimal| format!("{} {currency}", money::round(amount));
+    let after = position.available() - quote_total;
+    let head = format!(
+        "Credit limit {}, exposure {} (open orders {}, unpaid invoices {}), available {}.",
+        money(position.limit),
+        money(position.exposure()),
+        money(position.open_orders),
+        money(position.outstanding_invoices),
+        money(position.available())
+    );
+    if after < Decimal::ZERO {
+        format!(
+            "{head} If this quote becomes an order the customer is {} over its limit: a person must approve the \
+             credit before it is confirmed.",
+            money(-after)
+        )
+    } else {
+        format!(
+            "{head} This quote fits within the limit ({} left after it).",
+            money(after)
+        )
+    }
+}
+
+#[async_trait]
+impl DraftTool for SalesCreateQuoteDraft {
+    fn client_ref(input: &CreateQuoteDraftInput) -> &str {
+        &input.client_ref
+    }
+
+    async fn draft(&self, call: &Call<'_>, input: CreateQuoteDraftInput) -> Result<Draft<Quote>, ToolError> {
+        let tenant = call.caller.tenant();
+        let branch = call.caller.branch();
+        let store = ErpStore::new(call.db, tenant);
+        let codes: Vec<String> = input
+            .lines
+            .iter()
+            .map(|l| l.item_code.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        // The reads are independent: issue them together.
+        let (customer, orders, invoices, (items, sequence), taxes) = tokio::try_join!(
+            store.customer(branch, &input.customer_code),
+            store.customer_orders(branch, &input.customer_code),
+            store.customer_invoices(branch, &input.customer_code),
+            store.items_and_sequence(&codes, branch, "QT"),
+            store.tax_types(),
+        )?;
+        let customer = customer.ok_or_else(|| {
+            rejected_with(
+                vec![FieldIssue::new(
+                    "customer_code",
+                    customer_not_found(&input.customer_code),
+                )],
+                NO_DRAFT,
+            )
+        })?;
+        if let Some(reason) = &customer.credit_hold {
+            return Err(rejected_with(
+                vec![FieldIssue::new(
+                    "customer_code",
+                    format!(
+                        "Customer {} ({}) is on credit hold: {reason}. No quote can be drafted until a person in \
+                         finance lifts the hold; sales_get_customer_summary shows the overdue invoices to discuss \
+                         with the customer",
+                        customer.code, customer.name
+                    ),
+                )],
+                NO_DRAFT,
+            ));
+        }
+
+        // Every unit of each item: the line's own price, the base-unit
+        // fallback, and the priced units to name when neither exists.
+        let wanted: Vec<(String, Uom)> = items
+            .values()
+            .flat_map(|item| item.units.iter().map(|u| (item.code.clone(), u.uom)))
+            .collect();
+        let prices: Vec<ListPrice> = if wanted.is_empty() {
+            Vec::new()
+        } else {
+            store.list_prices(&customer.price_list, &wanted).await?
+        };
+
+        let currency = customer.currency.clone();
+        let mut issues = Vec::new();
+        let mut lines = Vec::with_capacity(input.lines.len());
+        for (i, line) in input.lines.iter().enumerate() {
+            let Some(item) = items.get(&line.item_code) else {
+                issues.push(FieldIssue::new(
+                    format!("lines[{i}].item_code"),
+                    format!(
+                        "Item {} does not exist. Check the code with inventory_get_stock.",
+                        line.item_code
+                    ),
+                ));
+                continue;
+            };
+            let Some(unit) = item.unit(line.uom) else {
+                let allowed: Vec<&str> = item.units.iter().map(|u| u.uom.code()).collect();
+                issues.push(FieldIssue::new(
+                    format!("lines[{i}].uom"),
+                    format!(
+                        "Item {code} is not sold in {uom}. Allowed units for {code}: {units}. Resend the line with \
+                         uom {choices}.",
+                        code = item.code,
+                        uom = line.uom,
+                        units = item.describe_units(),
+                        choices = allowed.join(" or "),
+                    ),
+                ));
+                continue;
+            };
+            let price_of = |u: Uom| {
+                prices
+                    .iter()
+                    .find(|p| p.item == item.code && p.uom == u)
+                    .map(|p| p.unit_price)
+            };
+            let Some(priced) = pricing::unit_price(&customer.price_list, item, line.uom, price_of) else {
+                let priced_units: Vec<&str> = item
+                    .units
+                    .iter()
+                    .filter(|u| price_of(u.uom).is_some())
+                    .map(|u| u.uom.code())
+                    .collect();
+                issues.push(FieldIssue::new(
+                    format!("lines[{i}].uom"),
+                    if priced_units.is_empty() {
+                        format!(
+                            "Item {} is not on price list {} of customer {}, so it cannot be quoted to this \
+                             customer. Remove the line, or ask a person to add the item to the price list.",
+                            item.code, customer.price_list, customer.code
+                        )
+                    } else {
+                        format!(
+                            "Price list {} prices {} only in {}. Resend the line with uom {}.",
+                            customer.price_list,
+                            item.code,
+                            priced_units.join(", "),
+                            priced_units.join(" or ")
+                        )
+                    },
+                ));
+                continue;
+            };
+            // `rules` refused missing tax codes before any read.
+            let Some(code) = line.tax_code else {
+                continue;
+            };
+            let tax = match tax_for(code, &customer, &taxes, format!("lines[{i}].tax_code")) {
+                Ok(tax) => tax,
+                Err(issue) => {
+                    issues.push(issue);
+                    continue;
+                }
+            };
+            let net = money::round(priced.unit_price * Decimal::from(line.qty));
+            let tax_amount = tax.tax_on(net);
+            lines.push(QuoteLine {
+                line_no: (i + 1) as u32,
+                item_code: item.code.clone(),
+                item_name: item.name.clone(),
+                qty: line.qty,
+                uom: line.uom,
+                base_qty: line.qty * unit.factor,
+                base_uom: item.base_uom,
+                unit_price: Money::new(priced.unit_price, &currency),
+                price_source: priced.source,
+                net_amount: Money::new(net, &currency),
+                tax_code: code,
+                tax_rate_percent: tax.rate_percent.normalize().to_string(),
+                tax_amount: Money::new(tax_amount, &currency),
+                line_total: Money::new(net + tax_amount, &currency),
+            });
+        }
+        if !issues.is_empty() {
+            return Err(rejected_with(issues, NO_DRAFT));
+        }
+
+        let amount = |m: &Money| m.amount.parse::<Decimal>().unwrap_or_default();
+        let subtotal: Decimal = lines.iter().map(|l| amount(&l.net_amount)).sum();
+        let tax_total: Decimal = lines.iter().map(|l| amount(&l.tax_amount)).sum();
+        let total = subtotal + tax_total;
+        let position = customer.credit_position(&orders, &invoices);
+        let number = sequence.last.unwrap_or(0) + 1;
+        let quote_number = format!("QT-{}-{number:06}", call.caller.branch_code());
+        let quote = Quote {
+            quote_id: format!("qt_{}", ulid::Ulid::new().to_string().to_lowercase()),
+            quote_number: quote_number.clone(),
+            status: DocumentStatus::Draft,
+            branch_id: branch.to_string(),
+            customer: CustomerRef {
+                code: customer.code.clone(),
+                name: customer.name.clone(),
+            },
+            price_list: customer.price_list.clone(),
+            valid_until: input.valid_until,
+            currency: currency.clone(),
+            lines,
+            subtotal: Money::new(subtotal, &currency),
+            tax_total: Money::new(tax_total, &currency),
+            total: Money::new(total, &currency),
+            rounding: TAX_ROUNDING_RULE.to_owned(),
+            credit_check: credit_check(&position, total, &currency),
+            note: input.note.clone(),
+            client_ref: input.client_ref.clone(),
+            drafted_by_agent_run: call.agent.run_id.clone(),
+            drafted_on_behalf_of: call.caller.user().to_string(),
+            created_at: call.clock.now().to_rfc3339_opts(SecondsFormat::Millis, true),
+            next_step: format!(
+                "Draft {quote_number} awaits review: a person must check and send it to {}. It has not been sent \
+                 and reserves no stock.",
+                customer.name
+            ),
+        };
+
+        let put_quote = Put::builder()
+            .table_name(call.db.table())
+            .set_item(Some(quote.to_item(tenant, branch)?))
+            .condition_expression("attribute_not_exists(pk)")
+            .build()
+            .map_err(ToolError::internal)?;
+        let put_seq = store::take_number(call.db, tenant, branch, "QT", sequence.last, number)?;
+        Ok(Draft {
+            document: DocumentRef {
+                id: quote.quote_id.clone(),
+                number: quote_number,
+                kind: "quote",
+            },
+            writes: vec![
+                TransactWriteItem::builder().put(put_quote).build(),
+                TransactWriteItem::builder().put(put_seq).build(),
+            ],
+            output: quote,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(tax_code: Option<TaxCode>) -> QuoteLineInput {
+        QuoteLineInput {
+            item_code: "BRG-0042".into(),
+            qty: 2,
+            uom: Uom::Box,
+            tax_code,
+        }
+    }
+
+    #[test]
+    fn a_line_without_a_tax_code_is_refused_naming_finance_list_tax_types() {
+        let input = CreateQuoteDraftInput {
+            customer_code: "C-BDG-001".into(),
+            valid_until: "2026-12-31".parse().unwrap(),
+            client_ref: "q".into(),
+            note: None,
+            lines: vec![line(Some(TaxCode::Vat11)), {
+                let mut l = line(None);
+                l.uom = Uom::Pcs;
+                l
+            }],
+        };
+        let ctx = RuleContext {
+            today: "2026-11-29".parse().unwrap(),
+        };
+        let issues = SalesCreateQuoteDraft::rules(&input, &ctx);
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert_eq!(issues[0].path, "lines[1].tax_code");
+        assert!(issues[0].message.contains("finance_list_tax_types"));
+    }
+
+    #[test]
+    fn the_schema_requires_a_non_null_tax_code() {
+        let schema = draftline_contract::schema::strict_schema_for::<CreateQuoteDraftInput>();
+        let tax = &schema["properties"]["lines"]["items"]["properties"]["tax_code"];
+        assert_eq!(tax["type"], "string", "{tax}");
+        assert!(!tax["enum"].as_array().unwrap().contains(&serde_json::Value::Null));
+        assert!(draftline_contract::schema::strict_violations(&schema).is_empty());
+    }
+}

@@ -1,0 +1,147 @@
+//! `sales_search_customers`: customers of the caller's branch by name or code.
+
+use async_trait::async_trait;
+use draftline_contract::ToolError;
+use draftline_contract::cursor::CursorScope;
+use draftline_contract::tool::{Call, ReadTool, Tier, ToolMeta, ToolSpec};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use validator::Validate;
+
+use crate::model::Customer;
+use crate::money::Money;
+use crate::store::ErpStore;
+
+/// The page size when `limit` is null.
+const DEFAULT_LIMIT: u32 = 10;
+
+/// Input of `sales_search_customers`.
+#[derive(Debug, Clone, Serialize, Deserialize, Validate, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchCustomersInput {
+    /// A customer code (C-BDG-001) or part of a customer name (tekstil), case-insensitive; null lists every customer of your branch.
+    #[validate(custom(function = "super::search_text"))]
+    pub query: Option<String>,
+    /// Customers per page, 1-50; null for 10.
+    #[validate(range(min = 1, max = 50))]
+    pub limit: Option<u32>,
+    /// null for the first page; otherwise next_cursor from the previous answer, unchanged.
+    #[validate(custom(function = "super::cursor"))]
+    pub cursor: Option<String>,
+}
+
+/// The filters a cursor is bound to.
+#[derive(Debug, Serialize)]
+struct Filters {
+    query: Option<String>,
+}
+
+/// Where a listing continues (inside the sealed cursor).
+#[derive(Debug, Serialize, Deserialize)]
+struct Position {
+    after_customer: String,
+}
+
+/// One customer found.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CustomerMatch {
+    /// Customer code: pass it to sales_get_customer_summary or sales_create_quote_draft.
+    pub code: String,
+    /// Name.
+    pub name: String,
+    /// City.
+    pub city: String,
+    /// The price list its quotes are priced from.
+    pub price_list: String,
+    /// Its credit limit.
+    pub credit_limit: Money,
+    /// Payment terms in days.
+    pub payment_terms_days: i64,
+    /// Exempt from VAT (its quote lines use tax code EXEMPT).
+    pub tax_exempt: bool,
+    /// Why it is on credit hold (no quotes can be drafted), or null.
+    pub credit_hold: Option<String>,
+}
+
+/// Output of `sales_search_customers`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchCustomersOutput {
+    /// The caller's branch; other branches' customers are never included.
+    pub branch_id: String,
+    /// Matching customers, by code.
+    pub customers: Vec<CustomerMatch>,
+    /// Pass this back as cursor for the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// The tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SalesSearchCustomers;
+
+impl ToolSpec for SalesSearchCustomers {
+    type Input = SearchCustomersInput;
+    type Output = SearchCustomersOutput;
+    const META: ToolMeta = ToolMeta {
+        name: "sales_search_customers",
+        title: "Search customers",
+        description: "Finds customers of your branch by customer code or part of the name. With query null every \
+customer of your branch is listed; customers of other branches are never returned. Returns each customer's code, \
+name, city, price list, credit limit, payment terms, tax exemption and credit hold, by code, at most limit per page \
+(1-50, default 10); pass next_cursor back as cursor for the next page. For a customer's credit exposure, open orders \
+and overdue invoices call sales_get_customer_summary; to quote call sales_create_quote_draft. \
+Example: {\"query\": \"tekstil\", \"limit\": 10, \"cursor\": null}",
+        module: "sales",
+        tier: Tier::Read,
+        scope: "sales:read",
+    };
+}
+
+#[async_trait]
+impl ReadTool for SalesSearchCustomers {
+    async fn read(&self, call: &Call<'_>, input: SearchCustomersInput) -> Result<SearchCustomersOutput, ToolError> {
+        let branch = call.caller.branch();
+        let query = input.query.as_deref().map(str::trim).map(str::to_owned);
+        let filters = Filters {
+            query: query.as_ref().map(|q| q.to_lowercase()),
+        };
+        let pages = CursorScope::new(call.db.cursor_key(), call.caller, Self::META.name, &filters)?;
+        let after: Option<Position> = pages.open(input.cursor.as_deref())?;
+        let want = super::page_size(input.limit, DEFAULT_LIMIT);
+
+        let mut matching: Vec<Customer> = ErpStore::new(call.db, call.caller.tenant())
+            .customers(branch)
+            .await?
+            .into_iter()
+            .filter(|c| query.as_deref().is_none_or(|q| c.matches(q)))
+            .filter(|c| after.as_ref().is_none_or(|p| c.code > p.after_customer))
+            .collect();
+        matching.sort_by(|a, b| a.code.cmp(&b.code));
+        let more = matching.len() > want;
+        matching.truncate(want);
+        let next_cursor = match matching.last() {
+            Some(last) if more => Some(pages.seal(&Position {
+                after_customer: last.code.clone(),
+            })?),
+            _ => None,
+        };
+        Ok(SearchCustomersOutput {
+            branch_id: branch.to_string(),
+            customers: matching
+                .into_iter()
+                .map(|c| CustomerMatch {
+                    credit_limit: Money::new(c.credit_limit, &c.currency),
+                    code: c.code,
+                    name: c.name,
+                    city: c.city,
+                    price_list: c.price_list,
+                    payment_terms_days: c.payment_terms_days,
+                    tax_exempt: c.tax_exempt,
+                    credit_hold: c.credit_hold,
+                })
+                .collect(),
+            next_cursor,
+        })
+    }
+}
