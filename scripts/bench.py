@@ -54,10 +54,11 @@ def main():
     ap.add_argument("--cold-starts", type=int, default=10)
     args = ap.parse_args()
 
-    subprocess.run(
-        ["cargo", "build", "--release", "--locked", "--bin", "draftline", "--bin", "inventory_get_stock"],
-        cwd=ROOT, check=True, env={**os.environ, "CARGO_TARGET_DIR": args.target_dir},
-    )
+    for package, binary in (("draftline-cli", "draftline"), ("draftline-functions", "inventory_get_stock")):
+        subprocess.run(
+            ["cargo", "build", "--release", "--locked", "-p", package, "--bin", binary],
+            cwd=ROOT, check=True, env={**os.environ, "CARGO_TARGET_DIR": args.target_dir},
+        )
     rel = os.path.join(args.target_dir, "release")
     fn = os.path.join(rel, "inventory_get_stock")
     print(f"function binary size: {os.path.getsize(fn) / 1e6:.2f} MB ({fn})")

@@ -4,11 +4,12 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Put};
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Put, TransactWriteItem};
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::dynamo::{Db, store_error};
 use draftline_contract::identity::{BranchId, TenantId};
+use draftline_contract::tool::{DocumentRef, Draft};
 
 use crate::keys;
 use crate::model::attrs::{self, Item as Attrs, sv};
@@ -69,39 +70,65 @@ pub struct PoFilter {
 /// How many items one `Query` page of a filtered listing evaluates.
 const QUERY_PAGE: i32 = 200;
 
-/// The sequence item of a document kind in a branch, and its last number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A branch's document-number sequence as read before a draft.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sequence {
+    /// The sequence (`PO`, `QT`).
+    pub kind: String,
     /// The last number used, `None` if none yet.
     pub last: Option<i64>,
 }
 
-/// The write that takes number `number` of `kind`'s sequence in `branch`,
-/// for a draft's transaction. It holds only if nobody took a number since
-/// `last` was read: a losing race cancels the whole transaction, and the
-/// pipeline prepares the draft again.
-pub fn take_number(
+impl Sequence {
+    /// The number the next document takes.
+    pub fn next(&self) -> i64 {
+        self.last.unwrap_or(0) + 1
+    }
+}
+
+/// A new numbered document as the writes of a draft's one transaction: the
+/// document item, put only if its key is new, and the sequence moved to
+/// [`Sequence::next`] only if nobody took a number since it was read. A
+/// losing race cancels the whole transaction and the pipeline prepares the
+/// draft again.
+pub fn numbered_draft<O>(
     db: &Db,
     tenant: &TenantId,
     branch: &BranchId,
-    kind: &str,
-    last: Option<i64>,
-    number: i64,
-) -> Result<Put, ToolError> {
-    let put = Put::builder()
+    sequence: &Sequence,
+    item: Attrs,
+    document: DocumentRef,
+    output: O,
+) -> Result<Draft<O>, ToolError> {
+    let put_document = Put::builder()
+        .table_name(db.table())
+        .set_item(Some(item))
+        .condition_expression("attribute_not_exists(pk)")
+        .build()
+        .map_err(ToolError::internal)?;
+    let put_sequence = Put::builder()
         .table_name(db.table())
         .item("pk", AttributeValue::S(keys::sequences(tenant, branch)))
-        .item("sk", AttributeValue::S(kind.to_owned()))
+        .item("sk", AttributeValue::S(sequence.kind.clone()))
         .item("kind", AttributeValue::S("sequence".to_owned()))
-        .item("last", AttributeValue::N(number.to_string()));
-    let put = match last {
-        None => put.condition_expression("attribute_not_exists(pk)"),
-        Some(last) => put
+        .item("last", AttributeValue::N(sequence.next().to_string()));
+    let put_sequence = match sequence.last {
+        None => put_sequence.condition_expression("attribute_not_exists(pk)"),
+        Some(last) => put_sequence
             .condition_expression("#last = :last")
             .expression_attribute_names("#last", "last")
             .expression_attribute_values(":last", AttributeValue::N(last.to_string())),
-    };
-    put.build().map_err(ToolError::internal)
+    }
+    .build()
+    .map_err(ToolError::internal)?;
+    Ok(Draft {
+        document,
+        writes: vec![
+            TransactWriteItem::builder().put(put_document).build(),
+            TransactWriteItem::builder().put(put_sequence).build(),
+        ],
+        output,
+    })
 }
 
 /// Reads of one tenant's ERP data.
@@ -180,7 +207,10 @@ impl<'a> ErpStore<'a> {
         let mut request: Vec<Attrs> = codes.iter().map(|c| Item::key(self.tenant, c)).collect();
         request.push(seq_key.clone());
         let mut items = HashMap::new();
-        let mut seq = Sequence { last: None };
+        let mut seq = Sequence {
+            kind: sequence.to_owned(),
+            last: None,
+        };
         for found in self.batch_get(request).await? {
             if found.get("pk") == seq_key.get("pk") && found.get("sk") == seq_key.get("sk") {
                 seq.last = Some(attrs::int(&found, "sequence", "last")?);
@@ -230,30 +260,16 @@ impl<'a> ErpStore<'a> {
 
     /// One item of the item master.
     pub async fn item(&self, code: &str) -> Result<Option<Item>, ToolError> {
-        let out = self
-            .db
-            .client()
-            .get_item()
-            .table_name(self.db.table())
-            .set_key(Some(Item::key(self.tenant, code)))
-            .send()
-            .await
-            .map_err(|e| store_error(e, NOTHING_CHANGED))?;
-        out.item().map(Item::from_item).transpose()
+        self.get_one(Item::key(self.tenant, code), Item::from_item).await
     }
 
     /// PO `number` of `branch` (one `GetItem`; another branch's PO is simply not there).
     pub async fn purchase_order(&self, branch: &BranchId, number: &str) -> Result<Option<PurchaseOrder>, ToolError> {
-        let out = self
-            .db
-            .client()
-            .get_item()
-            .table_name(self.db.table())
-            .set_key(Some(PurchaseOrder::key(self.tenant, branch, number)))
-            .send()
-            .await
-            .map_err(|e| store_error(e, NOTHING_CHANGED))?;
-        out.item().map(PurchaseOrder::from_item).transpose()
+        self.get_one(
+            PurchaseOrder::key(self.tenant, branch, number),
+            PurchaseOrder::from_item,
+        )
+        .await
     }
 
     /// Up to `want` items of `branch` at or below their reorder point, in item
@@ -484,16 +500,8 @@ impl<'a> ErpStore<'a> {
 
     /// Customer `code` of `branch` (another branch's customer is simply not there).
     pub async fn customer(&self, branch: &BranchId, code: &str) -> Result<Option<Customer>, ToolError> {
-        let out = self
-            .db
-            .client()
-            .get_item()
-            .table_name(self.db.table())
-            .set_key(Some(Customer::key(self.tenant, branch, code)))
-            .send()
+        self.get_one(Customer::key(self.tenant, branch, code), Customer::from_item)
             .await
-            .map_err(|e| store_error(e, NOTHING_CHANGED))?;
-        out.item().map(Customer::from_item).transpose()
     }
 
     /// The sales orders of customer `code` in `branch`.
@@ -559,6 +567,20 @@ impl<'a> ErpStore<'a> {
             .iter()
             .map(ListPrice::from_item)
             .collect()
+    }
+
+    /// One item by key (one `GetItem`), read with `read`.
+    async fn get_one<T>(&self, key: Attrs, read: fn(&Attrs) -> Result<T, ToolError>) -> Result<Option<T>, ToolError> {
+        let out = self
+            .db
+            .client()
+            .get_item()
+            .table_name(self.db.table())
+            .set_key(Some(key))
+            .send()
+            .await
+            .map_err(|e| store_error(e, NOTHING_CHANGED))?;
+        out.item().map(read).transpose()
     }
 
     /// Every item of a partition (optionally under a sort-key prefix), following pages.

@@ -4,7 +4,6 @@
 use std::collections::{BTreeSet, HashMap};
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 use chrono::{NaiveDate, SecondsFormat};
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
@@ -237,7 +236,7 @@ impl DraftTool for PurchasingCreatePoDraft {
             .iter()
             .map(|l| l.line_total.amount.parse::<Decimal>().unwrap_or_default())
             .sum();
-        let number = sequence.last.unwrap_or(0) + 1;
+        let number = sequence.next();
         let po_number = format!("PO-{}-{number:06}", call.caller.branch_code());
         let now = call.clock.now();
         let po = PurchaseOrder {
@@ -267,26 +266,13 @@ impl DraftTool for PurchasingCreatePoDraft {
             ),
         };
 
-        let put_po = Put::builder()
-            .table_name(call.db.table())
-            .set_item(Some(po.to_item(tenant, branch)?))
-            .condition_expression("attribute_not_exists(pk)")
-            .build()
-            .map_err(ToolError::internal)?;
-        let put_seq = store::take_number(call.db, tenant, branch, "PO", sequence.last, number)?;
-
-        Ok(Draft {
-            document: DocumentRef {
-                id: po.draft_id.clone(),
-                number: po_number,
-                kind: "purchase_order",
-            },
-            writes: vec![
-                TransactWriteItem::builder().put(put_po).build(),
-                TransactWriteItem::builder().put(put_seq).build(),
-            ],
-            output: po,
-        })
+        let item = po.to_item(tenant, branch)?;
+        let document = DocumentRef {
+            id: po.draft_id.clone(),
+            number: po_number,
+            kind: "purchase_order",
+        };
+        store::numbered_draft(call.db, tenant, branch, &sequence, item, document, po)
     }
 }
 

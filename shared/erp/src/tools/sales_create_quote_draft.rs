@@ -5,7 +5,6 @@
 use std::collections::{BTreeSet, HashMap};
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 use chrono::{NaiveDate, SecondsFormat};
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
@@ -360,7 +359,7 @@ impl DraftTool for SalesCreateQuoteDraft {
         let tax_total: Decimal = lines.iter().map(|l| amount(&l.tax_amount)).sum();
         let total = subtotal + tax_total;
         let position = customer.credit_position(&orders, &invoices);
-        let number = sequence.last.unwrap_or(0) + 1;
+        let number = sequence.next();
         let quote_number = format!("QT-{}-{number:06}", call.caller.branch_code());
         let quote = Quote {
             quote_id: format!("qt_{}", ulid::Ulid::new().to_string().to_lowercase()),
@@ -392,25 +391,13 @@ impl DraftTool for SalesCreateQuoteDraft {
             ),
         };
 
-        let put_quote = Put::builder()
-            .table_name(call.db.table())
-            .set_item(Some(quote.to_item(tenant, branch)?))
-            .condition_expression("attribute_not_exists(pk)")
-            .build()
-            .map_err(ToolError::internal)?;
-        let put_seq = store::take_number(call.db, tenant, branch, "QT", sequence.last, number)?;
-        Ok(Draft {
-            document: DocumentRef {
-                id: quote.quote_id.clone(),
-                number: quote_number,
-                kind: "quote",
-            },
-            writes: vec![
-                TransactWriteItem::builder().put(put_quote).build(),
-                TransactWriteItem::builder().put(put_seq).build(),
-            ],
-            output: quote,
-        })
+        let item = quote.to_item(tenant, branch)?;
+        let document = DocumentRef {
+            id: quote.quote_id.clone(),
+            number: quote_number,
+            kind: "quote",
+        };
+        store::numbered_draft(call.db, tenant, branch, &sequence, item, document, quote)
     }
 }
 
