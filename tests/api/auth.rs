@@ -4,7 +4,7 @@ use draftline_contract::auth::mint::{TokenClaims, mint_hs256};
 use draftline_contract::config::{LOCAL_DEV_SECRET, LOCAL_ISSUER};
 use serde_json::json;
 
-use crate::helpers::{TestApp, po_input, spawn_app};
+use crate::helpers::{TestApp, po_input, seeded_purchase_orders, spawn_app};
 
 fn claims(app: &TestApp) -> TokenClaims {
     TokenClaims::new(
@@ -89,7 +89,11 @@ async fn bad_credentials_are_401_with_a_challenge_and_are_audited_as_denied() {
             assert!(challenge.contains("error=\"invalid_token\""), "{case}: {challenge}");
         }
     }
-    assert_eq!(app.count_kind("purchase_order").await, 1, "nothing was drafted");
+    assert_eq!(
+        app.count_kind("purchase_order").await,
+        seeded_purchase_orders(),
+        "nothing was drafted"
+    );
     let audits = app.audit_items().await;
     assert_eq!(audits.len(), cases.len());
     for audit in &audits {
@@ -123,7 +127,7 @@ async fn a_caller_without_the_scope_is_403_and_audited_as_denied() {
     );
     assert!(reply.message().contains("purchasing:draft"));
     assert!(reply.message().contains("Nothing was read or written"));
-    assert_eq!(app.count_kind("purchase_order").await, 1);
+    assert_eq!(app.count_kind("purchase_order").await, seeded_purchase_orders());
     assert_eq!(app.count_kind("idempotency_key").await, 0);
     let audits = app.audit_items().await;
     assert_eq!(audits.len(), 1);

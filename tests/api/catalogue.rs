@@ -10,7 +10,7 @@ use draftline_contract::schema::strict_violations;
 use draftline_contract::tool::{RuleContext, Tier, ToolDefinition};
 use serde_json::{Value, json};
 
-use crate::helpers::{Reply, TestApp, spawn_app, test_now};
+use crate::helpers::{Reply, TestApp, seeded_purchase_orders, spawn_app, test_now};
 
 const ALL_SCOPES: [&str; 6] = [
     "purchasing:read",
@@ -237,10 +237,9 @@ async fn the_reorder_workflow_turns_an_alert_into_a_priced_draft_other_branches_
             &[],
         )
         .await;
-    assert_eq!(
-        names(&jkt_search.body["data"], "purchase_orders", "po_number"),
-        ["PO-JKT-000001"]
-    );
+    let jkt_numbers = names(&jkt_search.body["data"], "purchase_orders", "po_number");
+    assert_eq!(jkt_numbers.len(), seeded_purchase_orders());
+    assert!(jkt_numbers.iter().all(|n| n.starts_with("PO-JKT-")), "{jkt_numbers:?}");
     assert!(!jkt_search.body.to_string().contains("PO-SBY"));
 }
 
@@ -842,9 +841,22 @@ async fn pagination_returns_every_matching_purchase_order_exactly_once() {
     assert_eq!(reply.status, 400);
     assert_eq!(reply.detail_paths(), ["created_to"]);
 
-    // Jakarta's search never includes Surabaya's orders, however it pages.
-    let jkt: Vec<String> = all_pages(&app, "buyer-jkt", no_filters(), 1).await.concat();
-    assert_eq!(jkt, ["PO-JKT-000001"]);
+    // Jakarta's seeded history pages too, newest first, each order once, and
+    // never includes Surabaya's orders, however it pages.
+    let jkt_pages = all_pages(&app, "buyer-jkt", no_filters(), 5).await;
+    assert_eq!(jkt_pages.iter().map(Vec::len).collect::<Vec<_>>(), [5, 5, 5, 5, 4]);
+    let expected: Vec<String> = (1..=seeded_purchase_orders())
+        .rev()
+        .map(|n| format!("PO-JKT-{n:06}"))
+        .collect();
+    assert_eq!(jkt_pages.concat(), expected);
+    // At the default page size (limit null) the demo history needs a second page.
+    let mut default_size = no_filters();
+    default_size["limit"] = Value::Null;
+    default_size["cursor"] = Value::Null;
+    let first = app.call("buyer-jkt", "purchasing_search_pos", &default_size, &[]).await;
+    assert_eq!(first.body["data"]["purchase_orders"].as_array().unwrap().len(), 20);
+    assert!(first.body["data"]["next_cursor"].is_string());
 }
 
 #[tokio::test]
@@ -1020,7 +1032,11 @@ async fn every_tool_refuses_a_caller_without_its_scope_and_audits_the_refusal() 
     let all: BTreeSet<&str> = definitions.iter().map(|d| d.name).collect();
     assert_eq!(denied, all, "every refusal is audited");
     assert_eq!(audits.len(), definitions.len());
-    assert_eq!(app.count_kind("purchase_order").await, 1, "nothing was drafted");
+    assert_eq!(
+        app.count_kind("purchase_order").await,
+        seeded_purchase_orders(),
+        "nothing was drafted"
+    );
     assert_eq!(app.count_kind("quote").await, 0, "nothing was drafted");
 }
 

@@ -196,6 +196,11 @@ pub fn diff(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> BT
         .collect()
 }
 
+/// How many purchase orders the demo data seeds (all in Jakarta).
+pub fn seeded_purchase_orders() -> usize {
+    draftline_erp::demo::jakarta_purchase_orders().len()
+}
+
 /// A valid PO draft input for buyer-sby.
 pub fn po_input(client_ref: &str) -> Value {
     json!({

@@ -372,7 +372,7 @@ async fn a_read_tool_binary_answers_an_http_api_event_through_the_lambda_runtime
 async fn a_draft_tool_binary_creates_then_replays_through_the_lambda_runtime_api() {
     let app = spawn_app().await;
     let runtime = LambdaRuntimeApi::start().await;
-    let function = FunctionProcess::start(
+    let mut function = FunctionProcess::start(
         env!("CARGO_BIN_EXE_purchasing_create_po_draft"),
         &lambda_env(&runtime, function_env(&app), "purchasing_create_po_draft"),
     );
@@ -425,6 +425,11 @@ async fn a_draft_tool_binary_creates_then_replays_through_the_lambda_runtime_api
     assert_eq!(app.count_kind("idempotency_key").await, 1);
 
     // Under Lambda too, one JSON line per call carries the id of the response and the audit item.
+    // (stdout is read by another thread: wait for the replay's line first.)
+    function
+        .wait_until_printed("\"outcome\":\"replayed\"", std::time::Duration::from_secs(10))
+        .await
+        .expect("the function is still running");
     let lines = function.json_lines();
     let logged: Vec<_> = lines.iter().filter(|l| l["message"] == "tool call").collect();
     assert_eq!(logged.len(), 2, "{}", function.output());

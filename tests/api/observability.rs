@@ -77,6 +77,13 @@ async fn every_call_writes_one_json_log_line_without_tokens_or_arguments() {
     assert_eq!(status, 403, "{reply:?}");
     calls.push((what, status, "denied", Some("FORBIDDEN"), id));
 
+    // The child's stdout is read by another thread: wait (bounded) until the
+    // last call's line has arrived before judging the whole output.
+    let last_id = calls.last().map(|c| c.4.clone()).unwrap_or_default();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !function.process.stdout().contains(&last_id) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     let stdout = function.process.stdout();
     // Every stdout line is JSON, except the Vercel runtime's own start-up line.
     for line in stdout.lines().filter(|l| !l.starts_with("Dev server listening")) {

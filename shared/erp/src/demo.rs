@@ -809,6 +809,79 @@ pub fn jakarta_po() -> PurchaseOrder {
     }
 }
 
+/// How many purchase orders Jakarta had before the demo starts: enough that
+/// `purchasing_search_pos` needs more than one page at its default size.
+pub const JAKARTA_PO_COUNT: i64 = 24;
+
+/// Jakarta's purchase-order history: [`jakarta_po`] (a draft) and orders that
+/// people drafted, approved, sent, received or cancelled over the autumn,
+/// priced from the demo price lists.
+pub fn jakarta_purchase_orders() -> Vec<PurchaseOrder> {
+    const STATUSES: [PoStatus; 5] = [
+        PoStatus::Received,
+        PoStatus::Received,
+        PoStatus::Sent,
+        PoStatus::Approved,
+        PoStatus::Cancelled,
+    ];
+    let items = items();
+    let vendors = vendors();
+    let lines: Vec<PriceEntry> = prices()
+        .into_iter()
+        .filter(|p| p.vendor != "V-00415" || p.uom == Uom::Box)
+        .collect();
+    let start = chrono::NaiveDate::from_ymd_opt(2026, 9, 1).unwrap_or_default();
+    let mut orders = vec![jakarta_po()];
+    for n in 2..=JAKARTA_PO_COUNT {
+        let price = &lines[(n as usize) % lines.len()];
+        let (Some(item), Some(vendor)) = (
+            items.iter().find(|i| i.code == price.item),
+            vendors.iter().find(|v| v.code == price.vendor),
+        ) else {
+            continue;
+        };
+        let factor = item.unit(price.uom).map_or(1, |u| u.factor);
+        let qty = 2 + n % 7;
+        let created = start + chrono::Duration::days(3 * n);
+        let total = price.unit_price * Decimal::from(qty);
+        let number = format!("PO-JKT-{n:06}");
+        orders.push(PurchaseOrder {
+            draft_id: format!("po_01jdemojkt{n:016}"),
+            po_number: number.clone(),
+            status: STATUSES[(n as usize) % STATUSES.len()],
+            branch_id: "JKT-01".into(),
+            vendor: VendorRef {
+                code: vendor.code.clone(),
+                name: vendor.name.clone(),
+            },
+            needed_by: created + chrono::Duration::days(14),
+            currency: "IDR".into(),
+            lines: vec![PoLine {
+                line_no: 1,
+                item_code: item.code.clone(),
+                item_name: item.name.clone(),
+                qty,
+                uom: price.uom,
+                base_qty: qty * factor,
+                base_uom: item.base_uom,
+                unit_price: Money::new(price.unit_price, "IDR"),
+                price_source: format!("price list {}, {} per {}", vendor.code, item.code, price.uom),
+                line_total: Money::new(total, "IDR"),
+            }],
+            subtotal: Money::new(total, "IDR"),
+            total: Money::new(total, "IDR"),
+            rounding: ROUNDING_RULE.into(),
+            note: None,
+            client_ref: format!("manual-{n}"),
+            drafted_by_agent_run: None,
+            drafted_on_behalf_of: "buyer-jkt".into(),
+            created_at: format!("{created}T08:30:00.000Z"),
+            next_step: format!("{number} was handled by a person in the ERP."),
+        });
+    }
+    orders
+}
+
 /// Every item of the demo data set, ready to write.
 pub fn all_items() -> Result<Vec<Attrs>, draftline_contract::ToolError> {
     let tenant = TenantId::parse(TENANT).map_err(draftline_contract::ToolError::internal)?;
@@ -862,12 +935,14 @@ pub fn all_items() -> Result<Vec<Attrs>, draftline_contract::ToolError> {
         out.push(bill.to_item(&tenant, &branch(b)?));
     }
     let jkt = branch("JKT-01")?;
-    out.push(jakarta_po().to_item(&tenant, &jkt)?);
+    for po in jakarta_purchase_orders() {
+        out.push(po.to_item(&tenant, &jkt)?);
+    }
     out.push(Attrs::from([
         ("pk".to_owned(), sv(keys::sequences(&tenant, &jkt))),
         ("sk".to_owned(), sv("PO")),
         ("kind".to_owned(), sv("sequence")),
-        ("last".to_owned(), crate::model::attrs::nv(1)),
+        ("last".to_owned(), crate::model::attrs::nv(JAKARTA_PO_COUNT)),
     ]));
     Ok(out)
 }

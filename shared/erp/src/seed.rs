@@ -9,7 +9,7 @@ use crate::demo;
 /// The marker item that says the demo data is in the table.
 const MARKER_PK: &str = "T#demo#SEED";
 /// Bumped when the demo data set grows, so a persisted table gets the new items.
-const MARKER_SK: &str = "v2";
+const MARKER_SK: &str = "v3";
 
 /// What [`seed_demo`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,8 +35,9 @@ pub async fn seed_demo(db: &Db) -> Result<Seeded, ToolError> {
     if marker.item().is_some() {
         return Ok(Seeded::AlreadySeeded);
     }
-    // A number sequence is written only where none exists: re-seeding a
-    // table that already has drafts must not hand out their numbers again.
+    // A number sequence only ever moves forward: re-seeding a table that
+    // already has drafts must not hand out their numbers again, and must move
+    // past the demo documents it writes.
     let (sequences, items): (Vec<_>, Vec<_>) = demo::all_items()?
         .into_iter()
         .partition(|item| item.get("kind").and_then(|k| k.as_s().ok()).map(String::as_str) == Some("sequence"));
@@ -46,8 +47,14 @@ pub async fn seed_demo(db: &Db) -> Result<Seeded, ToolError> {
             .client()
             .put_item()
             .table_name(db.table())
+            .condition_expression("attribute_not_exists(pk) OR #last < :last")
+            .expression_attribute_names("#last", "last")
+            .set_expression_attribute_values(
+                sequence
+                    .get("last")
+                    .map(|last| std::collections::HashMap::from([(":last".to_owned(), last.clone())])),
+            )
             .set_item(Some(sequence))
-            .condition_expression("attribute_not_exists(pk)")
             .send()
             .await;
         match put {
