@@ -403,6 +403,8 @@ async fn a_draft_tool_binary_creates_then_replays_through_the_lambda_runtime_api
     assert_eq!(created.header("idempotent-replayed"), None);
     let request_id = created.header("x-request-id").unwrap().to_owned();
     assert_eq!(created.body["requestId"], request_id.as_str());
+    // Without an X-Request-Id of the caller's, the call is named by its Lambda request id.
+    assert!(request_id.starts_with("8476a536-e9f4-11e8-9739-"), "{request_id}");
 
     let replayed = LambdaReply::from(
         runtime

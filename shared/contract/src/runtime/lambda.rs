@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use lambda_http::{Body, service_fn};
+use lambda_http::{Body, RequestExt, service_fn};
 
 use super::Function;
 use crate::pipeline::App;
@@ -26,7 +26,15 @@ pub async fn run(app: Arc<App>, function: Function) -> Result<(), lambda_http::E
     lambda_http::run(service_fn(move |request: lambda_http::Request| {
         let app = app.clone();
         async move {
-            let (parts, body) = request.into_parts();
+            // Without a caller's X-Request-Id, the Lambda request id names the
+            // call, so the log line, the audit item and CloudWatch agree.
+            let lambda_request_id = request.lambda_context_ref().map(|c| c.request_id.clone());
+            let (mut parts, body) = request.into_parts();
+            if !parts.headers.contains_key("x-request-id")
+                && let Some(value) = lambda_request_id.and_then(|id| http::HeaderValue::from_str(&id).ok())
+            {
+                parts.headers.insert("x-request-id", value);
+            }
             let response = super::serve(&app, function, http::Request::from_parts(parts, body_bytes(body))).await;
             let (parts, body) = response.into_parts();
             let body = match String::from_utf8(body.to_vec()) {
