@@ -143,7 +143,10 @@ async fn serve(port: u16, data: Option<PathBuf>, dynamodb_endpoint: Option<Strin
             .collect::<Vec<_>>()
             .join(", ")
     );
-    println!("get a token:  TOKEN=$(draftline token --user buyer-sby --resource {url})");
+    let me = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "draftline".to_owned());
+    println!("get a token:  TOKEN=$({me} token --user buyer-sby --resource {url})");
     println!(
         "call a tool:  curl -s {url}/api/inventory_get_stock -H \"Authorization: Bearer $TOKEN\" -d '{{\"item_code\":\"BRG-0042\"}}'"
     );
