@@ -120,3 +120,44 @@ pub fn po_number(value: &str) -> Result<(), ValidationError> {
         )))
     }
 }
+
+/// A date that must fall between `today` and `max_days` ahead; `too_far`
+/// explains the upper bound ("drafts are for the coming year").
+pub fn date_in_window(
+    path: &str,
+    date: chrono::NaiveDate,
+    today: chrono::NaiveDate,
+    max_days: i64,
+    too_far: &str,
+) -> Option<draftline_contract::FieldIssue> {
+    if date < today {
+        Some(draftline_contract::FieldIssue::new(
+            path,
+            format!("{date} is in the past; use today ({today}) or a later date"),
+        ))
+    } else if (date - today).num_days() > max_days {
+        Some(draftline_contract::FieldIssue::new(
+            path,
+            format!("{date} is more than {max_days} days ahead; {too_far}"),
+        ))
+    } else {
+        None
+    }
+}
+
+/// One issue per line that repeats an earlier line's item and unit.
+pub fn repeated_lines<'a>(
+    lines: impl Iterator<Item = (&'a str, crate::units::Uom)>,
+) -> Vec<draftline_contract::FieldIssue> {
+    let mut seen = std::collections::HashMap::new();
+    let mut issues = Vec::new();
+    for (i, (item, uom)) in lines.enumerate() {
+        if let Some(first) = seen.insert((item, uom), i) {
+            issues.push(draftline_contract::FieldIssue::new(
+                format!("lines[{i}]"),
+                format!("repeats {item} in {uom} (already lines[{first}]); combine them into one line"),
+            ));
+        }
+    }
+    issues
+}

@@ -1,7 +1,7 @@
 //! `purchasing_create_po_draft`: a purchase-order draft, priced by the server
 //! from the vendor's price list. The reference contract for draft tools.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use async_trait::async_trait;
 use chrono::{NaiveDate, SecondsFormat};
@@ -83,37 +83,17 @@ back use purchasing_get_po. Example: {\"vendor_code\": \"V-00231\", \"needed_by\
     };
 
     fn rules(input: &CreatePoDraftInput, ctx: &RuleContext) -> Vec<FieldIssue> {
-        let mut issues = Vec::new();
-        if input.needed_by < ctx.today {
-            issues.push(FieldIssue::new(
-                "needed_by",
-                format!(
-                    "{} is in the past; use today ({}) or a later date",
-                    input.needed_by, ctx.today
-                ),
-            ));
-        } else if (input.needed_by - ctx.today).num_days() > MAX_DAYS_AHEAD {
-            issues.push(FieldIssue::new(
-                "needed_by",
-                format!(
-                    "{} is more than {MAX_DAYS_AHEAD} days ahead; drafts are for the coming year",
-                    input.needed_by
-                ),
-            ));
-        }
-        let mut seen: HashMap<(&str, Uom), usize> = HashMap::new();
-        for (i, line) in input.lines.iter().enumerate() {
-            if let Some(first) = seen.insert((line.item_code.as_str(), line.uom), i) {
-                issues.push(FieldIssue::new(
-                    format!("lines[{i}]"),
-                    format!(
-                        "repeats {} in {} (already lines[{first}]); combine them into one line",
-                        line.item_code, line.uom
-                    ),
-                ));
-            }
-        }
-        issues
+        let lines = input.lines.iter().map(|l| (l.item_code.as_str(), l.uom));
+        super::date_in_window(
+            "needed_by",
+            input.needed_by,
+            ctx.today,
+            MAX_DAYS_AHEAD,
+            "drafts are for the coming year",
+        )
+        .into_iter()
+        .chain(super::repeated_lines(lines))
+        .collect()
     }
 }
 

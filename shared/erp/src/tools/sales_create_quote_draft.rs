@@ -2,7 +2,7 @@
 //! customer's price list and taxed per line with the tax code the caller
 //! chose. Idempotent through the same contract as purchase-order drafts.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use async_trait::async_trait;
 use chrono::{NaiveDate, SecondsFormat};
@@ -95,25 +95,11 @@ to see the price list, credit and overdue invoices. Example: {\"customer_code\":
     };
 
     fn rules(input: &CreateQuoteDraftInput, ctx: &RuleContext) -> Vec<FieldIssue> {
-        let mut issues = Vec::new();
-        if input.valid_until < ctx.today {
-            issues.push(FieldIssue::new(
-                "valid_until",
-                format!(
-                    "{} is in the past; use today ({}) or a later date",
-                    input.valid_until, ctx.today
-                ),
-            ));
-        } else if (input.valid_until - ctx.today).num_days() > MAX_VALID_DAYS {
-            issues.push(FieldIssue::new(
-                "valid_until",
-                format!(
-                    "{} is more than {MAX_VALID_DAYS} days ahead; quotes hold for at most {MAX_VALID_DAYS} days",
-                    input.valid_until
-                ),
-            ));
-        }
-        let mut seen: HashMap<(&str, Uom), usize> = HashMap::new();
+        let too_far = format!("quotes hold for at most {MAX_VALID_DAYS} days");
+        let mut issues: Vec<FieldIssue> =
+            super::date_in_window("valid_until", input.valid_until, ctx.today, MAX_VALID_DAYS, &too_far)
+                .into_iter()
+                .collect();
         for (i, line) in input.lines.iter().enumerate() {
             if line.tax_code.is_none() {
                 issues.push(FieldIssue::new(
@@ -127,16 +113,10 @@ to see the price list, credit and overdue invoices. Example: {\"customer_code\":
                     ),
                 ));
             }
-            if let Some(first) = seen.insert((line.item_code.as_str(), line.uom), i) {
-                issues.push(FieldIssue::new(
-                    format!("lines[{i}]"),
-                    format!(
-                        "repeats {} in {} (already lines[{first}]); combine them into one line",
-                        line.item_code, line.uom
-                    ),
-                ));
-            }
         }
+        issues.extend(super::repeated_lines(
+            input.lines.iter().map(|l| (l.item_code.as_str(), l.uom)),
+        ));
         issues
     }
 }
