@@ -41,25 +41,6 @@ pub fn unit_price(list: &str, item: &Item, uom: Uom, price_of: impl Fn(Uom) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::UnitConversion;
-
-    fn bearing() -> Item {
-        Item {
-            code: "BRG-0042".into(),
-            name: "Bearing".into(),
-            base_uom: Uom::Pcs,
-            units: vec![
-                UnitConversion {
-                    uom: Uom::Pcs,
-                    factor: 1,
-                },
-                UnitConversion {
-                    uom: Uom::Box,
-                    factor: 24,
-                },
-            ],
-        }
-    }
 
     #[test]
     fn the_units_own_price_wins_then_the_base_price_times_the_conversion() {
@@ -68,17 +49,17 @@ mod tests {
             Uom::Box => Some(Decimal::from(288_000)),
             _ => None,
         };
-        let boxed = unit_price("V-00231", &bearing(), Uom::Box, both).unwrap();
+        let boxed = unit_price("V-00231", &Item::test_bearing(), Uom::Box, both).unwrap();
         assert_eq!(boxed.unit_price, Decimal::from(288_000));
         assert_eq!(boxed.source, "price list V-00231, BRG-0042 per BOX");
         let base_only = |u: Uom| (u == Uom::Pcs).then(|| Decimal::from(12_500));
-        let converted = unit_price("V-00231", &bearing(), Uom::Box, base_only).unwrap();
+        let converted = unit_price("V-00231", &Item::test_bearing(), Uom::Box, base_only).unwrap();
         assert_eq!(converted.unit_price, Decimal::from(300_000));
         assert_eq!(
             converted.source,
             "price list V-00231, BRG-0042 per PCS x 24 (24 per BOX)"
         );
-        assert_eq!(unit_price("V-00231", &bearing(), Uom::Kg, both), None);
-        assert_eq!(unit_price("V-00231", &bearing(), Uom::Pcs, |_| None), None);
+        assert_eq!(unit_price("V-00231", &Item::test_bearing(), Uom::Kg, both), None);
+        assert_eq!(unit_price("V-00231", &Item::test_bearing(), Uom::Pcs, |_| None), None);
     }
 }

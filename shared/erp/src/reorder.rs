@@ -72,24 +72,6 @@ pub fn suggest(item: &Item, need: i64, priced: &[Uom]) -> Suggestion {
 mod tests {
     use super::*;
 
-    fn bearing() -> Item {
-        Item {
-            code: "BRG-0042".into(),
-            name: "Bearing".into(),
-            base_uom: Uom::Pcs,
-            units: vec![
-                UnitConversion {
-                    uom: Uom::Pcs,
-                    factor: 1,
-                },
-                UnitConversion {
-                    uom: Uom::Box,
-                    factor: 24,
-                },
-            ],
-        }
-    }
-
     fn policy(reorder_point: i64, reorder_qty: i64) -> ReorderPolicy {
         ReorderPolicy {
             item: "BRG-0042".into(),
@@ -111,22 +93,22 @@ mod tests {
     fn the_largest_priced_unit_that_divides_evenly_is_chosen_else_it_is_rounded_up() {
         let both = [Uom::Pcs, Uom::Box];
         assert_eq!(
-            suggest(&bearing(), 240, &both),
+            suggest(&Item::test_bearing(), 240, &both),
             Suggestion {
                 qty: 10,
                 uom: Uom::Box,
                 base_qty: 240
             }
         );
-        assert_eq!(suggest(&bearing(), 250, &both).uom, Uom::Pcs);
+        assert_eq!(suggest(&Item::test_bearing(), 250, &both).uom, Uom::Pcs);
         assert_eq!(
-            suggest(&bearing(), 250, &[Uom::Box]),
+            suggest(&Item::test_bearing(), 250, &[Uom::Box]),
             Suggestion {
                 qty: 11,
                 uom: Uom::Box,
                 base_qty: 264
             }
         );
-        assert_eq!(suggest(&bearing(), 30, &[]).uom, Uom::Pcs);
+        assert_eq!(suggest(&Item::test_bearing(), 30, &[]).uom, Uom::Pcs);
     }
 }

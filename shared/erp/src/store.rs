@@ -396,11 +396,7 @@ impl<'a> ErpStore<'a> {
     /// Every vendor that supplies `branch`, by code (one `Query`, following pages).
     pub async fn branch_vendors(&self, branch: &BranchId) -> Result<Vec<BranchVendor>, ToolError> {
         let pk = keys::branch_vendors(self.tenant, branch);
-        self.query_partition(&pk, None)
-            .await?
-            .iter()
-            .map(BranchVendor::from_item)
-            .collect()
+        self.query_as(&pk, None, BranchVendor::from_item).await
     }
 
     /// Up to `limit` purchase orders of `branch` matching `filter`, newest
@@ -491,11 +487,7 @@ impl<'a> ErpStore<'a> {
     /// Every customer of `branch` (one `Query`, following pages).
     pub async fn customers(&self, branch: &BranchId) -> Result<Vec<Customer>, ToolError> {
         let pk = keys::customers(self.tenant, branch);
-        self.query_partition(&pk, None)
-            .await?
-            .iter()
-            .map(Customer::from_item)
-            .collect()
+        self.query_as(&pk, None, Customer::from_item).await
     }
 
     /// Customer `code` of `branch` (another branch's customer is simply not there).
@@ -507,51 +499,33 @@ impl<'a> ErpStore<'a> {
     /// The sales orders of customer `code` in `branch`.
     pub async fn customer_orders(&self, branch: &BranchId, code: &str) -> Result<Vec<SalesOrder>, ToolError> {
         let pk = keys::sales_orders(self.tenant, branch);
-        self.query_partition(&pk, Some(&keys::customer_docs_prefix(code)))
-            .await?
-            .iter()
-            .map(SalesOrder::from_item)
-            .collect()
+        self.query_as(&pk, Some(&keys::customer_docs_prefix(code)), SalesOrder::from_item)
+            .await
     }
 
     /// The invoices of customer `code` in `branch`.
     pub async fn customer_invoices(&self, branch: &BranchId, code: &str) -> Result<Vec<CustomerInvoice>, ToolError> {
         let pk = keys::receivables(self.tenant, branch);
-        self.query_partition(&pk, Some(&keys::customer_docs_prefix(code)))
-            .await?
-            .iter()
-            .map(CustomerInvoice::from_item)
-            .collect()
+        self.query_as(&pk, Some(&keys::customer_docs_prefix(code)), CustomerInvoice::from_item)
+            .await
     }
 
     /// Every customer invoice of `branch`.
     pub async fn receivables(&self, branch: &BranchId) -> Result<Vec<CustomerInvoice>, ToolError> {
         let pk = keys::receivables(self.tenant, branch);
-        self.query_partition(&pk, None)
-            .await?
-            .iter()
-            .map(CustomerInvoice::from_item)
-            .collect()
+        self.query_as(&pk, None, CustomerInvoice::from_item).await
     }
 
     /// Every vendor bill of `branch`.
     pub async fn payables(&self, branch: &BranchId) -> Result<Vec<VendorBill>, ToolError> {
         let pk = keys::payables(self.tenant, branch);
-        self.query_partition(&pk, None)
-            .await?
-            .iter()
-            .map(VendorBill::from_item)
-            .collect()
+        self.query_as(&pk, None, VendorBill::from_item).await
     }
 
     /// The tenant's tax types.
     pub async fn tax_types(&self) -> Result<Vec<TaxType>, ToolError> {
         let pk = keys::tax_types(self.tenant);
-        self.query_partition(&pk, None)
-            .await?
-            .iter()
-            .map(TaxType::from_item)
-            .collect()
+        self.query_as(&pk, None, TaxType::from_item).await
     }
 
     /// Prices of price list `list` for `(item, unit)` pairs, in one batch
@@ -581,6 +555,16 @@ impl<'a> ErpStore<'a> {
             .await
             .map_err(|e| store_error(e, NOTHING_CHANGED))?;
         out.item().map(read).transpose()
+    }
+
+    /// Every item of a partition (optionally under a sort-key prefix), read with `read`.
+    async fn query_as<T>(
+        &self,
+        pk: &str,
+        sk_prefix: Option<&str>,
+        read: fn(&Attrs) -> Result<T, ToolError>,
+    ) -> Result<Vec<T>, ToolError> {
+        self.query_partition(pk, sk_prefix).await?.iter().map(read).collect()
     }
 
     /// Every item of a partition (optionally under a sort-key prefix), following pages.

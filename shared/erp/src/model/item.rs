@@ -114,12 +114,10 @@ impl Item {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn allowed_units_are_described_with_their_conversion() {
-        let item = Item {
+impl Item {
+    /// BRG-0042 as the demo data has it: PCS, and BOX of 24.
+    pub(crate) fn test_bearing() -> Self {
+        Self {
             code: "BRG-0042".into(),
             name: "Bearing".into(),
             base_uom: Uom::Pcs,
@@ -133,7 +131,17 @@ mod tests {
                     factor: 24,
                 },
             ],
-        };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowed_units_are_described_with_their_conversion() {
+        let item = Item::test_bearing();
         assert_eq!(item.describe_units(), "PCS, BOX (1 BOX = 24 PCS)");
         let tenant = TenantId::parse("demo").unwrap();
         assert_eq!(Item::from_item(&item.to_item(&tenant)).unwrap(), item);
