@@ -8,6 +8,7 @@ mod catalogue;
 mod drafts;
 mod function_process;
 mod helpers;
+mod hostile_input;
 mod idempotency_lease;
 mod jwks;
 mod lambda;
