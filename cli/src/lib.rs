@@ -34,6 +34,8 @@ pub struct LocalOptions {
     pub dynamodb_endpoint: Option<String>,
     /// The clock (tests inject one).
     pub clock: Option<Arc<dyn Clock>>,
+    /// A per-user call budget per minute (else `DRAFTLINE_RATE_LIMIT_PER_MINUTE`).
+    pub rate_limit_per_minute: Option<u32>,
 }
 
 /// A running local server. Dropping it stops the server and the engine.
@@ -78,6 +80,7 @@ pub fn local_config(resource: String, endpoint: String) -> Config {
     if let Some(secret) = env("DRAFTLINE_CURSOR_SECRET") {
         config.cursor_secret = Some(Secret::new(secret));
     }
+    config.rate_limit_per_minute = env("DRAFTLINE_RATE_LIMIT_PER_MINUTE").and_then(|v| v.parse().ok());
     if let Some(ttl) = env("DRAFTLINE_IDEMPOTENCY_TTL_SECONDS").and_then(|v| v.parse().ok()) {
         config.idempotency_ttl = std::time::Duration::from_secs(ttl);
     }
@@ -100,7 +103,10 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
         .await
         .with_context(|| format!("binding 127.0.0.1:{}", options.port))?;
     let addr = listener.local_addr()?;
-    let config = local_config(format!("http://{addr}"), endpoint);
+    let mut config = local_config(format!("http://{addr}"), endpoint);
+    if options.rate_limit_per_minute.is_some() {
+        config.rate_limit_per_minute = options.rate_limit_per_minute;
+    }
     let db = Db::connect(&config).await;
     draftline_infra::create_table(db.client(), db.table())
         .await

@@ -120,6 +120,7 @@ async fn serve(port: u16, data: Option<PathBuf>, dynamodb_endpoint: Option<Strin
         data,
         dynamodb_endpoint,
         clock: None,
+        rate_limit_per_minute: None,
     })
     .await?;
     let url = server.url();

@@ -55,12 +55,18 @@ impl Reply {
 }
 
 pub async fn spawn_app() -> TestApp {
+    spawn_app_with_budget(None).await
+}
+
+/// `spawn_app()` with a per-user call budget per minute.
+pub async fn spawn_app_with_budget(rate_limit_per_minute: Option<u32>) -> TestApp {
     let clock = ManualClock::new(test_now());
     let server = start_local(LocalOptions {
         port: 0,
         data: None,
         dynamodb_endpoint: None,
         clock: Some(Arc::new(clock.clone())),
+        rate_limit_per_minute,
     })
     .await
     .expect("the local server starts");

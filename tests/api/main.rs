@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod auth;
+mod budget;
 mod catalogue;
 mod drafts;
 mod function_process;

@@ -59,6 +59,9 @@ pub struct Config {
     /// material pagination cursors are sealed with; without it the JWT
     /// secret is used (see [`crate::cursor::CursorKey::from_config`]).
     pub cursor_secret: Option<Secret>,
+    /// `DRAFTLINE_RATE_LIMIT_PER_MINUTE`: tool calls one user may make per
+    /// minute (across all instances); `None` enforces no budget.
+    pub rate_limit_per_minute: Option<u32>,
 }
 
 /// A setting is missing or malformed; the message names the variable.
@@ -142,7 +145,20 @@ impl Config {
                 }
             },
         };
+        let rate_limit_per_minute = match get("DRAFTLINE_RATE_LIMIT_PER_MINUTE") {
+            None => None,
+            Some(v) => match v.trim().parse::<u32>() {
+                Ok(n) if (1..=100_000).contains(&n) => Some(n),
+                _ => {
+                    return Err(ConfigError::Invalid {
+                        name: "DRAFTLINE_RATE_LIMIT_PER_MINUTE",
+                        reason: format!("'{v}' is not a number of calls between 1 and 100000"),
+                    });
+                }
+            },
+        };
         Ok(Self {
+            rate_limit_per_minute,
             table: get("DRAFTLINE_TABLE").unwrap_or_else(|| DEFAULT_TABLE.to_owned()),
             dynamodb_endpoint: get("DRAFTLINE_DYNAMODB_ENDPOINT"),
             resource: resource.trim_end_matches('/').to_owned(),
@@ -166,6 +182,7 @@ impl Config {
             jwt_secret: Some(Secret::new(LOCAL_DEV_SECRET)),
             idempotency_ttl: DEFAULT_IDEMPOTENCY_TTL,
             cursor_secret: None,
+            rate_limit_per_minute: None,
         }
     }
 }
@@ -208,6 +225,29 @@ mod tests {
         assert!(err.to_string().contains("DRAFTLINE_CURSOR_SECRET"));
         env.insert("DRAFTLINE_CURSOR_SECRET", "c".repeat(32));
         assert!(Config::from_lookup(|k| env.get(k).cloned()).is_ok());
+    }
+
+    #[test]
+    fn the_call_budget_is_optional_and_checked() {
+        let mut env = full();
+        assert_eq!(
+            Config::from_lookup(|k| env.get(k).cloned())
+                .unwrap()
+                .rate_limit_per_minute,
+            None
+        );
+        env.insert("DRAFTLINE_RATE_LIMIT_PER_MINUTE", "120".to_owned());
+        assert_eq!(
+            Config::from_lookup(|k| env.get(k).cloned())
+                .unwrap()
+                .rate_limit_per_minute,
+            Some(120)
+        );
+        for bad in ["0", "-5", "lots"] {
+            env.insert("DRAFTLINE_RATE_LIMIT_PER_MINUTE", bad.to_owned());
+            let err = Config::from_lookup(|k| env.get(k).cloned()).unwrap_err();
+            assert!(err.to_string().contains("DRAFTLINE_RATE_LIMIT_PER_MINUTE"), "{err}");
+        }
     }
 
     #[test]

@@ -15,7 +15,8 @@
 //!   [`response`]: the envelope and headers, built in one place.
 //! - [`idempotency`]: keys, records, the transaction and the lease.
 //!   [`canonical`]: canonical JSON and the fingerprint.
-//! - [`audit`]: the audit record of every call.
+//! - [`audit`]: the audit record of every call. [`budget`]: the opt-in
+//!   per-caller call budget (`429 RATE_LIMITED`).
 //! - [`pipeline`]: [`pipeline::App`], the one request path.
 //! - [`listing`]: the caller's tool list as MCP, OpenAI, AI SDK and OpenAPI.
 //! - [`mcp`]: the stateless MCP endpoint (Streamable HTTP, JSON responses).
@@ -26,6 +27,7 @@
 
 pub mod audit;
 pub mod auth;
+pub mod budget;
 pub mod canonical;
 pub mod clock;
 pub mod config;

@@ -1,6 +1,7 @@
 //! The request pipeline: one path for every tool call, in the order of
 //! DESIGN.md: request id → authenticate → resolve tool and check scope →
-//! parse JSON → validate → idempotency → execute → audit → respond.
+//! (spend the caller's budget, when one is configured) → parse JSON →
+//! validate → idempotency → execute → audit → respond.
 //!
 //! [`App`] holds what a warm instance builds once (registry, authenticator,
 //! DynamoDB client, clock, configuration) and serves
@@ -277,6 +278,9 @@ impl App {
                     definition.scope
                 ),
             });
+        }
+        if let Some(limit) = self.config.rate_limit_per_minute {
+            crate::budget::spend(&self.db, &caller, self.clock.now(), limit).await?;
         }
         let agent = agent?;
         let idempotency_header = request::idempotency_header(headers)?;
