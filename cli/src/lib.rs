@@ -80,7 +80,9 @@ pub fn local_config(resource: String, endpoint: String) -> Config {
     if let Some(secret) = env("DRAFTLINE_CURSOR_SECRET") {
         config.cursor_secret = Some(Secret::new(secret));
     }
-    config.rate_limit_per_minute = env("DRAFTLINE_RATE_LIMIT_PER_MINUTE").and_then(|v| v.parse().ok());
+    config.rate_limit_per_minute = env("DRAFTLINE_RATE_LIMIT_PER_MINUTE")
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|n: &u32| *n > 0);
     if let Some(ttl) = env("DRAFTLINE_IDEMPOTENCY_TTL_SECONDS").and_then(|v| v.parse().ok()) {
         config.idempotency_ttl = std::time::Duration::from_secs(ttl);
     }
