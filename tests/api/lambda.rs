@@ -487,3 +487,31 @@ async fn a_lambda_invocation_without_a_valid_token_is_a_401_with_a_challenge() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_function_that_cannot_start_reports_why_to_the_lambda_runtime_api() {
+    let app = spawn_app().await;
+    let runtime = LambdaRuntimeApi::start().await;
+    let env: Vec<(String, String)> = lambda_env(&runtime, function_env(&app), "inventory_get_stock")
+        .into_iter()
+        .filter(|(k, _)| k != "DRAFTLINE_ISSUER")
+        .collect();
+    let mut function = FunctionProcess::start(env!("CARGO_BIN_EXE_inventory_get_stock"), &env);
+    let status = function.wait_exit(CHILD_TIMEOUT).await;
+    assert_eq!(status.code(), Some(1), "{}", function.output());
+    let reported = runtime.state.init_errors.lock().unwrap().clone();
+    assert_eq!(reported.len(), 1, "{reported:?}");
+    assert_eq!(reported[0]["errorType"], "Runtime.ConfigError");
+    assert!(
+        reported[0]["errorMessage"]
+            .as_str()
+            .unwrap()
+            .contains("DRAFTLINE_ISSUER"),
+        "{reported:?}"
+    );
+    assert!(
+        !reported[0]
+            .to_string()
+            .contains(draftline_contract::config::LOCAL_DEV_SECRET)
+    );
+}

@@ -21,6 +21,28 @@ fn body_bytes(body: Body) -> Bytes {
     }
 }
 
+/// Tells the Lambda Runtime API why the function cannot start
+/// (`POST /2018-06-01/runtime/init/error`), so the failure shows as a
+/// configuration error in the invocation's logs rather than a bare exit.
+/// Best effort, bounded to two seconds: the process exits non-zero anyway.
+pub async fn report_init_error(runtime_api: &str, message: &str) {
+    let Ok(client) = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(2))
+        .build()
+    else {
+        return;
+    };
+    let sent = client
+        .post(format!("http://{runtime_api}/2018-06-01/runtime/init/error"))
+        .header("Lambda-Runtime-Function-Error-Type", "Runtime.ConfigError")
+        .json(&serde_json::json!({"errorMessage": message, "errorType": "Runtime.ConfigError"}))
+        .send()
+        .await;
+    if let Err(err) = sent {
+        tracing::warn!(error = %err, "could not report the start-up error to the Lambda Runtime API");
+    }
+}
+
 /// Serves `function` on AWS Lambda until the runtime stops it.
 pub async fn run(app: Arc<App>, function: Function) -> Result<(), lambda_http::Error> {
     lambda_http::run(service_fn(move |request: lambda_http::Request| {

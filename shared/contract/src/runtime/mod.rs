@@ -56,6 +56,9 @@ pub async fn run_function(registry: Registry, function: Function) -> ExitCode {
         Err(err) => {
             eprintln!("draftline: refusing to start: {err}");
             tracing::error!(error = %err, "refusing to start");
+            if let Some(api) = std::env::var_os("AWS_LAMBDA_RUNTIME_API") {
+                lambda::report_init_error(&api.to_string_lossy(), &err.to_string()).await;
+            }
             return ExitCode::FAILURE;
         }
     };
