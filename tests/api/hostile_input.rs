@@ -27,7 +27,7 @@ fn wrong_values() -> Vec<Value> {
 }
 
 #[tokio::test]
-async fn no_input_makes_any_tool_answer_with_a_server_error() {
+async fn no_hostile_input_gets_a_server_error_from_any_tool() {
     let app = spawn_app().await;
     let tools: Vec<(String, Value)> = app
         .server
