@@ -22,7 +22,6 @@ use aws_smithy_types::config_bag::ConfigBag;
 use aws_smithy_types::timeout::TimeoutConfig;
 
 use crate::config::Config;
-use crate::cursor::{CursorKey, KeySource};
 use crate::error::ToolError;
 
 tokio::task_local! {
@@ -85,7 +84,6 @@ pub struct Db {
     client: Client,
     table: Arc<str>,
     round_trips: Arc<RoundTrips>,
-    cursor_key: Arc<CursorKey>,
 }
 
 impl Db {
@@ -122,18 +120,10 @@ impl Db {
                 .interceptor(SharedInterceptor::new(CountRoundTrips(round_trips.clone())))
                 .build(),
         );
-        let cursor_key = CursorKey::from_config(config);
-        if cursor_key.source() == KeySource::PublicFacts {
-            tracing::warn!(
-                "DRAFTLINE_CURSOR_SECRET is not set and there is no JWT secret: pagination cursors are sealed \
-                 with a key derived from public settings (they still cannot leave the caller's branch)"
-            );
-        }
         Self {
             client,
             table: Arc::from(config.table.as_str()),
             round_trips,
-            cursor_key: Arc::new(cursor_key),
         }
     }
 
@@ -145,12 +135,6 @@ impl Db {
     /// The table name.
     pub fn table(&self) -> &str {
         &self.table
-    }
-
-    /// The key that seals pagination cursors: DynamoDB positions
-    /// (`LastEvaluatedKey`) leave the server only sealed by it.
-    pub fn cursor_key(&self) -> &CursorKey {
-        &self.cursor_key
     }
 
     /// The instance-wide round-trip counts.

@@ -22,6 +22,7 @@ use crate::auth::Authenticator;
 use crate::canonical;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
+use crate::cursor::{CursorKey, KeySource};
 use crate::dynamo::{Db, counting_round_trips};
 use crate::error::ToolError;
 use crate::idempotency::{CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, Resolution};
@@ -79,6 +80,7 @@ pub struct App {
     db: Db,
     clock: Arc<dyn Clock>,
     config: Config,
+    cursors: CursorKey,
 }
 
 impl std::fmt::Debug for App {
@@ -98,8 +100,16 @@ impl App {
 
     /// Builds the app from parts (tests inject a clock).
     pub fn with_parts(registry: Registry, config: Config, db: Db, clock: Arc<dyn Clock>) -> Self {
+        let cursors = CursorKey::from_config(&config);
+        if cursors.source() == KeySource::PublicFacts {
+            tracing::warn!(
+                "DRAFTLINE_CURSOR_SECRET is not set and there is no JWT secret: pagination cursors are sealed \
+                 with a key derived from public settings (they still cannot leave the caller's branch)"
+            );
+        }
         Self {
             auth: Authenticator::new(&config),
+            cursors,
             registry,
             db,
             clock,
@@ -294,6 +304,7 @@ impl App {
             clock: self.clock.as_ref(),
             agent: &agent,
             request_id: &audit.request_id.clone(),
+            cursors: &self.cursors,
         };
         match definition.tier {
             Tier::Read => match tool.run(&call, &input).await? {

@@ -155,6 +155,8 @@ pub struct Call<'a> {
     pub agent: &'a AgentContext,
     /// The request id.
     pub request_id: &'a str,
+    /// The key that seals this deployment's pagination cursors.
+    pub cursors: &'a crate::cursor::CursorKey,
 }
 
 /// A read tool.

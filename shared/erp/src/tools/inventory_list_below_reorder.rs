@@ -129,7 +129,7 @@ impl ReadTool for InventoryListBelowReorder {
         let branch = call.caller.branch();
         let store = ErpStore::new(call.db, call.caller.tenant());
         // The listing has no filters: the cursor is bound to caller and tool only.
-        let pages = CursorScope::new(call.db.cursor_key(), call.caller, Self::META.name, &())?;
+        let pages = CursorScope::new(call.cursors, call.caller, Self::META.name, &())?;
         let after: Option<Position> = pages.open(input.cursor.as_deref())?;
         let want = super::page_size(input.limit, DEFAULT_LIMIT);
 

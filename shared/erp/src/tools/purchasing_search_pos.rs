@@ -138,7 +138,7 @@ impl ReadTool for PurchasingSearchPos {
             created_from: input.created_from,
             created_to: input.created_to,
         };
-        let pages = CursorScope::new(call.db.cursor_key(), call.caller, Self::META.name, &filters)?;
+        let pages = CursorScope::new(call.cursors, call.caller, Self::META.name, &filters)?;
         let after: Option<Position> = pages.open(input.cursor.as_deref())?;
         // The position is only ever a PO number; anything else was not sealed by us.
         if after.as_ref().is_some_and(|p| super::po_number(&p.after_po).is_err()) {

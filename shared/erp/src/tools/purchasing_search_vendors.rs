@@ -129,7 +129,7 @@ impl ReadTool for PurchasingSearchVendors {
             query: query.as_ref().map(|q| q.to_lowercase()),
             item_code: input.item_code.as_deref(),
         };
-        let pages = CursorScope::new(call.db.cursor_key(), call.caller, Self::META.name, &filters)?;
+        let pages = CursorScope::new(call.cursors, call.caller, Self::META.name, &filters)?;
         let after: Option<Position> = pages.open(input.cursor.as_deref())?;
         let want = super::page_size(input.limit, DEFAULT_LIMIT);
 
