@@ -199,11 +199,36 @@ impl App {
 
     /// Runs the whole pipeline for one call of `tool` with `body` as its input.
     pub async fn invoke(&self, tool: &str, headers: &HeaderMap, body: &[u8], transport: Transport) -> Invocation {
+        self.invoke_with(None, tool, headers, body, transport).await
+    }
+
+    /// [`invoke`](Self::invoke) for a caller an endpoint has already
+    /// authenticated from these `headers` (the MCP endpoint), so the token is
+    /// not verified twice.
+    pub async fn invoke_verified(
+        &self,
+        caller: &Caller,
+        tool: &str,
+        headers: &HeaderMap,
+        body: &[u8],
+        transport: Transport,
+    ) -> Invocation {
+        self.invoke_with(Some(caller), tool, headers, body, transport).await
+    }
+
+    async fn invoke_with(
+        &self,
+        verified: Option<&Caller>,
+        tool: &str,
+        headers: &HeaderMap,
+        body: &[u8],
+        transport: Transport,
+    ) -> Invocation {
         let started = Instant::now();
         let request_id = request::request_id(headers);
         let mut audit = AuditRecord::begin(&request_id, tool, transport.as_str(), self.clock.now());
         let ((result, audit_failure), round_trips) = counting_round_trips(async {
-            let result = self.steps(tool, headers, body, transport, &mut audit).await;
+            let result = self.steps(verified, tool, headers, body, transport, &mut audit).await;
             let audit_failure = self.finish_audit(&mut audit, &result).await;
             (result, audit_failure)
         })
@@ -251,6 +276,7 @@ impl App {
 
     async fn steps(
         &self,
+        verified: Option<&Caller>,
         tool_name: &str,
         headers: &HeaderMap,
         body: &[u8],
@@ -261,7 +287,10 @@ impl App {
         let agent = AgentContext::from_headers(headers);
         audit.agent = agent.as_ref().cloned().unwrap_or_default();
 
-        let caller = self.auth.authenticate(headers).await?;
+        let caller = match verified {
+            Some(caller) => caller.clone(),
+            None => self.auth.authenticate(headers).await?,
+        };
         audit.caller = Some(caller.clone());
 
         let tool = self.registry.get(tool_name).ok_or_else(|| {

@@ -109,7 +109,7 @@ async fn respond(app: &App, headers: &HeaderMap, message: &Message, request_id: 
             {
                 // The pipeline fails at the same step and writes the denied
                 // call's audit item (rule 7: every call is audited).
-                let called = tools::call(app, headers, id, params.as_ref()).await;
+                let called = tools::call(app, None, headers, id, params.as_ref()).await;
                 return called_response(app, id, called, false, request_id);
             }
             return unauthenticated(app, message.id().cloned(), &error, request_id);
@@ -142,7 +142,7 @@ async fn respond(app: &App, headers: &HeaderMap, message: &Message, request_id: 
         ("server/discover", _) => Ok(server::discover_result()),
         ("tools/list", _) => tools::list(app, &caller, id, params),
         ("tools/call", _) => {
-            let called = tools::call(app, headers, id, params).await;
+            let called = tools::call(app, Some(&caller), headers, id, params).await;
             return called_response(app, id, called, modern, request_id);
         }
         _ => Err(method_not_found(id, method, &era)),

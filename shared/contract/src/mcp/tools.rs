@@ -150,7 +150,15 @@ pub fn called_name(params: Option<&Map<String, Value>>) -> Option<&str> {
 }
 
 /// Answers `tools/call`: runs the pipeline and shapes its answer.
-pub async fn call(app: &App, headers: &HeaderMap, id: &RequestId, params: Option<&Map<String, Value>>) -> Called {
+/// `caller` is the identity the endpoint already verified; `None` lets the
+/// pipeline authenticate (and so fail and audit a denied call).
+pub async fn call(
+    app: &App,
+    caller: Option<&Caller>,
+    headers: &HeaderMap,
+    id: &RequestId,
+    params: Option<&Map<String, Value>>,
+) -> Called {
     let invalid = |message: &str| Called::Protocol {
         error: ProtocolError::invalid_params(StatusCode::OK, Some(id.clone()), message),
         request_id: None,
@@ -164,7 +172,13 @@ pub async fn call(app: &App, headers: &HeaderMap, id: &RequestId, params: Option
         Some(_) => return invalid("Invalid params: 'arguments' must be a JSON object."),
     };
     let body = arguments.to_string();
-    let invocation = app.invoke(name, headers, body.as_bytes(), Transport::Mcp).await;
+    let invocation = match caller {
+        Some(caller) => {
+            app.invoke_verified(caller, name, headers, body.as_bytes(), Transport::Mcp)
+                .await
+        }
+        None => app.invoke(name, headers, body.as_bytes(), Transport::Mcp).await,
+    };
     shape(app, name, id, invocation)
 }
 
