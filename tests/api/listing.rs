@@ -126,6 +126,9 @@ async fn the_tool_list_needs_a_token_and_a_known_format() {
             .unwrap()
             .contains("resource_metadata=")
     );
+    let post = app.http.post(app.url("/api/tools")).send().await.unwrap();
+    assert_eq!(post.status().as_u16(), 405);
+    assert_eq!(post.headers()["allow"], "GET");
     let (status, body) = list(&app, "buyer-sby", "yaml").await;
     assert_eq!(status, 400);
     assert!(

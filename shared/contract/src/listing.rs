@@ -20,7 +20,7 @@ pub fn mcp_tool(def: &ToolDefinition) -> Value {
         "title": def.title,
         "description": def.description,
         "inputSchema": def.input_schema,
-        "outputSchema": output_envelope_free(def),
+        "outputSchema": def.output_schema,
         "annotations": {
             "title": def.title,
             "readOnlyHint": a.read_only_hint,
@@ -29,11 +29,6 @@ pub fn mcp_tool(def: &ToolDefinition) -> Value {
             "openWorldHint": a.open_world_hint,
         },
     })
-}
-
-/// The output schema of `data` (MCP `structuredContent` is the data itself).
-fn output_envelope_free(def: &ToolDefinition) -> Value {
-    def.output_schema.clone()
 }
 
 /// OpenAI function tools for the caller: one namespace per module (its
@@ -227,13 +222,7 @@ pub async fn handle(app: &crate::App, request: http::Request<bytes::Bytes>) -> h
     let headers = request.headers();
     let request_id = crate::request::request_id(headers);
     if request.method() != http::Method::GET {
-        let err = ToolError::invalid_fields("The tool list is read with GET.", Vec::new());
-        let mut reply = response::failure(&err, &request_id, &app.resource_metadata_url());
-        *reply.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
-        reply
-            .headers_mut()
-            .insert(http::header::ALLOW, http::HeaderValue::from_static("GET"));
-        return reply;
+        return response::method_not_allowed("GET", "The tool list is read with GET.".to_owned(), &request_id);
     }
     let caller = match app.authenticate(headers).await {
         Ok(caller) => caller,

@@ -165,20 +165,11 @@ impl App {
     pub async fn handle_tool(&self, tool: &str, request: Request<Bytes>) -> Response<Bytes> {
         let (parts, body) = request.into_parts();
         if parts.method != Method::POST {
-            let request_id = request::request_id(&parts.headers);
-            let err = ToolError::invalid_fields(
-                format!(
-                    "{tool} is called with POST and a JSON body; {} is not allowed.",
-                    parts.method
-                ),
-                Vec::new(),
+            let message = format!(
+                "{tool} is called with POST and a JSON body; {} is not allowed.",
+                parts.method
             );
-            let mut response = response::failure(&err, &request_id, &self.resource_metadata_url());
-            *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
-            response
-                .headers_mut()
-                .insert(http::header::ALLOW, http::HeaderValue::from_static("POST"));
-            return response;
+            return response::method_not_allowed("POST", message, &request::request_id(&parts.headers));
         }
         let invocation = self.invoke(tool, &parts.headers, &body, Transport::Http).await;
         self.render(&invocation)

@@ -80,3 +80,15 @@ pub fn failure(err: &ToolError, request_id: &str, resource_metadata: &str) -> Re
     }
     response
 }
+
+/// `405 Method Not Allowed` with `Allow: allow` and the error envelope
+/// (code `VALIDATION_ERROR`: the request, not the server, is wrong).
+pub fn method_not_allowed(allow: &'static str, message: String, request_id: &str) -> Response<Bytes> {
+    let err = ToolError::invalid_fields(message, Vec::new());
+    let body = json!({"ok": false, "error": error_object(&err), "requestId": request_id});
+    let mut response = json(StatusCode::METHOD_NOT_ALLOWED, &body, request_id);
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
+    response
+}
