@@ -45,11 +45,6 @@ impl RoundTrips {
         self.0.lock().map(|m| m.clone()).unwrap_or_default()
     }
 
-    /// All round trips so far.
-    pub fn total(&self) -> u64 {
-        self.snapshot().values().sum()
-    }
-
     fn record(&self, operation: &str) {
         if let Ok(mut map) = self.0.lock() {
             *map.entry(operation.to_owned()).or_default() += 1;

@@ -13,12 +13,6 @@ use crate::error::{FieldIssue, ToolError};
 /// The largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
-/// The error for `issues`, with a summary that names the first one and ends
-/// with "Nothing was created or changed."
-pub fn rejected(issues: Vec<FieldIssue>) -> ToolError {
-    rejected_with(issues, "Nothing was created or changed.")
-}
-
 /// The error for `issues`; the summary ends with `not_happened` ("No draft was created.").
 pub fn rejected_with(issues: Vec<FieldIssue>, not_happened: &str) -> ToolError {
     let summary = match issues.as_slice() {
