@@ -103,7 +103,7 @@ async fn a_retry_with_the_same_key_is_a_replay_not_a_second_document() {
 }
 
 #[tokio::test]
-async fn a_replay_costs_one_round_trip_and_a_fresh_draft_its_reads_plus_one_transaction() {
+async fn a_replay_is_decided_in_one_round_trip_and_a_fresh_draft_costs_its_reads_plus_one_transaction() {
     let app = spawn_app().await;
     let before = app.round_trips();
     assert_eq!(
