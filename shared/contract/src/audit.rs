@@ -163,6 +163,8 @@ impl AuditRecord {
         opt("tool_call_id", self.agent.tool_call_id.as_deref());
         opt("model", self.agent.model.as_deref());
         opt("prompt_version", self.agent.prompt_version.as_deref());
+        opt("approval", self.agent.approval.map(|a| a.as_str()));
+        opt("approval_reason", self.agent.approval_reason.as_deref());
         opt("idempotency_key", self.idempotency_key.as_deref());
         opt("fingerprint", self.fingerprint.as_deref());
         if let Some(caller) = &self.caller {

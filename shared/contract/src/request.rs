@@ -20,7 +20,38 @@ pub struct AgentContext {
     pub model: Option<String>,
     /// `X-Prompt-Version`.
     pub prompt_version: Option<String>,
+    /// `X-Tool-Approval`: what the executor says a person decided before the
+    /// call (`approved`, or `not-required` for a tool that asks nobody).
+    pub approval: Option<Approval>,
+    /// `X-Tool-Approval-Reason`: the approver's reason, percent-decoded UTF-8,
+    /// at most 500 characters.
+    pub approval_reason: Option<String>,
 }
+
+/// An executor's statement about human approval of one tool call
+/// (`X-Tool-Approval`). A denied call never reaches a tool, so there is no
+/// `denied` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Approval {
+    /// A person approved this call.
+    Approved,
+    /// The tool's policy asks nobody (read tools).
+    NotRequired,
+}
+
+impl Approval {
+    /// The value as sent and stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Approved => "approved",
+            Self::NotRequired => "not-required",
+        }
+    }
+}
+
+/// The longest approval reason kept, in characters.
+pub const MAX_APPROVAL_REASON: usize = 500;
 
 /// The request id: the caller's `X-Request-Id` if it is 1-64 of
 /// `[A-Za-z0-9._-]`, otherwise a new ULID.
@@ -80,8 +111,63 @@ impl AgentContext {
             tool_call_id: id_header(headers, "x-tool-call-id")?,
             model: label_header(headers, "x-agent-model"),
             prompt_version: label_header(headers, "x-prompt-version"),
+            approval: approval_header(headers)?,
+            approval_reason: approval_reason_header(headers)?,
         })
     }
+}
+
+fn approval_header(headers: &HeaderMap) -> Result<Option<Approval>, ToolError> {
+    let Some(raw) = headers.get("x-tool-approval") else {
+        return Ok(None);
+    };
+    match raw.to_str().unwrap_or_default().trim() {
+        "approved" => Ok(Some(Approval::Approved)),
+        "not-required" => Ok(Some(Approval::NotRequired)),
+        _ => Err(ToolError::invalid(
+            "header:X-Tool-Approval",
+            "the X-Tool-Approval header must be 'approved' or 'not-required' (a denied call is not sent at all). \
+             Nothing was created or changed.",
+        )),
+    }
+}
+
+fn approval_reason_header(headers: &HeaderMap) -> Result<Option<String>, ToolError> {
+    let Some(raw) = headers.get("x-tool-approval-reason") else {
+        return Ok(None);
+    };
+    let invalid = || {
+        ToolError::invalid(
+            "header:X-Tool-Approval-Reason",
+            format!(
+                "the X-Tool-Approval-Reason header must be percent-encoded UTF-8 text (encodeURIComponent) of at most \
+                 {MAX_APPROVAL_REASON} characters without control characters. Nothing was created or changed."
+            ),
+        )
+    };
+    let text = percent_decode(raw.to_str().map_err(|_| invalid())?.trim()).ok_or_else(invalid)?;
+    if text.chars().count() > MAX_APPROVAL_REASON || text.chars().any(char::is_control) {
+        return Err(invalid());
+    }
+    Ok((!text.is_empty()).then_some(text))
+}
+
+/// Decodes `%XX` escapes into UTF-8 text; `None` for a broken escape or invalid UTF-8.
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// The `Idempotency-Key` header, parsed; `None` when absent.
@@ -110,5 +196,27 @@ mod tests {
         headers.insert("x-request-id", "a b<script>".parse().unwrap());
         assert_ne!(request_id(&headers), "a b<script>");
         assert_eq!(request_id(&headers).len(), 26);
+    }
+
+    #[test]
+    fn an_approval_reason_is_percent_decoded_and_bounded() {
+        let mut headers = HeaderMap::new();
+        headers.insert("x-tool-approval", "approved".parse().unwrap());
+        headers.insert(
+            "x-tool-approval-reason",
+            "Stok%20menipis%2C%20ok%20%E2%9C%93".parse().unwrap(),
+        );
+        let agent = AgentContext::from_headers(&headers).unwrap();
+        assert_eq!(agent.approval, Some(Approval::Approved));
+        assert_eq!(agent.approval_reason.as_deref(), Some("Stok menipis, ok \u{2713}"));
+        for bad in ["%E2%9C", "%zz", "line%0Abreak"] {
+            headers.insert("x-tool-approval-reason", bad.parse().unwrap());
+            assert!(AgentContext::from_headers(&headers).is_err(), "{bad}");
+        }
+        headers.insert("x-tool-approval-reason", "a".repeat(501).parse().unwrap());
+        assert!(AgentContext::from_headers(&headers).is_err());
+        headers.remove("x-tool-approval-reason");
+        headers.insert("x-tool-approval", "denied".parse().unwrap());
+        assert!(AgentContext::from_headers(&headers).is_err());
     }
 }
