@@ -6,6 +6,7 @@
 mod auth;
 mod budget;
 mod catalogue;
+mod contract;
 mod drafts;
 mod function_process;
 mod helpers;

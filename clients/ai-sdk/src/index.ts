@@ -1,20 +1,63 @@
 /**
- * @draftline/ai-sdk: turn a draftline deployment's tool list into Vercel AI SDK tools.
+ * @draftline/ai-sdk: turn a draftline deployment's tool list into Vercel AI SDK 7 tools.
  *
  * `draftlineTools()` fetches `GET /api/tools?format=ai-sdk` (filtered by the caller's
- * scopes) and returns one AI SDK `tool()` per entry. Each tool's `execute` POSTs the
- * model's input to the tool function with the bearer token and the audit headers
- * (`X-Agent-Run-Id`, `X-Tool-Call-Id`, `X-Agent-Model`, `X-Prompt-Version`).
+ * scopes) and returns one AI SDK `tool()` per entry, plus the `toolApproval` policy for
+ * them (AI SDK 7 configures approval on `generateText` / `streamText` / `ToolLoopAgent`,
+ * not on the tool): read tools run without asking, draft tools wait for a person's
+ * approval, and the caller may override both per tier or per tool name.
+ *
+ * Each tool's `execute` POSTs the model's input to the tool function with the bearer
+ * token and the audit headers (`X-Agent-Run-Id`, `X-Tool-Call-Id`, `X-Agent-Model`,
+ * `X-Prompt-Version`, `X-Tool-Approval`, `X-Tool-Approval-Reason`).
  *
  * Draft tools need no extra idempotency key: the server keys a write on the run id plus
  * the input's `client_ref`, so a retried call (a new tool-call id, the same arguments)
  * returns the original draft instead of creating a second one.
  *
- * Failures never throw into the agent loop: an error envelope, a timeout or a network
- * failure becomes a string the model can read ("Error FORBIDDEN (not retryable): ...").
- * Only a cancellation by the caller's own abort signal is re-thrown.
+ * Failures never throw into the agent loop: an error envelope, a timeout, a network
+ * failure or a call that was not approved becomes a string the model can read
+ * ("Error FORBIDDEN (not retryable): ..."). Only a cancellation by the caller's own abort
+ * signal is re-thrown.
  */
-import { jsonSchema, tool, type JSONSchema7, type Tool } from "ai";
+import {
+  jsonSchema,
+  tool,
+  type JSONSchema7,
+  type ModelMessage,
+  type SingleToolApprovalFunction,
+  type Tool,
+  type ToolApprovalStatus,
+} from "ai";
+
+/**
+ * An approval rule for one tool: an AI SDK 7 approval status, or a function of the tool
+ * call's input returning one (the same shape as a per-tool entry of the SDK's
+ * `toolApproval` option).
+ *
+ * - `"not-applicable"` (or `undefined`): run without asking; audited as
+ *   `X-Tool-Approval: not-required`.
+ * - `"user-approval"` / `{ type: "user-approval", reason }`: the SDK returns a
+ *   `tool-approval-request` and runs the tool only after a `tool-approval-response`
+ *   with `approved: true`; audited as `approved` with the response's `reason`.
+ * - `"approved"` / `{ type: "approved", reason }`: approved automatically; audited as
+ *   `approved` with this `reason`.
+ * - `"denied"` / `{ type: "denied", reason }`: never runs (no request reaches the server).
+ */
+export type DraftlineApprovalRule =
+  | ToolApprovalStatus
+  | SingleToolApprovalFunction<unknown, unknown, unknown>;
+
+/** How {@link draftlineTools} builds each tool's approval rule. */
+export interface DraftlineApprovalOptions {
+  /**
+   * A rule per tier (`"read"`, `"draft"`, or a tier a newer server adds). Defaults:
+   * `read` → `"not-applicable"` (never asks), every other tier → `"user-approval"`.
+   */
+  tiers?: Partial<Record<DraftlineToolDefinition["tier"], DraftlineApprovalRule>>;
+  /** A rule per tool name; takes precedence over `tiers`. */
+  tools?: Record<string, DraftlineApprovalRule>;
+}
 
 /** Options of {@link draftlineTools}. */
 export interface DraftlineToolsOptions {
@@ -32,6 +75,19 @@ export interface DraftlineToolsOptions {
   fetch?: typeof fetch;
   /** Time limit of one HTTP request in milliseconds (listing and each tool call). Default 30 000. */
   timeoutMs?: number;
+  /**
+   * Overrides of the approval policy. By default read tools never ask and draft tools
+   * ask a person (`"user-approval"`).
+   */
+  approval?: DraftlineApprovalOptions;
+}
+
+/** MCP-style tool annotations, when the listing carries them. */
+export interface DraftlineToolAnnotations {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
 }
 
 /** One entry of `GET /api/tools?format=ai-sdk`. */
@@ -40,9 +96,12 @@ export interface DraftlineToolDefinition {
   title: string;
   description: string;
   module: string;
-  tier: "read" | "draft";
+  /** `"read"` or `"draft"` today; any other value is treated like a writing tier. */
+  tier: "read" | "draft" | (string & {});
   inputSchema: JSONSchema7;
   outputSchema?: JSONSchema7;
+  /** Optional; when present, a tool that is not read-only (or is destructive) always counts as writing. */
+  annotations?: DraftlineToolAnnotations;
   url: string;
 }
 
@@ -51,6 +110,21 @@ export interface DraftlineToolList {
   version: 1;
   resource: string;
   tools: DraftlineToolDefinition[];
+}
+
+/** What {@link draftlineTools} returns. */
+export interface DraftlineToolSet {
+  /** The caller's tools, keyed by tool name: pass as `tools` to `generateText`, `streamText` or `ToolLoopAgent`. */
+  tools: Record<string, Tool>;
+  /**
+   * The approval policy of those tools, keyed by tool name: pass as `toolApproval` to the
+   * same call (spread it into a larger map to add rules for other tools). Change a draftline
+   * tool's rule through {@link DraftlineToolsOptions.approval}, not by replacing its entry
+   * here: each tool's `execute` checks the call against the rule it was built with.
+   */
+  toolApproval: Record<string, SingleToolApprovalFunction<unknown, unknown, unknown>>;
+  /** The listing the tools were built from. */
+  definitions: DraftlineToolDefinition[];
 }
 
 /** The `error` member of a draftline error envelope. */
@@ -77,15 +151,31 @@ export class DraftlineError extends Error {
   }
 }
 
+/** The longest approval reason sent in `X-Tool-Approval-Reason`, in Unicode code points (before encoding). */
+export const MAX_APPROVAL_REASON_LENGTH = 500;
+
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** Policy decisions remembered for execute; bounded so that never-executed calls cannot pile up. */
+const MAX_REMEMBERED_DECISIONS = 1_000;
+
+type NormalizedStatus =
+  | { type: "not-applicable" }
+  | { type: "approved" | "denied" | "user-approval"; reason?: string | undefined };
+
+/** How one call is audited, or why it must not run. */
+type Approval =
+  | { kind: "not-required" }
+  | { kind: "approved"; reason: string | undefined }
+  | { kind: "refused"; text: string };
 
 /**
- * Fetches the caller's tool list and returns it as AI SDK tools, keyed by tool name.
+ * Fetches the caller's tool list and returns it as AI SDK tools, keyed by tool name, with
+ * their approval policy.
  *
  * Throws {@link DraftlineError} when the list cannot be fetched (bad token, server down);
  * the returned tools themselves report failures to the model as text.
  */
-export async function draftlineTools(options: DraftlineToolsOptions): Promise<Record<string, Tool>> {
+export async function draftlineTools(options: DraftlineToolsOptions): Promise<DraftlineToolSet> {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const fetchImpl = options.fetch ?? globalThis.fetch;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -101,7 +191,20 @@ export async function draftlineTools(options: DraftlineToolsOptions): Promise<Re
   const list = await fetchToolList(baseUrl, await resolveToken(), fetchImpl, timeoutMs);
   const allowedOrigins = new Set([new URL(baseUrl).origin, new URL(list.resource).origin]);
 
+  // What the SDK's approval policy decided per tool call (the automatic decisions are not
+  // visible to execute otherwise: the SDK passes execute the step's input messages only).
+  const decisions = new Map<string, NormalizedStatus>();
+  const remember = (key: string, status: NormalizedStatus) => {
+    decisions.delete(key);
+    decisions.set(key, status);
+    if (decisions.size > MAX_REMEMBERED_DECISIONS) {
+      const oldest = decisions.keys().next().value;
+      if (oldest !== undefined) decisions.delete(oldest);
+    }
+  };
+
   const tools: Record<string, Tool> = {};
+  const toolApproval: Record<string, SingleToolApprovalFunction<unknown, unknown, unknown>> = {};
   for (const def of list.tools) {
     if (!allowedOrigins.has(new URL(def.url).origin)) {
       // Never send the bearer token to a host other than the deployment itself.
@@ -110,26 +213,159 @@ export async function draftlineTools(options: DraftlineToolsOptions): Promise<Re
         { code: "INVALID_TOOL_LIST", retryable: false },
       );
     }
-    tools[def.name] = tool<unknown, unknown>({
-      title: def.title,
+    const rule = approvalRule(def, options.approval);
+    const evaluate = async (
+      input: unknown,
+      ctx: { toolCallId: string; messages: ModelMessage[]; toolContext: unknown; runtimeContext: unknown },
+    ): Promise<NormalizedStatus> => normalizeStatus(typeof rule === "function" ? await rule(input, ctx) : rule);
+
+    toolApproval[def.name] = async (input, ctx) => {
+      const status = await evaluate(input, ctx);
+      remember(decisionKey(def.name, ctx.toolCallId), status);
+      return status;
+    };
+
+    tools[def.name] = tool<unknown, unknown, Record<string, unknown>>({
       description: def.description,
       inputSchema: jsonSchema<unknown>(def.inputSchema),
       strict: true,
-      execute: async (input, { toolCallId, abortSignal }) => {
+      // Not sent to the model; surfaces as `toolMetadata` on tool calls, approval requests and UI parts.
+      metadata: { draftline: { title: def.title, module: def.module, tier: def.tier, writes: writes(def) } },
+      execute: async (input, { toolCallId, messages, abortSignal, context }) => {
+        const key = decisionKey(def.name, toolCallId);
+        let approval = approvalInMessages(messages, toolCallId, def);
+        if (approval === undefined) {
+          const decided = decisions.get(key);
+          // Called outside the SDK's approval step (a custom loop, a direct call): apply the rule here.
+          const status =
+            decided ?? (await evaluate(input, { toolCallId, messages, toolContext: context, runtimeContext: undefined }));
+          approval = approvalFromStatus(status, def);
+        }
+        decisions.delete(key);
+        if (approval.kind === "refused") return approval.text; // nothing is sent to the server
+
         const headers: Record<string, string> = {
           "Content-Type": "application/json",
           Accept: "application/json",
           Authorization: `Bearer ${await resolveToken()}`,
           "X-Agent-Run-Id": options.runId,
           "X-Tool-Call-Id": toolCallId,
+          "X-Tool-Approval": approval.kind,
         };
         if (options.model) headers["X-Agent-Model"] = options.model;
         if (options.promptVersion) headers["X-Prompt-Version"] = options.promptVersion;
+        const reason = approval.kind === "approved" ? encodeApprovalReason(approval.reason) : undefined;
+        if (reason !== undefined) headers["X-Tool-Approval-Reason"] = reason;
         return callTool(def, input, headers, fetchImpl, timeoutMs, abortSignal);
       },
     });
   }
-  return tools;
+  return { tools, toolApproval, definitions: list.tools };
+}
+
+/** Whether a tool changes anything: not the read tier, or annotated as not read-only / destructive. */
+function writes(def: DraftlineToolDefinition): boolean {
+  const a = isRecord(def.annotations) ? def.annotations : undefined;
+  return def.tier !== "read" || a?.readOnlyHint === false || a?.destructiveHint === true;
+}
+
+/** The rule of one tool: the caller's per-name rule, else its per-tier rule, else the default. */
+function approvalRule(def: DraftlineToolDefinition, overrides: DraftlineApprovalOptions | undefined): DraftlineApprovalRule {
+  const byName = overrides?.tools;
+  if (byName && Object.hasOwn(byName, def.name)) return byName[def.name];
+  const byTier = overrides?.tiers;
+  if (byTier && Object.hasOwn(byTier, def.tier)) return byTier[def.tier];
+  return writes(def)
+    ? {
+        type: "user-approval",
+        reason: `${def.name} (${def.title}) is a ${def.tier} tool: it writes to the ERP on behalf of the signed-in user.`,
+      }
+    : "not-applicable";
+}
+
+function normalizeStatus(status: ToolApprovalStatus): NormalizedStatus {
+  if (status === undefined || status === "not-applicable") return { type: "not-applicable" };
+  if (typeof status === "string") return { type: status };
+  if (status.type === "not-applicable") return { type: "not-applicable" };
+  return { type: status.type, reason: status.reason };
+}
+
+function decisionKey(toolName: string, toolCallId: string): string {
+  return `${toolName}\u0000${toolCallId}`;
+}
+
+/**
+ * The approval a person (or an automatic policy) recorded in the message history for
+ * this tool call: the `tool-approval-request` naming the call and the
+ * `tool-approval-response` answering it. This is how the SDK hands an approved call's
+ * reason to a tool it resumes; `undefined` when the history has none.
+ */
+function approvalInMessages(
+  messages: readonly ModelMessage[] | undefined,
+  toolCallId: string,
+  def: DraftlineToolDefinition,
+): Approval | undefined {
+  if (!Array.isArray(messages)) return undefined;
+  const approvalIds = new Set<string>();
+  for (const message of messages) {
+    if (message.role !== "assistant" || typeof message.content === "string") continue;
+    for (const part of message.content) {
+      if (part.type === "tool-approval-request" && part.toolCallId === toolCallId) approvalIds.add(part.approvalId);
+    }
+  }
+  if (approvalIds.size === 0) return undefined;
+  let response: { approved: boolean; reason?: string | undefined } | undefined;
+  for (const message of messages) {
+    if (message.role !== "tool") continue;
+    for (const part of message.content) {
+      if (part.type === "tool-approval-response" && approvalIds.has(part.approvalId)) response = part;
+    }
+  }
+  if (response === undefined) return undefined;
+  const reason = typeof response.reason === "string" ? response.reason : undefined;
+  return response.approved ? { kind: "approved", reason } : { kind: "refused", text: deniedText(def, reason) };
+}
+
+function approvalFromStatus(status: NormalizedStatus, def: DraftlineToolDefinition): Approval {
+  switch (status.type) {
+    case "not-applicable":
+      return { kind: "not-required" };
+    case "approved":
+      return { kind: "approved", reason: status.reason };
+    case "denied":
+      return { kind: "refused", text: deniedText(def, status.reason) };
+    case "user-approval":
+      return {
+        kind: "refused",
+        text:
+          `Error APPROVAL_REQUIRED (not retryable): ${def.name} runs only after a person approves the call, and ` +
+          `this call was not approved. ${nothingSent(def)} Do not retry it; tell the user what you intended to do ` +
+          "and that it needs their approval. (Developer: pass the toolApproval returned by draftlineTools() to " +
+          "generateText, streamText or ToolLoopAgent.)",
+      };
+  }
+}
+
+function deniedText(def: DraftlineToolDefinition, reason: string | undefined): string {
+  const text = reason === undefined ? "" : Array.from(oneLine(reason.toWellFormed())).slice(0, MAX_APPROVAL_REASON_LENGTH).join("");
+  const why = text ? `: ${text}` : ".";
+  return `Error APPROVAL_DENIED (not retryable): the call of ${def.name} was denied${why} ${nothingSent(def)} Do not repeat it.`;
+}
+
+function nothingSent(def: DraftlineToolDefinition): string {
+  return writes(def) ? "Nothing was sent to the ERP; no draft was created." : "Nothing was sent to the ERP.";
+}
+
+/**
+ * `X-Tool-Approval-Reason`: the reason's first {@link MAX_APPROVAL_REASON_LENGTH} code
+ * points (lone surrogates replaced by U+FFFD), percent-encoded as UTF-8
+ * (`encodeURIComponent`); `undefined` (no header) when there is no reason or it is blank.
+ */
+function encodeApprovalReason(reason: string | undefined): string | undefined {
+  if (typeof reason !== "string") return undefined;
+  const text = reason.toWellFormed().trim();
+  if (text === "") return undefined;
+  return encodeURIComponent(Array.from(text).slice(0, MAX_APPROVAL_REASON_LENGTH).join(""));
 }
 
 async function fetchToolList(

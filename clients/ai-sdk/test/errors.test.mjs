@@ -5,9 +5,16 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { DraftlineError, draftlineTools } from "@draftline/ai-sdk";
+import { approvedCallOptions, callOptions } from "./support/approval.mjs";
 import { isoDate, startDraftline } from "./support/draftline-server.mjs";
 
-const opts = () => ({ toolCallId: `call_${randomUUID()}`, messages: [] });
+const opts = () => callOptions(`call_${randomUUID()}`);
+/**
+ * Options for a draft call a person approved.
+ * @param {unknown} input
+ */
+const approved = (input) =>
+  approvedCallOptions({ toolName: "purchasing_create_po_draft", toolCallId: `call_${randomUUID()}`, input, reason: "ok" });
 
 describe("error handling", () => {
   /** @type {import("./support/draftline-server.mjs").DraftlineServer} */
@@ -20,23 +27,19 @@ describe("error handling", () => {
   });
 
   test("an error envelope becomes model-readable text", { timeout: 30_000 }, async () => {
-    const tools = await draftlineTools({ baseUrl: `${server.url}/`, token: await server.token("buyer-sby"), runId: "run-errors" });
+    const { tools } = await draftlineTools({ baseUrl: `${server.url}/`, token: await server.token("buyer-sby"), runId: "run-errors" });
     const draft = tools.purchasing_create_po_draft;
     const get = tools.purchasing_get_po;
     assert.ok(draft?.execute && get?.execute);
 
-    const invalid = String(
-      await draft.execute(
-        {
-          vendor_code: "V-00231",
-          needed_by: "2020-01-01",
-          client_ref: "past-date",
-          note: null,
-          lines: [{ item_code: "BRG-0042", qty: 1, uom: "BOX" }],
-        },
-        opts(),
-      ),
-    );
+    const pastDate = {
+      vendor_code: "V-00231",
+      needed_by: "2020-01-01",
+      client_ref: "past-date",
+      note: null,
+      lines: [{ item_code: "BRG-0042", qty: 1, uom: "BOX" }],
+    };
+    const invalid = String(await draft.execute(pastDate, approved(pastDate)));
     assert.match(invalid, /^Error VALIDATION_ERROR \(not retryable\): /);
     assert.match(invalid, /needed_by/);
     assert.match(invalid, /No draft was created/);
@@ -75,7 +78,7 @@ describe("error handling", () => {
   });
 
   test("a cancellation by the caller is thrown, not reported as a tool result", { timeout: 30_000 }, async () => {
-    const tools = await draftlineTools({ baseUrl: server.url, token: await server.token("buyer-sby"), runId: "run-abort" });
+    const { tools } = await draftlineTools({ baseUrl: server.url, token: await server.token("buyer-sby"), runId: "run-abort" });
     const get = tools.inventory_get_stock;
     assert.ok(get?.execute);
     const controller = new AbortController();
@@ -89,7 +92,7 @@ describe("error handling", () => {
   test("an unreachable server gives retryable text; the draft text says how to retry safely", { timeout: 60_000 }, async () => {
     const doomed = await startDraftline();
     try {
-      const tools = await draftlineTools({
+      const { tools } = await draftlineTools({
         baseUrl: doomed.url,
         token: await doomed.token("buyer-sby"),
         runId: "run-unreachable",
@@ -99,18 +102,14 @@ describe("error handling", () => {
       const read = String(await tools.inventory_get_stock?.execute?.({ item_code: "BRG-0042" }, opts()));
       assert.match(read, /^Error NETWORK_ERROR \(retryable\): inventory_get_stock could not be reached/);
       assert.match(read, /Nothing was changed/);
-      const draft = String(
-        await tools.purchasing_create_po_draft?.execute?.(
-          {
-            vendor_code: "V-00231",
-            needed_by: isoDate(7),
-            client_ref: "unreachable",
-            note: null,
-            lines: [{ item_code: "BRG-0042", qty: 1, uom: "BOX" }],
-          },
-          opts(),
-        ),
-      );
+      const unreachable = {
+        vendor_code: "V-00231",
+        needed_by: isoDate(7),
+        client_ref: "unreachable",
+        note: null,
+        lines: [{ item_code: "BRG-0042", qty: 1, uom: "BOX" }],
+      };
+      const draft = String(await tools.purchasing_create_po_draft?.execute?.(unreachable, approved(unreachable)));
       assert.match(draft, /^Error NETWORK_ERROR \(retryable\): /);
       assert.match(draft, /same client_ref/);
       await assert.rejects(

@@ -1,16 +1,19 @@
 // @ts-check
-// The reorder story through the real AI SDK (`generateText` + `MockLanguageModelV3`, no
+// The reorder story through the real AI SDK 7 (`generateText` + `MockLanguageModelV4`, no
 // network besides the local draftline server): list items below reorder → create a PO
 // draft (tool call A) → the response is lost (the client times out) → the model calls the
 // same draft again (tool call B, same arguments, same run id) → exactly one draft exists.
+// The run's policy approves drafts automatically (an override of the default, which asks a
+// person; test/approval.test.mjs covers that), so every draft call is audited as approved.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { generateText, stepCountIs } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
+import { generateText, isStepCount } from "ai";
+import { MockLanguageModelV4 } from "ai/test";
 import { draftlineTools } from "@draftline/ai-sdk";
 import { DynamoDBClient, QueryCommand } from "@aws-sdk/client-dynamodb";
 import { isoDate, startDraftline } from "./support/draftline-server.mjs";
+import { argsFromSchema, posIn } from "./support/tool-args.mjs";
 
 const LIST = "inventory_list_below_reorder";
 const DRAFT = "purchasing_create_po_draft";
@@ -19,10 +22,12 @@ const SEARCH = "purchasing_search_pos";
 const CALL_A = "call_draft_A";
 const CALL_B = "call_draft_B";
 const TIMEOUT_MS = 5_000;
+/** The run's automatic approval of drafts, and its reason (non-ASCII on purpose). */
+const AUTO_REASON = "Reorder policy: below the reorder point, preferred vendor — auto-approved ✓";
 
-/** @typedef {import("@ai-sdk/provider").LanguageModelV3GenerateResult} GenerateResult */
-/** @typedef {import("@ai-sdk/provider").LanguageModelV3Prompt} Prompt */
-/** @typedef {import("@ai-sdk/provider").LanguageModelV3ToolResultOutput} ToolResultOutput */
+/** @typedef {import("@ai-sdk/provider").LanguageModelV4GenerateResult} GenerateResult */
+/** @typedef {import("@ai-sdk/provider").LanguageModelV4Prompt} Prompt */
+/** @typedef {import("@ai-sdk/provider").LanguageModelV4ToolResultOutput} ToolResultOutput */
 /**
  * @typedef {object} Exchange   one HTTP exchange seen by the recording fetch
  * @property {string} url
@@ -34,37 +39,6 @@ const TIMEOUT_MS = 5_000;
  * @property {any} responseBody
  * @property {boolean} lost      the test dropped this response to simulate a timeout
  */
-
-/**
- * Arguments for a list/search tool from its input schema: `limit` at its maximum, every
- * other (nullable) field null.
- * @param {any} schema
- * @param {string} tool
- * @returns {Record<string, unknown>}
- */
-function argsFromSchema(schema, tool) {
-  /** @type {Record<string, unknown>} */
-  const args = {};
-  for (const [name, s] of Object.entries(/** @type {Record<string, any>} */ (schema.properties ?? {}))) {
-    const nullable = Array.isArray(s.type) ? s.type.includes("null") : s.type === "null";
-    if (name === "limit") args[name] = s.maximum ?? 20;
-    else if (nullable) args[name] = null;
-    else assert.fail(`${tool} requires ${name}; teach this test what to send`);
-  }
-  return args;
-}
-
-/**
- * Every object with a `po_number` anywhere in `value`.
- * @param {unknown} value
- * @returns {any[]}
- */
-function posIn(value) {
-  if (Array.isArray(value)) return value.flatMap(posIn);
-  if (typeof value !== "object" || value === null) return [];
-  const here = "po_number" in value ? [value] : [];
-  return [...here, ...Object.values(value).flatMap(posIn)];
-}
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
@@ -160,7 +134,7 @@ describe("AI SDK reorder workflow", () => {
     const buyer = await server.token("buyer-sby");
     const { fetch: recFetch, exchanges } = recordingFetch();
     let tokenCalls = 0;
-    const tools = await draftlineTools({
+    const { tools, toolApproval } = await draftlineTools({
       baseUrl: server.url,
       token: async () => {
         tokenCalls += 1;
@@ -171,6 +145,7 @@ describe("AI SDK reorder workflow", () => {
       promptVersion: "reorder-v1",
       fetch: recFetch,
       timeoutMs: TIMEOUT_MS,
+      approval: { tools: { [DRAFT]: { type: "approved", reason: AUTO_REASON } } },
     });
     assert.ok(
       LIST in tools,
@@ -191,7 +166,7 @@ describe("AI SDK reorder workflow", () => {
 
     /** @type {string[]} */
     const modelSaw = [];
-    const model = new MockLanguageModelV3({
+    const model = new MockLanguageModelV4({
       modelId: "mock-model-id",
       doGenerate: async ({ prompt }) => {
         const step = modelSaw.length;
@@ -235,7 +210,8 @@ describe("AI SDK reorder workflow", () => {
     const result = await generateText({
       model,
       tools,
-      stopWhen: stepCountIs(6),
+      toolApproval,
+      stopWhen: isStepCount(6),
       prompt: "Turn today's reorder alerts for BRG-0042 into a purchase-order draft for vendor V-00231.",
     });
 
@@ -252,6 +228,21 @@ describe("AI SDK reorder workflow", () => {
     assert.deepEqual(
       result.steps.map((s) => s.toolCalls.map((c) => `${c.toolName}#${c.toolCallId}`)),
       [[`${LIST}#call_list`], [`${DRAFT}#${CALL_A}`], [`${DRAFT}#${CALL_B}`], []],
+    );
+
+    // The policy approved both drafts automatically and asked nothing for the list.
+    assert.deepEqual(
+      result.content
+        .filter((p) => p.type === "tool-approval-response")
+        .map((p) => [p.toolCall.toolCallId, p.approved, p.reason]),
+      [
+        [CALL_A, true, AUTO_REASON],
+        [CALL_B, true, AUTO_REASON],
+      ],
+    );
+    assert.ok(
+      result.content.filter((p) => p.type === "tool-approval-request").every((p) => p.isAutomatic === true),
+      "no approval request waits for a person",
     );
 
     // A: the server created the draft, but the client timed out; the model read a retryable
@@ -284,6 +275,13 @@ describe("AI SDK reorder workflow", () => {
       assert.equal(e.requestHeaders.get("x-agent-model"), "mock-model-id");
       assert.equal(e.requestHeaders.get("x-prompt-version"), "reorder-v1");
       assert.equal(e.requestHeaders.get("idempotency-key"), null, "drafts are keyed by run id + client_ref");
+      if (e.url.endsWith(`/api/${DRAFT}`)) {
+        assert.equal(e.requestHeaders.get("x-tool-approval"), "approved");
+        assert.equal(e.requestHeaders.get("x-tool-approval-reason"), encodeURIComponent(AUTO_REASON));
+      } else {
+        assert.equal(e.requestHeaders.get("x-tool-approval"), "not-required");
+        assert.equal(e.requestHeaders.get("x-tool-approval-reason"), null);
+      }
       assert.equal(e.responseBody.ok, true, JSON.stringify(e.responseBody));
       assert.equal(e.responseHeaders.get("x-request-id"), e.responseBody.requestId);
     }
@@ -304,7 +302,7 @@ describe("AI SDK reorder workflow", () => {
     assert.equal(a.responseBody.data.drafted_by_agent_run, runId);
 
     // The ERP confirms: the PO exists as a draft of this run, and no second number was used.
-    const opts = { toolCallId: "check", messages: [] };
+    const opts = { toolCallId: "check", messages: [], context: undefined };
     const po = /** @type {any} */ (await tools[GET_PO]?.execute?.({ po_number: outB.po_number }, opts));
     assert.equal(po?.po_number, outB.po_number, JSON.stringify(po));
     assert.equal(po.status, "draft");
@@ -341,6 +339,8 @@ describe("AI SDK reorder workflow", () => {
         prompt: i.prompt_version?.S,
         onBehalfOf: i.on_behalf_of?.S,
         document: i.document_number?.S,
+        approval: i.approval?.S,
+        approvalReason: i.approval_reason?.S,
       }));
       const drafts = rows.filter((r) => r.tool === DRAFT);
       assert.deepEqual(
@@ -352,6 +352,19 @@ describe("AI SDK reorder workflow", () => {
         JSON.stringify(rows),
       );
       assert.ok(rows.some((r) => r.tool === LIST && r.toolCallId === "call_list"), JSON.stringify(rows));
+      // The approval decision and its reason: approved (with the policy's reason) for both
+      // draft calls, not-required (and no reason) for every read.
+      assert.deepEqual(
+        rows.map((r) => [r.toolCallId, r.approval, r.approvalReason]).sort(),
+        [
+          [CALL_A, "approved", AUTO_REASON],
+          [CALL_B, "approved", AUTO_REASON],
+          ["call_list", "not-required", undefined],
+          ["check", "not-required", undefined],
+          ["check", "not-required", undefined],
+        ],
+        JSON.stringify(rows),
+      );
       for (const r of rows.filter((r) => r.toolCallId !== "check")) {
         assert.equal(r.run, runId);
         assert.equal(r.model, "mock-model-id");

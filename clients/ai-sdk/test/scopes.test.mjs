@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { draftlineTools } from "@draftline/ai-sdk";
+import { approvedCallOptions } from "./support/approval.mjs";
 import { ALL_SCOPES, DEMO_SCOPES, isoDate, startDraftline } from "./support/draftline-server.mjs";
 
 const DRAFT = "purchasing_create_po_draft";
@@ -21,7 +22,7 @@ describe("scopes", () => {
 
   test("each demo user's AI SDK tools are exactly the tools its scopes allow", { timeout: 60_000 }, async () => {
     const admin = await server.tokenFor({ sub: "scope-test-admin", tenant: "demo", branch: "SBY-01", scope: ALL_SCOPES });
-    const everyone = await draftlineTools({ baseUrl: server.url, token: admin, runId: `run-${randomUUID()}` });
+    const { tools: everyone } = await draftlineTools({ baseUrl: server.url, token: admin, runId: `run-${randomUUID()}` });
     // The scope a tool needs is `<module>:<tier>`; read both from the full listing.
     const res = await fetch(`${server.url}/api/tools?format=ai-sdk`, {
       headers: { Authorization: `Bearer ${admin}` },
@@ -32,7 +33,7 @@ describe("scopes", () => {
     assert.ok(full.tools.some((t) => t.name === DRAFT));
 
     for (const [user, scopes] of Object.entries(DEMO_SCOPES)) {
-      const tools = await draftlineTools({
+      const { tools } = await draftlineTools({
         baseUrl: server.url,
         token: await server.token(/** @type {any} */ (user)),
         runId: `run-${randomUUID()}`,
@@ -47,7 +48,7 @@ describe("scopes", () => {
 
   test("clerk-sby (inventory:read) never gets purchasing_create_po_draft, in any format", { timeout: 60_000 }, async () => {
     const clerk = await server.token("clerk-sby");
-    const tools = await draftlineTools({ baseUrl: server.url, token: clerk, runId: `run-${randomUUID()}` });
+    const { tools } = await draftlineTools({ baseUrl: server.url, token: clerk, runId: `run-${randomUUID()}` });
     assert.ok("inventory_get_stock" in tools);
     assert.ok(!(DRAFT in tools));
     assert.deepEqual(Object.keys(tools).filter((n) => n.startsWith("purchasing_")), []);
@@ -93,11 +94,13 @@ describe("scopes", () => {
     // Through the package: the token loses the scope between listing and call (a downgraded
     // session); the server re-checks and the tool returns text instead of throwing.
     let token = buyer;
-    const tools = await draftlineTools({ baseUrl: server.url, token: async () => token, runId: "run-downgraded" });
+    const { tools } = await draftlineTools({ baseUrl: server.url, token: async () => token, runId: "run-downgraded" });
     const draft = tools[DRAFT];
     assert.ok(draft?.execute);
     token = clerk;
-    const out = await draft.execute(input, { toolCallId: "call_forbidden", messages: [] });
+    const approvedBy = (/** @type {string} */ toolCallId) =>
+      approvedCallOptions({ toolName: DRAFT, toolCallId, input, reason: "buyer confirmed" });
+    const out = await draft.execute(input, approvedBy("call_forbidden"));
     assert.equal(typeof out, "string");
     assert.match(String(out), /^Error FORBIDDEN \(not retryable\): /);
     assert.match(String(out), /purchasing:draft/);
@@ -106,7 +109,7 @@ describe("scopes", () => {
     // The refused call stored nothing under its key: the same call with buyer's token now
     // creates the draft (201, not a replay of anything).
     token = buyer;
-    const created = /** @type {any} */ (await draft.execute(input, { toolCallId: "call_allowed", messages: [] }));
+    const created = /** @type {any} */ (await draft.execute(input, approvedBy("call_allowed")));
     assert.equal(created?.status, "draft", JSON.stringify(created));
     assert.equal(created.replayed, undefined);
     assert.equal(created.drafted_by_agent_run, "run-downgraded");

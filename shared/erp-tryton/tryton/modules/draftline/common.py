@@ -1,0 +1,117 @@
+"""The draftline provenance fields shared by purchases and sales.
+
+draftline_key: the idempotency key of the draftline call that created the
+document; unique per company (a database constraint), NULL for documents made
+by people. draftline_number: draftline's document number (PO-SBY-000001),
+given from the warehouse's draftline sequence when a draft with a key is
+created without one, and copied into Tryton's own `number` so that the
+client shows it and quotation keeps it (Tryton only numbers documents that
+have no number yet).
+"""
+
+
+from trytond.exceptions import UserError
+from trytond.i18n import gettext
+from trytond.model import Unique, fields
+from trytond.pool import Pool
+from trytond.pyson import Eval, If
+
+PROVENANCE = [
+    'draftline_key', 'draftline_number', 'drafted_by_agent_run',
+    'drafted_on_behalf_of', 'drafted_by_tool_call']
+
+
+class DraftlineMixin:
+    __slots__ = ()
+    # Not readonly on the field: REST creates them (Tryton refuses to write
+    # readonly fields from outside); the views show them read-only.
+    draftline_key = fields.Char(
+        "Draftline Key", strip=False,
+        help="The idempotency key of the draftline call that created this "
+        "document (unique per company). Empty for documents made by people.")
+    draftline_number = fields.Char(
+        "Draftline Number",
+        help="The number draftline gave this document (e.g. PO-SBY-000001).")
+    drafted_by_agent_run = fields.Char(
+        "Drafted by Agent Run",
+        help="The agent run (X-Agent-Run-Id) that drafted this document.")
+    drafted_on_behalf_of = fields.Char(
+        "Drafted on Behalf of",
+        help="The person the agent acted for (token subject).")
+    drafted_by_tool_call = fields.Char(
+        "Drafted by Tool Call",
+        help="The tool call (X-Tool-Call-Id) that drafted this document.")
+    drafted_by_agent = fields.Function(
+        fields.Boolean(
+            "Drafted by Agent",
+            help="Drafted by an AI agent through draftline: review it before "
+            "moving it on."),
+        'get_drafted_by_agent', searcher='search_drafted_by_agent')
+
+    # the sequence field of the warehouse (stock.location) and the message
+    _draftline_sequence_field = None
+
+    @classmethod
+    def __setup__(cls):
+        super().__setup__()
+        t = cls.__table__()
+        cls._sql_constraints += [
+            ('draftline_key_unique',
+                Unique(t, t.company, t.draftline_key),
+                'draftline.msg_draftline_key_unique'),
+            ('draftline_number_unique',
+                Unique(t, t.company, t.draftline_number),
+                'draftline.msg_draftline_number_unique'),
+            ]
+
+    @classmethod
+    def view_attributes(cls):
+        return super().view_attributes() + [
+            ('//group[@id="draftline_agent"]', 'states', {
+                    'invisible': ~Eval('drafted_by_agent'),
+                    }),
+            ('/tree', 'visual',
+                If(Eval('drafted_by_agent', False), 'warning', '')),
+            ]
+
+    def get_drafted_by_agent(self, name):
+        return bool(self.draftline_key)
+
+    @classmethod
+    def search_drafted_by_agent(cls, name, clause):
+        _, operator, value = clause[:3]
+        positive = (operator == '=') == bool(value)
+        return [('draftline_key', '!=' if positive else '=', None)]
+
+    @classmethod
+    def preprocess_values(cls, mode, values):
+        pool = Pool()
+        Location = pool.get('stock.location')
+        values = super().preprocess_values(mode, values)
+        if mode == 'create':
+            if values.get('draftline_key') and not values.get(
+                    'draftline_number'):
+                warehouse = values.get('warehouse')
+                if not warehouse:
+                    raise UserError(gettext(
+                            'draftline.msg_draftline_warehouse_required'))
+                warehouse = Location(warehouse)
+                sequence = getattr(warehouse, cls._draftline_sequence_field)
+                if not sequence:
+                    raise UserError(gettext(
+                            'draftline.msg_draftline_sequence_missing',
+                            warehouse=warehouse.rec_name))
+                values['draftline_number'] = sequence.get()
+            if values.get('draftline_number') and not values.get('number'):
+                values['number'] = values['draftline_number']
+        return values
+
+    @classmethod
+    def copy(cls, records, default=None):
+        default = default.copy() if default is not None else {}
+        for name in PROVENANCE:
+            default.setdefault(name, None)
+        return super().copy(records, default=default)
+
+
+
