@@ -145,6 +145,44 @@ impl TestApp {
         }
     }
 
+    /// Copies every item of tenant `from` to tenant `to` (a second tenant
+    /// with the same demo data, for isolation tests).
+    pub async fn copy_tenant(&self, from: &str, to: &str) {
+        let prefix = format!("T#{from}#");
+        let copies: Vec<_> = self
+            .scan_all()
+            .await
+            .into_iter()
+            .filter(|item| {
+                item.get("pk")
+                    .and_then(|v| v.as_s().ok())
+                    .is_some_and(|pk| pk.starts_with(&prefix))
+            })
+            .filter(|item| item.get("kind").and_then(|v| v.as_s().ok()).map(String::as_str) != Some("audit"))
+            .map(|mut item| {
+                for key in ["pk", "gsi1pk"] {
+                    if let Some(AttributeValue::S(value)) = item.get(key)
+                        && let Some(rest) = value.strip_prefix(&prefix)
+                    {
+                        let moved = format!("T#{to}#{rest}");
+                        item.insert(key.to_owned(), AttributeValue::S(moved));
+                    }
+                }
+                item
+            })
+            .collect();
+        for item in copies {
+            self.inspect
+                .client()
+                .put_item()
+                .table_name(self.inspect.table())
+                .set_item(Some(item))
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+
     /// How many items of each `kind` the table holds.
     pub async fn kinds(&self) -> BTreeMap<String, usize> {
         let mut counts = BTreeMap::new();
@@ -185,6 +223,37 @@ impl TestApp {
             .collect();
         audits.sort_by(|a, b| a["at"].cmp(&b["at"]));
         audits
+    }
+
+    /// The trace of calls refused before identification, as `(tool, reason) → count`.
+    pub async fn anonymous_trace(&self) -> BTreeMap<(String, String), u64> {
+        let mut counts = BTreeMap::new();
+        for item in self.scan_all().await {
+            let s = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
+            if s("kind") != "denied_trace" {
+                continue;
+            }
+            let count: u64 = item
+                .get("count")
+                .and_then(|v| v.as_n().ok())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_default();
+            *counts.entry((s("tool"), s("reason"))).or_default() += count;
+        }
+        counts
+    }
+
+    /// Ends the anonymous trace's window: a refused call a minute later writes what was counted.
+    pub async fn flush_anonymous_trace(&self) {
+        self.clock.advance(chrono::Duration::seconds(61));
+        let reply = self
+            .post_raw(
+                "inventory_get_stock",
+                &[],
+                serde_json::json!({"item_code": "X"}).to_string(),
+            )
+            .await;
+        assert_eq!(reply.status, 401);
     }
 
     /// Round trips of the app's own client so far, by operation.

@@ -3,17 +3,28 @@
 use std::time::Duration;
 
 use draftline_contract::idempotency::{Claim, IdempotencyKey, IdempotencyStore, Resolution};
-use draftline_contract::identity::TenantId;
+use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
 use serde_json::json;
 
 use crate::helpers::{spawn_app, test_now};
+
+fn buyer() -> Caller {
+    Caller::from_verified(
+        TenantId::parse("demo").unwrap(),
+        BranchId::parse("SBY-01").unwrap(),
+        BranchCode::parse("SBY").unwrap(),
+        UserId::parse("buyer-sby").unwrap(),
+        vec![],
+        Scopes::from_claim("purchasing:draft"),
+    )
+}
 
 #[tokio::test]
 async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
     let app = spawn_app().await;
     let db = &app.inspect;
-    let tenant = TenantId::parse("demo").unwrap();
-    let store = IdempotencyStore::new(db, &tenant);
+    let caller = buyer();
+    let store = IdempotencyStore::new(db, &caller);
     let key = IdempotencyKey::parse_header("external-1").unwrap();
     let now = test_now();
     let lease = Duration::from_secs(30);
@@ -80,8 +91,8 @@ async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
 #[tokio::test]
 async fn a_released_key_can_be_claimed_again() {
     let app = spawn_app().await;
-    let tenant = TenantId::parse("demo").unwrap();
-    let store = IdempotencyStore::new(&app.inspect, &tenant);
+    let caller = buyer();
+    let store = IdempotencyStore::new(&app.inspect, &caller);
     let key = IdempotencyKey::parse_header("external-2").unwrap();
     let (now, lease, ttl) = (test_now(), Duration::from_secs(30), Duration::from_secs(86_400));
     let Claim::Acquired(token) = store.claim(&key, "t", "fp", "o", "r1", now, lease, ttl).await.unwrap() else {

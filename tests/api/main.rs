@@ -9,6 +9,7 @@ mod catalogue;
 mod contract;
 mod drafts;
 mod function_process;
+mod hardening;
 mod helpers;
 mod hostile_input;
 mod idempotency_lease;

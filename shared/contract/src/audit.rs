@@ -1,15 +1,23 @@
 //! The audit record every call leaves (DESIGN.md rule 7): which agent run and
 //! tool call, on behalf of whom, with which model and prompt, what happened.
 //!
+//! A record is a function of the call ([`CallFacts`]: what arrived) and its
+//! [`Outcome`]; it is built once, when the outcome is known (for a draft,
+//! the anticipated outcome goes into the draft's own transaction).
+//!
 //! Items live under `T#<tenant>#RUN#<run id>` (one partition per agent run,
 //! `none` for calls without a run id), sorted by time; calls that touch a
 //! document are also findable by it through `gsi1` (`T#<tenant>#DOC#<id>`).
-//! Unauthenticated calls have no trusted tenant and go under `T#_anonymous`.
-//! A draft's audit item is written inside the draft's transaction; every
-//! other outcome is written by its own `PutItem` once the outcome is known.
+//! Every item has its own id (a ULID minted for it) in its sort key and is
+//! written under `attribute_not_exists(pk)`: a repeated `X-Request-Id` or a
+//! second record of a call that timed out adds an item, never replaces one.
+//!
+//! Calls refused before anyone was identified have no trusted tenant: they
+//! are not written here but counted in [`crate::anonymous`]'s bounded trace.
 
 use std::collections::HashMap;
 
+use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 use chrono::{DateTime, SecondsFormat, Utc};
 
@@ -17,13 +25,11 @@ use crate::dynamo::{Db, store_error};
 use crate::error::ToolError;
 use crate::identity::Caller;
 use crate::request::AgentContext;
+use crate::tool::DocumentRef;
 
-/// The tenant segment used when the caller could not be authenticated.
-pub const ANONYMOUS_TENANT: &str = "_anonymous";
-
-/// What became of a call.
+/// What became of a call, as stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum OutcomeKind {
     /// The tool did its work (read returned, draft created).
     Ok,
     /// The call failed: invalid input, not found, conflict, dependency, bug.
@@ -32,9 +38,11 @@ pub enum Outcome {
     Denied,
     /// A stored response was sent again.
     Replayed,
+    /// A person must decide first; nothing was created.
+    InputRequired,
 }
 
-impl Outcome {
+impl OutcomeKind {
     /// The outcome as stored.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -42,166 +50,152 @@ impl Outcome {
             Self::ToolError => "tool_error",
             Self::Denied => "denied",
             Self::Replayed => "replayed",
+            Self::InputRequired => "input_required",
         }
     }
 }
 
-/// One call's audit record, filled in as the pipeline goes.
+/// What arrived: the facts of a call known before it runs.
 #[derive(Debug, Clone)]
-pub struct AuditRecord {
-    /// Request id.
+pub struct CallFacts {
+    /// The request id (minted once at the edge).
     pub request_id: String,
     /// When the call arrived.
     pub at: DateTime<Utc>,
-    /// The tool asked for.
+    /// The tool asked for (at most 64 characters of it).
     pub tool: String,
     /// How the call arrived (`http`, `mcp`).
     pub transport: &'static str,
-    /// Outcome.
-    pub outcome: Outcome,
-    /// The error code, if any.
-    pub code: Option<&'static str>,
+    /// The executor's headers, as far as they were readable.
+    pub agent: AgentContext,
+}
+
+/// The idempotency facts of a draft call, once its key is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyFacts {
+    /// The key as the caller knows it.
+    pub key: String,
+    /// The fingerprint of tool + input.
+    pub fingerprint: String,
+}
+
+/// How a call ended, as the audit needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Outcome<'a> {
+    /// The stored outcome.
+    pub kind: OutcomeKind,
     /// The HTTP status answered.
     pub http_status: u16,
-    /// The caller, once authenticated.
-    pub caller: Option<Caller>,
-    /// The executor's headers.
-    pub agent: AgentContext,
-    /// The idempotency key, for drafts.
-    pub idempotency_key: Option<String>,
-    /// The fingerprint, for drafts.
-    pub fingerprint: Option<String>,
+    /// The error code, if any.
+    pub code: Option<&'static str>,
+    /// The model-readable message of an error, if any.
+    pub message: Option<&'a str>,
     /// The document created or replayed.
-    pub document: Option<AuditDocument>,
+    pub document: Option<&'a DocumentRef>,
+    /// The draft's key facts.
+    pub key: Option<&'a KeyFacts>,
 }
 
-/// The document a call created or replayed, as the audit item names it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuditDocument {
-    /// Document id.
-    pub id: String,
-    /// Human number.
-    pub number: String,
-    /// Kind (`purchase_order`).
-    pub kind: String,
-}
-
-impl From<&crate::tool::DocumentRef> for AuditDocument {
-    fn from(doc: &crate::tool::DocumentRef) -> Self {
-        Self {
-            id: doc.id.clone(),
-            number: doc.number.clone(),
-            kind: doc.kind.to_owned(),
-        }
-    }
+/// One call's audit item, built once.
+#[derive(Debug, Clone)]
+pub struct AuditRecord {
+    id: String,
+    item: HashMap<String, AttributeValue>,
 }
 
 impl AuditRecord {
-    /// A record for a call that just arrived.
-    pub fn begin(request_id: &str, tool: &str, transport: &'static str, at: DateTime<Utc>) -> Self {
-        Self {
-            request_id: request_id.to_owned(),
-            at,
-            tool: tool.chars().take(64).collect(),
-            transport,
-            outcome: Outcome::ToolError,
-            code: None,
-            http_status: 0,
-            caller: None,
-            agent: AgentContext::default(),
-            idempotency_key: None,
-            fingerprint: None,
-            document: None,
-        }
-    }
-
-    fn tenant(&self) -> &str {
-        self.caller.as_ref().map_or(ANONYMOUS_TENANT, |c| c.tenant().as_str())
-    }
-
-    /// The partition key of this record.
-    pub fn pk(&self) -> String {
-        format!(
-            "T#{}#RUN#{}",
-            self.tenant(),
-            self.agent.run_id.as_deref().unwrap_or("none")
-        )
-    }
-
-    /// The item.
-    pub fn to_item(&self) -> HashMap<String, AttributeValue> {
+    /// The record of an identified caller's call with `outcome`.
+    pub fn new(facts: &CallFacts, caller: &Caller, outcome: &Outcome<'_>) -> Self {
+        let id = ulid::Ulid::new().to_string();
         let s = |v: &str| AttributeValue::S(v.to_owned());
-        let sk = format!(
-            "AUDIT#{}#{}",
-            self.at.to_rfc3339_opts(SecondsFormat::Millis, true),
-            self.request_id
-        );
+        let at = facts.at.to_rfc3339_opts(SecondsFormat::Millis, true);
+        let tenant = caller.tenant().as_str();
+        let sk = format!("AUDIT#{at}#{id}");
+        let pk = format!("T#{tenant}#RUN#{}", facts.agent.run_id.as_deref().unwrap_or("none"));
         let mut item = HashMap::from([
-            ("pk".to_owned(), s(&self.pk())),
+            ("pk".to_owned(), s(&pk)),
             ("sk".to_owned(), s(&sk)),
             ("kind".to_owned(), s("audit")),
-            ("request_id".to_owned(), s(&self.request_id)),
-            (
-                "at".to_owned(),
-                s(&self.at.to_rfc3339_opts(SecondsFormat::Millis, true)),
-            ),
-            ("tool".to_owned(), s(&self.tool)),
-            ("transport".to_owned(), s(self.transport)),
-            ("outcome".to_owned(), s(self.outcome.as_str())),
+            ("audit_id".to_owned(), s(&id)),
+            ("request_id".to_owned(), s(&facts.request_id)),
+            ("at".to_owned(), s(&at)),
+            ("tool".to_owned(), s(&facts.tool)),
+            ("transport".to_owned(), s(facts.transport)),
+            ("outcome".to_owned(), s(outcome.kind.as_str())),
             (
                 "http_status".to_owned(),
-                AttributeValue::N(self.http_status.to_string()),
+                AttributeValue::N(outcome.http_status.to_string()),
             ),
+            ("tenant_id".to_owned(), s(tenant)),
+            ("branch_id".to_owned(), s(caller.branch().as_str())),
+            ("on_behalf_of".to_owned(), s(caller.user().as_str())),
+            ("scopes".to_owned(), s(&caller.scopes().to_string())),
         ]);
         let mut opt = |name: &str, value: Option<&str>| {
             if let Some(v) = value {
                 item.insert(name.to_owned(), s(v));
             }
         };
-        opt("code", self.code);
-        opt("agent_run_id", self.agent.run_id.as_deref());
-        opt("tool_call_id", self.agent.tool_call_id.as_deref());
-        opt("model", self.agent.model.as_deref());
-        opt("prompt_version", self.agent.prompt_version.as_deref());
-        opt("approval", self.agent.approval.map(|a| a.as_str()));
-        opt("approval_reason", self.agent.approval_reason.as_deref());
-        opt("idempotency_key", self.idempotency_key.as_deref());
-        opt("fingerprint", self.fingerprint.as_deref());
-        if let Some(caller) = &self.caller {
-            opt("tenant_id", Some(caller.tenant().as_str()));
-            opt("branch_id", Some(caller.branch().as_str()));
-            opt("on_behalf_of", Some(caller.user().as_str()));
-            opt("scopes", Some(&caller.scopes().to_string()));
-        }
-        if let Some(doc) = &self.document {
+        opt("code", outcome.code);
+        opt("error_message", outcome.message);
+        opt("agent_run_id", facts.agent.run_id.as_deref());
+        opt("tool_call_id", facts.agent.tool_call_id.as_deref());
+        opt("model", facts.agent.model.as_deref());
+        opt("prompt_version", facts.agent.prompt_version.as_deref());
+        opt("approval", facts.agent.approval.map(|a| a.as_str()));
+        opt("approval_reason", facts.agent.approval_reason.as_deref());
+        opt("idempotency_key", outcome.key.map(|k| k.key.as_str()));
+        opt("fingerprint", outcome.key.map(|k| k.fingerprint.as_str()));
+        if let Some(doc) = outcome.document {
             opt("document_id", Some(&doc.id));
             opt("document_number", Some(&doc.number));
             opt("document_kind", Some(&doc.kind));
-            opt("gsi1pk", Some(&format!("T#{}#DOC#{}", self.tenant(), doc.id)));
+            opt("gsi1pk", Some(&format!("T#{tenant}#DOC#{}", doc.id)));
             opt("gsi1sk", Some(&sk));
         }
-        item
+        Self { id, item }
     }
 
-    /// The transaction item that writes this record.
+    /// This item's own id (unique per item, not per request).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The item's attributes.
+    pub fn item(&self) -> &HashMap<String, AttributeValue> {
+        &self.item
+    }
+
+    /// The transaction item that writes this record (append-only).
     pub fn put(&self, db: &Db) -> Result<TransactWriteItem, ToolError> {
         let put = Put::builder()
             .table_name(db.table())
-            .set_item(Some(self.to_item()))
+            .set_item(Some(self.item.clone()))
+            .condition_expression("attribute_not_exists(pk)")
             .build()
             .map_err(ToolError::internal)?;
         Ok(TransactWriteItem::builder().put(put).build())
     }
 
-    /// Writes this record on its own.
+    /// Writes this record on its own (append-only).
     pub async fn write(&self, db: &Db) -> Result<(), ToolError> {
-        db.client()
+        let written = db
+            .client()
             .put_item()
             .table_name(db.table())
-            .set_item(Some(self.to_item()))
+            .set_item(Some(self.item.clone()))
+            .condition_expression("attribute_not_exists(pk)")
             .send()
-            .await
-            .map_err(|e| store_error(e, "The call could not be recorded, so its result was withheld."))?;
-        Ok(())
+            .await;
+        match written {
+            Ok(_) => Ok(()),
+            // The id is minted per item: an existing item means this very
+            // write already landed (an SDK retry after a lost response).
+            Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => Ok(()),
+            Err(err) => Err(store_error(
+                err,
+                "The call could not be recorded, so its result was withheld.",
+            )),
+        }
     }
 }

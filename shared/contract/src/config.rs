@@ -16,6 +16,9 @@ pub const LOCAL_ISSUER: &str = "draftline-local";
 pub const DEFAULT_TABLE: &str = "draftline";
 /// The default retention of idempotency keys.
 pub const DEFAULT_IDEMPOTENCY_TTL: Duration = Duration::from_secs(86_400);
+/// The default time limit of one call: below the 10 s default of the
+/// Lambda template and the 15 s `maxDuration` of `vercel.json`.
+pub const DEFAULT_CALL_DEADLINE: Duration = Duration::from_secs(9);
 
 /// A secret value whose `Debug` and `Display` never show it.
 #[derive(Clone, PartialEq, Eq)]
@@ -62,6 +65,10 @@ pub struct Config {
     /// `DRAFTLINE_RATE_LIMIT_PER_MINUTE`: tool calls one user may make per
     /// minute (across all instances); `None` enforces no budget.
     pub rate_limit_per_minute: Option<u32>,
+    /// `DRAFTLINE_CALL_DEADLINE_SECONDS`: the most one call may take, audit
+    /// included; set it below the platform's function timeout. Under Lambda
+    /// the invocation's own deadline lowers it further.
+    pub call_deadline: Duration,
 }
 
 /// A setting is missing or malformed; the message names the variable.
@@ -157,11 +164,24 @@ impl Config {
                 }
             },
         };
+        let call_deadline = match get("DRAFTLINE_CALL_DEADLINE_SECONDS") {
+            None => DEFAULT_CALL_DEADLINE,
+            Some(v) => match v.trim().parse::<f64>() {
+                Ok(secs) if (1.0..=900.0).contains(&secs) => Duration::from_secs_f64(secs),
+                _ => {
+                    return Err(ConfigError::Invalid {
+                        name: "DRAFTLINE_CALL_DEADLINE_SECONDS",
+                        reason: format!("'{v}' is not a number of seconds between 1 and 900"),
+                    });
+                }
+            },
+        };
         Ok(Self {
+            call_deadline,
             rate_limit_per_minute,
             table: get("DRAFTLINE_TABLE").unwrap_or_else(|| DEFAULT_TABLE.to_owned()),
             dynamodb_endpoint: get("DRAFTLINE_DYNAMODB_ENDPOINT"),
-            resource: resource.trim_end_matches('/').to_owned(),
+            resource: crate::auth::normalize_resource(&resource),
             issuer,
             jwks_url,
             jwt_secret,
@@ -176,13 +196,14 @@ impl Config {
         Self {
             table: DEFAULT_TABLE.to_owned(),
             dynamodb_endpoint: Some(dynamodb_endpoint),
-            resource,
+            resource: crate::auth::normalize_resource(&resource),
             issuer: LOCAL_ISSUER.to_owned(),
             jwks_url: None,
             jwt_secret: Some(Secret::new(LOCAL_DEV_SECRET)),
             idempotency_ttl: DEFAULT_IDEMPOTENCY_TTL,
             cursor_secret: None,
             rate_limit_per_minute: None,
+            call_deadline: DEFAULT_CALL_DEADLINE,
         }
     }
 }

@@ -148,32 +148,84 @@ fn local_credentials() -> Credentials {
     }
 }
 
-/// Maps a DynamoDB failure to the contract: throttling, timeouts, network and
-/// 5xx are DEPENDENCY_UNAVAILABLE (retryable); anything else is a bug of ours.
+/// The raw HTTP response type of every DynamoDB operation.
+pub type HttpResponse = aws_smithy_runtime_api::http::Response;
+
+/// Error codes that mean DynamoDB refused the request before applying
+/// anything (throttling, capacity): safe to say nothing was written.
+const REFUSED_CODES: [&str; 4] = [
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "TransactionInProgressException",
+];
+
+/// Error codes of a DynamoDB that failed inside (outcome unknown for a write).
+const FAILED_CODES: [&str; 2] = ["InternalServerError", "ServiceUnavailable"];
+
+/// How a DynamoDB failure is to be reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// Refused before anything was applied (throttling): nothing was written.
+    Refused,
+    /// Unavailable: a timeout, a broken connection, a 5xx or an answer that
+    /// is not DynamoDB's; a write may or may not have been applied.
+    Unavailable,
+    /// Our bug: DynamoDB understood the request and rejected it (4xx).
+    Ours,
+}
+
+/// Classifies a DynamoDB failure by transport, HTTP status and error code,
+/// never by message text.
+pub fn classify<E>(err: &SdkError<E, HttpResponse>) -> FailureKind
+where
+    E: ProvideErrorMetadata,
+{
+    match err {
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
+            FailureKind::Unavailable
+        }
+        SdkError::ServiceError(service) => {
+            let code = service.err().code();
+            if code.is_some_and(|c| REFUSED_CODES.contains(&c)) {
+                FailureKind::Refused
+            } else if code.is_none_or(|c| FAILED_CODES.contains(&c)) || service.raw().status().is_server_error() {
+                // No DynamoDB error code means the body was not DynamoDB's
+                // (a proxy's HTML page): not a request we got wrong.
+                FailureKind::Unavailable
+            } else {
+                FailureKind::Ours
+            }
+        }
+        _ => FailureKind::Ours,
+    }
+}
+
+/// Maps a failed DynamoDB request that writes nothing (a read, or a write
+/// whose failure leaves nothing behind) to the contract: throttling,
+/// timeouts, network, 5xx and foreign answers are DEPENDENCY_UNAVAILABLE
+/// (retryable); a request DynamoDB rejected is a bug of ours.
 /// `what_did_not_happen` is the sentence the model needs ("No draft was created.").
-pub fn store_error<E, R>(err: SdkError<E, R>, what_did_not_happen: &str) -> ToolError
+pub fn store_error<E>(err: SdkError<E, HttpResponse>, what_did_not_happen: &str) -> ToolError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
-    R: std::fmt::Debug + Send + Sync + 'static,
 {
-    let transient = match &err {
-        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => true,
-        SdkError::ServiceError(service) => matches!(
-            service.err().code(),
-            Some(
-                "ProvisionedThroughputExceededException"
-                    | "ThrottlingException"
-                    | "RequestLimitExceeded"
-                    | "InternalServerError"
-                    | "ServiceUnavailable"
-                    | "TransactionInProgressException"
-            )
-        ),
-        _ => false,
-    };
-    if transient {
-        ToolError::dependency(err, what_did_not_happen)
-    } else {
-        ToolError::internal(err)
+    match classify(&err) {
+        FailureKind::Refused | FailureKind::Unavailable => ToolError::dependency(err, what_did_not_happen),
+        FailureKind::Ours => ToolError::internal(err),
+    }
+}
+
+/// Maps a failed write that may have been applied (a draft's transaction):
+/// a refusal says nothing was written; any other transient failure says the
+/// draft may or may not exist and that a retry with the same key is safe.
+pub fn uncertain_write_error<E>(err: SdkError<E, HttpResponse>, what_did_not_happen: &str) -> ToolError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    match classify(&err) {
+        FailureKind::Refused => ToolError::dependency(err, what_did_not_happen),
+        FailureKind::Unavailable => ToolError::dependency_uncertain(err),
+        FailureKind::Ours => ToolError::internal(err),
     }
 }

@@ -91,6 +91,21 @@ pub enum AuthFailure {
 }
 
 impl AuthFailure {
+    /// A short, fixed name (`missing`, `expired`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Missing => "missing",
+            Self::Malformed => "malformed",
+            Self::Expired => "expired",
+            Self::NotYetValid => "not_yet_valid",
+            Self::BadSignature => "bad_signature",
+            Self::DisallowedAlgorithm => "disallowed_algorithm",
+            Self::WrongIssuer => "wrong_issuer",
+            Self::WrongAudience => "wrong_audience",
+            Self::BadClaims => "bad_claims",
+        }
+    }
+
     fn describe(self) -> &'static str {
         match self {
             Self::Missing => "No bearer token was sent.",
@@ -133,6 +148,10 @@ pub enum ToolError {
         /// Model-readable text.
         message: String,
     },
+    /// A browser request from another site, or a rebound host name, reached
+    /// a server that acts for a signed-in caller (DNS rebinding protection).
+    #[error("{0}")]
+    ForeignOrigin(String),
     /// The document does not exist for this caller.
     #[error("{0}")]
     NotFound(String),
@@ -147,6 +166,16 @@ pub enum ToolError {
     /// The key was already used with different arguments.
     #[error("{0}")]
     KeyReused(String),
+    /// Other calls of the caller's branch held what this one needed (a
+    /// document number, a transaction on the same items) for every attempt;
+    /// nothing was created, and the same call may be sent again.
+    #[error("{message}")]
+    Busy {
+        /// Model-readable text.
+        message: String,
+        /// When to try again.
+        retry_after_seconds: u64,
+    },
     /// The caller is over its budget.
     #[error("{message}")]
     RateLimited {
@@ -206,6 +235,40 @@ impl ToolError {
         }
     }
 
+    /// DynamoDB (or another dependency) failed while a write was on its way:
+    /// it may or may not have been applied. The model is told so, and that a
+    /// retry with the same key is safe.
+    pub fn dependency_uncertain(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::DependencyUnavailable {
+            message: "The ERP data store did not confirm the write, so the draft may or may not have been created. \
+                      Retry this same call with the same idempotency key in a few seconds: it returns the draft if \
+                      it exists and creates it once if it does not. Do not change the arguments or the key."
+                .into(),
+            retry_after_seconds: 2,
+            cause: Some(cause.into()),
+        }
+    }
+
+    /// The call ran out of its time limit. For a draft the outcome is
+    /// unknown; for a read, nothing was changed.
+    pub fn deadline(limit: std::time::Duration, draft: bool) -> Self {
+        let what = if draft {
+            "A draft may or may not have been created. Retry this same call with the same idempotency key: it \
+             returns the draft if it exists and creates it once if it does not."
+        } else {
+            "Nothing was changed. Retry the same call in a few seconds."
+        };
+        Self::DependencyUnavailable {
+            message: format!(
+                "This call did not finish within its time limit of {:.1} s because a service it depends on was \
+                 too slow. {what}",
+                limit.as_secs_f64()
+            ),
+            retry_after_seconds: 2,
+            cause: Some(format!("call deadline of {limit:?} reached").into()),
+        }
+    }
+
     /// A bug, with its cause for the log.
     pub fn internal(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
         Self::Internal(cause.into())
@@ -216,9 +279,9 @@ impl ToolError {
         match self {
             Self::Validation { .. } => ErrorCode::ValidationError,
             Self::Unauthenticated(_) => ErrorCode::Unauthenticated,
-            Self::Forbidden { .. } => ErrorCode::Forbidden,
+            Self::Forbidden { .. } | Self::ForeignOrigin(_) => ErrorCode::Forbidden,
             Self::NotFound(_) => ErrorCode::NotFound,
-            Self::InFlight { .. } | Self::KeyReused(_) => ErrorCode::Conflict,
+            Self::InFlight { .. } | Self::KeyReused(_) | Self::Busy { .. } => ErrorCode::Conflict,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
             Self::DependencyUnavailable { .. } => ErrorCode::DependencyUnavailable,
             Self::Internal(_) => ErrorCode::InternalError,
@@ -231,9 +294,9 @@ impl ToolError {
         match self {
             Self::Validation { .. } => S::BAD_REQUEST,
             Self::Unauthenticated(_) => S::UNAUTHORIZED,
-            Self::Forbidden { .. } => S::FORBIDDEN,
+            Self::Forbidden { .. } | Self::ForeignOrigin(_) => S::FORBIDDEN,
             Self::NotFound(_) => S::NOT_FOUND,
-            Self::InFlight { .. } => S::CONFLICT,
+            Self::InFlight { .. } | Self::Busy { .. } => S::CONFLICT,
             Self::KeyReused(_) => S::UNPROCESSABLE_ENTITY,
             Self::RateLimited { .. } => S::TOO_MANY_REQUESTS,
             Self::DependencyUnavailable { .. } => S::SERVICE_UNAVAILABLE,
@@ -245,7 +308,7 @@ impl ToolError {
     pub fn retryable(&self) -> bool {
         matches!(
             self,
-            Self::InFlight { .. } | Self::RateLimited { .. } | Self::DependencyUnavailable { .. }
+            Self::InFlight { .. } | Self::Busy { .. } | Self::RateLimited { .. } | Self::DependencyUnavailable { .. }
         )
     }
 
@@ -253,6 +316,9 @@ impl ToolError {
     pub fn retry_after_seconds(&self) -> Option<u64> {
         match self {
             Self::InFlight {
+                retry_after_seconds, ..
+            }
+            | Self::Busy {
                 retry_after_seconds, ..
             }
             | Self::RateLimited {
@@ -288,7 +354,87 @@ impl ToolError {
 
     /// The audit outcome this error stands for.
     pub fn is_denial(&self) -> bool {
-        matches!(self, Self::Unauthenticated(_) | Self::Forbidden { .. })
+        matches!(
+            self,
+            Self::Unauthenticated(_) | Self::Forbidden { .. } | Self::ForeignOrigin(_)
+        )
+    }
+
+    /// A short, fixed name of why a call was refused before anyone was
+    /// identified (the anonymous trace counts by it).
+    pub fn refusal_reason(&self) -> &'static str {
+        match self {
+            Self::Unauthenticated(failure) => failure.name(),
+            Self::Forbidden { .. } => "forbidden",
+            Self::ForeignOrigin(_) => "foreign_origin",
+            Self::DependencyUnavailable { .. } => "identity_unavailable",
+            Self::Validation { .. } => "invalid",
+            _ => "other",
+        }
+    }
+}
+
+/// Errors are cloned where one decision is handed to several places (the
+/// MCP endpoint answers and the pipeline audits the same failed
+/// authentication). A cause does not clone, so a clone carries its text.
+impl Clone for ToolError {
+    fn clone(&self) -> Self {
+        let cause_text =
+            |cause: &(dyn std::error::Error + Send + Sync + 'static)| -> Box<dyn std::error::Error + Send + Sync> {
+                let mut text = cause.to_string();
+                let mut source = cause.source();
+                while let Some(next) = source {
+                    text.push_str(": ");
+                    text.push_str(&next.to_string());
+                    source = next.source();
+                }
+                text.into()
+            };
+        match self {
+            Self::Validation { message, details } => Self::Validation {
+                message: message.clone(),
+                details: details.clone(),
+            },
+            Self::Unauthenticated(failure) => Self::Unauthenticated(*failure),
+            Self::Forbidden { scope, message } => Self::Forbidden {
+                scope: scope.clone(),
+                message: message.clone(),
+            },
+            Self::NotFound(message) => Self::NotFound(message.clone()),
+            Self::ForeignOrigin(message) => Self::ForeignOrigin(message.clone()),
+            Self::InFlight {
+                message,
+                retry_after_seconds,
+            } => Self::InFlight {
+                message: message.clone(),
+                retry_after_seconds: *retry_after_seconds,
+            },
+            Self::KeyReused(message) => Self::KeyReused(message.clone()),
+            Self::Busy {
+                message,
+                retry_after_seconds,
+            } => Self::Busy {
+                message: message.clone(),
+                retry_after_seconds: *retry_after_seconds,
+            },
+            Self::RateLimited {
+                message,
+                retry_after_seconds,
+            } => Self::RateLimited {
+                message: message.clone(),
+                retry_after_seconds: *retry_after_seconds,
+            },
+            Self::DependencyUnavailable {
+                message,
+                retry_after_seconds,
+                cause,
+            } => Self::DependencyUnavailable {
+                message: message.clone(),
+                retry_after_seconds: *retry_after_seconds,
+                cause: cause.as_deref().map(cause_text),
+            },
+            Self::Internal(cause) => Self::Internal(cause_text(cause.as_ref())),
+        }
     }
 }
 

@@ -15,8 +15,11 @@
 //!   [`response`]: the envelope and headers, built in one place.
 //! - [`idempotency`]: keys, records, the transaction and the lease.
 //!   [`canonical`]: canonical JSON and the fingerprint.
-//! - [`audit`]: the audit record of every call. [`budget`]: the opt-in
-//!   per-caller call budget (`429 RATE_LIMITED`).
+//! - [`edge`]: what is decided once where a request enters (request id,
+//!   origin check, authentication).
+//! - [`audit`]: the audit record of every call, built once from its outcome;
+//!   [`anonymous`]: the bounded trace of calls refused before anyone was
+//!   identified. [`budget`]: the opt-in per-caller call budget (`429 RATE_LIMITED`).
 //! - [`pipeline`]: [`pipeline::App`], the one request path.
 //! - [`listing`]: the caller's tool list as MCP, OpenAI, AI SDK and OpenAPI.
 //! - [`mcp`]: the stateless MCP endpoint (Streamable HTTP, JSON responses).
@@ -25,6 +28,7 @@
 //!   [`cursor`]: opaque pagination cursors, sealed and bound to the caller.
 //! - [`config`], [`clock`], [`request`] (executor headers), [`observe`] (logs).
 
+pub mod anonymous;
 pub mod audit;
 pub mod auth;
 pub mod budget;
@@ -33,6 +37,7 @@ pub mod clock;
 pub mod config;
 pub mod cursor;
 pub mod dynamo;
+pub mod edge;
 pub mod error;
 pub mod idempotency;
 pub mod identity;
@@ -49,7 +54,7 @@ pub mod validation;
 
 pub use error::{ErrorCode, FieldIssue, ToolError};
 pub use pipeline::App;
-pub use tool::{Call, Draft, DraftTool, ReadTool, Registry, Tier, ToolMeta, ToolSpec};
+pub use tool::{Call, Draft, DraftTool, ReadTool, Registered, Registry, Tier, ToolMeta, ToolSpec};
 
 /// Re-exports the tool crates need, so they build against the same versions.
 pub mod deps {

@@ -219,17 +219,20 @@ pub async fn handle(app: &crate::App, request: http::Request<bytes::Bytes>) -> h
     use crate::error::ToolError;
     use crate::response;
 
-    let headers = request.headers();
-    let request_id = crate::request::request_id(headers);
+    let request_id = crate::request::request_id(request.headers());
     if request.method() != http::Method::GET {
         return response::method_not_allowed("GET", "The tool list is read with GET.".to_owned(), &request_id);
     }
-    let caller = match app.authenticate(headers).await {
+    let (parts, _) = request.into_parts();
+    if let Err(err) = crate::edge::check_origin(&parts, &app.config().resource) {
+        return response::failure(&err, &request_id, &app.resource_metadata_url());
+    }
+    let caller = match app.identify(&parts.headers).await {
         Ok(caller) => caller,
         Err(err) => return response::failure(&err, &request_id, &app.resource_metadata_url()),
     };
-    let format = request
-        .uri()
+    let format = parts
+        .uri
         .query()
         .unwrap_or_default()
         .split('&')

@@ -3,12 +3,16 @@
 //! (spend the caller's budget, when one is configured) → parse JSON →
 //! validate → idempotency → execute → audit → respond.
 //!
-//! [`App`] holds what a warm instance builds once (registry, authenticator,
-//! DynamoDB client, clock, configuration) and serves
-//! `http::Request<Bytes>` → `http::Response<Bytes>`, so the same code runs
-//! under Vercel, AWS Lambda, the local server and the tests. Each step fails
-//! with a [`ToolError`]; nothing below a failed step runs; the audit record
-//! is written whatever happened.
+//! The request id and the authentication are decided once at the edge and
+//! arrive in an [`Entry`]. [`App`] holds what a warm instance builds once
+//! (registry, authenticator, DynamoDB client, clock, configuration) and
+//! serves `http::Request<Bytes>` → `http::Response<Bytes>`, so the same code
+//! runs under Vercel, AWS Lambda, the local server and the tests. Each step
+//! fails with a [`ToolError`]; nothing below a failed step runs. Every call
+//! has a deadline below the platform's limit, and its audit item is built
+//! once from its outcome: inside a draft's transaction when it creates one,
+//! else by one append-only write afterwards. Calls refused before anyone was
+//! identified go to the bounded [`AnonymousTrace`] instead.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,30 +21,35 @@ use bytes::Bytes;
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 
-use crate::audit::{AuditRecord, Outcome};
+use crate::anonymous::{AnonymousTrace, UNKNOWN_TOOL};
+use crate::audit::{AuditRecord, CallFacts, KeyFacts, Outcome, OutcomeKind};
 use crate::auth::Authenticator;
 use crate::canonical;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::cursor::{CursorKey, KeySource};
 use crate::dynamo::{Db, counting_round_trips};
+use crate::edge;
 use crate::error::ToolError;
 use crate::idempotency::{CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, Resolution};
 use crate::identity::Caller;
 use crate::request::{self, AgentContext};
 use crate::response;
-use crate::tool::{Call, Effect, ErasedTool, ParsedInput, Registry, RuleContext, Tier};
+use crate::tool::{Call, DocumentRef, ErasedDraft, ParsedInput, Registered, Registry, RuleContext};
 
 /// How many times a draft is prepared again when its transaction loses a
-/// race on a document item (not on its key).
+/// race on a document item (its number was taken), not on its key.
 const DRAFT_ATTEMPTS: usize = 3;
+
+/// The part of a call's deadline kept for writing its audit item.
+const AUDIT_RESERVE: Duration = Duration::from_millis(1500);
 
 /// How a call arrived; decides where a draft's key may come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
     /// A tool function: `Idempotency-Key`, else `X-Agent-Run-Id` + `client_ref`.
     Http,
-    /// The MCP endpoint: as HTTP, else the user + `client_ref`.
+    /// The MCP endpoint: as HTTP, else the caller's `client_ref`.
     Mcp,
 }
 
@@ -53,6 +62,22 @@ impl Transport {
     }
 }
 
+/// A request as it entered: its id and its authentication, each decided
+/// once by the endpoint that received it.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry<'a> {
+    /// The request id.
+    pub request_id: &'a str,
+    /// The request's headers (executor headers, idempotency key).
+    pub headers: &'a HeaderMap,
+    /// Who is calling, or why nobody could be identified.
+    pub identity: &'a Result<Caller, ToolError>,
+    /// How the call arrived.
+    pub transport: Transport,
+    /// How long the platform still lets the invocation run, if it says.
+    pub time_left: Option<Duration>,
+}
+
 /// A successful call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Success {
@@ -62,6 +87,8 @@ pub struct Success {
     pub data: Value,
     /// Whether it is a stored response sent again.
     pub replayed: bool,
+    /// The document the call created or replayed.
+    pub document: Option<DocumentRef>,
 }
 
 /// What a call produced, with its request id.
@@ -73,6 +100,55 @@ pub struct Invocation {
     pub result: Result<Success, ToolError>,
 }
 
+/// What serving a call came to, before its audit item is written.
+struct Served {
+    result: Result<Success, ToolError>,
+    /// The draft's key, once known.
+    key: Option<KeyFacts>,
+    /// The audit item was written in the draft's own transaction.
+    audited: bool,
+}
+
+impl Served {
+    fn unaudited(result: Result<Success, ToolError>, key: Option<KeyFacts>) -> Self {
+        Self {
+            result,
+            key,
+            audited: false,
+        }
+    }
+}
+
+/// The audit view of a result.
+fn outcome<'a>(result: &'a Result<Success, ToolError>, key: Option<&'a KeyFacts>) -> Outcome<'a> {
+    match result {
+        Ok(success) => Outcome {
+            kind: if success.replayed {
+                OutcomeKind::Replayed
+            } else {
+                OutcomeKind::Ok
+            },
+            http_status: success.status.as_u16(),
+            code: None,
+            message: None,
+            document: success.document.as_ref(),
+            key,
+        },
+        Err(err) => Outcome {
+            kind: if err.is_denial() {
+                OutcomeKind::Denied
+            } else {
+                OutcomeKind::ToolError
+            },
+            http_status: err.status().as_u16(),
+            code: Some(err.code().as_str()),
+            message: None,
+            document: None,
+            key,
+        },
+    }
+}
+
 /// Everything a warm instance builds once.
 pub struct App {
     registry: Registry,
@@ -81,6 +157,7 @@ pub struct App {
     clock: Arc<dyn Clock>,
     config: Config,
     cursors: CursorKey,
+    anonymous: AnonymousTrace,
 }
 
 impl std::fmt::Debug for App {
@@ -114,6 +191,7 @@ impl App {
             db,
             clock,
             config,
+            anonymous: AnonymousTrace::new(),
         }
     }
 
@@ -161,17 +239,58 @@ impl App {
         })
     }
 
+    /// Decides who is calling, once per request.
+    pub async fn identify(&self, headers: &HeaderMap) -> Result<Caller, ToolError> {
+        self.auth.authenticate(headers).await
+    }
+
+    /// Counts a call refused before anyone was identified.
+    pub async fn trace_refusal(&self, tool: &str, err: &ToolError) {
+        let tool = if self.registry.get(tool).is_some() {
+            tool
+        } else {
+            UNKNOWN_TOOL
+        };
+        self.anonymous
+            .record(&self.db, tool, err.refusal_reason(), self.clock.now())
+            .await;
+    }
+
     /// Serves one HTTP request to the tool function `tool`.
     pub async fn handle_tool(&self, tool: &str, request: Request<Bytes>) -> Response<Bytes> {
         let (parts, body) = request.into_parts();
+        let request_id = request::request_id(&parts.headers);
         if parts.method != Method::POST {
             let message = format!(
                 "{tool} is called with POST and a JSON body; {} is not allowed.",
                 parts.method
             );
-            return response::method_not_allowed("POST", message, &request::request_id(&parts.headers));
+            return response::method_not_allowed("POST", message, &request_id);
         }
-        let invocation = self.invoke(tool, &parts.headers, &body, Transport::Http).await;
+        if let Err(err) = edge::check_origin(&parts, &self.config.resource) {
+            let started = Instant::now();
+            let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, &err)).await;
+            let result = Err(err);
+            log_call(
+                &request_id,
+                tool,
+                &AgentContext::default(),
+                &result,
+                started.elapsed(),
+                round_trips,
+            );
+            let invocation = Invocation { request_id, result };
+            return self.render(&invocation);
+        }
+        let identity = self.identify(&parts.headers).await;
+        let entry = Entry {
+            request_id: &request_id,
+            headers: &parts.headers,
+            identity: &identity,
+            transport: Transport::Http,
+            time_left: parts.extensions.get::<edge::TimeLeft>().map(|left| left.0),
+        };
+        let invocation = self.invoke(&entry, tool, &body).await;
         self.render(&invocation)
     }
 
@@ -183,111 +302,112 @@ impl App {
         }
     }
 
-    /// Authenticates a request (for endpoints that list rather than call tools).
-    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, ToolError> {
-        self.auth.authenticate(headers).await
-    }
-
     /// Runs the whole pipeline for one call of `tool` with `body` as its input.
-    pub async fn invoke(&self, tool: &str, headers: &HeaderMap, body: &[u8], transport: Transport) -> Invocation {
-        self.invoke_with(None, tool, headers, body, transport).await
-    }
-
-    /// [`invoke`](Self::invoke) for a caller an endpoint has already
-    /// authenticated from these `headers` (the MCP endpoint), so the token is
-    /// not verified twice.
-    pub async fn invoke_verified(
-        &self,
-        caller: &Caller,
-        tool: &str,
-        headers: &HeaderMap,
-        body: &[u8],
-        transport: Transport,
-    ) -> Invocation {
-        self.invoke_with(Some(caller), tool, headers, body, transport).await
-    }
-
-    async fn invoke_with(
-        &self,
-        verified: Option<&Caller>,
-        tool: &str,
-        headers: &HeaderMap,
-        body: &[u8],
-        transport: Transport,
-    ) -> Invocation {
+    pub async fn invoke(&self, entry: &Entry<'_>, tool: &str, body: &[u8]) -> Invocation {
         let started = Instant::now();
-        let request_id = request::request_id(headers);
-        let mut audit = AuditRecord::begin(&request_id, tool, transport.as_str(), self.clock.now());
-        let ((result, audit_failure), round_trips) = counting_round_trips(async {
-            let result = self.steps(verified, tool, headers, body, transport, &mut audit).await;
-            let audit_failure = self.finish_audit(&mut audit, &result).await;
-            (result, audit_failure)
+        let request_id = entry.request_id.to_owned();
+        let facts = CallFacts {
+            request_id: request_id.clone(),
+            at: self.clock.now(),
+            tool: tool.chars().take(64).collect(),
+            transport: entry.transport.as_str(),
+            agent: AgentContext::lenient(entry.headers),
+        };
+        let caller = match entry.identity {
+            Ok(caller) => caller,
+            Err(err) => {
+                let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, err)).await;
+                let result = Err(err.clone());
+                log_call(&request_id, tool, &facts.agent, &result, started.elapsed(), round_trips);
+                return Invocation { request_id, result };
+            }
+        };
+        // The platform's own limit, less a margin to send the answer, caps ours.
+        let deadline = entry.time_left.map_or(self.config.call_deadline, |left| {
+            self.config
+                .call_deadline
+                .min(left.saturating_sub(Duration::from_millis(300)))
+        });
+        let work = deadline.saturating_sub(AUDIT_RESERVE.min(deadline / 4));
+        let (result, round_trips) = counting_round_trips(async {
+            let served = match tokio::time::timeout(work, self.serve(caller, &facts, tool, body, entry)).await {
+                Ok(served) => served,
+                Err(_elapsed) => {
+                    let draft = matches!(self.registry.get(tool), Some(Registered::Draft(_)));
+                    Served::unaudited(Err(ToolError::deadline(deadline, draft)), None)
+                }
+            };
+            if served.audited {
+                return served.result;
+            }
+            let record = AuditRecord::new(&facts, caller, &outcome(&served.result, served.key.as_ref()));
+            let written = tokio::time::timeout(
+                deadline.saturating_sub(work).max(AUDIT_RESERVE / 3),
+                record.write(&self.db),
+            )
+            .await
+            .unwrap_or_else(|_| Err(ToolError::deadline(deadline, false)));
+            match (served.result, written) {
+                (result, Ok(())) => result,
+                (Err(err), Err(audit)) => {
+                    tracing::error!(request_id = %facts.request_id, error = %audit, "audit item not written");
+                    Err(err)
+                }
+                // A result that could not be recorded is not handed out.
+                (Ok(_), Err(audit)) => {
+                    tracing::error!(request_id = %facts.request_id, error = %audit, "audit item not written");
+                    Err(audit)
+                }
+            }
         })
         .await;
-        let result = match (result, audit_failure) {
-            // A result that could not be recorded is not handed out.
-            (Ok(_), Some(err)) => Err(err),
-            (result, _) => result,
-        };
-        log_call(&request_id, tool, &audit, &result, started.elapsed(), round_trips);
+        log_call(&request_id, tool, &facts.agent, &result, started.elapsed(), round_trips);
         Invocation { request_id, result }
     }
 
-    /// Writes the audit item unless the draft transaction already did.
-    /// Returns the error to answer with if a successful result could not be recorded.
-    async fn finish_audit(&self, audit: &mut AuditRecord, result: &Result<Success, ToolError>) -> Option<ToolError> {
-        match result {
-            Ok(success) if success.status == StatusCode::CREATED => return None,
-            Ok(success) => {
-                audit.http_status = success.status.as_u16();
-                audit.outcome = if success.replayed {
-                    Outcome::Replayed
-                } else {
-                    Outcome::Ok
-                };
+    async fn serve(&self, caller: &Caller, facts: &CallFacts, name: &str, body: &[u8], entry: &Entry<'_>) -> Served {
+        let tool = match self.authorize(caller, name).await {
+            Ok(tool) => tool,
+            Err(err) => return Served::unaudited(Err(err), None),
+        };
+        let agent = match AgentContext::from_headers(entry.headers) {
+            Ok(agent) => agent,
+            Err(err) => return Served::unaudited(Err(err), None),
+        };
+        let call = Call {
+            caller,
+            db: &self.db,
+            clock: self.clock.as_ref(),
+            agent: &agent,
+            request_id: &facts.request_id,
+            cursors: &self.cursors,
+        };
+        match tool {
+            Registered::Read(read) => {
+                let result = async {
+                    let input = read.parse(body)?;
+                    read.check_rules(&input, &self.rules())?;
+                    let data = read.read(&call, &input).await?;
+                    Ok(Success {
+                        status: StatusCode::OK,
+                        data,
+                        replayed: false,
+                        document: None,
+                    })
+                }
+                .await;
+                Served::unaudited(result, None)
             }
-            Err(err) => {
-                audit.http_status = err.status().as_u16();
-                audit.code = Some(err.code().as_str());
-                audit.outcome = if err.is_denial() {
-                    Outcome::Denied
-                } else {
-                    Outcome::ToolError
-                };
-            }
-        }
-        match audit.write(&self.db).await {
-            Ok(()) => None,
-            Err(err) => {
-                tracing::error!(request_id = %audit.request_id, error = %err, "audit item not written");
-                result.is_ok().then_some(err)
-            }
+            Registered::Draft(draft) => self.draft(draft.as_ref(), &call, facts, body, entry).await,
         }
     }
 
-    async fn steps(
-        &self,
-        verified: Option<&Caller>,
-        tool_name: &str,
-        headers: &HeaderMap,
-        body: &[u8],
-        transport: Transport,
-        audit: &mut AuditRecord,
-    ) -> Result<Success, ToolError> {
-        // Read leniently first so even a denied call's audit item names its run.
-        let agent = AgentContext::from_headers(headers);
-        audit.agent = agent.as_ref().cloned().unwrap_or_default();
-
-        let caller = match verified {
-            Some(caller) => caller.clone(),
-            None => self.auth.authenticate(headers).await?,
-        };
-        audit.caller = Some(caller.clone());
-
-        let tool = self.registry.get(tool_name).ok_or_else(|| {
+    /// Resolves the tool, checks the caller's scope and spends its budget.
+    async fn authorize(&self, caller: &Caller, name: &str) -> Result<Registered, ToolError> {
+        let tool = self.registry.get(name).cloned().ok_or_else(|| {
             ToolError::NotFound(format!(
                 "There is no tool named '{}'. Nothing was read or written. List the available tools and call one of them by its exact name.",
-                tool_name.chars().take(64).collect::<String>()
+                name.chars().take(64).collect::<String>()
             ))
         })?;
         let definition = tool.definition();
@@ -310,68 +430,82 @@ impl App {
             });
         }
         if let Some(limit) = self.config.rate_limit_per_minute {
-            crate::budget::spend(&self.db, &caller, self.clock.now(), limit).await?;
+            crate::budget::spend(&self.db, caller, self.clock.now(), limit).await?;
         }
-        let agent = agent?;
-        let idempotency_header = request::idempotency_header(headers)?;
-        let rules = RuleContext {
+        Ok(tool)
+    }
+
+    fn rules(&self) -> RuleContext {
+        RuleContext {
             today: self.clock.now().date_naive(),
-        };
-        let input = tool.parse(body, &rules)?;
-        let call = Call {
-            caller: &caller,
-            db: &self.db,
-            clock: self.clock.as_ref(),
-            agent: &agent,
-            request_id: &audit.request_id.clone(),
-            cursors: &self.cursors,
-        };
-        match definition.tier {
-            Tier::Read => match tool.run(&call, &input).await? {
-                Effect::Read(data) => Ok(Success {
-                    status: StatusCode::OK,
-                    data,
-                    replayed: false,
-                }),
-                Effect::Draft(_) => Err(ToolError::internal("a read tool produced a draft")),
-            },
-            Tier::Draft => {
-                let key = draft_key(idempotency_header, &agent, &caller, &input, transport)?;
-                self.draft(tool.as_ref(), &call, &input, key, audit).await
-            }
         }
     }
 
     /// The idempotent draft path.
     async fn draft(
         &self,
-        tool: &dyn ErasedTool,
+        tool: &dyn ErasedDraft,
         call: &Call<'_>,
-        input: &ParsedInput,
-        key: IdempotencyKey,
-        audit: &mut AuditRecord,
-    ) -> Result<Success, ToolError> {
-        let name = tool.definition().name;
-        let fingerprint = canonical::fingerprint(name, &input.canonical);
-        let owner = format!("{}/{}", call.caller.branch(), call.caller.user());
-        audit.idempotency_key = Some(key.to_string());
-        audit.fingerprint = Some(fingerprint.clone());
-        let store = IdempotencyStore::new(&self.db, call.caller.tenant());
+        facts: &CallFacts,
+        body: &[u8],
+        entry: &Entry<'_>,
+    ) -> Served {
+        let keyed = async {
+            let header = request::idempotency_header(entry.headers)?;
+            let input = tool.parse(body)?;
+            let key = draft_key(header, call.agent, tool.client_ref(&input)?, entry.transport)?;
+            let fingerprint = canonical::fingerprint(tool.definition().name, &input.canonical);
+            Ok::<_, ToolError>((input, key, fingerprint))
+        };
+        let (input, key, fingerprint) = match keyed.await {
+            Ok(keyed) => keyed,
+            Err(err) => return Served::unaudited(Err(err), None),
+        };
+        let facts_of_key = KeyFacts {
+            key: key.to_string(),
+            fingerprint,
+        };
+        self.draft_with_key(tool, call, facts, &input, &key, facts_of_key).await
+    }
 
-        // One read answers every retry: replay, conflict or in flight.
-        if let Some(record) = store.lookup(&key).await? {
-            if let Some(answer) = self.answer_from_record(&record, &key, &fingerprint, &owner, audit) {
-                return answer;
+    async fn draft_with_key(
+        &self,
+        tool: &dyn ErasedDraft,
+        call: &Call<'_>,
+        facts: &CallFacts,
+        input: &ParsedInput,
+        key: &IdempotencyKey,
+        key_facts: KeyFacts,
+    ) -> Served {
+        let name = tool.definition().name;
+        let owner = format!("{}/{}", call.caller.branch(), call.caller.user());
+        let store = IdempotencyStore::new(&self.db, call.caller);
+        let fail = |err: ToolError, key_facts: KeyFacts| Served::unaudited(Err(err), Some(key_facts));
+
+        // One read answers every retry: replay, conflict or in flight. It
+        // comes before the rules that depend on the clock, so a retry after
+        // midnight still finds yesterday's draft.
+        match store.lookup(key).await {
+            Ok(Some(record)) => {
+                if let Some(answer) = self.answer_from_record(&record, key, &key_facts.fingerprint, &owner) {
+                    return Served::unaudited(answer, Some(key_facts));
+                }
             }
+            Ok(None) => {}
+            Err(err) => return fail(err, key_facts),
+        }
+        if let Err(err) = tool.check_rules(input, &self.rules()) {
+            return fail(err, key_facts);
         }
         for attempt in 0..DRAFT_ATTEMPTS {
-            let Effect::Draft(draft) = tool.run(call, input).await? else {
-                return Err(ToolError::internal("a draft tool produced a read"));
+            let draft = match tool.prepare(call, input).await {
+                Ok(draft) => draft,
+                Err(err) => return fail(err, key_facts),
             };
             let now = self.clock.now();
             let record = IdempotencyRecord::completed(
                 name,
-                &fingerprint,
+                &key_facts.fingerprint,
                 &owner,
                 StatusCode::CREATED.as_u16(),
                 &draft.output,
@@ -380,45 +514,57 @@ impl App {
                 now,
                 self.config.idempotency_ttl,
             );
-            audit.document = Some((&draft.document).into());
-            audit.outcome = Outcome::Ok;
-            audit.http_status = StatusCode::CREATED.as_u16();
-            let mut items = Vec::with_capacity(draft.writes.len() + 2);
-            items.push(store.put_record(&key, &record, now)?);
-            items.extend(draft.writes);
-            items.push(audit.put(&self.db)?);
-            match store
-                .commit(items, &format!("{}#{}#{attempt}", key, call.request_id))
-                .await
-            {
+            let created = Ok(Success {
+                status: StatusCode::CREATED,
+                data: draft.output,
+                replayed: false,
+                document: Some(draft.document),
+            });
+            let audit = AuditRecord::new(facts, call.caller, &outcome(&created, Some(&key_facts)));
+            let items = store.put_record(key, &record, now).and_then(|record| {
+                let mut items = Vec::with_capacity(draft.writes.len() + 2);
+                items.push(record);
+                items.extend(draft.writes);
+                items.push(audit.put(&self.db)?);
+                Ok(items)
+            });
+            let items = match items {
+                Ok(items) => items,
+                Err(err) => return fail(err, key_facts),
+            };
+            match store.commit(key, items, audit.id()).await {
                 Ok(()) => {
-                    return Ok(Success {
-                        status: StatusCode::CREATED,
-                        data: draft.output,
-                        replayed: false,
-                    });
+                    return Served {
+                        result: created,
+                        key: Some(key_facts),
+                        audited: true,
+                    };
                 }
                 Err(CommitFailure::KeyTaken(Some(record))) => {
-                    audit.document = None;
-                    if let Some(answer) = self.answer_from_record(&record, &key, &fingerprint, &owner, audit) {
-                        return answer;
+                    if let Some(answer) = self.answer_from_record(&record, key, &key_facts.fingerprint, &owner) {
+                        return Served::unaudited(answer, Some(key_facts));
                     }
                 }
-                Err(CommitFailure::KeyTaken(None)) => {
-                    audit.document = None;
-                    return Err(in_flight(&key, 1));
+                Err(CommitFailure::KeyTaken(None) | CommitFailure::KeyInFlight) => {
+                    return fail(in_flight(key, 1), key_facts);
                 }
                 Err(CommitFailure::Contention) => {
-                    audit.document = None;
                     tokio::time::sleep(Duration::from_millis(5 + 20 * attempt as u64)).await;
                 }
-                Err(CommitFailure::Store(err)) => {
-                    audit.document = None;
-                    return Err(err);
-                }
+                Err(CommitFailure::Store(err)) => return fail(err, key_facts),
             }
         }
-        Err(in_flight(&key, 1))
+        fail(
+            ToolError::Busy {
+                message: format!(
+                    "Other drafts of your branch were being numbered at the same moment, and this draft lost the \
+                     race {DRAFT_ATTEMPTS} times. No draft was created. Retry this same call unchanged (key \
+                     '{key}') in a second."
+                ),
+                retry_after_seconds: 1,
+            },
+            key_facts,
+        )
     }
 
     /// What a stored record answers; `None` if the key is free after all.
@@ -428,25 +574,22 @@ impl App {
         key: &IdempotencyKey,
         fingerprint: &str,
         owner: &str,
-        audit: &mut AuditRecord,
     ) -> Option<Result<Success, ToolError>> {
         match record.resolve(fingerprint, owner, self.clock.now()) {
             Resolution::Replay {
                 http_status: _,
                 data,
                 document,
-            } => {
-                audit.document = document.map(|(id, number, kind)| crate::audit::AuditDocument { id, number, kind });
-                Some(Ok(Success {
-                    status: StatusCode::OK,
-                    data,
-                    replayed: true,
-                }))
-            }
+            } => Some(Ok(Success {
+                status: StatusCode::OK,
+                data,
+                replayed: true,
+                document: document.map(|(id, number, kind)| DocumentRef { id, number, kind }),
+            })),
             Resolution::Mismatch => Some(Err(ToolError::KeyReused(format!(
-                "Idempotency key '{key}' was already used for a different request (other arguments, another tool \
-                 or another user). No draft was created. If you are retrying, resend exactly the original \
-                 arguments; if this is a new draft, use a new key (or a new client_ref)."
+                "Idempotency key '{key}' was already used for a different request (other arguments or another \
+                 tool). No draft was created. If you are retrying, resend exactly the original arguments; if this \
+                 is a new draft, use a new key (or a new client_ref)."
             )))),
             Resolution::InFlight(after) => Some(Err(in_flight(key, after))),
             Resolution::Vacant => None,
@@ -467,17 +610,15 @@ fn in_flight(key: &IdempotencyKey, after: u64) -> ToolError {
 fn draft_key(
     header: Option<IdempotencyKey>,
     agent: &AgentContext,
-    caller: &Caller,
-    input: &ParsedInput,
+    client_ref: &str,
     transport: Transport,
 ) -> Result<IdempotencyKey, ToolError> {
     if let Some(key) = header {
         return Ok(key);
     }
-    let client_ref = input.client_ref.as_deref().unwrap_or_default();
     let derived = match (&agent.run_id, transport) {
         (Some(run), _) => Some(IdempotencyKey::from_run(run, client_ref)),
-        (None, Transport::Mcp) => Some(IdempotencyKey::from_client_ref(caller.user().as_str(), client_ref)),
+        (None, Transport::Mcp) => Some(IdempotencyKey::from_client_ref(client_ref)),
         (None, Transport::Http) => None,
     };
     match derived {
@@ -495,7 +636,7 @@ fn draft_key(
 fn log_call(
     request_id: &str,
     tool: &str,
-    audit: &AuditRecord,
+    agent: &AgentContext,
     result: &Result<Success, ToolError>,
     elapsed: Duration,
     round_trips: u64,
@@ -511,7 +652,7 @@ fn log_call(
             duration_ms,
             dynamodb_round_trips = round_trips,
             replayed = success.replayed,
-            agent_run_id = audit.agent.run_id.as_deref(),
+            agent_run_id = agent.run_id.as_deref(),
             "tool call"
         ),
         Err(err) if err.status().is_server_error() => tracing::error!(

@@ -103,6 +103,19 @@ fn label_header(headers: &HeaderMap, name: &str) -> Option<String> {
 }
 
 impl AgentContext {
+    /// The agent headers as far as they are valid, each malformed one left
+    /// out: what the audit item of any call (even a refused one) records.
+    pub fn lenient(headers: &HeaderMap) -> Self {
+        Self {
+            run_id: id_header(headers, "x-agent-run-id").ok().flatten(),
+            tool_call_id: id_header(headers, "x-tool-call-id").ok().flatten(),
+            model: label_header(headers, "x-agent-model"),
+            prompt_version: label_header(headers, "x-prompt-version"),
+            approval: approval_header(headers).ok().flatten(),
+            approval_reason: approval_reason_header(headers).ok().flatten(),
+        }
+    }
+
     /// Reads the agent headers. A malformed run or tool-call id is an error,
     /// because the run id may become part of an idempotency key.
     pub fn from_headers(headers: &HeaderMap) -> Result<Self, ToolError> {

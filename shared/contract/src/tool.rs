@@ -48,8 +48,6 @@ pub struct ToolMeta {
     pub description: &'static str,
     /// The module (namespace) the tool belongs to.
     pub module: &'static str,
-    /// The tier.
-    pub tier: Tier,
     /// The scope a caller needs.
     pub scope: &'static str,
 }
@@ -173,8 +171,8 @@ pub struct DocumentRef {
     pub id: String,
     /// The human number (text: `PO-SBY-000124`).
     pub number: String,
-    /// What kind of document (`purchase_order`).
-    pub kind: &'static str,
+    /// What kind of document (`purchase_order`, `quote`).
+    pub kind: String,
 }
 
 /// A prepared draft: its writes (put in the same transaction as the
@@ -199,70 +197,89 @@ pub trait DraftTool: ToolSpec {
     async fn draft(&self, call: &Call<'_>, input: Self::Input) -> Result<Draft<Self::Output>, ToolError>;
 }
 
-/// What an erased tool produced.
-pub enum Effect {
-    /// A read result.
-    Read(serde_json::Value),
-    /// A prepared draft.
-    Draft(Draft<serde_json::Value>),
-}
-
 /// A parsed and validated input, type-erased.
 pub struct ParsedInput {
     /// The validated input re-serialized (what the fingerprint is taken of).
     pub canonical: serde_json::Value,
-    /// The draft tool's `client_ref`, for drafts.
-    pub client_ref: Option<String>,
     typed: Box<dyn Any + Send + Sync>,
 }
 
-/// A tool with its types erased, as the pipeline sees it.
+/// What every registered tool answers, whatever its tier.
 #[async_trait]
 pub trait ErasedTool: Send + Sync {
     /// The definition.
     fn definition(&self) -> &ToolDefinition;
-    /// Deserializes and validates `body`.
-    fn parse(&self, body: &[u8], ctx: &RuleContext) -> Result<ParsedInput, ToolError>;
-    /// Runs the tool on an input it parsed.
-    async fn run(&self, call: &Call<'_>, input: &ParsedInput) -> Result<Effect, ToolError>;
+    /// Deserializes and validates `body` against the schema and the
+    /// `validator` rules; nothing that depends on the clock.
+    fn parse(&self, body: &[u8]) -> Result<ParsedInput, ToolError>;
+    /// The rules that depend on when the call is made ([`ToolSpec::rules`]).
+    /// Draft tools run them only after the idempotency lookup, so a replay
+    /// always wins over a rule that has since become false.
+    fn check_rules(&self, input: &ParsedInput, ctx: &RuleContext) -> Result<(), ToolError>;
 }
 
-fn definition_of<T: ToolSpec>() -> ToolDefinition {
+/// A read tool with its types erased.
+#[async_trait]
+pub trait ErasedRead: ErasedTool {
+    /// Reads.
+    async fn read(&self, call: &Call<'_>, input: &ParsedInput) -> Result<serde_json::Value, ToolError>;
+}
+
+/// A draft tool with its types erased.
+#[async_trait]
+pub trait ErasedDraft: ErasedTool {
+    /// The input's `client_ref`.
+    fn client_ref<'a>(&self, input: &'a ParsedInput) -> Result<&'a str, ToolError>;
+    /// Reads and prepares the writes; writes nothing.
+    async fn prepare(&self, call: &Call<'_>, input: &ParsedInput) -> Result<Draft<serde_json::Value>, ToolError>;
+}
+
+fn definition_of<T: ToolSpec>(tier: Tier) -> ToolDefinition {
     let meta = T::META;
     ToolDefinition {
         name: meta.name,
         title: meta.title,
         description: meta.description,
         module: meta.module,
-        tier: meta.tier,
+        tier,
         scope: meta.scope,
         input_schema: schema::strict_schema_for::<T::Input>(),
         output_schema: schema::strict_schema_for::<T::Output>(),
-        annotations: meta.tier.annotations(),
+        annotations: tier.annotations(),
     }
 }
 
-fn parse_typed<T: ToolSpec>(body: &[u8], ctx: &RuleContext) -> Result<(T::Input, serde_json::Value), ToolError> {
-    let not_happened = match T::META.tier {
+fn not_happened(tier: Tier) -> &'static str {
+    match tier {
         Tier::Read => "Nothing was read or changed.",
         Tier::Draft => "No draft was created.",
-    };
-    let input: T::Input =
-        validation::parse_and_validate(body).map_err(|issues| validation::rejected_with(issues, not_happened))?;
-    let issues = T::rules(&input, ctx);
-    if !issues.is_empty() {
-        return Err(validation::rejected_with(issues, not_happened));
     }
-    let canonical = serde_json::to_value(&input).map_err(ToolError::internal)?;
-    Ok((input, canonical))
 }
 
-fn typed<T: ToolSpec>(input: &ParsedInput) -> Result<T::Input, ToolError> {
+fn parse_typed<T: ToolSpec>(body: &[u8], tier: Tier) -> Result<ParsedInput, ToolError> {
+    let input: T::Input =
+        validation::parse_and_validate(body).map_err(|issues| validation::rejected_with(issues, not_happened(tier)))?;
+    let canonical = serde_json::to_value(&input).map_err(ToolError::internal)?;
+    Ok(ParsedInput {
+        canonical,
+        typed: Box::new(input),
+    })
+}
+
+fn typed<T: ToolSpec>(input: &ParsedInput) -> Result<&T::Input, ToolError> {
     input
         .typed
         .downcast_ref::<T::Input>()
-        .cloned()
         .ok_or_else(|| ToolError::internal("input parsed by another tool"))
+}
+
+fn check_typed<T: ToolSpec>(input: &ParsedInput, ctx: &RuleContext, tier: Tier) -> Result<(), ToolError> {
+    let issues = T::rules(typed::<T>(input)?, ctx);
+    if issues.is_empty() {
+        Ok(())
+    } else {
+        Err(validation::rejected_with(issues, not_happened(tier)))
+    }
 }
 
 struct ReadAdapter<T: ReadTool> {
@@ -276,18 +293,20 @@ impl<T: ReadTool> ErasedTool for ReadAdapter<T> {
         &self.definition
     }
 
-    fn parse(&self, body: &[u8], ctx: &RuleContext) -> Result<ParsedInput, ToolError> {
-        let (input, canonical) = parse_typed::<T>(body, ctx)?;
-        Ok(ParsedInput {
-            canonical,
-            client_ref: None,
-            typed: Box::new(input),
-        })
+    fn parse(&self, body: &[u8]) -> Result<ParsedInput, ToolError> {
+        parse_typed::<T>(body, Tier::Read)
     }
 
-    async fn run(&self, call: &Call<'_>, input: &ParsedInput) -> Result<Effect, ToolError> {
-        let output = self.tool.read(call, typed::<T>(input)?).await?;
-        Ok(Effect::Read(serde_json::to_value(output).map_err(ToolError::internal)?))
+    fn check_rules(&self, input: &ParsedInput, ctx: &RuleContext) -> Result<(), ToolError> {
+        check_typed::<T>(input, ctx, Tier::Read)
+    }
+}
+
+#[async_trait]
+impl<T: ReadTool> ErasedRead for ReadAdapter<T> {
+    async fn read(&self, call: &Call<'_>, input: &ParsedInput) -> Result<serde_json::Value, ToolError> {
+        let output = self.tool.read(call, typed::<T>(input)?.clone()).await?;
+        serde_json::to_value(output).map_err(ToolError::internal)
     }
 }
 
@@ -302,29 +321,70 @@ impl<T: DraftTool> ErasedTool for DraftAdapter<T> {
         &self.definition
     }
 
-    fn parse(&self, body: &[u8], ctx: &RuleContext) -> Result<ParsedInput, ToolError> {
-        let (input, canonical) = parse_typed::<T>(body, ctx)?;
-        Ok(ParsedInput {
-            canonical,
-            client_ref: Some(T::client_ref(&input).to_owned()),
-            typed: Box::new(input),
-        })
+    fn parse(&self, body: &[u8]) -> Result<ParsedInput, ToolError> {
+        parse_typed::<T>(body, Tier::Draft)
     }
 
-    async fn run(&self, call: &Call<'_>, input: &ParsedInput) -> Result<Effect, ToolError> {
-        let draft = self.tool.draft(call, typed::<T>(input)?).await?;
-        Ok(Effect::Draft(Draft {
+    fn check_rules(&self, input: &ParsedInput, ctx: &RuleContext) -> Result<(), ToolError> {
+        check_typed::<T>(input, ctx, Tier::Draft)
+    }
+}
+
+#[async_trait]
+impl<T: DraftTool> ErasedDraft for DraftAdapter<T> {
+    fn client_ref<'a>(&self, input: &'a ParsedInput) -> Result<&'a str, ToolError> {
+        Ok(T::client_ref(typed::<T>(input)?))
+    }
+
+    async fn prepare(&self, call: &Call<'_>, input: &ParsedInput) -> Result<Draft<serde_json::Value>, ToolError> {
+        let draft = self.tool.draft(call, typed::<T>(input)?.clone()).await?;
+        Ok(Draft {
             document: draft.document,
             writes: draft.writes,
             output: serde_json::to_value(draft.output).map_err(ToolError::internal)?,
-        }))
+        })
+    }
+}
+
+/// A registered tool: its tier is the variant (agents get nothing else).
+#[derive(Clone)]
+pub enum Registered {
+    /// A read tool.
+    Read(Arc<dyn ErasedRead>),
+    /// A draft tool.
+    Draft(Arc<dyn ErasedDraft>),
+}
+
+impl Registered {
+    /// The definition.
+    pub fn definition(&self) -> &ToolDefinition {
+        match self {
+            Self::Read(tool) => tool.definition(),
+            Self::Draft(tool) => tool.definition(),
+        }
+    }
+
+    /// The tier.
+    pub fn tier(&self) -> Tier {
+        match self {
+            Self::Read(_) => Tier::Read,
+            Self::Draft(_) => Tier::Draft,
+        }
+    }
+
+    /// The tier-independent side.
+    pub fn erased(&self) -> &dyn ErasedTool {
+        match self {
+            Self::Read(tool) => tool.as_ref(),
+            Self::Draft(tool) => tool.as_ref(),
+        }
     }
 }
 
 /// Every tool of a deployment, sorted by name, and the modules they live in.
 #[derive(Clone, Default)]
 pub struct Registry {
-    tools: Vec<Arc<dyn ErasedTool>>,
+    tools: Vec<Registered>,
     modules: Vec<ModuleMeta>,
 }
 
@@ -351,40 +411,28 @@ impl Registry {
 
     /// Adds a read tool.
     pub fn read<T: ReadTool>(self, tool: T) -> Self {
-        assert_eq!(
-            T::META.tier,
-            Tier::Read,
-            "{} is registered as a read tool",
-            T::META.name
-        );
-        self.add(Arc::new(ReadAdapter {
+        self.add(Registered::Read(Arc::new(ReadAdapter {
             tool,
-            definition: definition_of::<T>(),
-        }))
+            definition: definition_of::<T>(Tier::Read),
+        })))
     }
 
     /// Adds a draft tool.
     pub fn draft<T: DraftTool>(self, tool: T) -> Self {
-        assert_eq!(
-            T::META.tier,
-            Tier::Draft,
-            "{} is registered as a draft tool",
-            T::META.name
-        );
-        self.add(Arc::new(DraftAdapter {
+        self.add(Registered::Draft(Arc::new(DraftAdapter {
             tool,
-            definition: definition_of::<T>(),
-        }))
+            definition: definition_of::<T>(Tier::Draft),
+        })))
     }
 
-    fn add(mut self, tool: Arc<dyn ErasedTool>) -> Self {
+    fn add(mut self, tool: Registered) -> Self {
         self.tools.push(tool);
         self.tools.sort_by_key(|t| t.definition().name);
         self
     }
 
     /// The tool called `name`.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn ErasedTool>> {
+    pub fn get(&self, name: &str) -> Option<&Registered> {
         self.tools
             .binary_search_by_key(&name, |t| t.definition().name)
             .ok()

@@ -13,15 +13,21 @@
 //!   [`keys`]: every key.
 //! - [`store`]: the reads, scoped by tenant and branch (listings stop at a
 //!   page and hand back a position for the sealed cursor).
-//! - [`money`] (exact decimals, currency, rounding), [`units`] (the unit
+//! - [`numbers`] (document numbers: one grammar for drafts and reads),
+//!   [`money`] (exact decimals, currency, rounding), [`units`] (the unit
 //!   enum), [`pricing`] (a line's price from a price list) and [`reorder`]
 //!   (when and how much to reorder).
 //! - [`demo`] (the demo tenant and users) and [`seed`] (writing it once).
+
+// One bad stored number must be an error, never a panic: with
+// `panic = "abort"` a panic would end every call of the instance.
+#![cfg_attr(not(test), deny(clippy::arithmetic_side_effects))]
 
 pub mod demo;
 pub mod keys;
 pub mod model;
 pub mod money;
+pub mod numbers;
 pub mod pricing;
 pub mod reorder;
 pub mod seed;

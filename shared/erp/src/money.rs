@@ -37,6 +37,30 @@ impl Money {
     }
 }
 
+/// The error of an amount too large to compute exactly (more than 28
+/// significant digits): a stored price or quantity is wrong. `what` names
+/// the amount for the log.
+pub fn overflow(what: &str) -> draftline_contract::ToolError {
+    draftline_contract::ToolError::internal(format!(
+        "{what} is too large to compute exactly: a stored amount is wrong"
+    ))
+}
+
+/// `a × b`, or `None` when the product does not fit.
+pub fn mul(a: Decimal, b: Decimal) -> Option<Decimal> {
+    a.checked_mul(b)
+}
+
+/// The sum of `amounts`, or `None` when it does not fit.
+pub fn sum(amounts: impl IntoIterator<Item = Decimal>) -> Option<Decimal> {
+    amounts.into_iter().try_fold(Decimal::ZERO, Decimal::checked_add)
+}
+
+/// The sum of whole quantities, or `None` when it does not fit.
+pub fn sum_qty(quantities: impl IntoIterator<Item = i64>) -> Option<i64> {
+    quantities.into_iter().try_fold(0i64, i64::checked_add)
+}
+
 /// Rounds to 2 decimals, half away from zero, always showing 2 decimals.
 pub fn round(amount: Decimal) -> Decimal {
     let mut rounded = amount.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero);
@@ -56,5 +80,13 @@ mod tests {
         assert_eq!(Money::new(Decimal::from(288_000), "IDR").amount, "288000.00");
         let third = Decimal::from(1) / Decimal::from(3);
         assert_eq!(Money::new(third * Decimal::from(3), "IDR").amount, "1.00");
+    }
+
+    #[test]
+    fn arithmetic_that_does_not_fit_is_none_not_a_panic() {
+        assert_eq!(mul(Decimal::MAX, Decimal::from(2)), None);
+        assert_eq!(sum([Decimal::MAX, Decimal::ONE]), None);
+        assert_eq!(sum_qty([i64::MAX, 1]), None);
+        assert_eq!(sum([Decimal::from(2), Decimal::from(3)]), Some(Decimal::from(5)));
     }
 }

@@ -29,8 +29,11 @@ pub fn unit_price(list: &str, item: &Item, uom: Uom, price_of: impl Fn(Uom) -> O
             source: format!("price list {list}, {} per {uom}", item.code),
         });
     }
-    price_of(item.base_uom).map(|base| Priced {
-        unit_price: base * Decimal::from(factor),
+    let base = price_of(item.base_uom)?;
+    Some(Priced {
+        // Stored prices and factors are bounded, so this fits; a product
+        // that did not would price nothing rather than panic.
+        unit_price: base.checked_mul(Decimal::from(factor))?,
         source: format!(
             "price list {list}, {} per {} x {factor} ({factor} per {uom})",
             item.code, item.base_uom

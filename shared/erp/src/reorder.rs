@@ -57,14 +57,22 @@ pub fn suggest(item: &Item, need: i64, priced: &[Uom]) -> Suggestion {
             base_qty: need,
         };
     };
-    let (unit, qty) = match candidates.iter().find(|u| need % u.factor == 0) {
-        Some(even) => (*even, need / even.factor),
-        None => (*largest, (need + largest.factor - 1) / largest.factor),
+    // Factors are positive (filtered above) and stored values are bounded
+    // (`attrs::MAX_STORED_INT`), so none of this can overflow; the checked
+    // forms make that a fact the compiler sees rather than a hope.
+    let divides = |u: &&&UnitConversion| need.checked_rem(u.factor) == Some(0);
+    let (unit, qty) = match candidates.iter().find(divides) {
+        Some(even) => (*even, need.checked_div(even.factor).unwrap_or(need)),
+        None => {
+            let whole = need.checked_div(largest.factor).unwrap_or(need);
+            let part = i64::from(need.checked_rem(largest.factor).is_some_and(|r| r != 0));
+            (*largest, whole.saturating_add(part))
+        }
     };
     Suggestion {
         qty,
         uom: unit.uom,
-        base_qty: qty * unit.factor,
+        base_qty: qty.saturating_mul(unit.factor),
     }
 }
 

@@ -41,7 +41,7 @@ pub async fn seed_demo(db: &Db) -> Result<Seeded, ToolError> {
     let (sequences, items): (Vec<_>, Vec<_>) = demo::all_items()?
         .into_iter()
         .partition(|item| item.get("kind").and_then(|k| k.as_s().ok()).map(String::as_str) == Some("sequence"));
-    let count = items.len() + sequences.len();
+    let count = items.len().saturating_add(sequences.len());
     for sequence in sequences {
         let put = db
             .client()

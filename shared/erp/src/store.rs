@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Put, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Put, ReturnValue, TransactWriteItem};
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::dynamo::{Db, store_error};
@@ -70,63 +70,22 @@ pub struct PoFilter {
 /// How many items one `Query` page of a filtered listing evaluates.
 const QUERY_PAGE: i32 = 200;
 
-/// A branch's document-number sequence as read before a draft.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sequence {
-    /// The sequence (`PO`, `QT`).
-    pub kind: String,
-    /// The last number used, `None` if none yet.
-    pub last: Option<i64>,
-}
-
-impl Sequence {
-    /// The number the next document takes.
-    pub fn next(&self) -> i64 {
-        self.last.unwrap_or(0) + 1
-    }
-}
-
-/// A new numbered document as the writes of a draft's one transaction: the
-/// document item, put only if its key is new, and the sequence moved to
-/// [`Sequence::next`] only if nobody took a number since it was read. A
-/// losing race cancels the whole transaction and the pipeline prepares the
-/// draft again.
-pub fn numbered_draft<O>(
-    db: &Db,
-    tenant: &TenantId,
-    branch: &BranchId,
-    sequence: &Sequence,
-    item: Attrs,
-    document: DocumentRef,
-    output: O,
-) -> Result<Draft<O>, ToolError> {
+/// A new numbered document as the write of a draft's one transaction: the
+/// document item, put only if its key is new. Its number was reserved by
+/// [`ErpStore::reserve_number`] outside the transaction, so drafts of one
+/// branch never contend for a shared item; a number taken after all (a
+/// sequence set back by hand) cancels the transaction and the pipeline
+/// prepares the draft again with a new number.
+pub fn numbered_draft<O>(db: &Db, item: Attrs, document: DocumentRef, output: O) -> Result<Draft<O>, ToolError> {
     let put_document = Put::builder()
         .table_name(db.table())
         .set_item(Some(item))
         .condition_expression("attribute_not_exists(pk)")
         .build()
         .map_err(ToolError::internal)?;
-    let put_sequence = Put::builder()
-        .table_name(db.table())
-        .item("pk", AttributeValue::S(keys::sequences(tenant, branch)))
-        .item("sk", AttributeValue::S(sequence.kind.clone()))
-        .item("kind", AttributeValue::S("sequence".to_owned()))
-        .item("last", AttributeValue::N(sequence.next().to_string()));
-    let put_sequence = match sequence.last {
-        None => put_sequence.condition_expression("attribute_not_exists(pk)"),
-        Some(last) => put_sequence
-            .condition_expression("#last = :last")
-            .expression_attribute_names("#last", "last")
-            .expression_attribute_values(":last", AttributeValue::N(last.to_string())),
-    }
-    .build()
-    .map_err(ToolError::internal)?;
     Ok(Draft {
         document,
-        writes: vec![
-            TransactWriteItem::builder().put(put_document).build(),
-            TransactWriteItem::builder().put(put_sequence).build(),
-        ],
+        writes: vec![TransactWriteItem::builder().put(put_document).build()],
         output,
     })
 }
@@ -162,9 +121,9 @@ impl<'a> ErpStore<'a> {
                     .build()
                     .map_err(ToolError::internal)?,
             );
-            let mut rounds = 0;
+            let mut rounds: u32 = 0;
             while let Some(request) = pending.take() {
-                rounds += 1;
+                rounds = rounds.saturating_add(1);
                 if rounds > 5 {
                     return Err(ToolError::dependency(
                         "BatchGetItem left keys unprocessed 5 times",
@@ -192,34 +151,41 @@ impl<'a> ErpStore<'a> {
         Ok(found)
     }
 
-    /// Items by code (missing codes are simply absent from the map) and, in
-    /// the same round trip, the branch's sequence for `sequence`.
-    pub async fn items_and_sequence(
-        &self,
-        codes: &[String],
-        branch: &BranchId,
-        sequence: &str,
-    ) -> Result<(HashMap<String, Item>, Sequence), ToolError> {
-        let seq_key: Attrs = HashMap::from([
-            ("pk".to_owned(), sv(keys::sequences(self.tenant, branch))),
-            ("sk".to_owned(), sv(sequence)),
-        ]);
-        let mut request: Vec<Attrs> = codes.iter().map(|c| Item::key(self.tenant, c)).collect();
-        request.push(seq_key.clone());
+    /// Items by code (one `BatchGetItem`; missing codes are simply absent from the map).
+    pub async fn items(&self, codes: &[String]) -> Result<HashMap<String, Item>, ToolError> {
+        let request: Vec<Attrs> = codes.iter().map(|c| Item::key(self.tenant, c)).collect();
         let mut items = HashMap::new();
-        let mut seq = Sequence {
-            kind: sequence.to_owned(),
-            last: None,
-        };
         for found in self.batch_get(request).await? {
-            if found.get("pk") == seq_key.get("pk") && found.get("sk") == seq_key.get("sk") {
-                seq.last = Some(attrs::int(&found, "sequence", "last")?);
-            } else {
-                let item = Item::from_item(&found)?;
-                items.insert(item.code.clone(), item);
-            }
+            let item = Item::from_item(&found)?;
+            items.insert(item.code.clone(), item);
         }
-        Ok((items, seq))
+        Ok(items)
+    }
+
+    /// Reserves the next number of `branch`'s `sequence` (`PO`, `QT`): one
+    /// atomic `UpdateItem` (`ADD last 1`) outside the draft's transaction,
+    /// once the draft has passed every check. Numbers are unique and
+    /// increase per branch, and concurrent drafts never contend for them. A
+    /// draft whose transaction then fails (a lost race on its key, DynamoDB
+    /// unavailable) leaves its number unused: numbers can have gaps.
+    pub async fn reserve_number(&self, branch: &BranchId, sequence: &str) -> Result<i64, ToolError> {
+        let out = self
+            .db
+            .client()
+            .update_item()
+            .table_name(self.db.table())
+            .key("pk", sv(keys::sequences(self.tenant, branch)))
+            .key("sk", sv(sequence))
+            .update_expression("ADD #last :one SET kind = :kind")
+            .expression_attribute_names("#last", "last")
+            .expression_attribute_values(":one", AttributeValue::N("1".to_owned()))
+            .expression_attribute_values(":kind", sv("sequence"))
+            .return_values(ReturnValue::UpdatedNew)
+            .send()
+            .await
+            .map_err(|e| store_error(e, "No draft was created."))?;
+        let attributes = out.attributes().cloned().unwrap_or_default();
+        attrs::int(&attributes, "sequence", "last")
     }
 
     /// A vendor's profile and price list (one `Query`).
@@ -436,9 +402,9 @@ impl<'a> ErpStore<'a> {
         }
         let mut start: Option<Attrs> = after.map(|number| PurchaseOrder::key(self.tenant, branch, number));
         let mut found: Vec<PurchaseOrder> = Vec::new();
-        let mut pages = 0;
+        let mut pages: usize = 0;
         let next_after = loop {
-            pages += 1;
+            pages = pages.saturating_add(1);
             let mut query = self
                 .db
                 .client()

@@ -28,6 +28,8 @@ pub const LEEWAY_SECONDS: u64 = 30;
 /// The claims draftline reads (RFC 9068 profile plus the tenant claims).
 #[derive(Debug, Deserialize)]
 struct AccessClaims {
+    #[serde(default)]
+    aud: Audience,
     sub: String,
     tenant_id: String,
     branch_id: String,
@@ -89,7 +91,8 @@ impl Authenticator {
         validation.leeway = LEEWAY_SECONDS;
         validation.validate_nbf = true;
         validation.set_issuer(&[&self.issuer]);
-        validation.set_audience(&[&self.audience]);
+        // The audience is compared below, both sides in one normal form.
+        validation.validate_aud = false;
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         let data = jsonwebtoken::decode::<AccessClaims>(token, &key, &validation).map_err(|e| {
             let failure = match e.kind() {
@@ -106,7 +109,60 @@ impl Authenticator {
             };
             ToolError::Unauthenticated(failure)
         })?;
+        if !data.claims.aud.contains(&self.audience) {
+            return Err(ToolError::Unauthenticated(AuthFailure::WrongAudience));
+        }
         caller_from_claims(data.claims)
+    }
+}
+
+/// A resource URL in the one form both the configured `DRAFTLINE_RESOURCE`
+/// and a token's `aud` are compared in: scheme and host lowercased, the
+/// scheme's default port dropped, trailing slashes removed.
+pub fn normalize_resource(url: &str) -> String {
+    let url = url.trim();
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.trim_end_matches('/').to_owned();
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    let (authority, path) = rest.find('/').map_or((rest, ""), |at| rest.split_at(at));
+    let mut authority = authority.to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "https" => Some(":443"),
+        "http" => Some(":80"),
+        _ => None,
+    };
+    if let Some(port) = default_port
+        && let Some(bare) = authority.strip_suffix(port)
+    {
+        authority = bare.to_owned();
+    }
+    format!("{scheme}://{authority}{path}").trim_end_matches('/').to_owned()
+}
+
+/// The `aud` claim: one string or an array of them, normalized.
+#[derive(Debug, Default)]
+struct Audience(Vec<String>);
+
+impl Audience {
+    fn contains(&self, resource: &str) -> bool {
+        self.0.iter().any(|aud| aud == resource)
+    }
+}
+
+impl<'de> Deserialize<'de> for Audience {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            One(String),
+            Many(Vec<String>),
+        }
+        let values = match Raw::deserialize(deserializer)? {
+            Raw::One(one) => vec![one],
+            Raw::Many(many) => many,
+        };
+        Ok(Self(values.iter().map(|v| normalize_resource(v)).collect()))
     }
 }
 
@@ -168,6 +224,23 @@ mod tests {
             header_algorithm(&token),
             Err(ToolError::Unauthenticated(AuthFailure::DisallowedAlgorithm))
         ));
+    }
+
+    #[test]
+    fn resource_urls_compare_in_one_normal_form() {
+        for same in [
+            "https://tools.example.com",
+            "https://tools.example.com/",
+            "HTTPS://Tools.Example.com:443/",
+        ] {
+            assert_eq!(normalize_resource(same), "https://tools.example.com", "{same}");
+        }
+        assert_eq!(normalize_resource("http://127.0.0.1:3000/"), "http://127.0.0.1:3000");
+        assert_eq!(normalize_resource("https://h.example/mcp/"), "https://h.example/mcp");
+        assert_ne!(
+            normalize_resource("https://h.example/a"),
+            normalize_resource("https://h.example/b")
+        );
     }
 
     #[test]

@@ -1,10 +1,45 @@
 //! The idempotency key: what the caller sends to say "this is the same draft".
+//!
+//! A key has a source (an `Idempotency-Key` header, an agent run id +
+//! `client_ref`, or an MCP caller's `client_ref`), and it is stored scoped
+//! by its source and by the caller (tenant, branch, user): see
+//! [`IdempotencyKey::storage_key`]. So a caller can never occupy a key that
+//! another caller's derived key maps to — `buyer-jkt` sending
+//! `Idempotency-Key: mcp:buyer-sby:r1` or `buyer-sby`'s run id reaches a
+//! record of its own — while every retry of a caller's own call finds its
+//! record.
 
 use std::fmt;
 
-/// A valid idempotency key: 1-255 printable ASCII characters.
+use crate::identity::Caller;
+
+/// Where a key came from; part of its stored identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeySource {
+    /// The `Idempotency-Key` header.
+    Header,
+    /// `X-Agent-Run-Id` + `client_ref`.
+    Run,
+    /// An MCP caller without a run id: its `client_ref`.
+    ClientRef,
+}
+
+impl KeySource {
+    fn tag(self) -> &'static str {
+        match self {
+            Self::Header => "H",
+            Self::Run => "R",
+            Self::ClientRef => "C",
+        }
+    }
+}
+
+/// A valid idempotency key: 1-255 printable ASCII characters, and its source.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct IdempotencyKey(String);
+pub struct IdempotencyKey {
+    value: String,
+    source: KeySource,
+}
 
 const MAX_LEN: usize = 255;
 
@@ -42,10 +77,10 @@ impl IdempotencyKey {
         } else {
             raw.to_owned()
         };
-        Self::new(value)
+        Self::new(value, KeySource::Header)
     }
 
-    fn new(value: String) -> Result<Self, String> {
+    fn new(value: String, source: KeySource) -> Result<Self, String> {
         if value.is_empty() {
             return Err("the Idempotency-Key header is empty".into());
         }
@@ -58,29 +93,46 @@ impl IdempotencyKey {
         if !printable(&value) {
             return Err("the Idempotency-Key contains characters other than printable ASCII".into());
         }
-        Ok(Self(value))
+        Ok(Self { value, source })
     }
 
     /// The key an agent executor forms: `<X-Agent-Run-Id>:<client_ref>`.
     pub fn from_run(run_id: &str, client_ref: &str) -> Result<Self, String> {
-        Self::new(format!("{run_id}:{client_ref}"))
+        Self::new(format!("{run_id}:{client_ref}"), KeySource::Run)
     }
 
-    /// The key for callers that send neither header nor run id (MCP clients):
-    /// `mcp:<user>:<client_ref>`, so two users' references never meet.
-    pub fn from_client_ref(user: &str, client_ref: &str) -> Result<Self, String> {
-        Self::new(format!("mcp:{user}:{client_ref}"))
+    /// The key for callers that send neither header nor run id (MCP
+    /// clients): their `client_ref`, scoped to them like every key.
+    pub fn from_client_ref(client_ref: &str) -> Result<Self, String> {
+        Self::new(client_ref.to_owned(), KeySource::ClientRef)
     }
 
-    /// The key as a string slice.
+    /// The key as the caller knows it.
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.value
+    }
+
+    /// Where the key came from.
+    pub fn source(&self) -> KeySource {
+        self.source
+    }
+
+    /// The key as stored: `<branch>#<user>#<source>#<key>` under the
+    /// tenant's partition prefix. Branch and user ids cannot contain `#`.
+    pub fn storage_key(&self, caller: &Caller) -> String {
+        format!(
+            "{}#{}#{}#{}",
+            caller.branch(),
+            caller.user(),
+            self.source.tag(),
+            self.value
+        )
     }
 }
 
 impl fmt::Display for IdempotencyKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.value)
     }
 }
 
@@ -95,6 +147,32 @@ mod tests {
             IdempotencyKey::parse_header("po-42").unwrap()
         );
         assert_eq!(IdempotencyKey::parse_header(r#""a\"b""#).unwrap().as_str(), "a\"b");
+    }
+
+    #[test]
+    fn keys_of_different_sources_or_callers_never_meet_in_storage() {
+        use crate::identity::{BranchCode, BranchId, Scopes, TenantId, UserId};
+        let caller = |branch: &str, user: &str| {
+            Caller::from_verified(
+                TenantId::parse("demo").unwrap(),
+                BranchId::parse(branch).unwrap(),
+                BranchCode::parse("X").unwrap(),
+                UserId::parse(user).unwrap(),
+                vec![],
+                Scopes::from_claim(""),
+            )
+        };
+        let sby = caller("SBY-01", "buyer-sby");
+        let jkt = caller("JKT-01", "buyer-jkt");
+        let header = IdempotencyKey::parse_header("r-1:ref").unwrap();
+        let run = IdempotencyKey::from_run("r-1", "ref").unwrap();
+        assert_eq!(header.as_str(), run.as_str());
+        assert_ne!(header.storage_key(&sby), run.storage_key(&sby));
+        assert_ne!(run.storage_key(&sby), run.storage_key(&jkt));
+        assert_eq!(
+            run.storage_key(&sby),
+            IdempotencyKey::from_run("r-1", "ref").unwrap().storage_key(&sby)
+        );
     }
 
     #[test]

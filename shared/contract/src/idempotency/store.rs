@@ -22,9 +22,11 @@ use sha2::{Digest, Sha256};
 
 use super::key::IdempotencyKey;
 use super::record::{IdempotencyRecord, RecordStatus};
-use crate::dynamo::{Db, store_error};
+use crate::dynamo::{Db, store_error, uncertain_write_error};
 use crate::error::ToolError;
-use crate::identity::TenantId;
+use crate::identity::Caller;
+
+const NO_DRAFT: &str = "No draft was created.";
 
 /// The sort key of every key record.
 const RECORD_SK: &str = "IDEM";
@@ -34,15 +36,19 @@ const RECORD_SK: &str = "IDEM";
 const KEY_IS_FREE: &str = "attribute_not_exists(pk) OR expires_at <= :now_s \
      OR (#status = :in_progress AND lease_until <= :now_ms)";
 
-/// Why a draft's transaction did not commit.
+/// Why a draft's transaction did not commit. In every case nothing of it
+/// was written, except [`CommitFailure::Store`] with an uncertain outcome.
 #[derive(Debug)]
 pub enum CommitFailure {
     /// The key is taken; the stored record, if DynamoDB returned it.
     KeyTaken(Option<Box<IdempotencyRecord>>),
-    /// Another item's condition failed or a concurrent transaction touched the
-    /// same items (e.g. two drafts took the same document number): prepare and try again.
+    /// Another transaction was writing this very key at the same moment:
+    /// a call with the same key is in flight.
+    KeyInFlight,
+    /// A document item's condition failed or another transaction touched it
+    /// (its number was taken): prepare the draft again.
     Contention,
-    /// DynamoDB failed; nothing was written.
+    /// DynamoDB failed; the error says whether the draft may exist.
     Store(ToolError),
 }
 
@@ -66,24 +72,28 @@ pub enum Claim {
     Taken(Box<IdempotencyRecord>),
 }
 
-/// Key records of one tenant.
+/// Key records of one caller (tenant, branch, user).
 #[derive(Debug, Clone, Copy)]
 pub struct IdempotencyStore<'a> {
     db: &'a Db,
-    tenant: &'a TenantId,
+    caller: &'a Caller,
 }
 
 impl<'a> IdempotencyStore<'a> {
-    /// The store for `tenant`'s keys.
-    pub fn new(db: &'a Db, tenant: &'a TenantId) -> Self {
-        Self { db, tenant }
+    /// The store for `caller`'s keys.
+    pub fn new(db: &'a Db, caller: &'a Caller) -> Self {
+        Self { db, caller }
     }
 
     fn key(&self, key: &IdempotencyKey) -> HashMap<String, AttributeValue> {
         HashMap::from([
             (
                 "pk".to_owned(),
-                AttributeValue::S(format!("T#{}#IDEM#{}", self.tenant, key)),
+                AttributeValue::S(format!(
+                    "T#{}#IDEM#{}",
+                    self.caller.tenant(),
+                    key.storage_key(self.caller)
+                )),
             ),
             ("sk".to_owned(), AttributeValue::S(RECORD_SK.to_owned())),
         ])
@@ -111,7 +121,7 @@ impl<'a> IdempotencyStore<'a> {
             .consistent_read(true)
             .send()
             .await
-            .map_err(|e| store_error(e, "No draft was created."))?;
+            .map_err(|e| store_error(e, NO_DRAFT))?;
         Ok(out.item().and_then(IdempotencyRecord::from_item))
     }
 
@@ -137,10 +147,22 @@ impl<'a> IdempotencyStore<'a> {
     }
 
     /// Commits `items` (the record from [`put_record`](Self::put_record)
-    /// first) in one transaction. `attempt_id` makes SDK-level retries of the
-    /// same attempt idempotent (`ClientRequestToken`).
-    pub async fn commit(&self, items: Vec<TransactWriteItem>, attempt_id: &str) -> Result<(), CommitFailure> {
-        let token = hex::encode(Sha256::digest(attempt_id.as_bytes()));
+    /// first) in one transaction. `attempt` names this attempt uniquely (the
+    /// audit item's own id is used): with the tenant and the stored key it
+    /// makes the `ClientRequestToken`, so the SDK's own retries of this
+    /// attempt are idempotent and no two attempts, keys or tenants share one.
+    pub async fn commit(
+        &self,
+        key: &IdempotencyKey,
+        items: Vec<TransactWriteItem>,
+        attempt: &str,
+    ) -> Result<(), CommitFailure> {
+        let mut digest = Sha256::new();
+        for part in [self.caller.tenant().as_str(), &key.storage_key(self.caller), attempt] {
+            digest.update(part.as_bytes());
+            digest.update([0]);
+        }
+        let token = hex::encode(digest.finalize());
         let result = self
             .db
             .client()
@@ -149,37 +171,51 @@ impl<'a> IdempotencyStore<'a> {
             .client_request_token(&token[..36])
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(()),
-            Err(SdkError::ServiceError(service)) => match service.err() {
-                TransactWriteItemsError::TransactionCanceledException(cancelled) => {
-                    let reasons = cancelled.cancellation_reasons();
-                    let code = |i: usize| reasons.get(i).and_then(|r| r.code()).unwrap_or("None");
-                    if code(0) == "ConditionalCheckFailed" {
-                        let record = reasons[0].item().and_then(IdempotencyRecord::from_item).map(Box::new);
+        let service = match result {
+            Ok(_) => return Ok(()),
+            Err(SdkError::ServiceError(service)) => service,
+            Err(other) => return Err(CommitFailure::Store(uncertain_write_error(other, NO_DRAFT))),
+        };
+        match service.err() {
+            TransactWriteItemsError::TransactionCanceledException(cancelled) => {
+                let reasons = cancelled.cancellation_reasons();
+                let code = |i: usize| reasons.get(i).and_then(|r| r.code()).unwrap_or("None");
+                match code(0) {
+                    "ConditionalCheckFailed" => {
+                        let record = reasons
+                            .first()
+                            .and_then(|r| r.item())
+                            .and_then(IdempotencyRecord::from_item)
+                            .map(Box::new);
                         return Err(CommitFailure::KeyTaken(record));
                     }
-                    let contended =
-                        (0..reasons.len()).any(|i| matches!(code(i), "ConditionalCheckFailed" | "TransactionConflict"));
-                    if contended {
-                        Err(CommitFailure::Contention)
-                    } else {
-                        Err(CommitFailure::Store(ToolError::dependency(
-                            format!(
-                                "transaction cancelled: {:?}",
-                                reasons.iter().map(|r| r.code()).collect::<Vec<_>>()
-                            ),
-                            "No draft was created.",
-                        )))
-                    }
+                    "TransactionConflict" => return Err(CommitFailure::KeyInFlight),
+                    _ => {}
                 }
-                TransactWriteItemsError::TransactionInProgressException(_) => Err(CommitFailure::Contention),
-                _ => Err(CommitFailure::Store(store_error(
-                    SdkError::ServiceError(service),
-                    "No draft was created.",
-                ))),
-            },
-            Err(other) => Err(CommitFailure::Store(store_error(other, "No draft was created."))),
+                let contended =
+                    (1..reasons.len()).any(|i| matches!(code(i), "ConditionalCheckFailed" | "TransactionConflict"));
+                if contended {
+                    Err(CommitFailure::Contention)
+                } else {
+                    // Throttling or capacity reasons: DynamoDB applied nothing.
+                    Err(CommitFailure::Store(ToolError::dependency(
+                        format!(
+                            "transaction cancelled: {:?}",
+                            reasons.iter().map(|r| r.code()).collect::<Vec<_>>()
+                        ),
+                        NO_DRAFT,
+                    )))
+                }
+            }
+            // Another transaction holds an item, or this token was used for
+            // other items (cannot happen with per-attempt tokens): nothing
+            // was applied; prepare again.
+            TransactWriteItemsError::TransactionInProgressException(_)
+            | TransactWriteItemsError::IdempotentParameterMismatchException(_) => Err(CommitFailure::Contention),
+            _ => Err(CommitFailure::Store(uncertain_write_error(
+                SdkError::ServiceError(service),
+                NO_DRAFT,
+            ))),
         }
     }
 

@@ -38,7 +38,6 @@
 
 pub mod headers;
 pub mod jsonrpc;
-pub mod origin;
 pub mod server;
 pub mod tools;
 pub mod versions;
@@ -49,7 +48,7 @@ use rmcp::model::{ErrorCode, RequestId};
 use serde_json::{Value, json};
 
 use crate::error::ToolError;
-use crate::pipeline::App;
+use crate::pipeline::{App, Entry, Transport};
 use crate::request;
 use crate::response;
 use crate::validation::MAX_BODY_BYTES;
@@ -61,7 +60,7 @@ use versions::Era;
 pub async fn handle(app: &App, request: Request<Bytes>) -> Response<Bytes> {
     let (parts, body) = request.into_parts();
     let request_id = request::request_id(&parts.headers);
-    if let Err(reason) = origin::check(&parts, &app.config().resource) {
+    if let Err(reason) = crate::edge::origin::check(&parts, &app.config().resource) {
         let error = ProtocolError::new(
             StatusCode::FORBIDDEN,
             None,
@@ -94,25 +93,34 @@ pub async fn handle(app: &App, request: Request<Bytes>) -> Response<Bytes> {
         Ok(message) => message,
         Err(error) => return finish(error_response(&error, &request_id), "-", &request_id),
     };
-    let response = respond(app, &parts.headers, &message, &request_id).await;
+    let identity = app.identify(&parts.headers).await;
+    let entry = Entry {
+        request_id: &request_id,
+        headers: &parts.headers,
+        identity: &identity,
+        transport: Transport::Mcp,
+        time_left: parts.extensions.get::<crate::edge::TimeLeft>().map(|left| left.0),
+    };
+    let response = respond(app, &entry, &message).await;
     finish(response, message.method(), &request_id)
 }
 
 /// Steps 5 to 7 for a parsed message.
-async fn respond(app: &App, headers: &HeaderMap, message: &Message, request_id: &str) -> Response<Bytes> {
-    let caller = match app.authenticate(headers).await {
+async fn respond(app: &App, entry: &Entry<'_>, message: &Message) -> Response<Bytes> {
+    let (headers, request_id) = (entry.headers, entry.request_id);
+    let caller = match entry.identity {
         Ok(caller) => caller,
         Err(error) => {
             if let Message::Request { id, method, params } = message
                 && method == "tools/call"
                 && tools::called_name(params.as_ref()).is_some()
             {
-                // The pipeline fails at the same step and writes the denied
-                // call's audit item (rule 7: every call is audited).
-                let called = tools::call(app, None, headers, id, params.as_ref()).await;
+                // The pipeline fails at the same step and records the
+                // refused call (rule 7: every call is audited).
+                let called = tools::call(app, entry, id, params.as_ref()).await;
                 return called_response(app, id, called, false, request_id);
             }
-            return unauthenticated(app, message.id().cloned(), &error, request_id);
+            return unauthenticated(app, message.id().cloned(), error, request_id);
         }
     };
     let era = match versions::classify(headers, message) {
@@ -140,9 +148,9 @@ async fn respond(app: &App, headers: &HeaderMap, message: &Message, request_id: 
         },
         ("ping", Era::Legacy(_)) => Ok(json!({})),
         ("server/discover", _) => Ok(server::discover_result()),
-        ("tools/list", _) => tools::list(app, &caller, id, params),
+        ("tools/list", _) => tools::list(app, caller, id, params),
         ("tools/call", _) => {
-            let called = tools::call(app, Some(&caller), headers, id, params).await;
+            let called = tools::call(app, entry, id, params).await;
             return called_response(app, id, called, modern, request_id);
         }
         _ => Err(method_not_found(id, method, &era)),

@@ -19,7 +19,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 use rmcp::model::{CacheScope, CallToolResult, ContentBlock, ErrorCode, ListToolsResult, RequestId, ResultType, Tool};
 use serde_json::{Map, Value, json};
 
@@ -28,7 +28,7 @@ use super::server::CACHE_TTL_MS;
 use crate::error::ToolError;
 use crate::identity::Caller;
 use crate::listing;
-use crate::pipeline::{App, Invocation, Transport};
+use crate::pipeline::{App, Entry, Invocation};
 use crate::response;
 use crate::tool::ToolDefinition;
 
@@ -149,16 +149,9 @@ pub fn called_name(params: Option<&Map<String, Value>>) -> Option<&str> {
     params.and_then(|params| params.get("name")).and_then(Value::as_str)
 }
 
-/// Answers `tools/call`: runs the pipeline and shapes its answer.
-/// `caller` is the identity the endpoint already verified; `None` lets the
-/// pipeline authenticate (and so fail and audit a denied call).
-pub async fn call(
-    app: &App,
-    caller: Option<&Caller>,
-    headers: &HeaderMap,
-    id: &RequestId,
-    params: Option<&Map<String, Value>>,
-) -> Called {
+/// Answers `tools/call`: runs the pipeline for the request as it entered
+/// (its identity decided once by the endpoint) and shapes its answer.
+pub async fn call(app: &App, entry: &Entry<'_>, id: &RequestId, params: Option<&Map<String, Value>>) -> Called {
     let invalid = |message: &str| Called::Protocol {
         error: ProtocolError::invalid_params(StatusCode::OK, Some(id.clone()), message),
         request_id: None,
@@ -172,13 +165,7 @@ pub async fn call(
         Some(_) => return invalid("Invalid params: 'arguments' must be a JSON object."),
     };
     let body = arguments.to_string();
-    let invocation = match caller {
-        Some(caller) => {
-            app.invoke_verified(caller, name, headers, body.as_bytes(), Transport::Mcp)
-                .await
-        }
-        None => app.invoke(name, headers, body.as_bytes(), Transport::Mcp).await,
-    };
+    let invocation = app.invoke(entry, name, body.as_bytes()).await;
     shape(app, name, id, invocation)
 }
 

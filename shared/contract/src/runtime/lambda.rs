@@ -51,7 +51,16 @@ pub async fn run(app: Arc<App>, function: Function) -> Result<(), lambda_http::E
             // Without a caller's X-Request-Id, the Lambda request id names the
             // call, so the log line, the audit item and CloudWatch agree.
             let lambda_request_id = request.lambda_context_ref().map(|c| c.request_id.clone());
+            let time_left = request.lambda_context_ref().and_then(|c| {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .ok()?;
+                std::time::Duration::from_millis(c.deadline).checked_sub(now)
+            });
             let (mut parts, body) = request.into_parts();
+            if let Some(left) = time_left {
+                parts.extensions.insert(crate::edge::TimeLeft(left));
+            }
             if !parts.headers.contains_key("x-request-id")
                 && let Some(value) = lambda_request_id.and_then(|id| http::HeaderValue::from_str(&id).ok())
             {

@@ -28,19 +28,33 @@ pub fn s_opt(item: &Item, name: &str) -> Option<String> {
     item.get(name).and_then(|v| v.as_s().ok()).cloned()
 }
 
-/// An integer attribute.
+/// The largest whole number a stored quantity, factor or count may hold.
+/// Bounding stored values where they are read keeps every sum and product
+/// of them far inside `i64` and `Decimal` (which the arithmetic still checks).
+pub const MAX_STORED_INT: i64 = 1_000_000_000_000;
+
+/// The largest absolute amount a stored price or document amount may hold
+/// (10^15, with at most 4 decimals).
+pub fn max_stored_amount() -> Decimal {
+    Decimal::from(1_000_000_000_000_000_i64)
+}
+
+/// An integer attribute, within ±[`MAX_STORED_INT`].
 pub fn int(item: &Item, what: &str, name: &str) -> Result<i64, ToolError> {
     item.get(name)
         .and_then(|v| v.as_n().ok())
-        .and_then(|n| n.parse().ok())
+        .and_then(|n| n.parse::<i64>().ok())
+        .filter(|n| (-MAX_STORED_INT..=MAX_STORED_INT).contains(n))
         .ok_or_else(|| corrupt(what, name))
 }
 
-/// A decimal attribute (stored as a DynamoDB number).
+/// A decimal attribute (stored as a DynamoDB number), within
+/// ±[`max_stored_amount`] and with at most 4 decimals.
 pub fn dec(item: &Item, what: &str, name: &str) -> Result<Decimal, ToolError> {
     item.get(name)
         .and_then(|v| v.as_n().ok())
         .and_then(|n| Decimal::from_str(n).ok())
+        .filter(|d| d.abs() <= max_stored_amount() && d.scale() <= 4)
         .ok_or_else(|| corrupt(what, name))
 }
 

@@ -8,6 +8,7 @@ use super::attrs::{self, Item as Attrs, bv, nv, sv};
 use super::invoice::{CustomerInvoice, OpenItem};
 use super::sales_order::SalesOrder;
 use crate::keys;
+use crate::money;
 
 /// A customer, served by one branch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +33,7 @@ pub struct Customer {
     pub credit_hold: Option<String>,
 }
 
-/// What a customer owes and may still owe, exact.
+/// What a customer owes and may still owe, exact; computed once, checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CreditPosition {
     /// The credit limit.
@@ -41,35 +42,44 @@ pub struct CreditPosition {
     pub open_orders: Decimal,
     /// Unpaid invoice amounts.
     pub outstanding_invoices: Decimal,
+    /// Open orders plus unpaid invoices.
+    pub exposure: Decimal,
+    /// The limit minus the exposure (negative when over the limit).
+    pub available: Decimal,
 }
 
 impl CreditPosition {
-    /// Open orders plus unpaid invoices.
-    pub fn exposure(&self) -> Decimal {
-        self.open_orders + self.outstanding_invoices
-    }
-    /// The limit minus the exposure (negative when over the limit).
-    pub fn available(&self) -> Decimal {
-        self.limit - self.exposure()
-    }
     /// Whether the exposure exceeds the limit.
     pub fn over_limit(&self) -> bool {
-        self.exposure() > self.limit
+        self.exposure > self.limit
     }
 }
 
 impl Customer {
     /// The customer's credit position given its orders and invoices.
-    pub fn credit_position(&self, orders: &[SalesOrder], invoices: &[CustomerInvoice]) -> CreditPosition {
-        CreditPosition {
+    pub fn credit_position(
+        &self,
+        orders: &[SalesOrder],
+        invoices: &[CustomerInvoice],
+    ) -> Result<CreditPosition, ToolError> {
+        let overflow = || money::overflow(&format!("the credit exposure of {}", self.code));
+        let open_orders =
+            money::sum(orders.iter().filter(|o| o.status.is_open()).map(|o| o.open_amount)).ok_or_else(overflow)?;
+        let outstanding = invoices
+            .iter()
+            .filter(|i| i.is_open())
+            .map(|i| i.outstanding().ok_or_else(overflow))
+            .collect::<Result<Vec<_>, _>>()?;
+        let outstanding_invoices = money::sum(outstanding).ok_or_else(overflow)?;
+        let exposure = open_orders.checked_add(outstanding_invoices).ok_or_else(overflow)?;
+        let available = self.credit_limit.checked_sub(exposure).ok_or_else(overflow)?;
+        Ok(CreditPosition {
             limit: self.credit_limit,
-            open_orders: orders
-                .iter()
-                .filter(|o| o.status.is_open())
-                .map(|o| o.open_amount)
-                .sum(),
-            outstanding_invoices: invoices.iter().filter(|i| i.is_open()).map(OpenItem::outstanding).sum(),
-        }
+            open_orders,
+            outstanding_invoices,
+            exposure,
+            available,
+        })
     }
 
     /// Whether the customer's code is `query` or its name contains it (case-insensitive).

@@ -26,19 +26,19 @@ pub trait OpenItem {
     /// The currency of the amounts.
     fn currency(&self) -> &str;
 
-    /// What is still owed.
-    fn outstanding(&self) -> Decimal {
-        self.amount() - self.paid()
+    /// What is still owed (`None` only for amounts no stored item can hold).
+    fn outstanding(&self) -> Option<Decimal> {
+        self.amount().checked_sub(self.paid())
     }
 
     /// Whether anything is still owed.
     fn is_open(&self) -> bool {
-        self.outstanding() > Decimal::ZERO
+        self.paid() < self.amount()
     }
 
     /// Days past the due date on `today` (0 when not yet due).
     fn days_overdue(&self, today: NaiveDate) -> i64 {
-        (today - self.due_date()).num_days().max(0)
+        today.signed_duration_since(self.due_date()).num_days().max(0)
     }
 }
 
@@ -217,7 +217,7 @@ mod tests {
             paid: Decimal::from(2_000_000),
             currency: "IDR".into(),
         };
-        assert_eq!(invoice.outstanding(), Decimal::from(4_660_000));
+        assert_eq!(invoice.outstanding(), Some(Decimal::from(4_660_000)));
         assert!(invoice.is_open());
         assert_eq!(invoice.days_overdue(date("2026-11-29")), 106);
         assert_eq!(invoice.days_overdue(date("2026-08-01")), 0);

@@ -33,9 +33,11 @@ pub struct ReorderPolicy {
 }
 
 impl StockLevel {
-    /// On hand minus reserved.
+    /// On hand minus reserved. Both are bounded where they are read
+    /// ([`attrs::MAX_STORED_INT`]), so the difference always fits; it
+    /// saturates rather than panic if that ever changed.
     pub fn available(&self) -> i64 {
-        self.on_hand - self.reserved
+        self.on_hand.saturating_sub(self.reserved)
     }
 
     /// The item.

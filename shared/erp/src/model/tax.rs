@@ -72,9 +72,11 @@ pub struct TaxType {
 }
 
 impl TaxType {
-    /// Tax on a net amount: net x rate / 100, rounded by [`money::round`].
-    pub fn tax_on(&self, net: Decimal) -> Decimal {
-        money::round(net * self.rate_percent / Decimal::from(100))
+    /// Tax on a net amount: net x rate / 100, rounded by [`money::round`];
+    /// `None` when the product does not fit.
+    pub fn tax_on(&self, net: Decimal) -> Option<Decimal> {
+        let tax = net.checked_mul(self.rate_percent)?.checked_div(Decimal::from(100))?;
+        Some(money::round(tax))
     }
 
     /// `VAT11 = 11%`.
@@ -123,8 +125,9 @@ mod tests {
             active: true,
         };
         // 12.345 x 11% = 1.35795 -> 1.36
-        assert_eq!(vat.tax_on("12.345".parse().unwrap()).to_string(), "1.36");
-        assert_eq!(vat.tax_on(Decimal::from(5_280_000)).to_string(), "580800.00");
+        assert_eq!(vat.tax_on("12.345".parse().unwrap()).unwrap().to_string(), "1.36");
+        assert_eq!(vat.tax_on(Decimal::from(5_280_000)).unwrap().to_string(), "580800.00");
+        assert_eq!(vat.tax_on(Decimal::MAX), None);
         assert_eq!(vat.describe(), "VAT11 = 11%");
         let tenant = TenantId::parse("demo").unwrap();
         assert_eq!(TaxType::from_item(&vat.to_item(&tenant)).unwrap(), vat);

@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
-use draftline_contract::tool::{Call, ReadTool, Tier, ToolMeta, ToolSpec};
+use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
 use crate::model::OpenItem;
-use crate::money::Money;
+use crate::money::{self, Money};
 use crate::store::ErpStore;
 
 /// How many counterparties with the most overdue are named per ledger.
@@ -116,14 +116,13 @@ over 90 days overdue (exact decimals with currency), and the five customers or v
 one customer's invoices, orders and credit use sales_get_customer_summary; tax codes are in finance_list_tax_types. \
 Example: {\"ledger\": null}",
         module: "finance",
-        tier: Tier::Read,
         scope: "finance:read",
     };
 }
 
 /// Ages `items` as of `today`, one ageing per currency (amounts in different
 /// currencies are never added up).
-fn age_by_currency<T: OpenItem>(items: &[T], today: NaiveDate) -> Vec<Ageing> {
+fn age_by_currency<T: OpenItem>(items: &[T], today: NaiveDate) -> Result<Vec<Ageing>, ToolError> {
     let mut by_currency: BTreeMap<&str, Vec<&T>> = BTreeMap::new();
     for item in items.iter().filter(|i| i.is_open()) {
         by_currency.entry(item.currency()).or_default().push(item);
@@ -135,7 +134,12 @@ fn age_by_currency<T: OpenItem>(items: &[T], today: NaiveDate) -> Vec<Ageing> {
 }
 
 /// Ages open `items` of one currency as of `today`.
-fn age<T: OpenItem>(open: &[&T], today: NaiveDate, currency: &str) -> Ageing {
+fn age<T: OpenItem>(open: &[&T], today: NaiveDate, currency: &str) -> Result<Ageing, ToolError> {
+    let overflow = || money::overflow(&format!("the {currency} ageing"));
+    let add = |to: &mut Decimal, amount: Decimal| -> Result<(), ToolError> {
+        *to = to.checked_add(amount).ok_or_else(overflow)?;
+        Ok(())
+    };
     let mut buckets = [Decimal::ZERO; 5];
     let mut by_party: BTreeMap<&str, (&str, Decimal, i64, Vec<String>)> = BTreeMap::new();
     for item in open {
@@ -147,12 +151,15 @@ fn age<T: OpenItem>(open: &[&T], today: NaiveDate, currency: &str) -> Ageing {
             61..=90 => 3,
             _ => 4,
         };
-        buckets[bucket] += item.outstanding();
+        let outstanding = item.outstanding().ok_or_else(overflow)?;
+        if let Some(sum) = buckets.get_mut(bucket) {
+            add(sum, outstanding)?;
+        }
         if days > 0 {
             let entry = by_party
                 .entry(item.counterparty_code())
                 .or_insert_with(|| (item.counterparty_name(), Decimal::ZERO, 0, Vec::new()));
-            entry.1 += item.outstanding();
+            add(&mut entry.1, outstanding)?;
             entry.2 = entry.2.max(days);
             entry.3.push(item.number().to_owned());
         }
@@ -176,19 +183,21 @@ fn age<T: OpenItem>(open: &[&T], today: NaiveDate, currency: &str) -> Ageing {
         amount(b).cmp(&amount(a)).then_with(|| a.code.cmp(&b.code))
     });
     largest.truncate(TOP);
-    let total: Decimal = buckets.iter().sum();
-    Ageing {
+    let total = money::sum(buckets).ok_or_else(overflow)?;
+    let [not_due, days_1_30, days_31_60, days_61_90, over_90] = buckets;
+    let overdue_total = total.checked_sub(not_due).ok_or_else(overflow)?;
+    Ok(Ageing {
         currency: currency.to_owned(),
         open_documents: u32::try_from(open.len()).unwrap_or(u32::MAX),
         total_outstanding: Money::new(total, currency),
-        not_due: Money::new(buckets[0], currency),
-        days_1_30: Money::new(buckets[1], currency),
-        days_31_60: Money::new(buckets[2], currency),
-        days_61_90: Money::new(buckets[3], currency),
-        over_90: Money::new(buckets[4], currency),
-        overdue_total: Money::new(total - buckets[0], currency),
+        not_due: Money::new(not_due, currency),
+        days_1_30: Money::new(days_1_30, currency),
+        days_31_60: Money::new(days_31_60, currency),
+        days_61_90: Money::new(days_61_90, currency),
+        over_90: Money::new(over_90, currency),
+        overdue_total: Money::new(overdue_total, currency),
         largest_overdue: largest,
-    }
+    })
 }
 
 #[async_trait]
@@ -217,8 +226,8 @@ impl ReadTool for FinanceGetAccountSummary {
         Ok(AccountSummary {
             branch_id: branch.to_string(),
             as_of: today,
-            receivables: receivables.map(|r| age_by_currency(&r, today)),
-            payables: payables.map(|p| age_by_currency(&p, today)),
+            receivables: receivables.map(|r| age_by_currency(&r, today)).transpose()?,
+            payables: payables.map(|p| age_by_currency(&p, today)).transpose()?,
             ageing_rule: AGEING_RULE.to_owned(),
         })
     }

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use draftline_contract::ToolError;
-use draftline_contract::tool::{Call, ReadTool, Tier, ToolMeta, ToolSpec};
+use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
@@ -58,7 +58,6 @@ sales, VAT0 = 0% for exports, EXEMPT = 0% for tax-exempt customers). Returns eve
 in percent (an exact decimal string), when it applies and whether it is active (inactive codes are refused), and the \
 rounding rule for tax. Takes no arguments; for what customers owe use finance_get_account_summary. Example: {}",
         module: "finance",
-        tier: Tier::Read,
         scope: "finance:read",
     };
 }

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use draftline_contract::ToolError;
-use draftline_contract::tool::{Call, ReadTool, Tier, ToolMeta, ToolSpec};
+use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
@@ -74,7 +74,6 @@ branches' stock is never included. Returns the warehouses, the totals, the branc
 is at or below it. To find every item that needs reordering at once, use inventory_list_below_reorder instead. \
 Example: {\"item_code\": \"BRG-0042\"}",
         module: "inventory",
-        tier: Tier::Read,
         scope: "inventory:read",
     };
 }

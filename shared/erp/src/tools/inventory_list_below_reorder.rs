@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::cursor::CursorScope;
-use draftline_contract::tool::{Call, ReadTool, Tier, ToolMeta, ToolSpec};
+use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -118,7 +118,6 @@ next_cursor back as cursor for the next page. Nothing is ordered: the vendor cod
 unchanged into a purchase-order draft of the purchasing module; for one item's stock per warehouse use \
 inventory_get_stock. Example: {\"limit\": 20, \"cursor\": null}",
         module: "inventory",
-        tier: Tier::Read,
         scope: "inventory:read",
     };
 }
@@ -241,9 +240,11 @@ fn reorder_line(
         }),
         unit_price: priced.as_ref().map(|p| Money::new(p.unit_price, currency)),
         price_source: priced.as_ref().map(|p| p.source.clone()),
+        // An estimate too large to compute is left out rather than guessed.
         estimated_total: priced
             .as_ref()
-            .map(|p| Money::new(money::round(p.unit_price * Decimal::from(suggestion.qty)), currency)),
+            .and_then(|p| money::mul(p.unit_price, Decimal::from(suggestion.qty)))
+            .map(|total| Money::new(money::round(total), currency)),
         note,
     }
 }

@@ -103,15 +103,9 @@ pub fn client_ref(value: &str) -> Result<(), ValidationError> {
     }
 }
 
-/// A document number (`PO-SBY-000124`).
+/// A purchase-order number (`PO-SBY-000124`), in the one grammar of [`crate::numbers`].
 pub fn po_number(value: &str) -> Result<(), ValidationError> {
-    let parts: Vec<&str> = value.split('-').collect();
-    let ok = matches!(parts.as_slice(), ["PO", branch, seq]
-        if (2..=8).contains(&branch.len())
-            && branch.bytes().all(|b| b.is_ascii_uppercase())
-            && seq.len() == 6
-            && seq.bytes().all(|b| b.is_ascii_digit()));
-    if ok {
+    if crate::numbers::is_document_number("PO", value) {
         Ok(())
     } else {
         Err(format_error(format!(
@@ -135,7 +129,7 @@ pub fn date_in_window(
             path,
             format!("{date} is in the past; use today ({today}) or a later date"),
         ))
-    } else if (date - today).num_days() > max_days {
+    } else if date.signed_duration_since(today).num_days() > max_days {
         Some(draftline_contract::FieldIssue::new(
             path,
             format!("{date} is more than {max_days} days ahead; {too_far}"),

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use chrono::{NaiveDate, SecondsFormat};
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
-use draftline_contract::tool::{Call, DocumentRef, Draft, DraftTool, RuleContext, Tier, ToolMeta, ToolSpec};
+use draftline_contract::tool::{Call, DocumentRef, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
 use draftline_contract::validation::rejected_with;
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
@@ -17,6 +17,7 @@ use validator::Validate;
 use crate::model::po::{PoStatus, VendorRef};
 use crate::model::{Item, PoLine, PriceEntry, PurchaseOrder, Vendor};
 use crate::money::{self, Money, ROUNDING_RULE};
+use crate::numbers;
 use crate::pricing;
 use crate::store::{self, ErpStore};
 use crate::units::Uom;
@@ -78,7 +79,6 @@ purchasing_search_vendors to find the vendor code and inventory_list_below_reord
 back use purchasing_get_po. Example: {\"vendor_code\": \"V-00231\", \"needed_by\": \"2026-12-15\", \"client_ref\": \
 \"reorder-BRG-0042\", \"note\": null, \"lines\": [{\"item_code\": \"BRG-0042\", \"qty\": 10, \"uom\": \"BOX\"}]}",
         module: "purchasing",
-        tier: Tier::Draft,
         scope: "purchasing:draft",
     };
 
@@ -128,10 +128,7 @@ impl DraftTool for PurchasingCreatePoDraft {
             .into_iter()
             .collect();
         // The reads are independent: issue them together.
-        let (vendor, (items, sequence)) = tokio::try_join!(
-            store.vendor_with_prices(&input.vendor_code),
-            store.items_and_sequence(&codes, branch, "PO"),
-        )?;
+        let (vendor, items) = tokio::try_join!(store.vendor_with_prices(&input.vendor_code), store.items(&codes),)?;
         let (vendor, prices) = match vendor {
             Some((vendor, prices)) if vendor.supplies(branch.as_str()) => (vendor, prices),
             // A vendor that does not serve this branch reads exactly like a missing one.
@@ -152,6 +149,7 @@ impl DraftTool for PurchasingCreatePoDraft {
 
         let mut issues = Vec::new();
         let mut lines = Vec::with_capacity(input.lines.len());
+        let mut totals = Vec::with_capacity(input.lines.len());
         for (i, line) in input.lines.iter().enumerate() {
             let Some(item) = items.get(&line.item_code) else {
                 issues.push(FieldIssue::new(
@@ -194,14 +192,16 @@ impl DraftTool for PurchasingCreatePoDraft {
                 ));
                 continue;
             };
-            let line_total = money::round(unit_price * Decimal::from(line.qty));
+            let overflow = || money::overflow(&format!("lines[{i}] ({} x {} {})", item.code, line.qty, line.uom));
+            let line_total = money::round(money::mul(unit_price, Decimal::from(line.qty)).ok_or_else(overflow)?);
+            totals.push(line_total);
             lines.push(PoLine {
-                line_no: (i + 1) as u32,
+                line_no: u32::try_from(i).map_or(u32::MAX, |i| i.saturating_add(1)),
                 item_code: item.code.clone(),
                 item_name: item.name.clone(),
                 qty: line.qty,
                 uom: line.uom,
-                base_qty: line.qty * unit.factor,
+                base_qty: line.qty.checked_mul(unit.factor).ok_or_else(overflow)?,
                 base_uom: item.base_uom,
                 unit_price: Money::new(unit_price, &vendor.currency),
                 price_source,
@@ -212,12 +212,11 @@ impl DraftTool for PurchasingCreatePoDraft {
             return Err(rejected_with(issues, NO_DRAFT));
         }
 
-        let subtotal: Decimal = lines
-            .iter()
-            .map(|l| l.line_total.amount.parse::<Decimal>().unwrap_or_default())
-            .sum();
-        let number = sequence.next();
-        let po_number = format!("PO-{}-{number:06}", call.caller.branch_code());
+        let subtotal = money::sum(totals).ok_or_else(|| money::overflow("the purchase order total"))?;
+        // Only a draft that passed every check takes a number, so refused
+        // input writes nothing and leaves no gap.
+        let sequence = store.reserve_number(branch, "PO").await?;
+        let po_number = numbers::document_number("PO", call.caller.branch_code(), sequence)?;
         let now = call.clock.now();
         let po = PurchaseOrder {
             draft_id: format!("po_{}", ulid::Ulid::new().to_string().to_lowercase()),
@@ -250,9 +249,9 @@ impl DraftTool for PurchasingCreatePoDraft {
         let document = DocumentRef {
             id: po.draft_id.clone(),
             number: po_number,
-            kind: "purchase_order",
+            kind: "purchase_order".to_owned(),
         };
-        store::numbered_draft(call.db, tenant, branch, &sequence, item, document, po)
+        store::numbered_draft(call.db, item, document, po)
     }
 }
 

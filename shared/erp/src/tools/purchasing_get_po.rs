@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use draftline_contract::ToolError;
-use draftline_contract::tool::{Call, ReadTool, Tier, ToolMeta, ToolSpec};
+use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
@@ -34,7 +34,6 @@ who drafted it (agent run and the person it acted for). Only your branch's order
 branch is reported as not found. To create an order use purchasing_create_po_draft. \
 Example: {\"po_number\": \"PO-SBY-000124\"}",
         module: "purchasing",
-        tier: Tier::Read,
         scope: "purchasing:read",
     };
 }

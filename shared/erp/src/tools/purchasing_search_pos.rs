@@ -6,7 +6,7 @@ use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::cursor::CursorScope;
 use draftline_contract::error::FieldIssue;
-use draftline_contract::tool::{Call, ReadTool, RuleContext, Tier, ToolMeta, ToolSpec};
+use draftline_contract::tool::{Call, ReadTool, RuleContext, ToolMeta, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
@@ -113,7 +113,6 @@ purchasing_create_po_draft. \
 Example: {\"status\": \"draft\", \"vendor_code\": null, \"created_from\": \"2026-11-01\", \"created_to\": null, \
 \"limit\": 20, \"cursor\": null}",
         module: "purchasing",
-        tier: Tier::Read,
         scope: "purchasing:read",
     };
 

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::cursor::CursorScope;
 use draftline_contract::error::FieldIssue;
-use draftline_contract::tool::{Call, ReadTool, Tier, ToolMeta, ToolSpec};
+use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
 use draftline_contract::validation::rejected_with;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -114,7 +114,6 @@ next_cursor back as cursor for the next page. Use the code as vendor_code in pur
 needs ordering call inventory_list_below_reorder. \
 Example: {\"query\": null, \"item_code\": \"BRG-0042\", \"limit\": 10, \"cursor\": null}",
         module: "purchasing",
-        tier: Tier::Read,
         scope: "purchasing:read",
     };
 }

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use chrono::{NaiveDate, SecondsFormat};
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
-use draftline_contract::tool::{Call, DocumentRef, Draft, DraftTool, RuleContext, Tier, ToolMeta, ToolSpec};
+use draftline_contract::tool::{Call, DocumentRef, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
 use draftline_contract::validation::rejected_with;
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
@@ -20,6 +20,7 @@ use crate::model::po::DocumentStatus;
 use crate::model::quote::CustomerRef;
 use crate::model::{CreditPosition, Customer, ListPrice, Quote, QuoteLine, TaxCode, TaxType};
 use crate::money::{self, Money, TAX_ROUNDING_RULE};
+use crate::numbers;
 use crate::pricing;
 use crate::store::{self, ErpStore};
 use crate::units::Uom;
@@ -90,7 +91,6 @@ to see the price list, credit and overdue invoices. Example: {\"customer_code\":
 \"2026-12-31\", \"client_ref\": \"quote-tekstil-1\", \"note\": null, \"lines\": [{\"item_code\": \"BRG-0042\", \
 \"qty\": 2, \"uom\": \"BOX\", \"tax_code\": \"VAT11\"}]}",
         module: "sales",
-        tier: Tier::Draft,
         scope: "sales:draft",
     };
 
@@ -108,7 +108,7 @@ to see the price list, credit and overdue invoices. Example: {\"customer_code\":
                         "line {} ({}) has no tax_code; every quote line needs one. Call finance_list_tax_types for \
                          the tax codes in use and their rates (for example VAT11 = 11% for most sales, EXEMPT for \
                          tax-exempt customers), then resend the line with tax_code set",
-                        i + 1,
+                        i.saturating_add(1),
                         line.item_code
                     ),
                 ));
@@ -152,28 +152,31 @@ fn tax_for<'t>(
 }
 
 /// The sentence a reviewer reads about credit.
-fn credit_check(position: &CreditPosition, quote_total: Decimal, currency: &str) -> String {
+fn credit_check(position: &CreditPosition, quote_total: Decimal, currency: &str) -> Result<String, ToolError> {
     let money = |amount: Decimal| format!("{} {currency}", money::round(amount));
-    let after = position.available() - quote_total;
+    let after = position
+        .available
+        .checked_sub(quote_total)
+        .ok_or_else(|| money::overflow("the credit left after the quote"))?;
     let head = format!(
         "Credit limit {}, exposure {} (open orders {}, unpaid invoices {}), available {}.",
         money(position.limit),
-        money(position.exposure()),
+        money(position.exposure),
         money(position.open_orders),
         money(position.outstanding_invoices),
-        money(position.available())
+        money(position.available)
     );
     if after < Decimal::ZERO {
-        format!(
+        Ok(format!(
             "{head} If this quote becomes an order the customer is {} over its limit: a person must approve the \
              credit before it is confirmed.",
-            money(-after)
-        )
+            money(after.abs())
+        ))
     } else {
-        format!(
+        Ok(format!(
             "{head} This quote fits within the limit ({} left after it).",
             money(after)
-        )
+        ))
     }
 }
 
@@ -195,11 +198,11 @@ impl DraftTool for SalesCreateQuoteDraft {
             .into_iter()
             .collect();
         // The reads are independent: issue them together.
-        let (customer, orders, invoices, (items, sequence), taxes) = tokio::try_join!(
+        let (customer, orders, invoices, items, taxes) = tokio::try_join!(
             store.customer(branch, &input.customer_code),
             store.customer_orders(branch, &input.customer_code),
             store.customer_invoices(branch, &input.customer_code),
-            store.items_and_sequence(&codes, branch, "QT"),
+            store.items(&codes),
             store.tax_types(),
         )?;
         let customer = customer.ok_or_else(|| {
@@ -241,6 +244,8 @@ impl DraftTool for SalesCreateQuoteDraft {
         let currency = customer.currency.clone();
         let mut issues = Vec::new();
         let mut lines = Vec::with_capacity(input.lines.len());
+        let mut nets = Vec::with_capacity(input.lines.len());
+        let mut taxes_of_lines = Vec::with_capacity(input.lines.len());
         for (i, line) in input.lines.iter().enumerate() {
             let Some(item) = items.get(&line.item_code) else {
                 issues.push(FieldIssue::new(
@@ -311,15 +316,19 @@ impl DraftTool for SalesCreateQuoteDraft {
                     continue;
                 }
             };
-            let net = money::round(priced.unit_price * Decimal::from(line.qty));
-            let tax_amount = tax.tax_on(net);
+            let overflow = || money::overflow(&format!("lines[{i}] ({} x {} {})", item.code, line.qty, line.uom));
+            let net = money::round(money::mul(priced.unit_price, Decimal::from(line.qty)).ok_or_else(overflow)?);
+            let tax_amount = tax.tax_on(net).ok_or_else(overflow)?;
+            let line_total = net.checked_add(tax_amount).ok_or_else(overflow)?;
+            nets.push(net);
+            taxes_of_lines.push(tax_amount);
             lines.push(QuoteLine {
-                line_no: (i + 1) as u32,
+                line_no: u32::try_from(i).map_or(u32::MAX, |i| i.saturating_add(1)),
                 item_code: item.code.clone(),
                 item_name: item.name.clone(),
                 qty: line.qty,
                 uom: line.uom,
-                base_qty: line.qty * unit.factor,
+                base_qty: line.qty.checked_mul(unit.factor).ok_or_else(overflow)?,
                 base_uom: item.base_uom,
                 unit_price: Money::new(priced.unit_price, &currency),
                 price_source: priced.source,
@@ -327,20 +336,22 @@ impl DraftTool for SalesCreateQuoteDraft {
                 tax_code: code,
                 tax_rate_percent: tax.rate_percent.normalize().to_string(),
                 tax_amount: Money::new(tax_amount, &currency),
-                line_total: Money::new(net + tax_amount, &currency),
+                line_total: Money::new(line_total, &currency),
             });
         }
         if !issues.is_empty() {
             return Err(rejected_with(issues, NO_DRAFT));
         }
 
-        let amount = |m: &Money| m.amount.parse::<Decimal>().unwrap_or_default();
-        let subtotal: Decimal = lines.iter().map(|l| amount(&l.net_amount)).sum();
-        let tax_total: Decimal = lines.iter().map(|l| amount(&l.tax_amount)).sum();
-        let total = subtotal + tax_total;
-        let position = customer.credit_position(&orders, &invoices);
-        let number = sequence.next();
-        let quote_number = format!("QT-{}-{number:06}", call.caller.branch_code());
+        let overflow = || money::overflow("the quote total");
+        let subtotal = money::sum(nets).ok_or_else(overflow)?;
+        let tax_total = money::sum(taxes_of_lines).ok_or_else(overflow)?;
+        let total = subtotal.checked_add(tax_total).ok_or_else(overflow)?;
+        let position = customer.credit_position(&orders, &invoices)?;
+        // Only a draft that passed every check takes a number, so refused
+        // input writes nothing and leaves no gap.
+        let sequence = store.reserve_number(branch, "QT").await?;
+        let quote_number = numbers::document_number("QT", call.caller.branch_code(), sequence)?;
         let quote = Quote {
             quote_id: format!("qt_{}", ulid::Ulid::new().to_string().to_lowercase()),
             quote_number: quote_number.clone(),
@@ -358,7 +369,7 @@ impl DraftTool for SalesCreateQuoteDraft {
             tax_total: Money::new(tax_total, &currency),
             total: Money::new(total, &currency),
             rounding: TAX_ROUNDING_RULE.to_owned(),
-            credit_check: credit_check(&position, total, &currency),
+            credit_check: credit_check(&position, total, &currency)?,
             note: input.note.clone(),
             client_ref: input.client_ref.clone(),
             drafted_by_agent_run: call.agent.run_id.clone(),
@@ -375,9 +386,9 @@ impl DraftTool for SalesCreateQuoteDraft {
         let document = DocumentRef {
             id: quote.quote_id.clone(),
             number: quote_number,
-            kind: "quote",
+            kind: "quote".to_owned(),
         };
-        store::numbered_draft(call.db, tenant, branch, &sequence, item, document, quote)
+        store::numbered_draft(call.db, item, document, quote)
     }
 }
 

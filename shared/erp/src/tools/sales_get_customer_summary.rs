@@ -5,13 +5,13 @@
 use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
-use draftline_contract::tool::{Call, ReadTool, Tier, ToolMeta, ToolSpec};
+use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
 use crate::model::{CustomerInvoice, OpenItem, SalesOrderStatus, TaxCode};
-use crate::money::Money;
+use crate::money::{self, Money};
 use crate::store::ErpStore;
 
 /// How many documents each list shows (the counts and totals cover all).
@@ -158,7 +158,6 @@ overdue invoices with days overdue (most overdue first, at most 10 each, with co
 5 invoices. To find the code use sales_search_customers; to quote use sales_create_quote_draft. \
 Example: {\"customer_code\": \"C-BDG-001\"}",
         module: "sales",
-        tier: Tier::Read,
         scope: "sales:read",
     };
 }
@@ -170,19 +169,22 @@ pub fn customer_not_found(code: &str) -> String {
     )
 }
 
-fn brief(invoice: &CustomerInvoice, today: NaiveDate) -> InvoiceBrief {
-    InvoiceBrief {
+fn brief(invoice: &CustomerInvoice, today: NaiveDate) -> Result<InvoiceBrief, ToolError> {
+    let outstanding = invoice
+        .outstanding()
+        .ok_or_else(|| money::overflow(&format!("what is owed on {}", invoice.number)))?;
+    Ok(InvoiceBrief {
         number: invoice.number.clone(),
         invoice_date: invoice.invoice_date,
         due_date: invoice.due_date,
         amount: Money::new(invoice.amount, &invoice.currency),
-        outstanding: Money::new(invoice.outstanding(), &invoice.currency),
+        outstanding: Money::new(outstanding, &invoice.currency),
         days_overdue: if invoice.is_open() {
             invoice.days_overdue(today)
         } else {
             0
         },
-    }
+    })
 }
 
 #[async_trait]
@@ -200,7 +202,7 @@ impl ReadTool for SalesGetCustomerSummary {
             customer.ok_or_else(|| ToolError::NotFound(format!("{} Nothing was read.", customer_not_found(code))))?;
         let today = call.clock.now().date_naive();
         let currency = customer.currency.as_str();
-        let position = customer.credit_position(&orders, &invoices);
+        let position = customer.credit_position(&orders, &invoices)?;
 
         let mut open: Vec<_> = orders.iter().filter(|o| o.status.is_open()).collect();
         open.sort_by(|a, b| b.order_date.cmp(&a.order_date).then_with(|| b.number.cmp(&a.number)));
@@ -216,14 +218,30 @@ impl ReadTool for SalesGetCustomerSummary {
                 .then_with(|| b.number.cmp(&a.number))
         });
 
+        let overdue_owed = overdue
+            .iter()
+            .map(|i| i.outstanding())
+            .collect::<Option<Vec<_>>>()
+            .and_then(money::sum)
+            .ok_or_else(|| money::overflow(&format!("the overdue total of {code}")))?;
+        let overdue_briefs = overdue
+            .iter()
+            .take(SHOWN)
+            .map(|i| brief(i, today))
+            .collect::<Result<Vec<_>, _>>()?;
+        let recent_briefs = recent
+            .iter()
+            .take(HISTORY)
+            .map(|i| brief(i, today))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(CustomerSummary {
             as_of: today,
             credit: Credit {
                 credit_limit: Money::new(position.limit, currency),
                 open_orders: Money::new(position.open_orders, currency),
                 outstanding_invoices: Money::new(position.outstanding_invoices, currency),
-                exposure: Money::new(position.exposure(), currency),
-                available_credit: Money::new(position.available(), currency),
+                exposure: Money::new(position.exposure, currency),
+                available_credit: Money::new(position.available, currency),
                 over_limit: position.over_limit(),
             },
             open_orders: OpenOrders {
@@ -242,10 +260,10 @@ impl ReadTool for SalesGetCustomerSummary {
             },
             overdue_invoices: OverdueInvoices {
                 count: u32::try_from(overdue.len()).unwrap_or(u32::MAX),
-                total_outstanding: Money::new(overdue.iter().map(|i| i.outstanding()).sum(), currency),
-                invoices: overdue.iter().take(SHOWN).map(|i| brief(i, today)).collect(),
+                total_outstanding: Money::new(overdue_owed, currency),
+                invoices: overdue_briefs,
             },
-            recent_invoices: recent.iter().take(HISTORY).map(|i| brief(i, today)).collect(),
+            recent_invoices: recent_briefs,
             customer: CustomerProfile {
                 default_tax_code: if customer.tax_exempt {
                     TaxCode::Exempt

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::cursor::CursorScope;
-use draftline_contract::tool::{Call, ReadTool, Tier, ToolMeta, ToolSpec};
+use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
@@ -93,7 +93,6 @@ name, city, price list, credit limit, payment terms, tax exemption and credit ho
 and overdue invoices call sales_get_customer_summary; to quote call sales_create_quote_draft. \
 Example: {\"query\": \"tekstil\", \"limit\": 10, \"cursor\": null}",
         module: "sales",
-        tier: Tier::Read,
         scope: "sales:read",
     };
 }
