@@ -398,3 +398,33 @@ async fn a_stored_price_too_large_to_multiply_is_a_clear_error_and_the_server_li
         .await;
     assert_eq!(after.status, 200);
 }
+
+#[tokio::test]
+async fn a_resource_url_with_a_trailing_slash_accepts_a_token_for_exactly_that_url() {
+    let app = spawn_app().await;
+    let resource = format!("{}/", crate::function_process::FUNCTION_RESOURCE);
+    let mut env = crate::function_process::function_env(&app);
+    for (name, value) in env.iter_mut() {
+        if name == "DRAFTLINE_RESOURCE" {
+            *value = resource.clone();
+        }
+    }
+    let function = crate::vercel::VercelFunction::start_with_env(env!("CARGO_BIN_EXE_inventory_get_stock"), &env).await;
+    let stock = json!({"item_code": "BRG-0042"}).to_string();
+    for aud in [resource.clone(), crate::function_process::FUNCTION_RESOURCE.to_owned()] {
+        let token = token_for(&draftline_cli::demo_spec("buyer-sby").unwrap(), &aud, 600).unwrap();
+        let (status, _, body) = function
+            .post(
+                "/api/inventory_get_stock",
+                &[("authorization", format!("Bearer {token}"))],
+                stock.clone(),
+            )
+            .await;
+        assert_eq!(status, 200, "aud {aud}: {body}");
+    }
+    let other = token_for(&draftline_cli::demo_spec("buyer-sby").unwrap(), "https://elsewhere.test/", 600).unwrap();
+    let (status, _, _) = function
+        .post("/api/inventory_get_stock", &[("authorization", format!("Bearer {other}"))], stock)
+        .await;
+    assert_eq!(status, 401);
+}

@@ -126,21 +126,35 @@ struct JwksServer {
     addr: SocketAddr,
     published: Arc<Mutex<Vec<Jwk>>>,
     fetches: Arc<AtomicUsize>,
+    behaviour: Arc<Behaviour>,
     down: tokio::sync::watch::Sender<bool>,
     server: JoinHandle<()>,
+}
+
+/// How the test provider answers, beyond the published keys.
+#[derive(Default)]
+struct Behaviour {
+    /// Bytes of padding added to the body (an oversize key set).
+    padding: AtomicUsize,
+    /// While set, a fetch is held unanswered until `release` is notified.
+    hold: std::sync::atomic::AtomicBool,
+    release: tokio::sync::Notify,
 }
 
 fn jwks_response(
     published: &Mutex<Vec<Jwk>>,
     fetches: &AtomicUsize,
+    behaviour: &Behaviour,
     request: &Request<Incoming>,
 ) -> Response<Full<Bytes>> {
     let mut response = if request.uri().path() == "/.well-known/jwks.json" {
         fetches.fetch_add(1, Ordering::SeqCst);
-        let keys = JwkSet {
-            keys: published.lock().unwrap().clone(),
-        };
-        Response::new(Full::new(Bytes::from(serde_json::to_vec(&keys).unwrap())))
+        let mut body = json!({"keys": published.lock().unwrap().clone()});
+        let padding = behaviour.padding.load(Ordering::SeqCst);
+        if padding > 0 {
+            body["padding"] = json!("x".repeat(padding));
+        }
+        Response::new(Full::new(Bytes::from(body.to_string())))
     } else {
         let mut response = Response::new(Full::new(Bytes::new()));
         *response.status_mut() = http::StatusCode::NOT_FOUND;
@@ -159,8 +173,9 @@ impl JwksServer {
         let addr = listener.local_addr().unwrap();
         let published = Arc::new(Mutex::new(keys.iter().map(|k| k.jwk.clone()).collect::<Vec<_>>()));
         let fetches = Arc::new(AtomicUsize::new(0));
+        let behaviour = Arc::new(Behaviour::default());
         let (down, mut went_down) = tokio::sync::watch::channel(false);
-        let (set, count) = (published.clone(), fetches.clone());
+        let (set, count, how) = (published.clone(), fetches.clone(), behaviour.clone());
         let server = tokio::spawn(async move {
             let mut connections = tokio::task::JoinSet::new();
             loop {
@@ -183,11 +198,17 @@ impl JwksServer {
                     drop(stream);
                     continue;
                 }
-                let (set, count) = (set.clone(), count.clone());
+                let (set, count, how) = (set.clone(), count.clone(), how.clone());
                 connections.spawn(async move {
                     let service = service_fn(move |request: Request<Incoming>| {
-                        let (set, count) = (set.clone(), count.clone());
-                        async move { Ok::<_, Infallible>(jwks_response(&set, &count, &request)) }
+                        let (set, count, how) = (set.clone(), count.clone(), how.clone());
+                        async move {
+                            let response = jwks_response(&set, &count, &how, &request);
+                            if how.hold.load(Ordering::SeqCst) {
+                                how.release.notified().await;
+                            }
+                            Ok::<_, Infallible>(response)
+                        }
                     });
                     let _ = hyper::server::conn::http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service)
@@ -199,9 +220,23 @@ impl JwksServer {
             addr,
             published,
             fetches,
+            behaviour,
             down,
             server,
         }
+    }
+
+    /// Removes the key `kid` from the published set.
+    fn withdraw(&self, kid: &str) {
+        self.published
+            .lock()
+            .unwrap()
+            .retain(|jwk| jwk.common.key_id.as_deref() != Some(kid));
+    }
+
+    /// Replaces the published set with exactly `jwks`.
+    fn publish_exactly(&self, jwks: Vec<Jwk>) {
+        *self.published.lock().unwrap() = jwks;
     }
 
     fn url(&self) -> String {
@@ -488,4 +523,95 @@ async fn an_unreachable_key_set_is_503_dependency_unavailable_not_401() {
     // A cached key keeps working through the outage.
     let cached = warm.read_stock(&keys.ec_1.token("buyer-sby", &warm.resource)).await;
     assert_eq!(cached.status, 200, "{:?}", cached.body);
+}
+
+#[tokio::test]
+async fn a_key_the_provider_withdrew_stops_verifying_once_the_set_is_past_its_max_age() {
+    use draftline_contract::auth::jwks::DEFAULT_MAX_AGE;
+    let keys = keys().await;
+    let idp = JwksServer::start(&[&keys.rsa_1, &keys.rsa_2]).await;
+    let ticker = ManualTicker::new();
+    let cache = JwksCache::with_ticker(idp.url(), Arc::new(ticker.clone()));
+    assert!(cache.key(keys.rsa_2.kid, Algorithm::RS256).await.is_ok());
+    idp.withdraw(keys.rsa_2.kid);
+    ticker.advance(DEFAULT_MAX_AGE - Duration::from_secs(1));
+    assert!(
+        cache.key(keys.rsa_2.kid, Algorithm::RS256).await.is_ok(),
+        "within its max age the set is used as fetched"
+    );
+    assert_eq!(idp.fetches(), 1);
+    ticker.advance(Duration::from_secs(1));
+    assert!(
+        cache.key(keys.rsa_2.kid, Algorithm::RS256).await.is_err(),
+        "past its max age the set is fetched again and the withdrawn key is gone"
+    );
+    assert_eq!(idp.fetches(), 2);
+    assert!(cache.key(keys.rsa_1.kid, Algorithm::RS256).await.is_ok());
+    assert_eq!(idp.fetches(), 2);
+}
+
+#[tokio::test]
+async fn a_jwk_for_encryption_or_for_another_algorithm_never_verifies_a_token() {
+    use jsonwebtoken::jwk::{KeyAlgorithm, KeyOperations};
+    let keys = keys().await;
+    let idp = JwksServer::start(&[]).await;
+    let mut for_encryption = keys.rsa_1.jwk.clone();
+    for_encryption.common.public_key_use = Some(PublicKeyUse::Encryption);
+    let mut other_alg = keys.rsa_2.jwk.clone();
+    other_alg.common.key_algorithm = Some(KeyAlgorithm::RS384);
+    let mut wrapping_only = keys.ec_1.jwk.clone();
+    wrapping_only.common.key_operations = Some(vec![KeyOperations::WrapKey]);
+    idp.publish_exactly(vec![for_encryption, other_alg, wrapping_only]);
+    let cache = JwksCache::new(idp.url());
+    for (kid, alg) in [
+        (keys.rsa_1.kid, Algorithm::RS256),
+        (keys.rsa_2.kid, Algorithm::RS256),
+        (keys.ec_1.kid, Algorithm::ES256),
+    ] {
+        assert!(cache.key(kid, alg).await.is_err(), "{kid}");
+    }
+    // The same keys marked for signatures with their own algorithm verify.
+    let mut signing = keys.rsa_2.jwk.clone();
+    signing.common.key_algorithm = Some(KeyAlgorithm::RS256);
+    idp.publish_exactly(vec![signing]);
+    let fresh = JwksCache::new(idp.url());
+    assert!(fresh.key(keys.rsa_2.kid, Algorithm::RS256).await.is_ok());
+}
+
+#[tokio::test]
+async fn an_oversize_key_set_is_not_read_and_is_503() {
+    let keys = keys().await;
+    let idp = JwksServer::start(&[&keys.rsa_1]).await;
+    idp.behaviour.padding.store(200 * 1024, Ordering::SeqCst);
+    let cache = JwksCache::new(idp.url());
+    let err = cache.key(keys.rsa_1.kid, Algorithm::RS256).await.err().unwrap();
+    assert_eq!(err.code().as_str(), "DEPENDENCY_UNAVAILABLE");
+    idp.behaviour.padding.store(0, Ordering::SeqCst);
+    let fine = JwksCache::new(idp.url());
+    assert!(fine.key(keys.rsa_1.kid, Algorithm::RS256).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_cached_key_is_answered_while_a_refetch_waits_on_the_provider() {
+    let keys = keys().await;
+    let idp = JwksServer::start(&[&keys.rsa_1]).await;
+    let cache = Arc::new(JwksCache::new(idp.url()));
+    assert!(cache.key(keys.rsa_1.kid, Algorithm::RS256).await.is_ok());
+
+    // An unknown kid makes the cache refetch, and the provider holds that answer.
+    idp.behaviour.hold.store(true, Ordering::SeqCst);
+    let waiting = {
+        let cache = cache.clone();
+        tokio::spawn(async move { cache.key("rotated-kid", Algorithm::RS256).await.is_ok() })
+    };
+    while idp.fetches() < 2 {
+        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // The cached key does not wait behind that fetch.
+    assert!(cache.key(keys.rsa_1.kid, Algorithm::RS256).await.is_ok());
+    assert!(!waiting.is_finished(), "the refetch is still held by the provider");
+    idp.behaviour.hold.store(false, Ordering::SeqCst);
+    idp.behaviour.release.notify_waiters();
+    assert!(!waiting.await.unwrap(), "the rotated kid is not in the set");
 }

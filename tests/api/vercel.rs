@@ -19,7 +19,12 @@ pub struct VercelFunction {
 impl VercelFunction {
     /// Starts `binary` against `app`'s table and waits until it answers `/_vercel/ping`.
     pub async fn start(binary: &str, app: &TestApp) -> Self {
-        let (process, port) = start_vercel_function(binary, &function_env(app)).await;
+        Self::start_with_env(binary, &function_env(app)).await
+    }
+
+    /// Starts `binary` with exactly `env` and waits until it answers `/_vercel/ping`.
+    pub async fn start_with_env(binary: &str, env: &[(String, String)]) -> Self {
+        let (process, port) = start_vercel_function(binary, env).await;
         let function = Self {
             process,
             base: format!("http://127.0.0.1:{port}"),
