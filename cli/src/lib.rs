@@ -36,6 +36,8 @@ pub struct LocalOptions {
     pub clock: Option<Arc<dyn Clock>>,
     /// A per-user call budget per minute (else `DRAFTLINE_RATE_LIMIT_PER_MINUTE`).
     pub rate_limit_per_minute: Option<u32>,
+    /// The time limit of one call (else `DRAFTLINE_CALL_DEADLINE_SECONDS` or the default).
+    pub call_deadline: Option<std::time::Duration>,
 }
 
 /// A running local server. Dropping it stops the server and the engine.
@@ -86,6 +88,11 @@ pub fn local_config(resource: String, endpoint: String) -> Config {
     if let Some(ttl) = env("DRAFTLINE_IDEMPOTENCY_TTL_SECONDS").and_then(|v| v.parse().ok()) {
         config.idempotency_ttl = std::time::Duration::from_secs(ttl);
     }
+    if let Some(secs) = env("DRAFTLINE_CALL_DEADLINE_SECONDS").and_then(|v| v.parse::<f64>().ok())
+        && (1.0..=900.0).contains(&secs)
+    {
+        config.call_deadline = std::time::Duration::from_secs_f64(secs);
+    }
     config
 }
 
@@ -108,6 +115,9 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
     let mut config = local_config(format!("http://{addr}"), endpoint);
     if options.rate_limit_per_minute.is_some() {
         config.rate_limit_per_minute = options.rate_limit_per_minute;
+    }
+    if let Some(deadline) = options.call_deadline {
+        config.call_deadline = deadline;
     }
     let db = Db::connect(&config).await;
     draftline_infra::create_table(db.client(), db.table())

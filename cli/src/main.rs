@@ -121,6 +121,7 @@ async fn serve(port: u16, data: Option<PathBuf>, dynamodb_endpoint: Option<Strin
         dynamodb_endpoint,
         clock: None,
         rate_limit_per_minute: None,
+        call_deadline: None,
     })
     .await?;
     let url = server.url();

@@ -67,6 +67,7 @@ pub async fn spawn_app_with_budget(rate_limit_per_minute: Option<u32>) -> TestAp
         dynamodb_endpoint: None,
         clock: Some(Arc::new(clock.clone())),
         rate_limit_per_minute,
+        ..LocalOptions::default()
     })
     .await
     .expect("the local server starts");

@@ -8,6 +8,7 @@ mod budget;
 mod catalogue;
 mod contract;
 mod drafts;
+mod faults;
 mod function_process;
 mod hardening;
 mod helpers;

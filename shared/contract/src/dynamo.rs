@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::{Credentials, Region, SharedInterceptor};
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_smithy_runtime_api::client::interceptors::Intercept;
@@ -109,8 +110,16 @@ impl Db {
                 aws_sdk_dynamodb::config::Builder::from(&shared)
             }
         };
+        // Throttling and transient failures are retried by the SDK, bounded:
+        // three attempts with jittered exponential backoff from 25 ms, well
+        // inside a call's deadline; then the call answers 503.
+        let retries = RetryConfig::standard()
+            .with_max_attempts(3)
+            .with_initial_backoff(Duration::from_millis(25))
+            .with_max_backoff(Duration::from_millis(400));
         let client = Client::from_conf(
             builder
+                .retry_config(retries)
                 .timeout_config(timeouts)
                 .interceptor(SharedInterceptor::new(CountRoundTrips(round_trips.clone())))
                 .build(),
