@@ -68,7 +68,12 @@ impl Drop for FaultProxy {
     }
 }
 
-async fn forward(http: &reqwest::Client, upstream: &str, parts: &http::request::Parts, body: Bytes) -> Response<Full<Bytes>> {
+async fn forward(
+    http: &reqwest::Client,
+    upstream: &str,
+    parts: &http::request::Parts,
+    body: Bytes,
+) -> Response<Full<Bytes>> {
     let mut request = http.post(format!("{upstream}{}", parts.uri.path())).body(body);
     for (name, value) in &parts.headers {
         if name != http::header::HOST && name != http::header::CONTENT_LENGTH {
@@ -96,7 +101,9 @@ impl FaultProxy {
         let shared = plan.clone();
         let task = tokio::spawn(async move {
             loop {
-                let Ok((stream, _)) = listener.accept().await else { return };
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
                 if shared.down.load(Ordering::SeqCst) {
                     drop(stream);
                     continue;
@@ -141,9 +148,10 @@ impl FaultProxy {
                                         b"<html><body><h1>500 Internal Server Error</h1></body></html>",
                                     )));
                                     *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
-                                    response
-                                        .headers_mut()
-                                        .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("text/html"));
+                                    response.headers_mut().insert(
+                                        http::header::CONTENT_TYPE,
+                                        http::HeaderValue::from_static("text/html"),
+                                    );
                                     Ok(response)
                                 }
                                 Some(Fault::LoseResponse) => {
@@ -180,7 +188,13 @@ impl FaultProxy {
     }
 
     fn seen(&self, operation: &str) -> usize {
-        self.plan.seen.lock().unwrap().iter().filter(|(op, _)| op == operation).count()
+        self.plan
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(op, _)| op == operation)
+            .count()
     }
 
     fn set_down(&self, down: bool) {
@@ -213,7 +227,10 @@ async fn spawn_faulty_app(call_deadline: Option<Duration>) -> FaultyApp {
     FaultyApp {
         app: TestApp {
             server,
-            http: reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap(),
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(30))
+                .build()
+                .unwrap(),
             inspect,
             clock,
         },
@@ -248,13 +265,21 @@ async fn a_draft_whose_every_answer_is_lost_says_it_may_exist_and_its_retry_find
     let faulty = spawn_faulty_app(None).await;
     let app = &faulty.app;
     faulty.proxy.fail("TransactWriteItems", Fault::LoseResponse, 3);
-    let first = app.create_po_draft("buyer-sby", "lost-all", &po_input("lost-all")).await;
+    let first = app
+        .create_po_draft("buyer-sby", "lost-all", &po_input("lost-all"))
+        .await;
     assert_eq!(first.status, 503, "{:?}", first.body);
     assert_eq!(first.error_code(), "DEPENDENCY_UNAVAILABLE");
     assert_eq!(first.body["error"]["retryable"], true);
-    assert!(first.message().contains("may or may not have been created"), "{}", first.message());
+    assert!(
+        first.message().contains("may or may not have been created"),
+        "{}",
+        first.message()
+    );
     assert!(first.header("retry-after").is_some());
-    let retry = app.create_po_draft("buyer-sby", "lost-all", &po_input("lost-all")).await;
+    let retry = app
+        .create_po_draft("buyer-sby", "lost-all", &po_input("lost-all"))
+        .await;
     assert_eq!(retry.status, 200, "{:?}", retry.body);
     assert_eq!(retry.body["replayed"], true);
     assert_eq!(app.count_kind("purchase_order").await, seeded_purchase_orders() + 1);
@@ -272,7 +297,12 @@ async fn an_engine_that_is_down_is_503_retryable_and_nothing_is_written() {
     assert_eq!(reply.body["error"]["retryable"], true);
     assert!(reply.header("retry-after").is_some());
     let read = app
-        .call("buyer-sby", "inventory_get_stock", &json!({"item_code": "BRG-0042"}), &[])
+        .call(
+            "buyer-sby",
+            "inventory_get_stock",
+            &json!({"item_code": "BRG-0042"}),
+            &[],
+        )
         .await;
     assert_eq!(read.status, 503);
     faulty.proxy.set_down(false);
@@ -288,14 +318,18 @@ async fn throttling_is_retried_a_bounded_number_of_times_then_answered_503_with_
     // Two throttled answers: the SDK's retries get through.
     faulty.proxy.fail("GetItem", Fault::Throttle, 2);
     let before = faulty.proxy.seen("GetItem");
-    let ok = app.create_po_draft("buyer-sby", "throttled-1", &po_input("throttled-1")).await;
+    let ok = app
+        .create_po_draft("buyer-sby", "throttled-1", &po_input("throttled-1"))
+        .await;
     assert_eq!(ok.status, 201, "{:?}", ok.body);
     assert_eq!(faulty.proxy.seen("GetItem") - before, 3);
 
     // Throttled for good: three attempts, then a 503 the caller can act on.
     faulty.proxy.fail("GetItem", Fault::Throttle, 10);
     let before = faulty.proxy.seen("GetItem");
-    let reply = app.create_po_draft("buyer-sby", "throttled-2", &po_input("throttled-2")).await;
+    let reply = app
+        .create_po_draft("buyer-sby", "throttled-2", &po_input("throttled-2"))
+        .await;
     assert_eq!(faulty.proxy.seen("GetItem") - before, 3, "bounded retries");
     assert_eq!(reply.status, 503, "{:?}", reply.body);
     assert_eq!(reply.error_code(), "DEPENDENCY_UNAVAILABLE");
@@ -311,7 +345,11 @@ async fn an_upstream_html_500_is_503_dependency_unavailable_not_our_bug() {
     faulty.proxy.fail("GetItem", Fault::Html500, 3);
     let lookup = app.create_po_draft("buyer-sby", "html-1", &po_input("html-1")).await;
     assert_eq!(lookup.status, 503, "{:?}", lookup.body);
-    assert!(lookup.message().contains("No draft was created"), "{}", lookup.message());
+    assert!(
+        lookup.message().contains("No draft was created"),
+        "{}",
+        lookup.message()
+    );
 
     faulty.proxy.fail("TransactWriteItems", Fault::Html500, 3);
     let commit = app.create_po_draft("buyer-sby", "html-2", &po_input("html-2")).await;
@@ -324,7 +362,11 @@ async fn an_upstream_html_500_is_503_dependency_unavailable_not_our_bug() {
         commit.message()
     );
     let retry = app.create_po_draft("buyer-sby", "html-2", &po_input("html-2")).await;
-    assert_eq!(retry.status, 201, "nothing was written behind the HTML page: {:?}", retry.body);
+    assert_eq!(
+        retry.status, 201,
+        "nothing was written behind the HTML page: {:?}",
+        retry.body
+    );
 }
 
 #[tokio::test]
@@ -340,12 +382,19 @@ async fn a_call_past_its_deadline_is_503_says_what_may_have_happened_and_is_audi
             "buyer-sby",
             "purchasing_create_po_draft",
             &po_input("slow-1"),
-            &[("idempotency-key", "slow-1".into()), ("x-request-id", "slow-request".into())],
+            &[
+                ("idempotency-key", "slow-1".into()),
+                ("x-request-id", "slow-request".into()),
+            ],
         )
         .await;
     assert_eq!(slow.status, 503, "{:?}", slow.body);
     assert_eq!(slow.error_code(), "DEPENDENCY_UNAVAILABLE");
-    assert!(slow.message().contains("may or may not have been created"), "{}", slow.message());
+    assert!(
+        slow.message().contains("may or may not have been created"),
+        "{}",
+        slow.message()
+    );
     tokio::time::sleep(Duration::from_millis(2000)).await;
     let audits: Vec<_> = app
         .audit_items()
@@ -354,7 +403,9 @@ async fn a_call_past_its_deadline_is_503_says_what_may_have_happened_and_is_audi
         .filter(|a| a["request_id"] == "slow-request")
         .collect();
     assert!(
-        audits.iter().any(|a| a["outcome"] == "tool_error" && a["code"] == "DEPENDENCY_UNAVAILABLE"),
+        audits
+            .iter()
+            .any(|a| a["outcome"] == "tool_error" && a["code"] == "DEPENDENCY_UNAVAILABLE"),
         "the timed-out call is audited: {audits:?}"
     );
     // The commit did land: the retry finds it.
@@ -365,7 +416,12 @@ async fn a_call_past_its_deadline_is_503_says_what_may_have_happened_and_is_audi
     // A read past its deadline changed nothing and says so.
     faulty.proxy.fail("Query", Fault::Delay(Duration::from_millis(2500)), 1);
     let read = app
-        .call("buyer-sby", "inventory_get_stock", &json!({"item_code": "BRG-0042"}), &[])
+        .call(
+            "buyer-sby",
+            "inventory_get_stock",
+            &json!({"item_code": "BRG-0042"}),
+            &[],
+        )
         .await;
     assert_eq!(read.status, 503, "{:?}", read.body);
     assert!(read.message().contains("Nothing was changed"), "{}", read.message());

@@ -422,9 +422,27 @@ async fn a_resource_url_with_a_trailing_slash_accepts_a_token_for_exactly_that_u
             .await;
         assert_eq!(status, 200, "aud {aud}: {body}");
     }
-    let other = token_for(&draftline_cli::demo_spec("buyer-sby").unwrap(), "https://elsewhere.test/", 600).unwrap();
+    let other = token_for(
+        &draftline_cli::demo_spec("buyer-sby").unwrap(),
+        "https://elsewhere.test/",
+        600,
+    )
+    .unwrap();
     let (status, _, _) = function
-        .post("/api/inventory_get_stock", &[("authorization", format!("Bearer {other}"))], stock)
+        .post(
+            "/api/inventory_get_stock",
+            &[("authorization", format!("Bearer {other}"))],
+            stock,
+        )
         .await;
     assert_eq!(status, 401);
+}
+
+/// A token for any tenant, branch and scopes, for `app`'s server.
+pub fn token_of(tenant: &str, sub: &str, branch: &str, branch_code: &str, scope: &str, app: &TestApp) -> String {
+    let spec = TokenSpec {
+        tenant: tenant.into(),
+        ..spec(sub, branch, branch_code, scope)
+    };
+    token_for(&spec, &app.server.url(), 600).unwrap()
 }
