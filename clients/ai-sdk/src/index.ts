@@ -232,16 +232,19 @@ export async function draftlineTools(options: DraftlineToolsOptions): Promise<Dr
       // Not sent to the model; surfaces as `toolMetadata` on tool calls, approval requests and UI parts.
       metadata: { draftline: { title: def.title, module: def.module, tier: def.tier, writes: writes(def) } },
       execute: async (input, { toolCallId, messages, abortSignal, context }) => {
+        // The rule's decision for this call: the SDK's (it asked toolApproval just before), or,
+        // when execute is called outside the SDK's approval step (a custom loop, a direct
+        // call), the rule applied here. A denial by the rule always wins, as in the SDK's own
+        // re-validation of approvals taken from the message history.
         const key = decisionKey(def.name, toolCallId);
-        let approval = approvalInMessages(messages, toolCallId, def);
-        if (approval === undefined) {
-          const decided = decisions.get(key);
-          // Called outside the SDK's approval step (a custom loop, a direct call): apply the rule here.
-          const status =
-            decided ?? (await evaluate(input, { toolCallId, messages, toolContext: context, runtimeContext: undefined }));
-          approval = approvalFromStatus(status, def);
-        }
+        const status =
+          decisions.get(key) ??
+          (await evaluate(input, { toolCallId, messages, toolContext: context, runtimeContext: undefined }));
         decisions.delete(key);
+        const approval =
+          status.type === "denied"
+            ? approvalFromStatus(status, def)
+            : (approvalInMessages(messages, toolCallId, def) ?? approvalFromStatus(status, def));
         if (approval.kind === "refused") return approval.text; // nothing is sent to the server
 
         const headers: Record<string, string> = {
@@ -347,8 +350,8 @@ function approvalFromStatus(status: NormalizedStatus, def: DraftlineToolDefiniti
 }
 
 function deniedText(def: DraftlineToolDefinition, reason: string | undefined): string {
-  const text = reason === undefined ? "" : Array.from(oneLine(reason.toWellFormed())).slice(0, MAX_APPROVAL_REASON_LENGTH).join("");
-  const why = text ? `: ${text}` : ".";
+  const text = reason === undefined ? "" : approvalReasonText(reason);
+  const why = text ? `: ${text}${/[.!?]$/u.test(text) ? "" : "."}` : ".";
   return `Error APPROVAL_DENIED (not retryable): the call of ${def.name} was denied${why} ${nothingSent(def)} Do not repeat it.`;
 }
 
@@ -357,15 +360,23 @@ function nothingSent(def: DraftlineToolDefinition): string {
 }
 
 /**
- * `X-Tool-Approval-Reason`: the reason's first {@link MAX_APPROVAL_REASON_LENGTH} code
- * points (lone surrogates replaced by U+FFFD), percent-encoded as UTF-8
- * (`encodeURIComponent`); `undefined` (no header) when there is no reason or it is blank.
+ * `X-Tool-Approval-Reason`: the reason as one line (every run of whitespace and control
+ * characters, line breaks included, becomes one space; lone surrogates become U+FFFD),
+ * cut to its first {@link MAX_APPROVAL_REASON_LENGTH} code points, percent-encoded as
+ * UTF-8 (`encodeURIComponent`). `undefined` (no header) when there is no reason or it is
+ * blank. The server refuses control characters and longer reasons, so a person's
+ * multi-line note must not fail the approved call.
  */
 function encodeApprovalReason(reason: string | undefined): string | undefined {
   if (typeof reason !== "string") return undefined;
-  const text = reason.toWellFormed().trim();
-  if (text === "") return undefined;
-  return encodeURIComponent(Array.from(text).slice(0, MAX_APPROVAL_REASON_LENGTH).join(""));
+  const text = approvalReasonText(reason);
+  return text === "" ? undefined : encodeURIComponent(text);
+}
+
+/** A reason as the audit keeps it: one line of at most {@link MAX_APPROVAL_REASON_LENGTH} code points. */
+function approvalReasonText(reason: string): string {
+  const line = reason.toWellFormed().replace(/[\s\p{Cc}]+/gu, " ").trim();
+  return Array.from(line).slice(0, MAX_APPROVAL_REASON_LENGTH).join("").trimEnd();
 }
 
 async function fetchToolList(

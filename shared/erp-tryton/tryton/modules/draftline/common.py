@@ -10,15 +10,17 @@ have no number yet).
 """
 
 
+from trytond import backend
 from trytond.exceptions import UserError
 from trytond.i18n import gettext
 from trytond.model import Unique, fields
+from trytond.model.modelsql import SQLConstraintError
 from trytond.pool import Pool
 from trytond.pyson import Eval, If
 
 PROVENANCE = [
-    'draftline_key', 'draftline_number', 'drafted_by_agent_run',
-    'drafted_on_behalf_of', 'drafted_by_tool_call']
+    'draftline_key', 'draftline_number', 'draftline_client_ref',
+    'drafted_by_agent_run', 'drafted_on_behalf_of', 'drafted_by_tool_call']
 
 
 class DraftlineMixin:
@@ -32,6 +34,9 @@ class DraftlineMixin:
     draftline_number = fields.Char(
         "Draftline Number",
         help="The number draftline gave this document (e.g. PO-SBY-000001).")
+    draftline_client_ref = fields.Char(
+        "Client Reference",
+        help="The caller's own reference of the draft (client_ref).")
     drafted_by_agent_run = fields.Char(
         "Drafted by Agent Run",
         help="The agent run (X-Agent-Run-Id) that drafted this document.")
@@ -105,6 +110,24 @@ class DraftlineMixin:
             if values.get('draftline_number') and not values.get('number'):
                 values['number'] = values['draftline_number']
         return values
+
+    @classmethod
+    def create(cls, vlist):
+        try:
+            return super().create(vlist)
+        except SQLConstraintError as exception:
+            # Two drafts created at the same time may draw the same number
+            # where the database cannot lock the sequence (SQLite): make the
+            # request retry in a new transaction (trytond retries
+            # DatabaseOperationalError [database] retry times), which draws
+            # the next number. A taken draftline_key is still reported.
+            if (exception.message == gettext(
+                        'draftline.msg_draftline_number_unique')
+                    and any(v.get('draftline_key')
+                        and not v.get('draftline_number') for v in vlist)):
+                raise backend.DatabaseOperationalError(
+                    'draftline number drawn twice, retry') from exception
+            raise
 
     @classmethod
     def copy(cls, records, default=None):

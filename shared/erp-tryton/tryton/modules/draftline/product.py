@@ -25,15 +25,26 @@ class PriceList(metaclass=PoolMeta):
     def compute(self, product, quantity, uom, pattern=None):
         pool = Pool()
         Uom = pool.get('product.uom')
-        pattern = dict(pattern or {})
-        pattern['draftline_unit'] = uom.id if uom else None
-        price = super().compute(product, quantity, uom, pattern=pattern)
-        line = self._draftline_matched_line(product, quantity, uom, pattern)
-        if (price is not None and line and line.draftline_unit
-                and product and line.draftline_unit != self.get_uom(product)):
-            # The callers convert from get_uom(product) to the line's unit.
-            price = Uom.compute_price(
-                line.draftline_unit, price, self.get_uom(product))
+        base = self.get_uom(product) if product else None
+        tries = [uom]
+        if product and uom and uom != product.default_uom:
+            # no price for the unit: the base unit's price x the conversion
+            tries.append(product.default_uom)
+        price = None
+        for unit in tries:
+            unit_pattern = dict(pattern or {})
+            unit_pattern['draftline_unit'] = unit.id if unit else None
+            line = self._draftline_matched_line(
+                product, quantity, uom, unit_pattern)
+            if line is None:
+                continue
+            price = super().compute(
+                product, quantity, uom, pattern=unit_pattern)
+            if (price is not None and line.draftline_unit and base
+                    and line.draftline_unit != base):
+                # The callers convert from get_uom(product) to the unit.
+                price = Uom.compute_price(line.draftline_unit, price, base)
+            break
         return price
 
     def _draftline_matched_line(self, product, quantity, uom, pattern):
@@ -113,14 +124,27 @@ class Product(metaclass=PoolMeta):
             product_supplier = next(suppliers, None)
             if not product_supplier:
                 continue
-            matched = None
             pattern = ProductSupplierPrice.get_pattern()
-            for price in product_supplier.prices:
-                if price.match(quantity, uom, pattern):
-                    matched = price
-            if not matched or not matched.draftline_unit:
+
+            def last_match(unit):
+                matched = None
+                for price in product_supplier.prices:
+                    if price.match(quantity, unit, pattern):
+                        matched = price
+                return matched
+            matched = last_match(uom)
+            if matched and matched.draftline_unit:
+                unit_price = matched.unit_price
+            elif not matched and uom != product.default_uom:
+                # no price for the unit: the base unit's price x the
+                # conversion
+                matched = last_match(product.default_uom)
+                if not matched or not matched.draftline_unit:
+                    continue
+                unit_price = Uom.compute_price(
+                    product.default_uom, matched.unit_price, uom)
+            else:
                 continue
-            unit_price = matched.unit_price
             if currency and product_supplier.currency != currency:
                 unit_price = Currency.compute(
                     product_supplier.currency, unit_price, currency,

@@ -1,0 +1,62 @@
+# Sourced by setup.sh and serve.sh: where things live. Not run on its own.
+# DRAFTLINE_TRYTON_DIR: this folder (requirements.txt, modules/, seed.py).
+
+tryton_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# The venv key: requirements.txt and every file of the draftline module
+# (path and content), so a changed pin or module means a new venv.
+env_hash() {
+    (
+        cd "$tryton_dir"
+        sha256sum requirements.txt
+        find modules -type f ! -name '*.pyc' ! -path '*/__pycache__/*' \
+            | LC_ALL=C sort | xargs sha256sum
+    ) | sha256sum | cut -c1-16
+}
+
+# The template key: the venv key plus what builds the database (seed.py and
+# build_template below, in this file).
+template_hash() {
+    (
+        cd "$tryton_dir"
+        env_hash
+        sha256sum seed.py common.sh
+    ) | sha256sum | cut -c1-16
+}
+
+# Creates and seeds <build-dir>/template.sqlite (and admin-password there).
+build_template() {
+    local venv=$1 build=$2 start
+    start=$(date +%s)
+    write_conf "$build" "$build/trytond.conf"
+    "$venv/bin/python" -c 'import secrets; print(secrets.token_urlsafe(18))' >"$build/admin-password"
+    : >"$build/template.sqlite"  # trytond-admin opens, never creates, a SQLite file
+    echo "tryton: creating the template database" >&2
+    TRYTONPASSFILE=$build/admin-password "$venv/bin/trytond-admin" \
+        -c "$build/trytond.conf" -d template --all \
+        --email admin@draftline.invalid \
+        -u draftline --activate-dependencies >"$build/admin.log" 2>&1 \
+        || { cat "$build/admin.log" >&2; return 1; }
+    echo "tryton: database created in $(( $(date +%s) - start )) s; seeding" >&2
+    "$venv/bin/python" "$tryton_dir/seed.py" "$build/trytond.conf" template >&2
+}
+
+# Writes the trytond configuration of a data dir (database files live there).
+write_conf() {
+    local data_dir=$1 conf=$2
+    cat >"$conf.tmp" <<CONF
+# Written by draftline's tryton/setup.sh; rewritten on every run.
+[database]
+uri = sqlite://
+path = $data_dir
+# Retries of a transaction that met a busy database (SQLite allows one writer)
+# or drew a draft number another request took at the same time; the default
+# is 5, which 8 concurrent drafts can exhaust (503).
+retry = 20
+
+# [web] listen is not set here: serve.sh passes it as TRYTOND_WEB__LISTEN
+# (a value in this file would win over the environment).
+
+CONF
+    mv "$conf.tmp" "$conf"
+}

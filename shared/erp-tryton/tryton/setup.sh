@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# setup.sh <cache-dir> <data-dir> <database-name>
+#
+# Makes a Tryton 8.2 database with the draftline module and the demo data,
+# ready to be served by serve.sh, and prints its REST key as `key <KEY>` on
+# stdout (everything else goes to stderr). Idempotent; fast when done:
+#   <cache-dir>/venv-<H>/        the Python venv (H = requirements + module)
+#   <cache-dir>/template-<T>.sqlite  a seeded database (T = H + seed.py + common.sh)
+#   <data-dir>/<database>.sqlite the database (a copy of the template)
+#   <data-dir>/trytond.conf      the configuration serve.sh uses
+#   <data-dir>/admin-password    the admin password (for the Tryton client)
+# Nothing is written outside the two dirs. Suggested cache dir:
+# ~/.cache/draftline/tryton (XDG_CACHE_HOME/draftline/tryton).
+set -euo pipefail
+
+if [ $# -ne 3 ]; then
+    echo "usage: $0 <cache-dir> <data-dir> <database-name>" >&2
+    exit 2
+fi
+# stdout is for the key line only.
+exec 3>&1 1>&2
+
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+mkdir -p "$1" "$2"
+cache_dir=$(cd "$1" && pwd)
+data_dir=$(cd "$2" && pwd)
+database=$3
+case "$database" in
+    ''|*[!A-Za-z0-9_-]*) echo "database name must be [A-Za-z0-9_-]+: $database" >&2; exit 2 ;;
+esac
+
+python=${DRAFTLINE_PYTHON:-}
+if [ -z "$python" ]; then
+    for candidate in python3.11 python3.12 python3.13 python3; do
+        if command -v "$candidate" >/dev/null 2>&1; then python=$candidate; break; fi
+    done
+fi
+if [ -z "$python" ] || ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+    echo "setup.sh needs Python >= 3.10 (set DRAFTLINE_PYTHON)" >&2
+    exit 1
+fi
+
+exec 9>"$cache_dir/.lock"
+flock 9
+
+now() { date +%s.%N; }
+took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f s", b - a }'; }
+
+# 1. The venv.
+hash=$(env_hash)
+venv=$cache_dir/venv-$hash
+if [ ! -e "$venv/.complete" ]; then
+    start=$(now)
+    echo "tryton: creating venv $venv" >&2
+    rm -rf "$venv"
+    "$python" -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        --no-deps -r "$tryton_dir/requirements.txt"
+    site=$("$venv/bin/python" -c 'import trytond.modules, os; print(os.path.dirname(trytond.modules.__file__))')
+    cp -R "$tryton_dir/modules/draftline" "$site/draftline"
+    "$venv/bin/python" -m compileall -q "$site/draftline" >/dev/null
+    touch "$venv/.complete"
+    echo "tryton: venv ready in $(took "$start")" >&2
+fi
+
+conf=$data_dir/trytond.conf
+write_conf "$data_dir" "$conf"
+
+# Venvs and templates of other versions of these files are never used again.
+template_key=$(template_hash)
+for old in "$cache_dir"/venv-* "$cache_dir"/template-* "$cache_dir"/build.*; do
+    case "$old" in
+        "$venv"|"$cache_dir/template-$template_key".*) ;;
+        *) if [ -e "$old" ]; then
+               echo "tryton: removing old $old" >&2
+               rm -rf "$old"
+           fi ;;
+    esac
+done
+
+# 2. The seeded template, then the database.
+db_file=$data_dir/$database.sqlite
+if [ ! -e "$db_file" ]; then
+    template=$cache_dir/template-$template_key.sqlite
+    if [ ! -e "$template" ]; then
+        start=$(now)
+        build=$(mktemp -d "$cache_dir/build.XXXXXX")
+        trap 'rm -rf "$build"' EXIT
+        build_template "$venv" "$build"
+        mv "$build/admin-password" "$template.admin-password"
+        mv "$build/template.sqlite" "$template"
+        rm -rf "$build"
+        trap - EXIT
+        echo "tryton: template $template ready in $(took "$start")" >&2
+    fi
+    start=$(now)
+    cp "$template" "$db_file.tmp"
+    # A fresh REST key per database, written before the database is visible.
+    "$venv/bin/python" - "$db_file.tmp" <<'PY'
+import secrets, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+with db:
+    db.execute("DELETE FROM res_user_application")
+    db.execute(
+        "INSERT INTO res_user_application"
+        " (key, \"user\", application, state, create_uid, create_date)"
+        " VALUES (?, 1, 'rest', 'validated', 0, CURRENT_TIMESTAMP)",
+        (secrets.token_hex(32),))
+db.close()
+PY
+    cp "$template.admin-password" "$data_dir/admin-password"
+    chmod 600 "$data_dir/admin-password"
+    mv "$db_file.tmp" "$db_file"
+    echo "tryton: $db_file created from the template in $(took "$start")" >&2
+fi
+
+# 3. The REST key (res.user.application of admin, application rest, validated).
+key=$("$venv/bin/python" - "$db_file" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+row = db.execute(
+    "SELECT key FROM res_user_application WHERE \"user\" = 1"
+    " AND application = 'rest' AND state = 'validated' ORDER BY id LIMIT 1"
+    ).fetchone()
+if row is None:
+    import secrets
+    key = secrets.token_hex(32)
+    with db:
+        db.execute(
+            "INSERT INTO res_user_application"
+            " (key, \"user\", application, state, create_uid, create_date)"
+            " VALUES (?, 1, 'rest', 'validated', 0, CURRENT_TIMESTAMP)",
+            (key,))
+    print(key)
+else:
+    print(row[0])
+PY
+)
+echo "key $key" >&3
