@@ -10,11 +10,16 @@ Builds the release binaries (fat LTO: minutes on 2 cores), then reports:
     running `draftline serve`;
   - per-request latency (p50/p90/p99) of a read, a fresh draft and a replay
     over loopback HTTP, one request at a time (keep-alive);
-  - the function process's peak resident memory (VmHWM) after the run.
+  - the function process's peak resident memory (VmHWM) after the run;
+  - fresh drafts of one branch under 16 and 64 concurrent clients (each
+    with its own keep-alive connection and its own keys): answers by
+    status, requests/s and p50/p99 — every answer must be 2xx.
 Everything runs on 127.0.0.1; every loop is bounded.
 """
 import argparse
+import collections
 import http.client
+import threading
 import json
 import os
 import re
@@ -47,11 +52,49 @@ def post(conn, path, token, body, headers=None):
     return r.status, r.read()
 
 
+def concurrent_drafts(port, tok, needed_by, clients, total):
+    """`total` fresh drafts in one branch from `clients` connections at once."""
+    statuses = collections.Counter()
+    times = []
+    lock = threading.Lock()
+    per_client = total // clients
+
+    def worker(n):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        mine = []
+        for i in range(per_client):
+            ref = f"c{clients}-{n}-{i}-{uuid.uuid4().hex[:8]}"
+            body = {"vendor_code": "V-00231", "needed_by": needed_by, "client_ref": ref, "note": None,
+                    "lines": [{"item_code": "BRG-0042", "qty": 10, "uom": "BOX"}]}
+            t = time.perf_counter()
+            status, _ = post(conn, "/api/purchasing_create_po_draft", tok, body, {"Idempotency-Key": ref})
+            mine.append((status, (time.perf_counter() - t) * 1000))
+        with lock:
+            for status, ms in mine:
+                statuses[status] += 1
+                times.append(ms)
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    elapsed = time.perf_counter() - started
+    non_2xx = sum(n for status, n in statuses.items() if not 200 <= status < 300)
+    print(f"fresh drafts, {clients:2d} clients     n={len(times)} {len(times) / elapsed:6.0f} req/s  "
+          f"p50 {pct(times, 50):.2f} ms  p99 {pct(times, 99):.2f} ms  statuses {dict(statuses)}  "
+          f"non-2xx {non_2xx}")
+    return non_2xx
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--target-dir", default=os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")))
     ap.add_argument("--requests", type=int, default=300)
     ap.add_argument("--cold-starts", type=int, default=10)
+    ap.add_argument("--concurrent-total", type=int, default=640,
+                    help="fresh drafts per concurrency level (16 and 64 clients)")
     args = ap.parse_args()
 
     for package, binary in (("draftline-cli", "draftline"), ("draftline-functions", "inventory_get_stock")):
@@ -141,6 +184,13 @@ def main():
                 assert status in (200, 201), (name, status, body[:200])
             print(f"{name:28s} n={len(times)} p50 {pct(times, 50):.2f} ms  p90 {pct(times, 90):.2f} ms  "
                   f"p99 {pct(times, 99):.2f} ms")
+
+        # Fresh drafts of one branch, concurrently: numbering must not serialize them.
+        failures = sum(concurrent_drafts(port, tok, needed_by, clients, args.concurrent_total)
+                       for clients in (16, 64))
+        if failures:
+            print(f"FAILED: {failures} concurrent fresh drafts were not answered 2xx")
+            return 1
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -3,7 +3,6 @@
 //! so the pipeline meets what a real network and a real DynamoDB do.
 
 use std::collections::VecDeque;
-use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

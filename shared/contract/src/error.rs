@@ -46,22 +46,46 @@ impl ErrorCode {
     }
 }
 
+/// Which promise a refused value broke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IssueKind {
+    /// The published schema (type, required, enum, pattern, length, range,
+    /// format, header rules): a client that follows the schema never sees it.
+    Schema,
+    /// A rule the schema cannot express: something that depends on the data
+    /// (an unknown vendor, a unit the item is not stocked in), the date, or
+    /// other fields.
+    Rule,
+}
+
 /// One problem with one field of the input, located by its JSON path
-/// (`lines[2].uom`; empty for the document as a whole).
+/// (`lines[2].uom`; `header:Idempotency-Key`; empty for the document as a whole).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FieldIssue {
     /// JSON path of the offending value.
     pub path: String,
     /// What is wrong with it and what is allowed.
     pub message: String,
+    /// Whether the schema already said so, or a rule beyond it.
+    pub kind: IssueKind,
 }
 
 impl FieldIssue {
-    /// A new issue at `path`.
+    /// A broken rule at `path` (data, date or cross-field).
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             path: path.into(),
             message: message.into(),
+            kind: IssueKind::Rule,
+        }
+    }
+
+    /// A value the published schema already refuses, at `path`.
+    pub fn schema(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            kind: IssueKind::Schema,
+            ..Self::new(path, message)
         }
     }
 }
@@ -210,6 +234,16 @@ impl ToolError {
         let message = message.into();
         Self::Validation {
             details: vec![FieldIssue::new(path, message.clone())],
+            message,
+        }
+    }
+
+    /// A validation error with one issue the published schema already
+    /// states (a malformed header value).
+    pub fn invalid_schema(path: impl Into<String>, message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self::Validation {
+            details: vec![FieldIssue::schema(path, message.clone())],
             message,
         }
     }

@@ -45,7 +45,7 @@ pub fn openai_tools(registry: &Registry, scopes: &Scopes) -> Value {
                     "type": "function",
                     "name": d.name,
                     "description": d.description,
-                    "parameters": d.input_schema,
+                    "parameters": openai_parameters(&d.input_schema),
                     "strict": true,
                     "defer_loading": true,
                 })
@@ -64,6 +64,36 @@ pub fn openai_tools(registry: &Registry, scopes: &Scopes) -> Value {
         namespaces.push(json!({"type": "tool_search"}));
     }
     json!({ "tools": namespaces })
+}
+
+/// The keywords OpenAI's strict mode does not take (string lengths); every
+/// other keyword of the input schema (pattern, format, ranges, item counts)
+/// stays, and the server enforces the rest.
+const NOT_IN_OPENAI_STRICT: [&str; 2] = ["minLength", "maxLength"];
+
+fn openai_parameters(schema: &Value) -> Value {
+    /// Removes the keywords from one schema and from every schema inside it.
+    fn strip(schema: &mut Value) {
+        let Some(map) = schema.as_object_mut() else { return };
+        for keyword in NOT_IN_OPENAI_STRICT {
+            map.remove(keyword);
+        }
+        for (keyword, value) in map.iter_mut() {
+            match (keyword.as_str(), value) {
+                ("properties" | "$defs" | "definitions", Value::Object(schemas)) => {
+                    schemas.values_mut().for_each(strip)
+                }
+                ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(schemas)) => {
+                    schemas.iter_mut().for_each(strip)
+                }
+                ("items" | "additionalProperties" | "not", inner @ Value::Object(_)) => strip(inner),
+                _ => {}
+            }
+        }
+    }
+    let mut schema = schema.clone();
+    strip(&mut schema);
+    schema
 }
 
 /// The document `clients/ai-sdk` consumes: every tool the caller may use,
@@ -92,21 +122,44 @@ pub fn openapi(registry: &Registry, scopes: &Scopes, resource: &str) -> Value {
     let error_ref = json!({"$ref": "#/components/responses/Error"});
     let mut paths = serde_json::Map::new();
     for d in registry.visible_to(scopes) {
+        let id = json!({"type": "string", "pattern": crate::request::ID_HEADER_PATTERN});
+        let text = json!({"type": "string"});
         let mut parameters = vec![
             header_param(
                 "X-Agent-Run-Id",
                 "The agent run this call belongs to; with client_ref it forms the idempotency key of a draft.",
+                &id,
             ),
             header_param(
                 "X-Tool-Call-Id",
                 "The executor's tool-call id, recorded in the audit item.",
+                &id,
             ),
             header_param(
                 "X-Agent-Model",
-                "The model that chose the call, recorded in the audit item.",
+                "The model that chose the call, recorded in the audit item (printable ASCII, at most 128 characters kept; other values are dropped, never refused).",
+                &text,
             ),
-            header_param("X-Prompt-Version", "The prompt version, recorded in the audit item."),
-            header_param("X-Request-Id", "Kept if 1-64 of [A-Za-z0-9._-], otherwise replaced."),
+            header_param(
+                "X-Prompt-Version",
+                "The prompt version, recorded in the audit item (kept like X-Agent-Model).",
+                &text,
+            ),
+            header_param(
+                "X-Request-Id",
+                "Kept as the request id if 1-64 of [A-Za-z0-9._-], otherwise replaced (never refused).",
+                &text,
+            ),
+            header_param(
+                "X-Tool-Approval",
+                "What a person decided before this call, recorded in the audit item: approved, or not-required when the tool's policy asks nobody. A denied call is not sent at all.",
+                &json!({"type": "string", "enum": ["approved", "not-required"]}),
+            ),
+            header_param(
+                "X-Tool-Approval-Reason",
+                "The approver's reason, percent-encoded UTF-8 (encodeURIComponent) without control characters, at most 500 characters once decoded; recorded in the audit item.",
+                &json!({"type": "string", "maxLength": 4500}),
+            ),
         ];
         let mut responses = serde_json::Map::new();
         responses.insert(
@@ -121,7 +174,16 @@ pub fn openapi(registry: &Registry, scopes: &Scopes, resource: &str) -> Value {
             ),
         );
         if d.tier == Tier::Draft {
-            parameters.insert(0, header_param("Idempotency-Key", "1-255 printable ASCII; the same key on a retry returns the same draft. Required unless X-Agent-Run-Id is sent."));
+            parameters.insert(
+                0,
+                header_param(
+                    "Idempotency-Key",
+                    "1-255 printable ASCII, as an RFC 8941 string (quotes optional); the same key on a retry returns \
+                     the same draft. A draft needs this header unless X-Agent-Run-Id is sent (then the key is \
+                     <X-Agent-Run-Id>:<client_ref>); with neither, the call is refused with a detail of kind rule.",
+                    &json!({"type": "string", "pattern": crate::idempotency::key::HEADER_PATTERN}),
+                ),
+            );
             responses.insert("201".into(), ok_response(d, "The draft was created."));
             responses.insert("409".into(), error_ref.clone());
             responses.insert("422".into(), error_ref.clone());
@@ -139,7 +201,7 @@ pub fn openapi(registry: &Registry, scopes: &Scopes, resource: &str) -> Value {
                     "tags": [d.module],
                     "security": [{"bearer": [d.scope]}],
                     "parameters": parameters,
-                    "requestBody": {"required": true, "content": {"application/json": {"schema": d.input_schema}}},
+                    "requestBody": {"required": true, "content": {"application/json": {"schema": as_accepted(&d.input_schema)}}},
                     "responses": responses,
                 }
             }),
@@ -167,8 +229,54 @@ pub fn openapi(registry: &Registry, scopes: &Scopes, resource: &str) -> Value {
     })
 }
 
-fn header_param(name: &str, description: &str) -> Value {
-    json!({"name": name, "in": "header", "required": false, "description": description, "schema": {"type": "string"}})
+fn header_param(name: &str, description: &str, schema: &Value) -> Value {
+    json!({"name": name, "in": "header", "required": false, "description": description, "schema": schema})
+}
+
+/// A strict input schema as the server accepts it: a property that may be
+/// `null` may also be left out (it means the same), so it is not `required`.
+/// The strict form (every property required) is what model-facing formats
+/// need; this one is the HTTP contract.
+fn as_accepted(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    relax(&mut schema);
+    schema
+}
+
+fn nullable(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
+        Some(Value::String(t)) => t == "null",
+        _ => schema
+            .get("anyOf")
+            .and_then(Value::as_array)
+            .is_some_and(|variants| variants.iter().any(nullable)),
+    }
+}
+
+fn relax(schema: &mut Value) {
+    let Some(object) = schema.as_object_mut() else { return };
+    if let (Some(Value::Object(properties)), Some(Value::Array(required))) =
+        (object.get("properties"), object.get("required"))
+    {
+        let kept: Vec<Value> = required
+            .iter()
+            .filter(|name| {
+                name.as_str()
+                    .and_then(|n| properties.get(n))
+                    .is_none_or(|property| !nullable(property))
+            })
+            .cloned()
+            .collect();
+        object.insert("required".to_owned(), Value::Array(kept));
+    }
+    for value in object.values_mut() {
+        match value {
+            Value::Object(_) => relax(value),
+            Value::Array(items) => items.iter_mut().for_each(relax),
+            _ => {}
+        }
+    }
 }
 
 fn ok_response(def: &ToolDefinition, description: &str) -> Value {
@@ -198,7 +306,7 @@ fn error_envelope_schema() -> Value {
                     "code": {"enum": ["VALIDATION_ERROR", "UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "CONFLICT", "RATE_LIMITED", "DEPENDENCY_UNAVAILABLE", "INTERNAL_ERROR"]},
                     "message": {"type": "string"},
                     "retryable": {"type": "boolean"},
-                    "details": {"type": "array", "items": {"type": "object", "properties": {"path": {"type": "string"}, "message": {"type": "string"}}, "required": ["path", "message"]}},
+                    "details": {"type": "array", "items": {"type": "object", "properties": {"path": {"type": "string"}, "message": {"type": "string"}, "kind": {"enum": ["schema", "rule"], "description": "schema: the value breaks this document's schema; rule: a rule the schema cannot express (data, date, other fields)."}}, "required": ["path", "message", "kind"]}},
                     "retryAfterSeconds": {"type": "integer"}
                 },
                 "required": ["code", "message", "retryable"]

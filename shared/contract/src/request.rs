@@ -69,6 +69,9 @@ pub fn request_id(headers: &HeaderMap) -> String {
         .unwrap_or_else(|| ulid::Ulid::new().to_string())
 }
 
+/// The grammar of `X-Agent-Run-Id` and `X-Tool-Call-Id`, for the published schemas.
+pub const ID_HEADER_PATTERN: &str = "^[A-Za-z0-9._:-]{1,128}$";
+
 fn id_header(headers: &HeaderMap, name: &'static str) -> Result<Option<String>, ToolError> {
     let Some(raw) = headers.get(name) else {
         return Ok(None);
@@ -82,7 +85,7 @@ fn id_header(headers: &HeaderMap, name: &'static str) -> Result<Option<String>, 
     if valid {
         Ok(Some(value.to_owned()))
     } else {
-        Err(ToolError::invalid(
+        Err(ToolError::invalid_schema(
             format!("header:{name}"),
             format!(
                 "the {name} header must be 1-128 characters of letters, digits, '.', '_', '-', ':'. \
@@ -137,7 +140,7 @@ fn approval_header(headers: &HeaderMap) -> Result<Option<Approval>, ToolError> {
     match raw.to_str().unwrap_or_default().trim() {
         "approved" => Ok(Some(Approval::Approved)),
         "not-required" => Ok(Some(Approval::NotRequired)),
-        _ => Err(ToolError::invalid(
+        _ => Err(ToolError::invalid_schema(
             "header:X-Tool-Approval",
             "the X-Tool-Approval header must be 'approved' or 'not-required' (a denied call is not sent at all). \
              Nothing was created or changed.",
@@ -149,6 +152,8 @@ fn approval_reason_header(headers: &HeaderMap) -> Result<Option<String>, ToolErr
     let Some(raw) = headers.get("x-tool-approval-reason") else {
         return Ok(None);
     };
+    // Valid percent-encoding of UTF-8 without control characters is more
+    // than a schema can say: a rule.
     let invalid = || {
         ToolError::invalid(
             "header:X-Tool-Approval-Reason",
@@ -190,7 +195,7 @@ pub fn idempotency_header(headers: &HeaderMap) -> Result<Option<IdempotencyKey>,
     };
     let text = raw.to_str().unwrap_or("\u{0}");
     IdempotencyKey::parse_header(text).map(Some).map_err(|reason| {
-        ToolError::invalid(
+        ToolError::invalid_schema(
             "header:Idempotency-Key",
             format!("{reason}. Nothing was created or changed. Send a new key of 1-255 printable ASCII characters."),
         )

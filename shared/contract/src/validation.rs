@@ -41,7 +41,7 @@ fn display_path(path: &str) -> &str {
 /// Deserializes `body` strictly and runs the validator rules.
 pub fn parse_and_validate<T: DeserializeOwned + Validate>(body: &[u8]) -> Result<T, Vec<FieldIssue>> {
     if body.len() > MAX_BODY_BYTES {
-        return Err(vec![FieldIssue::new(
+        return Err(vec![FieldIssue::schema(
             "",
             format!(
                 "the request body is {} bytes; the limit is {MAX_BODY_BYTES} bytes. Send fewer lines per call",
@@ -50,7 +50,7 @@ pub fn parse_and_validate<T: DeserializeOwned + Validate>(body: &[u8]) -> Result
         )]);
     }
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Err(vec![FieldIssue::new(
+        return Err(vec![FieldIssue::schema(
             "",
             "the request body is empty; send a JSON object matching the tool's input schema",
         )]);
@@ -58,27 +58,75 @@ pub fn parse_and_validate<T: DeserializeOwned + Validate>(body: &[u8]) -> Result
     // serde would accept a struct written as an array; the contract says object.
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     if first.is_some_and(|b| *b != b'{') && serde_json::from_slice::<serde_json::Value>(body).is_ok() {
-        return Err(vec![FieldIssue::new(
+        return Err(vec![FieldIssue::schema(
             "",
             "the request body must be a JSON object matching the tool's input schema",
         )]);
     }
-    let mut de = serde_json::Deserializer::from_slice(body);
-    let input: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = match e.path().to_string().as_str() {
-            "." => String::new(),
-            p => p.to_owned(),
-        };
-        vec![shape_issue(path, e.inner())]
-    })?;
-    de.end()
-        .map_err(|e| vec![FieldIssue::new("", format!("the request body is not valid JSON: {e}"))])?;
+    let input: T = match deserialize(body) {
+        Ok(input) => input,
+        // JSON Schema counts 13.0 as an integer; serde does not. Only a body
+        // that fails goes the slower way through a normalised value.
+        Err(issues) => {
+            let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(body) else {
+                return Err(issues);
+            };
+            if !integral_floats_to_integers(&mut value) {
+                return Err(issues);
+            }
+            serde_path_to_error::deserialize(value).map_err(|e| vec![shape_issue(path_of(&e), e.inner())])?
+        }
+    };
     input.validate().map_err(|errors| {
         let mut issues = Vec::new();
         flatten("", &errors, &mut issues);
         issues
     })?;
     Ok(input)
+}
+
+fn path_of<E>(e: &serde_path_to_error::Error<E>) -> String {
+    match e.path().to_string().as_str() {
+        "." => String::new(),
+        p => p.to_owned(),
+    }
+}
+
+fn deserialize<T: DeserializeOwned>(body: &[u8]) -> Result<T, Vec<FieldIssue>> {
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let input: T = serde_path_to_error::deserialize(&mut de).map_err(|e| vec![shape_issue(path_of(&e), e.inner())])?;
+    de.end().map_err(|e| {
+        vec![FieldIssue::schema(
+            "",
+            format!("the request body is not valid JSON: {e}"),
+        )]
+    })?;
+    Ok(input)
+}
+
+/// Rewrites every number with a zero fraction (`13.0`, `1e2`) that fits an
+/// `i64` as that integer; `true` if anything changed.
+fn integral_floats_to_integers(value: &mut serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::Number(number) => match number.as_f64() {
+            Some(f) if number.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                // Below 2^53 every whole f64 is exact, so the cast is too.
+                #[allow(clippy::cast_possible_truncation)]
+                let whole = f as i64;
+                *value = Value::from(whole);
+                true
+            }
+            _ => false,
+        },
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, item| integral_floats_to_integers(item) | changed),
+        Value::Object(map) => map
+            .values_mut()
+            .fold(false, |changed, item| integral_floats_to_integers(item) | changed),
+        _ => false,
+    }
 }
 
 fn join(parent: &str, field: &str) -> String {
@@ -97,8 +145,10 @@ fn shape_issue(path: String, err: &serde_json::Error) -> FieldIssue {
     let text = text.split(" at line ").next().unwrap_or(&text).to_owned();
     match err.classify() {
         // A syntax error is about the body as a whole, wherever the parser stopped.
-        Category::Syntax | Category::Eof => FieldIssue::new("", format!("the request body is not valid JSON ({err})")),
-        Category::Io => FieldIssue::new(path, "the request body could not be read"),
+        Category::Syntax | Category::Eof => {
+            FieldIssue::schema("", format!("the request body is not valid JSON ({err})"))
+        }
+        Category::Io => FieldIssue::schema(path, "the request body could not be read"),
         Category::Data => {
             let field = |prefix: &str| {
                 text.strip_prefix(prefix)
@@ -106,7 +156,7 @@ fn shape_issue(path: String, err: &serde_json::Error) -> FieldIssue {
                     .map(str::to_owned)
             };
             if let Some(name) = field("missing field `") {
-                return FieldIssue::new(join(&path, &name), format!("`{name}` is required"));
+                return FieldIssue::schema(join(&path, &name), format!("`{name}` is required"));
             }
             if let Some(name) = field("unknown field `") {
                 let located = if path.ends_with(&name) {
@@ -115,12 +165,12 @@ fn shape_issue(path: String, err: &serde_json::Error) -> FieldIssue {
                     join(&path, &name)
                 };
                 let allowed = text.split("expected ").nth(1).unwrap_or("no other fields");
-                return FieldIssue::new(
+                return FieldIssue::schema(
                     located,
                     format!("`{name}` is not a field of this input; allowed fields: {allowed}"),
                 );
             }
-            FieldIssue::new(path, readable_type_error(&text))
+            FieldIssue::schema(path, readable_type_error(&text))
         }
     }
 }
@@ -157,7 +207,7 @@ fn flatten(prefix: &str, errors: &ValidationErrors, out: &mut Vec<FieldIssue>) {
         };
         match kind {
             ValidationErrorsKind::Field(list) => {
-                out.extend(list.iter().map(|e| FieldIssue::new(path.clone(), describe(e))));
+                out.extend(list.iter().map(|e| FieldIssue::schema(path.clone(), describe(e))));
             }
             ValidationErrorsKind::Struct(inner) => flatten(&path, inner, out),
             ValidationErrorsKind::List(items) => {
@@ -273,5 +323,91 @@ mod tests {
         let found = issues("[1,2]");
         assert!(!found[0].message.contains("struct"), "{found:?}");
         assert!(issues("").iter().any(|i| i.message.contains("empty")));
+    }
+}
+
+/// Dates exactly as RFC 3339 `full-date` (`YYYY-MM-DD`, what the schemas'
+/// `format: date` promises). chrono alone also accepts `2026-1-5`,
+/// `+2026-01-05` and surrounding spaces; a schema-following client never
+/// sends those, so the server does not accept them either.
+pub mod date {
+    use chrono::NaiveDate;
+    use serde::{Deserialize, Deserializer};
+
+    fn parse<E: serde::de::Error>(text: &str) -> Result<NaiveDate, E> {
+        let b = text.as_bytes();
+        let shaped = b.len() == 10
+            && b[4] == b'-'
+            && b[7] == b'-'
+            && b.iter()
+                .enumerate()
+                .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+        if !shaped {
+            return Err(E::custom(format!(
+                "'{}' is not a date: dates are written YYYY-MM-DD, e.g. 2026-12-15",
+                text.chars().take(40).collect::<String>()
+            )));
+        }
+        NaiveDate::parse_from_str(text, "%Y-%m-%d")
+            .map_err(|_| E::custom(format!("{text} is not a day of the calendar")))
+    }
+
+    /// A `YYYY-MM-DD` date.
+    pub fn strict<'de, D: Deserializer<'de>>(deserializer: D) -> Result<NaiveDate, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        parse(&text)
+    }
+
+    /// A `YYYY-MM-DD` date or `null` (use with `#[serde(default)]`).
+    pub fn strict_opt<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<NaiveDate>, D::Error> {
+        Option::<String>::deserialize(deserializer)?
+            .map(|text| parse(&text))
+            .transpose()
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn only_yyyy_mm_dd_is_a_date() {
+            let read = |text: &str| {
+                let mut de = serde_json::Deserializer::from_str(text);
+                strict(&mut de).ok()
+            };
+            assert_eq!(read("\"2026-01-05\""), NaiveDate::from_ymd_opt(2026, 1, 5));
+            for bad in [
+                "\"2026-1-5\"",
+                "\"+2026-01-05\"",
+                "\" 2026-01-05\"",
+                "\"2026-02-30\"",
+                "\"20260105\"",
+                "5",
+            ] {
+                assert_eq!(read(bad), None, "{bad}");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod integer_tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, validator::Validate)]
+    #[serde(deny_unknown_fields)]
+    struct Line {
+        qty: i64,
+        limit: Option<u32>,
+    }
+
+    #[test]
+    fn a_whole_number_written_with_a_fraction_is_an_integer_as_json_schema_says() {
+        let line: Line = parse_and_validate(br#"{"qty": 13.0, "limit": 2e1}"#).unwrap();
+        assert_eq!((line.qty, line.limit), (13, Some(20)));
+        let issues = parse_and_validate::<Line>(br#"{"qty": 13.5, "limit": null}"#)
+            .err()
+            .unwrap();
+        assert_eq!(issues[0].path, "qty");
     }
 }

@@ -43,6 +43,12 @@ pub struct IdempotencyKey {
 
 const MAX_LEN: usize = 255;
 
+/// The grammar of the `Idempotency-Key` header for the published schemas:
+/// a bare key (printable ASCII, not starting with a quote, no space at
+/// either end) or an RFC 8941 quoted string whose characters are printable
+/// ASCII with `\"` and `\\` escapes. Every value it matches is accepted.
+pub const HEADER_PATTERN: &str = r#"^(?:[!#-~](?:[ -~]{0,253}[!-~])?|"(?:[ !#-\[\]-~]|\\["\\]){1,255}")$"#;
+
 fn printable(value: &str) -> bool {
     value.bytes().all(|b| (0x20..0x7f).contains(&b))
 }
