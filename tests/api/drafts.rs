@@ -157,7 +157,11 @@ async fn the_same_key_with_other_arguments_is_a_conflict_and_writes_nothing() {
     let mut before = before;
     before.remove("audit");
     assert_eq!(after, before, "only the audit item of the refused call was added");
-    assert_eq!(app.audit_items().await.last().unwrap()["outcome"], "tool_error");
+    let audit = app.audit_items().await.pop().unwrap();
+    assert_eq!(audit["outcome"], "tool_error");
+    assert_eq!(audit["code"], "CONFLICT");
+    // The audit keeps what the model was told.
+    assert_eq!(audit["error_message"], reply.message());
 }
 
 #[tokio::test]

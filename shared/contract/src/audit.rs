@@ -80,7 +80,7 @@ pub struct KeyFacts {
 }
 
 /// How a call ended, as the audit needs it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Outcome<'a> {
     /// The stored outcome.
     pub kind: OutcomeKind,
@@ -88,8 +88,8 @@ pub struct Outcome<'a> {
     pub http_status: u16,
     /// The error code, if any.
     pub code: Option<&'static str>,
-    /// The model-readable message of an error, if any.
-    pub message: Option<&'a str>,
+    /// The model-readable message of an error, if any (what the caller was told).
+    pub message: Option<String>,
     /// The document created or replayed.
     pub document: Option<&'a DocumentRef>,
     /// The draft's key facts.
@@ -137,7 +137,7 @@ impl AuditRecord {
             }
         };
         opt("code", outcome.code);
-        opt("error_message", outcome.message);
+        opt("error_message", outcome.message.as_deref());
         opt("agent_run_id", facts.agent.run_id.as_deref());
         opt("tool_call_id", facts.agent.tool_call_id.as_deref());
         opt("model", facts.agent.model.as_deref());

@@ -142,7 +142,7 @@ fn outcome<'a>(result: &'a Result<Success, ToolError>, key: Option<&'a KeyFacts>
             },
             http_status: err.status().as_u16(),
             code: Some(err.code().as_str()),
-            message: None,
+            message: Some(err.public_message()),
             document: None,
             key,
         },

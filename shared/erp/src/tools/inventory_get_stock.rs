@@ -17,6 +17,7 @@ use crate::units::Uom;
 pub struct GetStockInput {
     /// The item code, e.g. BRG-0042.
     #[validate(custom(function = "super::code"))]
+    #[schemars(pattern(super::CODE_PATTERN))]
     pub item_code: String,
 }
 

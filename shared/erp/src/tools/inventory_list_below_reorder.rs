@@ -33,6 +33,7 @@ pub struct ListBelowReorderInput {
     pub limit: Option<u32>,
     /// null for the first page; otherwise next_cursor from the previous answer, unchanged.
     #[validate(custom(function = "super::cursor"))]
+    #[schemars(pattern(super::CURSOR_PATTERN))]
     pub cursor: Option<String>,
 }
 

@@ -31,6 +31,20 @@ fn format_error(message: String) -> ValidationError {
     ValidationError::new("format").with_message(Cow::Owned(message))
 }
 
+/// The grammar of [`code`] for the published schemas.
+pub const CODE_PATTERN: &str = "^[A-Z0-9-]{1,32}$";
+/// The grammar of [`client_ref`] for the published schemas.
+pub const CLIENT_REF_PATTERN: &str = "^[A-Za-z0-9._:-]{1,64}$";
+/// The grammar of [`cursor`] for the published schemas.
+pub const CURSOR_PATTERN: &str = "^[A-Za-z0-9_.-]{1,512}$";
+/// The grammar of [`po_number`] for the published schemas ([`crate::numbers::pattern`]).
+pub const PO_NUMBER_PATTERN: &str = "^PO-[A-Za-z0-9._-]{1,16}-[0-9]{6,12}$";
+/// The grammar of [`search_text`] for the published schemas: no control
+/// character, and at least one character that is not white space (the
+/// length, 1-64, is a schema keyword of its own).
+pub const SEARCH_TEXT_PATTERN: &str =
+    "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$";
+
 /// An ERP code (`BRG-0042`, `V-00231`): 1-32 of `A-Z 0-9 -`.
 pub fn code(value: &str) -> Result<(), ValidationError> {
     let ok = !value.is_empty()
@@ -56,9 +70,11 @@ pub fn page_size(limit: Option<u32>, default: u32) -> usize {
     limit.unwrap_or(default).clamp(1, MAX_PAGE) as usize
 }
 
-/// Search text: 1-64 characters, no control characters.
+/// Search text: 1-64 characters, no control characters, not only white space.
 pub fn search_text(value: &str) -> Result<(), ValidationError> {
-    let ok = !value.trim().is_empty() && value.chars().count() <= 64 && !value.chars().any(char::is_control);
+    let ok = value.chars().any(|c| !c.is_whitespace())
+        && value.chars().count() <= 64
+        && !value.chars().any(char::is_control);
     if ok {
         Ok(())
     } else {

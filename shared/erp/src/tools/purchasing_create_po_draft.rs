@@ -31,6 +31,7 @@ const MAX_DAYS_AHEAD: i64 = 365;
 pub struct PoLineInput {
     /// The item code, e.g. BRG-0042.
     #[validate(custom(function = "super::code"))]
+    #[schemars(pattern(super::CODE_PATTERN))]
     pub item_code: String,
     /// Whole units to order, 1-100000.
     #[validate(range(min = 1, max = 100_000))]
@@ -46,11 +47,14 @@ pub struct PoLineInput {
 pub struct CreatePoDraftInput {
     /// The vendor's code, e.g. V-00231 (purchasing_search_vendors finds it).
     #[validate(custom(function = "super::code"))]
+    #[schemars(pattern(super::CODE_PATTERN))]
     pub vendor_code: String,
     /// The date the goods are needed, YYYY-MM-DD; today or later, at most 365 days ahead.
+    #[serde(deserialize_with = "draftline_contract::validation::date::strict")]
     pub needed_by: NaiveDate,
     /// Your own unique reference for this intended draft, e.g. reorder-2026-11-29-BRG-0042. Reuse it only when retrying the same draft.
     #[validate(custom(function = "super::client_ref"))]
+    #[schemars(pattern(super::CLIENT_REF_PATTERN))]
     pub client_ref: String,
     /// A note for the person who reviews the draft, or null.
     #[validate(length(max = 500))]

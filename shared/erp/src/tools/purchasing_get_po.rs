@@ -16,6 +16,7 @@ use crate::store::ErpStore;
 pub struct GetPoInput {
     /// The PO number, e.g. PO-SBY-000124.
     #[validate(custom(function = "super::po_number"))]
+    #[schemars(pattern(super::PO_NUMBER_PATTERN))]
     pub po_number: String,
 }
 

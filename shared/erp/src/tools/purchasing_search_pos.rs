@@ -29,16 +29,20 @@ pub struct SearchPosInput {
     pub status: Option<PoStatus>,
     /// Only orders to this vendor (V-00231), or null.
     #[validate(custom(function = "super::code"))]
+    #[schemars(pattern(super::CODE_PATTERN))]
     pub vendor_code: Option<String>,
     /// Only orders created on or after this day, YYYY-MM-DD (UTC), or null.
+    #[serde(default, deserialize_with = "draftline_contract::validation::date::strict_opt")]
     pub created_from: Option<NaiveDate>,
     /// Only orders created on or before this day, YYYY-MM-DD (UTC), or null.
+    #[serde(default, deserialize_with = "draftline_contract::validation::date::strict_opt")]
     pub created_to: Option<NaiveDate>,
     /// Orders per page, 1-50; null for 20.
     #[validate(range(min = 1, max = 50))]
     pub limit: Option<u32>,
     /// null for the first page; otherwise next_cursor from the previous answer, unchanged (same filters).
     #[validate(custom(function = "super::cursor"))]
+    #[schemars(pattern(super::CURSOR_PATTERN))]
     pub cursor: Option<String>,
 }
 

@@ -27,15 +27,19 @@ const ITEMS_SHOWN: usize = 20;
 pub struct SearchVendorsInput {
     /// A vendor code (V-00231) or part of a vendor name (bearindo), case-insensitive; or null.
     #[validate(custom(function = "super::search_text"))]
+    #[schemars(pattern(super::SEARCH_TEXT_PATTERN))]
+    #[schemars(length(min = 1, max = 64))]
     pub query: Option<String>,
     /// Only vendors that supply this item (BRG-0042), with their prices for it; or null.
     #[validate(custom(function = "super::code"))]
+    #[schemars(pattern(super::CODE_PATTERN))]
     pub item_code: Option<String>,
     /// Vendors per page, 1-50; null for 10.
     #[validate(range(min = 1, max = 50))]
     pub limit: Option<u32>,
     /// null for the first page; otherwise next_cursor from the previous answer, unchanged.
     #[validate(custom(function = "super::cursor"))]
+    #[schemars(pattern(super::CURSOR_PATTERN))]
     pub cursor: Option<String>,
 }
 

@@ -36,6 +36,7 @@ const NO_DRAFT: &str = "No draft was created.";
 pub struct QuoteLineInput {
     /// The item code, e.g. BRG-0042.
     #[validate(custom(function = "super::code"))]
+    #[schemars(pattern(super::CODE_PATTERN))]
     pub item_code: String,
     /// Whole units to quote, 1-100000.
     #[validate(range(min = 1, max = 100_000))]
@@ -56,11 +57,14 @@ pub struct QuoteLineInput {
 pub struct CreateQuoteDraftInput {
     /// The customer's code, e.g. C-BDG-001 (sales_search_customers finds it).
     #[validate(custom(function = "super::code"))]
+    #[schemars(pattern(super::CODE_PATTERN))]
     pub customer_code: String,
     /// The last day the quoted prices hold, YYYY-MM-DD; today or later, at most 90 days ahead.
+    #[serde(deserialize_with = "draftline_contract::validation::date::strict")]
     pub valid_until: NaiveDate,
     /// Your own unique reference for this intended quote, e.g. quote-2026-11-29-tekstil. Reuse it only when retrying the same quote.
     #[validate(custom(function = "super::client_ref"))]
+    #[schemars(pattern(super::CLIENT_REF_PATTERN))]
     pub client_ref: String,
     /// A note for the person who reviews the quote, or null.
     #[validate(length(max = 500))]

@@ -25,6 +25,7 @@ const HISTORY: usize = 5;
 pub struct GetCustomerSummaryInput {
     /// The customer code, e.g. C-BDG-001 (sales_search_customers finds it).
     #[validate(custom(function = "super::code"))]
+    #[schemars(pattern(super::CODE_PATTERN))]
     pub customer_code: String,
 }
 

@@ -21,12 +21,15 @@ const DEFAULT_LIMIT: u32 = 10;
 pub struct SearchCustomersInput {
     /// A customer code (C-BDG-001) or part of a customer name (tekstil), case-insensitive; null lists every customer of your branch.
     #[validate(custom(function = "super::search_text"))]
+    #[schemars(pattern(super::SEARCH_TEXT_PATTERN))]
+    #[schemars(length(min = 1, max = 64))]
     pub query: Option<String>,
     /// Customers per page, 1-50; null for 10.
     #[validate(range(min = 1, max = 50))]
     pub limit: Option<u32>,
     /// null for the first page; otherwise next_cursor from the previous answer, unchanged.
     #[validate(custom(function = "super::cursor"))]
+    #[schemars(pattern(super::CURSOR_PATTERN))]
     pub cursor: Option<String>,
 }
 
