@@ -1,11 +1,11 @@
 //! `POST /api/finance_get_account_summary`: see `draftline_erp::tools::finance_get_account_summary`.
 
-use draftline_contract::runtime::{Function, run_function};
+use draftline_server::runtime::{Function, run_function};
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     run_function(
-        draftline_erp::catalogue(),
+        draftline_erp_backends::catalogue,
         Function::Tool("finance_get_account_summary"),
     )
     .await

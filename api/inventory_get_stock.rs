@@ -1,8 +1,8 @@
 //! `POST /api/inventory_get_stock`: see `draftline_erp::tools::inventory_get_stock`.
 
-use draftline_contract::runtime::{Function, run_function};
+use draftline_server::runtime::{Function, run_function};
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    run_function(draftline_erp::catalogue(), Function::Tool("inventory_get_stock")).await
+    run_function(draftline_erp_backends::catalogue, Function::Tool("inventory_get_stock")).await
 }

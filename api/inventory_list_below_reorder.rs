@@ -1,11 +1,11 @@
 //! `POST /api/inventory_list_below_reorder`: see `draftline_erp::tools::inventory_list_below_reorder`.
 
-use draftline_contract::runtime::{Function, run_function};
+use draftline_server::runtime::{Function, run_function};
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     run_function(
-        draftline_erp::catalogue(),
+        draftline_erp_backends::catalogue,
         Function::Tool("inventory_list_below_reorder"),
     )
     .await

@@ -1,8 +1,8 @@
-//! `POST /api/mcp`: the stateless MCP endpoint; see `draftline_contract::mcp`.
+//! `POST /api/mcp`: the stateless MCP endpoint; see `draftline_server::mcp`.
 
-use draftline_contract::runtime::{Function, run_function};
+use draftline_server::runtime::{Function, run_function};
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    run_function(draftline_erp::catalogue(), Function::Mcp).await
+    run_function(draftline_erp_backends::catalogue, Function::Mcp).await
 }

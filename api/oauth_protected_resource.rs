@@ -1,8 +1,8 @@
 //! `GET /.well-known/oauth-protected-resource` (RFC 9728), rewritten here by `vercel.json`.
 
-use draftline_contract::runtime::{Function, run_function};
+use draftline_server::runtime::{Function, run_function};
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    run_function(draftline_erp::catalogue(), Function::ProtectedResourceMetadata).await
+    run_function(draftline_erp_backends::catalogue, Function::ProtectedResourceMetadata).await
 }

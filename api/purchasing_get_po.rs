@@ -1,8 +1,8 @@
 //! `POST /api/purchasing_get_po`: see `draftline_erp::tools::purchasing_get_po`.
 
-use draftline_contract::runtime::{Function, run_function};
+use draftline_server::runtime::{Function, run_function};
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    run_function(draftline_erp::catalogue(), Function::Tool("purchasing_get_po")).await
+    run_function(draftline_erp_backends::catalogue, Function::Tool("purchasing_get_po")).await
 }

@@ -1,8 +1,12 @@
 //! `POST /api/purchasing_search_pos`: see `draftline_erp::tools::purchasing_search_pos`.
 
-use draftline_contract::runtime::{Function, run_function};
+use draftline_server::runtime::{Function, run_function};
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    run_function(draftline_erp::catalogue(), Function::Tool("purchasing_search_pos")).await
+    run_function(
+        draftline_erp_backends::catalogue,
+        Function::Tool("purchasing_search_pos"),
+    )
+    .await
 }

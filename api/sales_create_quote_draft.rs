@@ -1,8 +1,12 @@
 //! `POST /api/sales_create_quote_draft`: see `draftline_erp::tools::sales_create_quote_draft`.
 
-use draftline_contract::runtime::{Function, run_function};
+use draftline_server::runtime::{Function, run_function};
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    run_function(draftline_erp::catalogue(), Function::Tool("sales_create_quote_draft")).await
+    run_function(
+        draftline_erp_backends::catalogue,
+        Function::Tool("sales_create_quote_draft"),
+    )
+    .await
 }

@@ -1,8 +1,12 @@
 //! `POST /api/sales_get_customer_summary`: see `draftline_erp::tools::sales_get_customer_summary`.
 
-use draftline_contract::runtime::{Function, run_function};
+use draftline_server::runtime::{Function, run_function};
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    run_function(draftline_erp::catalogue(), Function::Tool("sales_get_customer_summary")).await
+    run_function(
+        draftline_erp_backends::catalogue,
+        Function::Tool("sales_get_customer_summary"),
+    )
+    .await
 }

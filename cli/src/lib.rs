@@ -12,14 +12,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
-use draftline_contract::App;
-use draftline_contract::auth::mint::{TokenClaims, mint_hs256};
 use draftline_contract::clock::{Clock, SystemClock};
-use draftline_contract::config::{Config, LOCAL_DEV_SECRET, LOCAL_ISSUER, Secret};
-use draftline_contract::dynamo::Db;
-use draftline_contract::runtime::local;
-use draftline_erp::seed::{Seeded, seed_demo};
+use draftline_dynamo::Db;
+use draftline_erp_builtin::seed::{Seeded, seed_demo};
 use draftline_infra::EmbeddedDynamo;
+use draftline_server::App;
+use draftline_server::auth::mint::{TokenClaims, mint_hs256};
+use draftline_server::config::{Config, LOCAL_DEV_SECRET, LOCAL_ISSUER, Secret};
+use draftline_server::runtime::local;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
@@ -119,13 +119,14 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
     if let Some(deadline) = options.call_deadline {
         config.call_deadline = deadline;
     }
-    let db = Db::connect(&config).await;
+    let db = Db::connect(&config.table, config.dynamodb_endpoint.as_deref()).await;
     draftline_infra::create_table(db.client(), db.table())
         .await
         .context("creating the table")?;
     let seeded = seed_demo(&db).await.context("seeding the demo data")?;
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
-    let app = Arc::new(App::with_parts(draftline_erp::catalogue(), config, db, clock));
+    let registry = draftline_erp_backends::catalogue(&config, &db)?;
+    let app = Arc::new(App::with_parts(registry, config, db, clock));
     let server = tokio::spawn(local::serve(listener, app.clone()));
     Ok(LocalServer {
         addr,

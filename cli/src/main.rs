@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use draftline_cli::{LocalOptions, TokenSpec, demo_spec, start_local, token_for};
-use draftline_contract::config::Config;
-use draftline_contract::dynamo::Db;
+use draftline_dynamo::Db;
+use draftline_server::config::Config;
 
 /// draftline: a safe tool surface between an ERP and AI agents.
 #[derive(Parser)]
@@ -114,7 +114,7 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn serve(port: u16, data: Option<PathBuf>, dynamodb_endpoint: Option<String>) -> anyhow::Result<()> {
-    draftline_contract::observe::init_text_logs();
+    draftline_server::observe::init_text_logs();
     let server = start_local(LocalOptions {
         port,
         data,
@@ -130,8 +130,8 @@ async fn serve(port: u16, data: Option<PathBuf>, dynamodb_endpoint: Option<Strin
         println!("dynamodb endpoint: {endpoint} (table {})", server.app.config().table);
     }
     match server.seeded {
-        draftline_erp::seed::Seeded::Wrote(n) => println!("seeded the demo tenant: {n} items"),
-        draftline_erp::seed::Seeded::AlreadySeeded => {
+        draftline_erp_builtin::seed::Seeded::Wrote(n) => println!("seeded the demo tenant: {n} items"),
+        draftline_erp_builtin::seed::Seeded::AlreadySeeded => {
             println!("demo data already present; not seeded again")
         }
     }
@@ -162,14 +162,14 @@ async fn table(action: TableAction) -> anyhow::Result<()> {
     let mut config = Config::local(String::new(), String::new());
     config.table = table;
     config.dynamodb_endpoint = endpoint;
-    let db = Db::connect(&config).await;
+    let db = Db::connect(&config.table, config.dynamodb_endpoint.as_deref()).await;
     match action {
         TableAction::Create => {
             let created = draftline_infra::create_table(db.client(), db.table()).await?;
             println!("table {}: {created:?}", db.table());
         }
         TableAction::Seed => {
-            let seeded = draftline_erp::seed::seed_demo(&db)
+            let seeded = draftline_erp_builtin::seed::seed_demo(&db)
                 .await
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             println!("table {}: {seeded:?}", db.table());

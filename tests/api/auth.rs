@@ -1,7 +1,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use draftline_contract::auth::mint::{TokenClaims, mint_hs256};
-use draftline_contract::config::{LOCAL_DEV_SECRET, LOCAL_ISSUER};
+use draftline_server::auth::mint::{TokenClaims, mint_hs256};
+use draftline_server::config::{LOCAL_DEV_SECRET, LOCAL_ISSUER};
 use serde_json::json;
 
 use crate::helpers::{TestApp, po_input, seeded_purchase_orders, spawn_app};

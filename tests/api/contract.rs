@@ -9,7 +9,7 @@
 
 use draftline_cli::{TokenSpec, token_for};
 use draftline_contract::error::{AuthFailure, ToolError};
-use draftline_contract::response;
+use draftline_server::response;
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, po_input, spawn_app};

@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use draftline_cli::{LocalOptions, start_local};
 use draftline_contract::clock::ManualClock;
-use draftline_contract::dynamo::Db;
+use draftline_dynamo::Db;
 use draftline_infra::EmbeddedDynamo;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
@@ -222,7 +222,7 @@ async fn spawn_faulty_app(call_deadline: Option<Duration>) -> FaultyApp {
     .unwrap();
     let mut direct = server.app.config().clone();
     direct.dynamodb_endpoint = Some(engine.endpoint());
-    let inspect = Db::connect(&direct).await;
+    let inspect = Db::connect(&direct.table, direct.dynamodb_endpoint.as_deref()).await;
     FaultyApp {
         app: TestApp {
             server,

@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use draftline_cli::{demo_spec, token_for};
-use draftline_contract::config::{LOCAL_DEV_SECRET, LOCAL_ISSUER};
+use draftline_server::config::{LOCAL_DEV_SECRET, LOCAL_ISSUER};
 
 use crate::helpers::TestApp;
 

@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{TimeZone, Utc};
 use draftline_cli::{LocalOptions, LocalServer, demo_spec, start_local, token_for};
 use draftline_contract::clock::ManualClock;
-use draftline_contract::dynamo::Db;
+use draftline_dynamo::Db;
 use serde_json::{Value, json};
 
 /// The date the tests' clock shows.
@@ -71,7 +71,11 @@ pub async fn spawn_app_with_budget(rate_limit_per_minute: Option<u32>) -> TestAp
     })
     .await
     .expect("the local server starts");
-    let inspect = Db::connect(server.app.config()).await;
+    let inspect = Db::connect(
+        &server.app.config().table,
+        server.app.config().dynamodb_endpoint.as_deref(),
+    )
+    .await;
     TestApp {
         server,
         http: reqwest::Client::new(),

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use draftline_contract::idempotency::{Claim, IdempotencyKey, IdempotencyStore, Resolution};
 use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
+use draftline_server::idempotency::{Claim, IdempotencyKey, IdempotencyStore, Resolution};
 use serde_json::json;
 
 use crate::helpers::{spawn_app, test_now};

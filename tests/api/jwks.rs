@@ -13,14 +13,14 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use draftline_cli::demo_spec;
-use draftline_contract::App;
-use draftline_contract::auth::JwksCache;
-use draftline_contract::auth::jwks::{ManualTicker, REFRESH_INTERVAL};
-use draftline_contract::auth::mint::TokenClaims;
 use draftline_contract::clock::SystemClock;
-use draftline_contract::config::{Config, LOCAL_DEV_SECRET};
-use draftline_contract::dynamo::Db;
-use draftline_contract::runtime::local;
+use draftline_dynamo::Db;
+use draftline_server::App;
+use draftline_server::auth::JwksCache;
+use draftline_server::auth::jwks::{ManualTicker, REFRESH_INTERVAL};
+use draftline_server::auth::mint::TokenClaims;
+use draftline_server::config::{Config, LOCAL_DEV_SECRET};
+use draftline_server::runtime::local;
 use http::{Request, Response};
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -290,9 +290,9 @@ impl JwksApp {
         config.issuer = ISSUER.to_owned();
         config.jwt_secret = None;
         config.jwks_url = Some(jwks_url);
-        let db = Db::connect(&config).await;
+        let db = Db::connect(&config.table, config.dynamodb_endpoint.as_deref()).await;
         let app = Arc::new(App::with_parts(
-            draftline_erp::catalogue(),
+            draftline_erp::catalogue(std::sync::Arc::new(draftline_erp_builtin::BuiltinErp::new(db.clone()))),
             config,
             db,
             Arc::new(SystemClock),
@@ -353,7 +353,7 @@ async fn rs256_and_es256_tokens_of_the_identity_provider_are_accepted_with_one_f
     assert_eq!(idp.fetches(), 1, "the key set is fetched once per warm instance");
 
     // A local development token is refused where only the identity provider is trusted.
-    let local = draftline_contract::auth::mint::mint_hs256(
+    let local = draftline_server::auth::mint::mint_hs256(
         LOCAL_DEV_SECRET,
         &TokenClaims::new(
             ISSUER,
@@ -527,7 +527,7 @@ async fn an_unreachable_key_set_is_503_dependency_unavailable_not_401() {
 
 #[tokio::test]
 async fn a_key_the_provider_withdrew_stops_verifying_once_the_set_is_past_its_max_age() {
-    use draftline_contract::auth::jwks::DEFAULT_MAX_AGE;
+    use draftline_server::auth::jwks::DEFAULT_MAX_AGE;
     let keys = keys().await;
     let idp = JwksServer::start(&[&keys.rsa_1, &keys.rsa_2]).await;
     let ticker = ManualTicker::new();

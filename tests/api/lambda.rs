@@ -364,7 +364,7 @@ async fn a_read_tool_binary_answers_an_http_api_event_through_the_lambda_runtime
     assert_eq!(reply.status, 200, "{:?}", reply.body);
     assert_eq!(runtime.state.init_errors.lock().unwrap().len(), 0);
     assert!(runtime.state.unexpected.lock().unwrap().is_empty());
-    function.assert_never_printed(draftline_contract::config::LOCAL_DEV_SECRET, "the JWT secret");
+    function.assert_never_printed(draftline_server::config::LOCAL_DEV_SECRET, "the JWT secret");
     function.assert_never_printed(&token, "the bearer token");
 }
 
@@ -512,6 +512,6 @@ async fn a_function_that_cannot_start_reports_why_to_the_lambda_runtime_api() {
     assert!(
         !reported[0]
             .to_string()
-            .contains(draftline_contract::config::LOCAL_DEV_SECRET)
+            .contains(draftline_server::config::LOCAL_DEV_SECRET)
     );
 }

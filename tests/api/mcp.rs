@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 
 use draftline_cli::demo_spec;
 use draftline_contract::identity::Scopes;
-use draftline_contract::listing;
-use draftline_contract::mcp::tools::{PAGE_SIZE, cursor_after};
 use draftline_contract::tool::{Tier, ToolDefinition};
+use draftline_server::listing;
+use draftline_server::mcp::tools::{PAGE_SIZE, cursor_after};
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, po_input, spawn_app};

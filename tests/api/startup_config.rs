@@ -157,9 +157,9 @@ async fn a_fully_configured_function_starts_and_never_prints_its_secret() {
         .unwrap();
     assert_eq!(ping.status(), 200);
     // A call with a token signed by that secret: the secret still never shows.
-    let token = draftline_contract::auth::mint::mint_hs256(
+    let token = draftline_server::auth::mint::mint_hs256(
         SECRET,
-        &draftline_contract::auth::mint::TokenClaims::new(
+        &draftline_server::auth::mint::TokenClaims::new(
             "https://id.draftline.test",
             "https://tools.draftline.test",
             "buyer-sby",

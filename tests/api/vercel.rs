@@ -135,7 +135,7 @@ async fn a_tool_binary_serves_ping_and_a_tool_call_as_a_vercel_function() {
 
     function
         .process
-        .assert_never_printed(draftline_contract::config::LOCAL_DEV_SECRET, "the JWT secret");
+        .assert_never_printed(draftline_server::config::LOCAL_DEV_SECRET, "the JWT secret");
     function.process.assert_never_printed(&token, "the bearer token");
 }
 
@@ -154,6 +154,6 @@ async fn the_metadata_binary_serves_the_protected_resource_document_as_a_vercel_
     assert_eq!(body["resource"], crate::function_process::FUNCTION_RESOURCE);
     assert_eq!(
         body["authorization_servers"],
-        json!([draftline_contract::config::LOCAL_ISSUER])
+        json!([draftline_server::config::LOCAL_ISSUER])
     );
 }

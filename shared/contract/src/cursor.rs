@@ -4,7 +4,7 @@
 //! back to continue. The cursor carries a position in the listing (for
 //! DynamoDB, where the last page stopped), never trusted on its own: it is
 //! sealed with HMAC-SHA256 under a key derived from the deployment's
-//! configuration ([`CursorKey::from_config`]) and bound to the caller's tenant
+//! configuration (the server derives it with [`CursorKey::derive`]) and bound to the caller's tenant
 //! and branch, the tool, and the tool's filters ([`CursorScope`]). A cursor
 //! that was changed, cut short, minted by another deployment, or handed to
 //! another tool, branch or set of filters fails to open, and the caller gets a
@@ -29,7 +29,6 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::canonical;
-use crate::config::Config;
 use crate::error::{FieldIssue, ToolError};
 use crate::identity::Caller;
 use crate::validation;
@@ -75,30 +74,15 @@ impl fmt::Debug for CursorKey {
 }
 
 impl CursorKey {
-    /// The key of a deployment: HMAC-SHA256 over the resource URL and table,
-    /// keyed by `DRAFTLINE_CURSOR_SECRET`, else `DRAFTLINE_JWT_SECRET`, else
-    /// by the public deployment facts (see [`KeySource::PublicFacts`]).
-    /// Every instance of one deployment derives the same key, so a cursor
-    /// from one warm instance opens on any other.
-    pub fn from_config(config: &Config) -> Self {
-        let (material, source) = match (&config.cursor_secret, &config.jwt_secret) {
-            (Some(secret), _) => (secret.expose().as_bytes().to_vec(), KeySource::CursorSecret),
-            (None, Some(secret)) => (secret.expose().as_bytes().to_vec(), KeySource::JwtSecret),
-            (None, None) => (
-                format!("{}|{}", config.issuer, config.jwks_url.as_deref().unwrap_or_default()).into_bytes(),
-                KeySource::PublicFacts,
-            ),
-        };
-        let context = format!("{}|{}", config.resource, config.table);
-        Self::derive(&material, context.as_bytes(), source)
-    }
-
     /// A key derived from `secret` for `context` (tests, tools).
     pub fn from_secret(secret: &[u8], context: &str) -> Self {
         Self::derive(secret, context.as_bytes(), KeySource::CursorSecret)
     }
 
-    fn derive(material: &[u8], context: &[u8], source: KeySource) -> Self {
+    /// The key derived from `material` for `context` (the deployment), whose
+    /// material came from `source`. Every instance of one deployment derives
+    /// the same key, so a cursor from one warm instance opens on any other.
+    pub fn derive(material: &[u8], context: &[u8], source: KeySource) -> Self {
         let mut mac = mac_with(&Sha256::digest(material).into());
         mac.update(KEY_CONTEXT);
         mac.update(b"|");
@@ -291,20 +275,5 @@ mod tests {
             assert_eq!(err.code().as_str(), "VALIDATION_ERROR", "{case}");
             assert!(err.to_string().contains("cursor null"), "{err}");
         }
-    }
-
-    #[test]
-    fn the_key_comes_from_the_cursor_secret_then_the_jwt_secret() {
-        let mut config = Config::local("http://127.0.0.1:1".into(), "http://127.0.0.1:2".into());
-        let from_jwt = CursorKey::from_config(&config);
-        assert_eq!(from_jwt.source(), KeySource::JwtSecret);
-        config.cursor_secret = Some(crate::config::Secret::new("c".repeat(32)));
-        let from_cursor = CursorKey::from_config(&config);
-        assert_eq!(from_cursor.source(), KeySource::CursorSecret);
-        assert_ne!(from_jwt, from_cursor);
-        assert!(!format!("{from_cursor:?}").contains("key:"));
-        config.cursor_secret = None;
-        config.jwt_secret = None;
-        assert_eq!(CursorKey::from_config(&config).source(), KeySource::PublicFacts);
     }
 }

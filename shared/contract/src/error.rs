@@ -218,6 +218,9 @@ pub enum ToolError {
         /// The cause, for the log only.
         #[source]
         cause: Option<Box<dyn std::error::Error + Send + Sync>>,
+        /// Whether a write may have been applied before the failure (the
+        /// message says so); `false` means nothing was written.
+        may_have_written: bool,
     },
     /// A bug. The caller sees a generic text; the cause goes to the log.
     #[error("internal error: {0}")]
@@ -266,7 +269,57 @@ impl ToolError {
             ),
             retry_after_seconds: 2,
             cause: Some(cause.into()),
+            may_have_written: false,
         }
+    }
+
+    /// The ERP (another system holding the documents) failed. With
+    /// `may_have_written`, the draft may exist there and a retry with the
+    /// same key finds it; otherwise nothing was created.
+    pub fn erp_unavailable(
+        cause: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+        may_have_written: bool,
+        retry_after_seconds: u64,
+    ) -> Self {
+        let what = if may_have_written {
+            "The draft may or may not have been created there. Retry this same call with the same idempotency key \
+             in a few seconds: it returns the draft if it exists and creates it once if it does not."
+        } else {
+            "Nothing was created. Retry the same call with the same idempotency key in a few seconds."
+        };
+        Self::DependencyUnavailable {
+            message: format!("The ERP is temporarily unavailable or did not answer in time. {what}"),
+            retry_after_seconds,
+            cause: Some(cause.into()),
+            may_have_written,
+        }
+    }
+
+    /// The ERP could not be read: nothing was changed.
+    pub fn erp_unreadable(
+        cause: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+        what_did_not_happen: &str,
+    ) -> Self {
+        Self::DependencyUnavailable {
+            message: format!(
+                "The ERP is temporarily unavailable or did not answer in time. {what_did_not_happen} Retry the \
+                 same call in a few seconds."
+            ),
+            retry_after_seconds: 2,
+            cause: Some(cause.into()),
+            may_have_written: false,
+        }
+    }
+
+    /// Whether this failure leaves open that a write was applied.
+    pub fn may_have_written(&self) -> bool {
+        matches!(
+            self,
+            Self::DependencyUnavailable {
+                may_have_written: true,
+                ..
+            }
+        )
     }
 
     /// DynamoDB (or another dependency) failed while a write was on its way:
@@ -280,6 +333,7 @@ impl ToolError {
                 .into(),
             retry_after_seconds: 2,
             cause: Some(cause.into()),
+            may_have_written: true,
         }
     }
 
@@ -300,6 +354,7 @@ impl ToolError {
             ),
             retry_after_seconds: 2,
             cause: Some(format!("call deadline of {limit:?} reached").into()),
+            may_have_written: draft,
         }
     }
 
@@ -462,10 +517,12 @@ impl Clone for ToolError {
                 message,
                 retry_after_seconds,
                 cause,
+                may_have_written,
             } => Self::DependencyUnavailable {
                 message: message.clone(),
                 retry_after_seconds: *retry_after_seconds,
                 cause: cause.as_deref().map(cause_text),
+                may_have_written: *may_have_written,
             },
             Self::Internal(cause) => Self::Internal(cause_text(cause.as_ref())),
         }

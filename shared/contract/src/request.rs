@@ -1,12 +1,11 @@
-//! What the executor tells us in headers: request id, agent run and tool
-//! call ids, model and prompt version, and the direct caller's
-//! `Idempotency-Key` (DESIGN.md, request headers).
+//! What the executor tells us in headers: agent run and tool call ids,
+//! model and prompt version, and the approval a person gave (DESIGN.md,
+//! request headers). Tools see it as [`AgentContext`].
 
 use http::HeaderMap;
 use serde::Serialize;
 
 use crate::error::ToolError;
-use crate::idempotency::IdempotencyKey;
 
 /// Which agent run, tool call, model and prompt a call belongs to. All optional:
 /// a person calling with curl sends none of them.
@@ -52,22 +51,6 @@ impl Approval {
 
 /// The longest approval reason kept, in characters.
 pub const MAX_APPROVAL_REASON: usize = 500;
-
-/// The request id: the caller's `X-Request-Id` if it is 1-64 of
-/// `[A-Za-z0-9._-]`, otherwise a new ULID.
-pub fn request_id(headers: &HeaderMap) -> String {
-    headers
-        .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| {
-            !v.is_empty()
-                && v.len() <= 64
-                && v.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-        })
-        .map(str::to_owned)
-        .unwrap_or_else(|| ulid::Ulid::new().to_string())
-}
 
 /// The grammar of `X-Agent-Run-Id` and `X-Tool-Call-Id`, for the published schemas.
 pub const ID_HEADER_PATTERN: &str = "^[A-Za-z0-9._:-]{1,128}$";
@@ -188,33 +171,9 @@ fn percent_decode(text: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// The `Idempotency-Key` header, parsed; `None` when absent.
-pub fn idempotency_header(headers: &HeaderMap) -> Result<Option<IdempotencyKey>, ToolError> {
-    let Some(raw) = headers.get("idempotency-key") else {
-        return Ok(None);
-    };
-    let text = raw.to_str().unwrap_or("\u{0}");
-    IdempotencyKey::parse_header(text).map(Some).map_err(|reason| {
-        ToolError::invalid_schema(
-            "header:Idempotency-Key",
-            format!("{reason}. Nothing was created or changed. Send a new key of 1-255 printable ASCII characters."),
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_safe_request_id_is_kept_and_an_unsafe_one_replaced() {
-        let mut headers = HeaderMap::new();
-        headers.insert("x-request-id", "abc-123_x.y".parse().unwrap());
-        assert_eq!(request_id(&headers), "abc-123_x.y");
-        headers.insert("x-request-id", "a b<script>".parse().unwrap());
-        assert_ne!(request_id(&headers), "a b<script>");
-        assert_eq!(request_id(&headers).len(), 26);
-    }
 
     #[test]
     fn an_approval_reason_is_percent_decoded_and_bounded() {

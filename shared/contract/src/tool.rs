@@ -11,7 +11,6 @@ use std::any::Any;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::TransactWriteItem;
 use chrono::NaiveDate;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -19,7 +18,6 @@ use serde::{Deserialize, Serialize};
 use validator::Validate;
 
 use crate::clock::Clock;
-use crate::dynamo::Db;
 use crate::error::{FieldIssue, ToolError};
 use crate::identity::{Caller, Scopes};
 use crate::request::AgentContext;
@@ -145,8 +143,6 @@ pub trait ToolSpec: Send + Sync + 'static {
 pub struct Call<'a> {
     /// The verified caller.
     pub caller: &'a Caller,
-    /// The table.
-    pub db: &'a Db,
     /// Now.
     pub clock: &'a dyn Clock,
     /// Which agent run and tool call this is.
@@ -155,6 +151,9 @@ pub struct Call<'a> {
     pub request_id: &'a str,
     /// The key that seals this deployment's pagination cursors.
     pub cursors: &'a crate::cursor::CursorKey,
+    /// For a draft: the idempotency key as an external system stores it
+    /// (`draftline_key`), opaque, unique per tenant and caller's key.
+    pub draft_key: Option<&'a str>,
 }
 
 /// A read tool.
@@ -164,7 +163,7 @@ pub trait ReadTool: ToolSpec {
     async fn read(&self, call: &Call<'_>, input: Self::Input) -> Result<Self::Output, ToolError>;
 }
 
-/// The document a draft tool wants to create, as writes for the one transaction.
+/// The document a draft created, as data and text name it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DocumentRef {
     /// The document's id (data).
@@ -175,15 +174,70 @@ pub struct DocumentRef {
     pub kind: String,
 }
 
-/// A prepared draft: its writes (put in the same transaction as the
-/// idempotency record and the audit item) and the response data.
-pub struct Draft<O> {
-    /// The document created.
+/// Writes for draftline's own table, opaque to tools and to the domain:
+/// a backend that keeps documents in the table builds it (through
+/// `draftline-dynamo`), the server commits it in the draft's one
+/// transaction with the key record and the audit item.
+pub struct StoreBatch(Box<dyn Any + Send + Sync>);
+
+impl StoreBatch {
+    /// Wraps a store's own batch type.
+    pub fn new<T: Any + Send + Sync>(batch: T) -> Self {
+        Self(Box::new(batch))
+    }
+
+    /// The store's batch, if it is of type `T`.
+    pub fn into_inner<T: Any>(self) -> Result<T, Self> {
+        self.0.downcast::<T>().map(|b| *b).map_err(Self)
+    }
+}
+
+impl std::fmt::Debug for StoreBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StoreBatch(..)")
+    }
+}
+
+/// A document created in another system (the ERP), as it came back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    /// The document.
     pub document: DocumentRef,
-    /// Writes that create it (at most 98: the transaction limit is 100).
-    pub writes: Vec<TransactWriteItem>,
-    /// The response data.
-    pub output: O,
+    /// When the ERP recorded it (RFC 3339, UTC).
+    pub created_at: String,
+}
+
+/// A draft whose document lives in another system, which cannot share
+/// draftline's transaction. The server runs the lease protocol around it:
+/// it claims the key, asks [`find`](Self::find) whether an earlier worker
+/// already created the document (it crashed before completing), else calls
+/// [`create`](Self::create), then completes the key under its lease.
+#[async_trait]
+pub trait ExternalDraft<O>: Send + Sync {
+    /// The document this draft's key already created, if any.
+    async fn find(&self) -> Result<Option<Created>, ToolError>;
+    /// Creates the document in status draft, carrying the draft's key (the
+    /// other system refuses a second document for one key).
+    async fn create(&self) -> Result<Created, ToolError>;
+    /// The tool's answer for the document.
+    fn output(&self, created: &Created) -> Result<O, ToolError>;
+}
+
+/// A prepared draft: the reads are done, every check passed, nothing is
+/// written yet.
+pub enum Draft<O> {
+    /// The document goes into draftline's own table: `batch` is committed in
+    /// one transaction with the key record and the audit item.
+    Atomic {
+        /// The document.
+        document: DocumentRef,
+        /// Its writes (at most 98: the transaction limit is 100).
+        batch: StoreBatch,
+        /// The response data.
+        output: O,
+    },
+    /// The document goes into another system, under a lease.
+    External(Box<dyn ExternalDraft<O>>),
 }
 
 /// A draft tool.
@@ -193,7 +247,8 @@ pub trait DraftTool: ToolSpec {
     /// when no `Idempotency-Key` header is sent).
     fn client_ref(input: &Self::Input) -> &str;
 
-    /// Does the reads and prepares the writes. Must not write anything itself.
+    /// Does the reads and the checks and prepares the document. Must not
+    /// write anything itself.
     async fn draft(&self, call: &Call<'_>, input: Self::Input) -> Result<Draft<Self::Output>, ToolError>;
 }
 
@@ -337,12 +392,36 @@ impl<T: DraftTool> ErasedDraft for DraftAdapter<T> {
     }
 
     async fn prepare(&self, call: &Call<'_>, input: &ParsedInput) -> Result<Draft<serde_json::Value>, ToolError> {
-        let draft = self.tool.draft(call, typed::<T>(input)?.clone()).await?;
-        Ok(Draft {
-            document: draft.document,
-            writes: draft.writes,
-            output: serde_json::to_value(draft.output).map_err(ToolError::internal)?,
+        Ok(match self.tool.draft(call, typed::<T>(input)?.clone()).await? {
+            Draft::Atomic {
+                document,
+                batch,
+                output,
+            } => Draft::Atomic {
+                document,
+                batch,
+                output: serde_json::to_value(output).map_err(ToolError::internal)?,
+            },
+            Draft::External(external) => Draft::External(Box::new(AsJson(external))),
         })
+    }
+}
+
+/// An external draft whose answer is JSON.
+struct AsJson<O>(Box<dyn ExternalDraft<O>>);
+
+#[async_trait]
+impl<O: Serialize + Send + 'static> ExternalDraft<serde_json::Value> for AsJson<O> {
+    async fn find(&self) -> Result<Option<Created>, ToolError> {
+        self.0.find().await
+    }
+
+    async fn create(&self) -> Result<Created, ToolError> {
+        self.0.create().await
+    }
+
+    fn output(&self, created: &Created) -> Result<serde_json::Value, ToolError> {
+        serde_json::to_value(self.0.output(created)?).map_err(ToolError::internal)
     }
 }
 

@@ -18,13 +18,10 @@
 // reaches this arithmetic.
 #![allow(clippy::arithmetic_side_effects)]
 
-use draftline_contract::identity::{BranchId, TenantId};
 use rust_decimal::Decimal;
 
-use crate::keys;
-use crate::model::attrs::{Item as Attrs, sv};
-use crate::model::po::{PoStatus, VendorRef};
-use crate::model::{
+use crate::domain::po::{PoStatus, VendorRef};
+use crate::domain::{
     BranchVendor, Customer, CustomerInvoice, Item, ListPrice, PoLine, PriceEntry, PurchaseOrder, ReorderPolicy,
     SalesOrder, SalesOrderStatus, StockLevel, TaxCode, TaxType, UnitConversion, Vendor, VendorBill,
 };
@@ -202,6 +199,42 @@ pub fn prices() -> Vec<PriceEntry> {
         p("V-00612", "GLV-0015", Uom::Pcs, 9_500),
         p("V-00612", "GLV-0015", Uom::Box, 105_000),
     ]
+}
+
+/// Stock on hand and reserved per warehouse: (branch, level).
+pub fn stock() -> Vec<(&'static str, StockLevel)> {
+    STOCK
+        .iter()
+        .map(|&(branch, warehouse, item, on_hand, reserved)| {
+            (
+                branch,
+                StockLevel {
+                    item: item.into(),
+                    warehouse: warehouse.into(),
+                    on_hand,
+                    reserved,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Reorder policies: (branch, policy).
+pub fn policies() -> Vec<(&'static str, ReorderPolicy)> {
+    POLICIES
+        .iter()
+        .map(|&(branch, item, reorder_point, reorder_qty, vendor)| {
+            (
+                branch,
+                ReorderPolicy {
+                    item: item.into(),
+                    reorder_point,
+                    reorder_qty,
+                    preferred_vendor: vendor.into(),
+                },
+            )
+        })
+        .collect()
 }
 
 /// (branch, warehouse, item, on hand, reserved)
@@ -884,69 +917,4 @@ pub fn jakarta_purchase_orders() -> Vec<PurchaseOrder> {
         });
     }
     orders
-}
-
-/// Every item of the demo data set, ready to write.
-pub fn all_items() -> Result<Vec<Attrs>, draftline_contract::ToolError> {
-    let tenant = TenantId::parse(TENANT).map_err(draftline_contract::ToolError::internal)?;
-    let branch = |id: &str| BranchId::parse(id).map_err(draftline_contract::ToolError::internal);
-    let mut out = Vec::new();
-    for b in BRANCHES {
-        out.push(Attrs::from([
-            ("pk".to_owned(), sv(keys::branches(&tenant))),
-            ("sk".to_owned(), sv(b.id)),
-            ("kind".to_owned(), sv("branch")),
-            ("code".to_owned(), sv(b.code)),
-            ("name".to_owned(), sv(b.name)),
-        ]));
-    }
-    out.extend(items().iter().map(|i| i.to_item(&tenant)));
-    out.extend(vendors().iter().map(|v| v.to_item(&tenant)));
-    out.extend(prices().iter().map(|p| p.to_item(&tenant)));
-    for &(b, warehouse, item, on_hand, reserved) in STOCK {
-        let level = StockLevel {
-            item: item.into(),
-            warehouse: warehouse.into(),
-            on_hand,
-            reserved,
-        };
-        out.push(level.to_item(&tenant, &branch(b)?));
-    }
-    for &(b, item, reorder_point, reorder_qty, vendor) in POLICIES {
-        let policy = ReorderPolicy {
-            item: item.into(),
-            reorder_point,
-            reorder_qty,
-            preferred_vendor: vendor.into(),
-        };
-        out.push(policy.to_item(&tenant, &branch(b)?));
-    }
-    for (b, listing) in branch_vendors() {
-        out.push(listing.to_item(&tenant, &branch(b)?));
-    }
-    out.extend(tax_types().iter().map(|t| t.to_item(&tenant)));
-    out.extend(list_prices().iter().map(|p| p.to_item(&tenant)));
-    for (b, customer) in customers() {
-        out.push(customer.to_item(&tenant, &branch(b)?));
-    }
-    for (b, order) in sales_orders() {
-        out.push(order.to_item(&tenant, &branch(b)?));
-    }
-    for (b, invoice) in invoices() {
-        out.push(invoice.to_item(&tenant, &branch(b)?));
-    }
-    for (b, bill) in bills() {
-        out.push(bill.to_item(&tenant, &branch(b)?));
-    }
-    let jkt = branch("JKT-01")?;
-    for po in jakarta_purchase_orders() {
-        out.push(po.to_item(&tenant, &jkt)?);
-    }
-    out.push(Attrs::from([
-        ("pk".to_owned(), sv(keys::sequences(&tenant, &jkt))),
-        ("sk".to_owned(), sv("PO")),
-        ("kind".to_owned(), sv("sequence")),
-        ("last".to_owned(), crate::model::attrs::nv(JAKARTA_PO_COUNT)),
-    ]));
-    Ok(out)
 }

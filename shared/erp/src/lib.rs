@@ -1,39 +1,42 @@
 //! # draftline-erp
 //!
-//! The ERP side of draftline: the data model in DynamoDB, the tool
-//! catalogue, and the demo tenant.
+//! The ERP domain of draftline and the tool catalogue over the ERP port.
+//! Nothing here knows DynamoDB or any ERP's API: a backend crate implements
+//! [`port::Erp`] (`draftline-erp-builtin`, `draftline-erp-tryton`), and
+//! [`catalogue`] builds every tool over it.
 //!
 //! ## Layout
-//! - [`catalogue`]: every tool and module of a deployment, as a [`Registry`].
+//! - [`port`]: the ERP port — [`port::Inventory`], [`port::Purchasing`],
+//!   [`port::Sales`], [`port::Finance`] = [`port::Erp`] — its scope, pages,
+//!   filters, and how a checked draft is placed (atomic with draftline's
+//!   table, or external under a lease).
+//! - [`domain`]: items and units, vendors and price lists, stock and reorder
+//!   policies, purchase orders, customers, sales price lists, sales orders,
+//!   quotes, invoices and bills, tax types.
 //! - [`tools`]: one file per tool, eleven in four modules (inventory,
 //!   purchasing, sales, finance; see [`tools`] for the list).
-//! - [`model`]: items, vendors and price lists, stock and reorder policies,
-//!   purchase orders, customers, sales price lists, sales orders, quotes,
-//!   invoices and bills, tax types, with their DynamoDB item mappings;
-//!   [`keys`]: every key.
-//! - [`store`]: the reads, scoped by tenant and branch (listings stop at a
-//!   page and hand back a position for the sealed cursor).
 //! - [`numbers`] (document numbers: one grammar for drafts and reads),
 //!   [`money`] (exact decimals, currency, rounding), [`units`] (the unit
 //!   enum), [`pricing`] (a line's price from a price list) and [`reorder`]
 //!   (when and how much to reorder).
-//! - [`demo`] (the demo tenant and users) and [`seed`] (writing it once).
+//! - [`demo`]: the demo story (tenant, branches, users, items, vendors,
+//!   prices, stock, customers, documents) every backend seeds.
 
 // One bad stored number must be an error, never a panic: with
 // `panic = "abort"` a panic would end every call of the instance.
 #![cfg_attr(not(test), deny(clippy::arithmetic_side_effects))]
 
 pub mod demo;
-pub mod keys;
-pub mod model;
+pub mod domain;
 pub mod money;
 pub mod numbers;
+pub mod port;
 pub mod pricing;
 pub mod reorder;
-pub mod seed;
-pub mod store;
 pub mod tools;
 pub mod units;
+
+use std::sync::Arc;
 
 use draftline_contract::tool::{ModuleMeta, Registry};
 
@@ -61,20 +64,23 @@ write off or change anything in the ledger.",
     },
 ];
 
-/// Every tool of draftline, sorted by name.
-pub fn catalogue() -> Registry {
+/// Every tool of draftline over `erp`, sorted by name.
+pub fn catalogue(erp: Arc<dyn port::Erp>) -> Registry {
+    use tools::*;
     MODULES
         .into_iter()
         .fold(Registry::new(), Registry::module)
-        .read(tools::inventory_get_stock::InventoryGetStock)
-        .read(tools::inventory_list_below_reorder::InventoryListBelowReorder)
-        .read(tools::purchasing_search_vendors::PurchasingSearchVendors)
-        .read(tools::purchasing_search_pos::PurchasingSearchPos)
-        .read(tools::purchasing_get_po::PurchasingGetPo)
-        .draft(tools::purchasing_create_po_draft::PurchasingCreatePoDraft)
-        .read(tools::sales_search_customers::SalesSearchCustomers)
-        .read(tools::sales_get_customer_summary::SalesGetCustomerSummary)
-        .draft(tools::sales_create_quote_draft::SalesCreateQuoteDraft)
-        .read(tools::finance_list_tax_types::FinanceListTaxTypes)
-        .read(tools::finance_get_account_summary::FinanceGetAccountSummary)
+        .read(inventory_get_stock::InventoryGetStock::new(erp.clone()))
+        .read(inventory_list_below_reorder::InventoryListBelowReorder::new(
+            erp.clone(),
+        ))
+        .read(purchasing_search_vendors::PurchasingSearchVendors::new(erp.clone()))
+        .read(purchasing_search_pos::PurchasingSearchPos::new(erp.clone()))
+        .read(purchasing_get_po::PurchasingGetPo::new(erp.clone()))
+        .draft(purchasing_create_po_draft::PurchasingCreatePoDraft::new(erp.clone()))
+        .read(sales_search_customers::SalesSearchCustomers::new(erp.clone()))
+        .read(sales_get_customer_summary::SalesGetCustomerSummary::new(erp.clone()))
+        .draft(sales_create_quote_draft::SalesCreateQuoteDraft::new(erp.clone()))
+        .read(finance_list_tax_types::FinanceListTaxTypes::new(erp.clone()))
+        .read(finance_get_account_summary::FinanceGetAccountSummary::new(erp))
 }

@@ -5,7 +5,7 @@
 
 use rust_decimal::Decimal;
 
-use crate::model::Item;
+use crate::domain::Item;
 use crate::units::Uom;
 
 /// A unit price and where it came from.

@@ -1,7 +1,7 @@
 //! Reorder suggestions: whether an item needs reordering in a branch, how
 //! much to order, and in which unit.
 
-use crate::model::{Item, ReorderPolicy, UnitConversion};
+use crate::domain::{Item, ReorderPolicy, UnitConversion};
 use crate::units::Uom;
 
 /// How a suggestion is computed, stated in every answer that has one.

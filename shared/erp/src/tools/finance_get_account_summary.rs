@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
@@ -12,9 +14,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
-use crate::model::OpenItem;
+use crate::domain::OpenItem;
 use crate::money::{self, Money};
-use crate::store::ErpStore;
+use crate::port::{Erp, Scope};
 
 /// How many counterparties with the most overdue are named per ledger.
 const TOP: usize = 5;
@@ -100,8 +102,17 @@ pub struct AccountSummary {
 }
 
 /// The tool.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FinanceGetAccountSummary;
+#[derive(Clone)]
+pub struct FinanceGetAccountSummary {
+    erp: Arc<dyn Erp>,
+}
+
+impl FinanceGetAccountSummary {
+    /// The tool over `erp`.
+    pub fn new(erp: Arc<dyn Erp>) -> Self {
+        Self { erp }
+    }
+}
 
 impl ToolSpec for FinanceGetAccountSummary {
     type Input = GetAccountSummaryInput;
@@ -204,20 +215,20 @@ fn age<T: OpenItem>(open: &[&T], today: NaiveDate, currency: &str) -> Result<Age
 impl ReadTool for FinanceGetAccountSummary {
     async fn read(&self, call: &Call<'_>, input: GetAccountSummaryInput) -> Result<AccountSummary, ToolError> {
         let branch = call.caller.branch();
-        let store = ErpStore::new(call.db, call.caller.tenant());
+        let scope = Scope::of(call.caller);
         let today = call.clock.now().date_naive();
         let want_receivables = input.ledger != Some(Ledger::Payables);
         let want_payables = input.ledger != Some(Ledger::Receivables);
         let receivables = async {
             if want_receivables {
-                store.receivables(branch).await.map(Some)
+                self.erp.receivables(&scope).await.map(Some)
             } else {
                 Ok(None)
             }
         };
         let payables = async {
             if want_payables {
-                store.payables(branch).await.map(Some)
+                self.erp.payables(&scope).await.map(Some)
             } else {
                 Ok(None)
             }

@@ -1,5 +1,7 @@
 //! `finance_list_tax_types`: the tax codes of the tenant and their rates.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
@@ -7,9 +9,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
-use crate::model::TaxCode;
+use crate::domain::TaxCode;
 use crate::money::TAX_ROUNDING_RULE;
-use crate::store::ErpStore;
+use crate::port::{Erp, Scope};
 
 /// Input of `finance_list_tax_types`: nothing; send an empty object.
 #[derive(Debug, Clone, Serialize, Deserialize, Validate, JsonSchema)]
@@ -43,8 +45,17 @@ pub struct ListTaxTypesOutput {
 }
 
 /// The tool.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FinanceListTaxTypes;
+#[derive(Clone)]
+pub struct FinanceListTaxTypes {
+    erp: Arc<dyn Erp>,
+}
+
+impl FinanceListTaxTypes {
+    /// The tool over `erp`.
+    pub fn new(erp: Arc<dyn Erp>) -> Self {
+        Self { erp }
+    }
+}
 
 impl ToolSpec for FinanceListTaxTypes {
     type Input = ListTaxTypesInput;
@@ -65,7 +76,7 @@ rounding rule for tax. Takes no arguments; for what customers owe use finance_ge
 #[async_trait]
 impl ReadTool for FinanceListTaxTypes {
     async fn read(&self, call: &Call<'_>, _input: ListTaxTypesInput) -> Result<ListTaxTypesOutput, ToolError> {
-        let mut taxes = ErpStore::new(call.db, call.caller.tenant()).tax_types().await?;
+        let mut taxes = self.erp.tax_types(&Scope::of(call.caller)).await?;
         taxes.sort_by_key(|t| (!t.active, t.code));
         Ok(ListTaxTypesOutput {
             tax_types: taxes

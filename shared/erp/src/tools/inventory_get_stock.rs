@@ -1,6 +1,8 @@
 //! `inventory_get_stock`: on hand, reserved and available stock of one item
 //! in every warehouse of the caller's branch.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
@@ -8,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
-use crate::store::ErpStore;
+use crate::port::{Erp, Scope};
 use crate::units::Uom;
 
 /// Input of `inventory_get_stock`.
@@ -60,8 +62,17 @@ pub struct GetStockOutput {
 }
 
 /// The tool.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct InventoryGetStock;
+#[derive(Clone)]
+pub struct InventoryGetStock {
+    erp: Arc<dyn Erp>,
+}
+
+impl InventoryGetStock {
+    /// The tool over `erp`.
+    pub fn new(erp: Arc<dyn Erp>) -> Self {
+        Self { erp }
+    }
+}
 
 impl ToolSpec for InventoryGetStock {
     type Input = GetStockInput;
@@ -82,10 +93,12 @@ Example: {\"item_code\": \"BRG-0042\"}",
 #[async_trait]
 impl ReadTool for InventoryGetStock {
     async fn read(&self, call: &Call<'_>, input: GetStockInput) -> Result<GetStockOutput, ToolError> {
-        let store = ErpStore::new(call.db, call.caller.tenant());
+        let scope = Scope::of(call.caller);
         let branch = call.caller.branch();
-        let (item, (levels, policy)) =
-            tokio::try_join!(store.item(&input.item_code), store.item_stock(branch, &input.item_code))?;
+        let (item, (levels, policy)) = tokio::try_join!(
+            self.erp.item(&scope, &input.item_code),
+            self.erp.item_stock(&scope, &input.item_code)
+        )?;
         let item = item.ok_or_else(|| {
             ToolError::NotFound(format!(
                 "Item {} was not found. Nothing was read. Check the code; inventory_list_below_reorder lists the \

@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::cursor::CursorScope;
@@ -13,12 +15,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
-use crate::model::po::VendorRef;
-use crate::model::{BranchVendor, Item, PriceEntry};
+use crate::domain::po::VendorRef;
+use crate::domain::{BranchVendor, Item, PriceEntry};
 use crate::money::{self, Money, ROUNDING_RULE};
+use crate::port::{DueItem, Erp, Scope};
 use crate::pricing;
 use crate::reorder::{self, SUGGESTION_RULE};
-use crate::store::{DueItem, ErpStore};
 use crate::units::Uom;
 
 /// The page size when `limit` is null.
@@ -100,8 +102,17 @@ pub struct ListBelowReorderOutput {
 }
 
 /// The tool.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct InventoryListBelowReorder;
+#[derive(Clone)]
+pub struct InventoryListBelowReorder {
+    erp: Arc<dyn Erp>,
+}
+
+impl InventoryListBelowReorder {
+    /// The tool over `erp`.
+    pub fn new(erp: Arc<dyn Erp>) -> Self {
+        Self { erp }
+    }
+}
 
 impl ToolSpec for InventoryListBelowReorder {
     type Input = ListBelowReorderInput;
@@ -127,18 +138,19 @@ inventory_get_stock. Example: {\"limit\": 20, \"cursor\": null}",
 impl ReadTool for InventoryListBelowReorder {
     async fn read(&self, call: &Call<'_>, input: ListBelowReorderInput) -> Result<ListBelowReorderOutput, ToolError> {
         let branch = call.caller.branch();
-        let store = ErpStore::new(call.db, call.caller.tenant());
+        let scope = Scope::of(call.caller);
         // The listing has no filters: the cursor is bound to caller and tool only.
         let pages = CursorScope::new(call.cursors, call.caller, Self::META.name, &())?;
         let after: Option<Position> = pages.open(input.cursor.as_deref())?;
         let want = super::page_size(input.limit, DEFAULT_LIMIT);
 
-        let page = store
-            .due_items(branch, after.as_ref().map(|p| p.after_item.as_str()), want)
+        let page = self
+            .erp
+            .due_items(&scope, after.as_ref().map(|p| p.after_item.as_str()), want)
             .await?;
         let codes: Vec<String> = page.items.iter().map(|d| d.policy.item.clone()).collect();
         let vendor_codes: Vec<String> = page.items.iter().map(|d| d.policy.preferred_vendor.clone()).collect();
-        let (items, vendors) = store.items_and_branch_vendors(branch, &codes, &vendor_codes).await?;
+        let (items, vendors) = self.erp.items_and_branch_vendors(&scope, &codes, &vendor_codes).await?;
 
         // Prices only for vendors that supply the branch, in every unit of the item.
         let wanted: Vec<(String, String, Uom)> = page
@@ -155,7 +167,7 @@ impl ReadTool for InventoryListBelowReorder {
         let prices = if wanted.is_empty() {
             Vec::new()
         } else {
-            store.vendor_prices(&wanted).await?
+            self.erp.vendor_prices(&scope, &wanted).await?
         };
 
         let lines = page

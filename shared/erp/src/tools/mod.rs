@@ -25,7 +25,66 @@ pub mod sales_search_customers;
 
 use std::borrow::Cow;
 
+use async_trait::async_trait;
+use draftline_contract::ToolError;
+use draftline_contract::tool::{Created, DocumentRef, Draft, ExternalDraft};
 use validator::ValidationError;
+
+use crate::port::{ExternalDocument, Placement};
+
+/// A placed draft as the contract's prepared draft: an atomic one as it is;
+/// an external one finished into the tool's answer once the ERP has numbered
+/// it (`numbered(draft, id, number, created_at)`).
+pub(crate) fn prepared<D, O>(
+    placement: Placement<O>,
+    draft: D,
+    numbered: fn(&D, String, String, String) -> O,
+    document: fn(&O) -> DocumentRef,
+) -> Draft<O>
+where
+    D: Send + Sync + 'static,
+    O: Send + 'static,
+{
+    match placement {
+        Placement::Atomic { document: doc, batch } => Draft::Atomic {
+            document: document(&doc),
+            batch,
+            output: doc,
+        },
+        Placement::External(external) => Draft::External(Box::new(Finishing {
+            external,
+            draft,
+            numbered,
+        })),
+    }
+}
+
+/// An external document and how to turn it into the tool's answer.
+struct Finishing<D, O> {
+    external: Box<dyn ExternalDocument>,
+    draft: D,
+    numbered: fn(&D, String, String, String) -> O,
+}
+
+#[async_trait]
+impl<D: Send + Sync + 'static, O: Send + 'static> ExternalDraft<O> for Finishing<D, O> {
+    async fn find(&self) -> Result<Option<Created>, ToolError> {
+        self.external.find().await
+    }
+
+    async fn create(&self) -> Result<Created, ToolError> {
+        self.external.create().await
+    }
+
+    fn output(&self, created: &Created) -> Result<O, ToolError> {
+        Ok((self.numbered)(
+            &self.draft,
+            created.document.id.clone(),
+            created.document.number.clone(),
+            created.created_at.clone(),
+        ))
+    }
+}
 
 fn format_error(message: String) -> ValidationError {
     ValidationError::new("format").with_message(Cow::Owned(message))

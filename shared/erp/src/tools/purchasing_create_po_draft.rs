@@ -3,8 +3,10 @@
 
 use std::collections::BTreeSet;
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
-use chrono::{NaiveDate, SecondsFormat};
+use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
 use draftline_contract::tool::{Call, DocumentRef, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
@@ -14,12 +16,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
-use crate::model::po::{PoStatus, VendorRef};
-use crate::model::{Item, PoLine, PriceEntry, PurchaseOrder, Vendor};
-use crate::money::{self, Money, ROUNDING_RULE};
-use crate::numbers;
+use crate::domain::po::VendorRef;
+use crate::domain::{Item, PoDraft, PoLine, PriceEntry, PurchaseOrder, Vendor};
+use crate::money::{self, Money};
+use crate::port::{Erp, Scope};
 use crate::pricing;
-use crate::store::{self, ErpStore};
 use crate::units::Uom;
 
 /// How far ahead `needed_by` may be.
@@ -65,8 +66,17 @@ pub struct CreatePoDraftInput {
 }
 
 /// The tool.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PurchasingCreatePoDraft;
+#[derive(Clone)]
+pub struct PurchasingCreatePoDraft {
+    erp: Arc<dyn Erp>,
+}
+
+impl PurchasingCreatePoDraft {
+    /// The tool over `erp`.
+    pub fn new(erp: Arc<dyn Erp>) -> Self {
+        Self { erp }
+    }
+}
 
 impl ToolSpec for PurchasingCreatePoDraft {
     type Input = CreatePoDraftInput;
@@ -121,9 +131,9 @@ impl DraftTool for PurchasingCreatePoDraft {
     }
 
     async fn draft(&self, call: &Call<'_>, input: CreatePoDraftInput) -> Result<Draft<PurchaseOrder>, ToolError> {
-        let tenant = call.caller.tenant();
+        let _tenant = call.caller.tenant();
         let branch = call.caller.branch();
-        let store = ErpStore::new(call.db, tenant);
+        let scope = Scope::of(call.caller);
         let codes: Vec<String> = input
             .lines
             .iter()
@@ -132,7 +142,10 @@ impl DraftTool for PurchasingCreatePoDraft {
             .into_iter()
             .collect();
         // The reads are independent: issue them together.
-        let (vendor, items) = tokio::try_join!(store.vendor_with_prices(&input.vendor_code), store.items(&codes),)?;
+        let (vendor, items) = tokio::try_join!(
+            self.erp.vendor_with_prices(&scope, &input.vendor_code),
+            self.erp.items(&scope, &codes),
+        )?;
         let (vendor, prices) = match vendor {
             Some((vendor, prices)) if vendor.supplies(branch.as_str()) => (vendor, prices),
             // A vendor that does not serve this branch reads exactly like a missing one.
@@ -217,15 +230,7 @@ impl DraftTool for PurchasingCreatePoDraft {
         }
 
         let subtotal = money::sum(totals).ok_or_else(|| money::overflow("the purchase order total"))?;
-        // Only a draft that passed every check takes a number, so refused
-        // input writes nothing and leaves no gap.
-        let sequence = store.reserve_number(branch, "PO").await?;
-        let po_number = numbers::document_number("PO", call.caller.branch_code(), sequence)?;
-        let now = call.clock.now();
-        let po = PurchaseOrder {
-            draft_id: format!("po_{}", ulid::Ulid::new().to_string().to_lowercase()),
-            po_number: po_number.clone(),
-            status: PoStatus::Draft,
+        let draft = PoDraft {
             branch_id: branch.to_string(),
             vendor: VendorRef {
                 code: vendor.code.clone(),
@@ -236,26 +241,28 @@ impl DraftTool for PurchasingCreatePoDraft {
             lines,
             subtotal: Money::new(subtotal, &vendor.currency),
             total: Money::new(subtotal, &vendor.currency),
-            rounding: ROUNDING_RULE.to_owned(),
             note: input.note.clone(),
             client_ref: input.client_ref.clone(),
             drafted_by_agent_run: call.agent.run_id.clone(),
             drafted_on_behalf_of: call.caller.user().to_string(),
-            created_at: now.to_rfc3339_opts(SecondsFormat::Millis, true),
-            next_step: format!(
-                "Draft {po_number} awaits review: a person must approve it in the ERP before it is sent to {}. \
-                 It has not been sent and has not changed stock.",
-                vendor.name
-            ),
+            drafted_by_tool_call: call.agent.tool_call_id.clone(),
         };
-
-        let item = po.to_item(tenant, branch)?;
-        let document = DocumentRef {
-            id: po.draft_id.clone(),
-            number: po_number,
-            kind: "purchase_order".to_owned(),
-        };
-        store::numbered_draft(call.db, item, document, po)
+        // Only a draft that passed every check is placed (and numbered), so
+        // refused input writes nothing and leaves no gap.
+        let placement = self
+            .erp
+            .place_po_draft(&scope, draft.clone(), call.draft_key, call.clock.now())
+            .await?;
+        Ok(super::prepared(
+            placement,
+            draft,
+            PoDraft::numbered,
+            |po: &PurchaseOrder| DocumentRef {
+                id: po.draft_id.clone(),
+                number: po.po_number.clone(),
+                kind: "purchase_order".to_owned(),
+            },
+        ))
     }
 }
 

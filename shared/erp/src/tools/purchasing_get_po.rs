@@ -1,5 +1,7 @@
 //! `purchasing_get_po`: one purchase order of the caller's branch, by number.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
@@ -7,8 +9,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
-use crate::model::PurchaseOrder;
-use crate::store::ErpStore;
+use crate::domain::PurchaseOrder;
+use crate::port::{Erp, Scope};
 
 /// Input of `purchasing_get_po`.
 #[derive(Debug, Clone, Serialize, Deserialize, Validate, JsonSchema)]
@@ -21,8 +23,17 @@ pub struct GetPoInput {
 }
 
 /// The tool.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PurchasingGetPo;
+#[derive(Clone)]
+pub struct PurchasingGetPo {
+    erp: Arc<dyn Erp>,
+}
+
+impl PurchasingGetPo {
+    /// The tool over `erp`.
+    pub fn new(erp: Arc<dyn Erp>) -> Self {
+        Self { erp }
+    }
+}
 
 impl ToolSpec for PurchasingGetPo {
     type Input = GetPoInput;
@@ -50,8 +61,8 @@ pub fn po_not_found(number: &str) -> ToolError {
 #[async_trait]
 impl ReadTool for PurchasingGetPo {
     async fn read(&self, call: &Call<'_>, input: GetPoInput) -> Result<PurchaseOrder, ToolError> {
-        ErpStore::new(call.db, call.caller.tenant())
-            .purchase_order(call.caller.branch(), &input.po_number)
+        self.erp
+            .purchase_order(&Scope::of(call.caller), &input.po_number)
             .await?
             .ok_or_else(|| po_not_found(&input.po_number))
     }

@@ -1,6 +1,8 @@
 //! `purchasing_search_pos`: purchase orders of the caller's branch by status,
 //! vendor and creation date, newest first, paginated with a sealed cursor.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
@@ -11,10 +13,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
-use crate::model::PoStatus;
-use crate::model::po::VendorRef;
+use crate::domain::PoStatus;
+use crate::domain::po::VendorRef;
 use crate::money::Money;
-use crate::store::{ErpStore, PoFilter};
+use crate::port::{Erp, PoFilter, Scope};
 
 /// The page size when `limit` is null.
 const DEFAULT_LIMIT: u32 = 20;
@@ -98,8 +100,17 @@ pub struct SearchPosOutput {
 }
 
 /// The tool.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PurchasingSearchPos;
+#[derive(Clone)]
+pub struct PurchasingSearchPos {
+    erp: Arc<dyn Erp>,
+}
+
+impl PurchasingSearchPos {
+    /// The tool over `erp`.
+    pub fn new(erp: Arc<dyn Erp>) -> Self {
+        Self { erp }
+    }
+}
 
 impl ToolSpec for PurchasingSearchPos {
     type Input = SearchPosInput;
@@ -153,9 +164,10 @@ impl ReadTool for PurchasingSearchPos {
             created_from: input.created_from,
             created_to: input.created_to,
         };
-        let page = ErpStore::new(call.db, call.caller.tenant())
+        let page = self
+            .erp
             .search_purchase_orders(
-                branch,
+                &Scope::of(call.caller),
                 &filter,
                 after.as_ref().map(|p| p.after_po.as_str()),
                 super::page_size(input.limit, DEFAULT_LIMIT),

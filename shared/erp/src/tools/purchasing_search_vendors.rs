@@ -1,6 +1,8 @@
 //! `purchasing_search_vendors`: vendors that supply the caller's branch, by
 //! name, code or an item they supply, with their prices for that item.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::cursor::CursorScope;
@@ -11,9 +13,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
-use crate::model::BranchVendor;
+use crate::domain::BranchVendor;
 use crate::money::Money;
-use crate::store::ErpStore;
+use crate::port::{Erp, Scope};
 use crate::units::Uom;
 
 /// The page size when `limit` is null.
@@ -101,8 +103,17 @@ pub struct SearchVendorsOutput {
 }
 
 /// The tool.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PurchasingSearchVendors;
+#[derive(Clone)]
+pub struct PurchasingSearchVendors {
+    erp: Arc<dyn Erp>,
+}
+
+impl PurchasingSearchVendors {
+    /// The tool over `erp`.
+    pub fn new(erp: Arc<dyn Erp>) -> Self {
+        Self { erp }
+    }
+}
 
 impl ToolSpec for PurchasingSearchVendors {
     type Input = SearchVendorsInput;
@@ -126,7 +137,7 @@ Example: {\"query\": null, \"item_code\": \"BRG-0042\", \"limit\": 10, \"cursor\
 impl ReadTool for PurchasingSearchVendors {
     async fn read(&self, call: &Call<'_>, input: SearchVendorsInput) -> Result<SearchVendorsOutput, ToolError> {
         let branch = call.caller.branch();
-        let store = ErpStore::new(call.db, call.caller.tenant());
+        let scope = Scope::of(call.caller);
         let query = input.query.as_deref().map(str::trim).map(str::to_owned);
         let filters = Filters {
             query: query.as_ref().map(|q| q.to_lowercase()),
@@ -138,7 +149,7 @@ impl ReadTool for PurchasingSearchVendors {
 
         let (vendors, item) = match &input.item_code {
             Some(code) => {
-                let (vendors, item) = tokio::try_join!(store.branch_vendors(branch), store.item(code))?;
+                let (vendors, item) = tokio::try_join!(self.erp.branch_vendors(&scope), self.erp.item(&scope, code))?;
                 let item = item.ok_or_else(|| {
                     rejected_with(
                         vec![FieldIssue::new(
@@ -153,7 +164,7 @@ impl ReadTool for PurchasingSearchVendors {
                 })?;
                 (vendors, Some(item))
             }
-            None => (store.branch_vendors(branch).await?, None),
+            None => (self.erp.branch_vendors(&scope).await?, None),
         };
         let mut matching: Vec<BranchVendor> = vendors
             .into_iter()
@@ -171,7 +182,7 @@ impl ReadTool for PurchasingSearchVendors {
                     .iter()
                     .flat_map(|v| item.units.iter().map(|u| (v.code.clone(), item.code.clone(), u.uom)))
                     .collect();
-                store.vendor_prices(&wanted).await?
+                self.erp.vendor_prices(&scope, &wanted).await?
             }
             _ => Vec::new(),
         };

@@ -4,8 +4,10 @@
 
 use std::collections::BTreeSet;
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
-use chrono::{NaiveDate, SecondsFormat};
+use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
 use draftline_contract::tool::{Call, DocumentRef, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
@@ -16,13 +18,11 @@ use serde::{Deserialize, Serialize};
 use validator::Validate;
 
 use super::sales_get_customer_summary::customer_not_found;
-use crate::model::po::DocumentStatus;
-use crate::model::quote::CustomerRef;
-use crate::model::{CreditPosition, Customer, ListPrice, Quote, QuoteLine, TaxCode, TaxType};
-use crate::money::{self, Money, TAX_ROUNDING_RULE};
-use crate::numbers;
+use crate::domain::quote::CustomerRef;
+use crate::domain::{CreditPosition, Customer, ListPrice, Quote, QuoteDraft, QuoteLine, TaxCode, TaxType};
+use crate::money::{self, Money};
+use crate::port::{Erp, Scope};
 use crate::pricing;
-use crate::store::{self, ErpStore};
 use crate::units::Uom;
 
 /// How long a quote may be valid.
@@ -75,8 +75,17 @@ pub struct CreateQuoteDraftInput {
 }
 
 /// The tool.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SalesCreateQuoteDraft;
+#[derive(Clone)]
+pub struct SalesCreateQuoteDraft {
+    erp: Arc<dyn Erp>,
+}
+
+impl SalesCreateQuoteDraft {
+    /// The tool over `erp`.
+    pub fn new(erp: Arc<dyn Erp>) -> Self {
+        Self { erp }
+    }
+}
 
 impl ToolSpec for SalesCreateQuoteDraft {
     type Input = CreateQuoteDraftInput;
@@ -191,9 +200,9 @@ impl DraftTool for SalesCreateQuoteDraft {
     }
 
     async fn draft(&self, call: &Call<'_>, input: CreateQuoteDraftInput) -> Result<Draft<Quote>, ToolError> {
-        let tenant = call.caller.tenant();
+        let _tenant = call.caller.tenant();
         let branch = call.caller.branch();
-        let store = ErpStore::new(call.db, tenant);
+        let scope = Scope::of(call.caller);
         let codes: Vec<String> = input
             .lines
             .iter()
@@ -203,11 +212,11 @@ impl DraftTool for SalesCreateQuoteDraft {
             .collect();
         // The reads are independent: issue them together.
         let (customer, orders, invoices, items, taxes) = tokio::try_join!(
-            store.customer(branch, &input.customer_code),
-            store.customer_orders(branch, &input.customer_code),
-            store.customer_invoices(branch, &input.customer_code),
-            store.items(&codes),
-            store.tax_types(),
+            self.erp.customer(&scope, &input.customer_code),
+            self.erp.customer_orders(&scope, &input.customer_code),
+            self.erp.customer_invoices(&scope, &input.customer_code),
+            self.erp.items(&scope, &codes),
+            self.erp.tax_types(&scope),
         )?;
         let customer = customer.ok_or_else(|| {
             rejected_with(
@@ -242,7 +251,7 @@ impl DraftTool for SalesCreateQuoteDraft {
         let prices: Vec<ListPrice> = if wanted.is_empty() {
             Vec::new()
         } else {
-            store.list_prices(&customer.price_list, &wanted).await?
+            self.erp.list_prices(&scope, &customer.price_list, &wanted).await?
         };
 
         let currency = customer.currency.clone();
@@ -352,14 +361,7 @@ impl DraftTool for SalesCreateQuoteDraft {
         let tax_total = money::sum(taxes_of_lines).ok_or_else(overflow)?;
         let total = subtotal.checked_add(tax_total).ok_or_else(overflow)?;
         let position = customer.credit_position(&orders, &invoices)?;
-        // Only a draft that passed every check takes a number, so refused
-        // input writes nothing and leaves no gap.
-        let sequence = store.reserve_number(branch, "QT").await?;
-        let quote_number = numbers::document_number("QT", call.caller.branch_code(), sequence)?;
-        let quote = Quote {
-            quote_id: format!("qt_{}", ulid::Ulid::new().to_string().to_lowercase()),
-            quote_number: quote_number.clone(),
-            status: DocumentStatus::Draft,
+        let draft = QuoteDraft {
             branch_id: branch.to_string(),
             customer: CustomerRef {
                 code: customer.code.clone(),
@@ -372,27 +374,29 @@ impl DraftTool for SalesCreateQuoteDraft {
             subtotal: Money::new(subtotal, &currency),
             tax_total: Money::new(tax_total, &currency),
             total: Money::new(total, &currency),
-            rounding: TAX_ROUNDING_RULE.to_owned(),
             credit_check: credit_check(&position, total, &currency)?,
             note: input.note.clone(),
             client_ref: input.client_ref.clone(),
             drafted_by_agent_run: call.agent.run_id.clone(),
             drafted_on_behalf_of: call.caller.user().to_string(),
-            created_at: call.clock.now().to_rfc3339_opts(SecondsFormat::Millis, true),
-            next_step: format!(
-                "Draft {quote_number} awaits review: a person must check and send it to {}. It has not been sent \
-                 and reserves no stock.",
-                customer.name
-            ),
+            drafted_by_tool_call: call.agent.tool_call_id.clone(),
         };
-
-        let item = quote.to_item(tenant, branch)?;
-        let document = DocumentRef {
-            id: quote.quote_id.clone(),
-            number: quote_number,
-            kind: "quote".to_owned(),
-        };
-        store::numbered_draft(call.db, item, document, quote)
+        // Only a draft that passed every check is placed (and numbered), so
+        // refused input writes nothing and leaves no gap.
+        let placement = self
+            .erp
+            .place_quote_draft(&scope, draft.clone(), call.draft_key, call.clock.now())
+            .await?;
+        Ok(super::prepared(
+            placement,
+            draft,
+            QuoteDraft::numbered,
+            |quote: &Quote| DocumentRef {
+                id: quote.quote_id.clone(),
+                number: quote.quote_number.clone(),
+                kind: "quote".to_owned(),
+            },
+        ))
     }
 }
 

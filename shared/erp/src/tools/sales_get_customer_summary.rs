@@ -2,6 +2,8 @@
 //! limit and exposure, open orders, overdue invoices and recent invoices in
 //! one call.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
@@ -10,9 +12,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
-use crate::model::{CustomerInvoice, OpenItem, SalesOrderStatus, TaxCode};
+use crate::domain::{CustomerInvoice, OpenItem, SalesOrderStatus, TaxCode};
 use crate::money::{self, Money};
-use crate::store::ErpStore;
+use crate::port::{Erp, Scope};
 
 /// How many documents each list shows (the counts and totals cover all).
 const SHOWN: usize = 10;
@@ -142,8 +144,17 @@ pub struct CustomerSummary {
 }
 
 /// The tool.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SalesGetCustomerSummary;
+#[derive(Clone)]
+pub struct SalesGetCustomerSummary {
+    erp: Arc<dyn Erp>,
+}
+
+impl SalesGetCustomerSummary {
+    /// The tool over `erp`.
+    pub fn new(erp: Arc<dyn Erp>) -> Self {
+        Self { erp }
+    }
+}
 
 impl ToolSpec for SalesGetCustomerSummary {
     type Input = GetCustomerSummaryInput;
@@ -191,13 +202,13 @@ fn brief(invoice: &CustomerInvoice, today: NaiveDate) -> Result<InvoiceBrief, To
 #[async_trait]
 impl ReadTool for SalesGetCustomerSummary {
     async fn read(&self, call: &Call<'_>, input: GetCustomerSummaryInput) -> Result<CustomerSummary, ToolError> {
-        let branch = call.caller.branch();
-        let store = ErpStore::new(call.db, call.caller.tenant());
+        let _branch = call.caller.branch();
+        let scope = Scope::of(call.caller);
         let code = &input.customer_code;
         let (customer, orders, invoices) = tokio::try_join!(
-            store.customer(branch, code),
-            store.customer_orders(branch, code),
-            store.customer_invoices(branch, code),
+            self.erp.customer(&scope, code),
+            self.erp.customer_orders(&scope, code),
+            self.erp.customer_invoices(&scope, code),
         )?;
         let customer =
             customer.ok_or_else(|| ToolError::NotFound(format!("{} Nothing was read.", customer_not_found(code))))?;

@@ -1,5 +1,7 @@
 //! `sales_search_customers`: customers of the caller's branch by name or code.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::cursor::CursorScope;
@@ -8,9 +10,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
-use crate::model::Customer;
+use crate::domain::Customer;
 use crate::money::Money;
-use crate::store::ErpStore;
+use crate::port::{Erp, Scope};
 
 /// The page size when `limit` is null.
 const DEFAULT_LIMIT: u32 = 10;
@@ -80,8 +82,17 @@ pub struct SearchCustomersOutput {
 }
 
 /// The tool.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SalesSearchCustomers;
+#[derive(Clone)]
+pub struct SalesSearchCustomers {
+    erp: Arc<dyn Erp>,
+}
+
+impl SalesSearchCustomers {
+    /// The tool over `erp`.
+    pub fn new(erp: Arc<dyn Erp>) -> Self {
+        Self { erp }
+    }
+}
 
 impl ToolSpec for SalesSearchCustomers {
     type Input = SearchCustomersInput;
@@ -112,8 +123,9 @@ impl ReadTool for SalesSearchCustomers {
         let after: Option<Position> = pages.open(input.cursor.as_deref())?;
         let want = super::page_size(input.limit, DEFAULT_LIMIT);
 
-        let mut matching: Vec<Customer> = ErpStore::new(call.db, call.caller.tenant())
-            .customers(branch)
+        let mut matching: Vec<Customer> = self
+            .erp
+            .customers(&Scope::of(call.caller))
             .await?
             .into_iter()
             .filter(|c| query.as_deref().is_none_or(|q| c.matches(q)))

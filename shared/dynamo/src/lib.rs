@@ -1,0 +1,258 @@
+//! # draftline-dynamo
+//!
+//! The DynamoDB seam: one client per warm instance, the table name, a count
+//! of round trips, failures classified for the contract, and the batch a
+//! draft's one transaction carries. The server (key records, audit items)
+//! and the built-in ERP backend (its documents) both write through it; no
+//! DynamoDB type reaches a tool or the ERP port except inside a
+//! [`StoreBatch`](draftline_contract::tool::StoreBatch).
+//!
+//! Every request to DynamoDB passes an SDK interceptor that counts it, per
+//! operation, for the whole instance ([`RoundTrips`], read by the tests) and
+//! for the call being served (a task-local, written to the call's log line).
+//! Retries by the SDK count as round trips: each is one.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::config::{Credentials, Region, SharedInterceptor};
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_runtime_api::client::interceptors::context::BeforeTransmitInterceptorContextRef;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::config_bag::ConfigBag;
+use aws_smithy_types::timeout::TimeoutConfig;
+
+use aws_sdk_dynamodb::types::TransactWriteItem;
+use draftline_contract::ToolError;
+use draftline_contract::tool::StoreBatch;
+
+tokio::task_local! {
+    static CALL_ROUND_TRIPS: Arc<AtomicU64>;
+}
+
+/// Runs `fut` with a fresh per-call round-trip counter and returns the count with its output.
+pub async fn counting_round_trips<F: std::future::Future>(fut: F) -> (F::Output, u64) {
+    let counter = Arc::new(AtomicU64::new(0));
+    let out = CALL_ROUND_TRIPS.scope(counter.clone(), fut).await;
+    (out, counter.load(Ordering::Relaxed))
+}
+
+/// Round trips made by one client, by operation name.
+#[derive(Debug, Default)]
+pub struct RoundTrips(Mutex<BTreeMap<String, u64>>);
+
+impl RoundTrips {
+    /// The counts so far.
+    pub fn snapshot(&self) -> BTreeMap<String, u64> {
+        self.0.lock().map(|m| m.clone()).unwrap_or_default()
+    }
+
+    fn record(&self, operation: &str) {
+        if let Ok(mut map) = self.0.lock() {
+            *map.entry(operation.to_owned()).or_default() += 1;
+        }
+    }
+}
+
+#[derive(Debug)]
+struct CountRoundTrips(Arc<RoundTrips>);
+
+impl Intercept for CountRoundTrips {
+    fn name(&self) -> &'static str {
+        "CountRoundTrips"
+    }
+
+    fn read_before_transmit(
+        &self,
+        _context: &BeforeTransmitInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), aws_smithy_runtime_api::box_error::BoxError> {
+        let operation = cfg.load::<Metadata>().map(|m| m.name()).unwrap_or("Unknown");
+        self.0.record(operation);
+        let _ = CALL_ROUND_TRIPS.try_with(|c| c.fetch_add(1, Ordering::Relaxed));
+        Ok(())
+    }
+}
+
+/// The table and the client that reaches it.
+#[derive(Debug, Clone)]
+pub struct Db {
+    client: Client,
+    table: Arc<str>,
+    round_trips: Arc<RoundTrips>,
+}
+
+impl Db {
+    /// Connects to `table`: on AWS (region and credentials from the standard
+    /// AWS environment), or at `endpoint` (a local or self-hosted DynamoDB API).
+    pub async fn connect(table: &str, endpoint: Option<&str>) -> Self {
+        let round_trips = Arc::new(RoundTrips::default());
+        let timeouts = TimeoutConfig::builder()
+            .connect_timeout(Duration::from_secs(2))
+            .operation_attempt_timeout(Duration::from_secs(3))
+            .operation_timeout(Duration::from_secs(8))
+            .build();
+        let builder = match endpoint {
+            Some(endpoint) => {
+                // A local or self-hosted DynamoDB API: no AWS account involved, so
+                // the environment's credentials are used only if present.
+                let shared = aws_config::defaults(aws_config::BehaviorVersion::latest())
+                    .region(Region::new(
+                        std::env::var("AWS_REGION").unwrap_or_else(|_| "us-east-1".to_owned()),
+                    ))
+                    .credentials_provider(local_credentials())
+                    .load()
+                    .await;
+                aws_sdk_dynamodb::config::Builder::from(&shared).endpoint_url(endpoint)
+            }
+            None => {
+                let shared = aws_config::defaults(aws_config::BehaviorVersion::latest()).load().await;
+                aws_sdk_dynamodb::config::Builder::from(&shared)
+            }
+        };
+        // Throttling and transient failures are retried by the SDK, bounded:
+        // three attempts with jittered exponential backoff from 25 ms, well
+        // inside a call's deadline; then the call answers 503.
+        let retries = RetryConfig::standard()
+            .with_max_attempts(3)
+            .with_initial_backoff(Duration::from_millis(25))
+            .with_max_backoff(Duration::from_millis(400));
+        let client = Client::from_conf(
+            builder
+                .retry_config(retries)
+                .timeout_config(timeouts)
+                .interceptor(SharedInterceptor::new(CountRoundTrips(round_trips.clone())))
+                .build(),
+        );
+        Self {
+            client,
+            table: Arc::from(table),
+            round_trips,
+        }
+    }
+
+    /// The SDK client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The table name.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// The instance-wide round-trip counts.
+    pub fn round_trips(&self) -> &Arc<RoundTrips> {
+        &self.round_trips
+    }
+}
+
+fn local_credentials() -> Credentials {
+    match (
+        std::env::var("AWS_ACCESS_KEY_ID"),
+        std::env::var("AWS_SECRET_ACCESS_KEY"),
+    ) {
+        (Ok(id), Ok(secret)) => Credentials::new(id, secret, None, None, "environment"),
+        _ => Credentials::new("local", "local", None, None, "draftline-local"),
+    }
+}
+
+/// The raw HTTP response type of every DynamoDB operation.
+pub type HttpResponse = aws_smithy_runtime_api::http::Response;
+
+/// Error codes that mean DynamoDB refused the request before applying
+/// anything (throttling, capacity): safe to say nothing was written.
+const REFUSED_CODES: [&str; 4] = [
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "TransactionInProgressException",
+];
+
+/// Error codes of a DynamoDB that failed inside (outcome unknown for a write).
+const FAILED_CODES: [&str; 2] = ["InternalServerError", "ServiceUnavailable"];
+
+/// How a DynamoDB failure is to be reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// Refused before anything was applied (throttling): nothing was written.
+    Refused,
+    /// Unavailable: a timeout, a broken connection, a 5xx or an answer that
+    /// is not DynamoDB's; a write may or may not have been applied.
+    Unavailable,
+    /// Our bug: DynamoDB understood the request and rejected it (4xx).
+    Ours,
+}
+
+/// Classifies a DynamoDB failure by transport, HTTP status and error code,
+/// never by message text.
+pub fn classify<E>(err: &SdkError<E, HttpResponse>) -> FailureKind
+where
+    E: ProvideErrorMetadata,
+{
+    match err {
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
+            FailureKind::Unavailable
+        }
+        SdkError::ServiceError(service) => {
+            let code = service.err().code();
+            if code.is_some_and(|c| REFUSED_CODES.contains(&c)) {
+                FailureKind::Refused
+            } else if code.is_none_or(|c| FAILED_CODES.contains(&c)) || service.raw().status().is_server_error() {
+                // No DynamoDB error code means the body was not DynamoDB's
+                // (a proxy's HTML page): not a request we got wrong.
+                FailureKind::Unavailable
+            } else {
+                FailureKind::Ours
+            }
+        }
+        _ => FailureKind::Ours,
+    }
+}
+
+/// Maps a failed DynamoDB request that writes nothing (a read, or a write
+/// whose failure leaves nothing behind) to the contract: throttling,
+/// timeouts, network, 5xx and foreign answers are DEPENDENCY_UNAVAILABLE
+/// (retryable); a request DynamoDB rejected is a bug of ours.
+/// `what_did_not_happen` is the sentence the model needs ("No draft was created.").
+pub fn store_error<E>(err: SdkError<E, HttpResponse>, what_did_not_happen: &str) -> ToolError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    match classify(&err) {
+        FailureKind::Refused | FailureKind::Unavailable => ToolError::dependency(err, what_did_not_happen),
+        FailureKind::Ours => ToolError::internal(err),
+    }
+}
+
+/// Maps a failed write that may have been applied (a draft's transaction):
+/// a refusal says nothing was written; any other transient failure says the
+/// draft may or may not exist and that a retry with the same key is safe.
+pub fn uncertain_write_error<E>(err: SdkError<E, HttpResponse>, what_did_not_happen: &str) -> ToolError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    match classify(&err) {
+        FailureKind::Refused => ToolError::dependency(err, what_did_not_happen),
+        FailureKind::Unavailable => ToolError::dependency_uncertain(err),
+        FailureKind::Ours => ToolError::internal(err),
+    }
+}
+
+/// The items a draft's transaction carries for its document, as a
+/// [`StoreBatch`] the server can commit.
+pub fn batch(items: Vec<TransactWriteItem>) -> StoreBatch {
+    StoreBatch::new(items)
+}
+
+/// The items of a batch built by [`batch`]; `None` for a batch of another store.
+pub fn items_of(batch: StoreBatch) -> Option<Vec<TransactWriteItem>> {
+    batch.into_inner::<Vec<TransactWriteItem>>().ok()
+}

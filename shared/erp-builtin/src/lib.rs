@@ -1,0 +1,207 @@
+//! # draftline-erp-builtin
+//!
+//! The built-in ERP backend: the demo ERP's data model in draftline's own
+//! DynamoDB table, the embedded default of `draftline serve`. It implements
+//! the ERP port ([`draftline_erp::port::Erp`]) and nothing else. Because its
+//! documents live in the same table as the key records and audit items, a
+//! draft is placed as an atomic [`StoreBatch`](draftline_contract::tool::StoreBatch):
+//! the server commits it in the one `TransactWriteItems` with them.
+//!
+//! ## Layout
+//! - [`model`]: every domain type's key and item mapping (`<Type>Record`);
+//!   [`keys`]: every key. All keys start with `T#<tenant>`, branch-owned
+//!   data carries the branch in its partition key, so no query can cross a
+//!   branch by construction.
+//! - [`store`]: the reads, scoped by tenant and branch (listings stop at a
+//!   page and hand back a position for the sealed cursor), and the number
+//!   counter.
+//! - [`seed`]: writing the demo story once.
+
+pub mod keys;
+pub mod model;
+pub mod seed;
+pub mod store;
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use chrono::{DateTime, SecondsFormat, Utc};
+use draftline_contract::ToolError;
+use draftline_dynamo::Db;
+use draftline_erp::domain::{
+    BranchVendor, Customer, CustomerInvoice, Item, ListPrice, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft,
+    ReorderPolicy, SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
+};
+use draftline_erp::numbers;
+use draftline_erp::port::{DueItem, Finance, Inventory, Page, Placement, PoFilter, Purchasing, Sales, Scope};
+use draftline_erp::units::Uom;
+
+use crate::model::{PurchaseOrderRecord, QuoteRecord};
+use crate::store::ErpStore;
+
+/// The demo ERP in draftline's table.
+#[derive(Debug, Clone)]
+pub struct BuiltinErp {
+    db: Db,
+}
+
+impl BuiltinErp {
+    /// The backend over `db` (the same client the server uses, so one
+    /// instance counts every round trip).
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+
+    fn store<'a>(&'a self, scope: &Scope<'a>) -> ErpStore<'a> {
+        ErpStore::new(&self.db, scope.tenant)
+    }
+
+    fn id(prefix: &str) -> String {
+        format!("{prefix}_{}", ulid::Ulid::new().to_string().to_lowercase())
+    }
+}
+
+#[async_trait]
+impl Inventory for BuiltinErp {
+    async fn item(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Item>, ToolError> {
+        self.store(scope).item(code).await
+    }
+
+    async fn items(&self, scope: &Scope<'_>, codes: &[String]) -> Result<HashMap<String, Item>, ToolError> {
+        self.store(scope).items(codes).await
+    }
+
+    async fn item_stock(
+        &self,
+        scope: &Scope<'_>,
+        item: &str,
+    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ToolError> {
+        self.store(scope).item_stock(scope.branch, item).await
+    }
+
+    async fn due_items(&self, scope: &Scope<'_>, after: Option<&str>, want: usize) -> Result<Page<DueItem>, ToolError> {
+        self.store(scope).due_items(scope.branch, after, want).await
+    }
+}
+
+#[async_trait]
+impl Purchasing for BuiltinErp {
+    async fn vendor_with_prices(
+        &self,
+        scope: &Scope<'_>,
+        code: &str,
+    ) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ToolError> {
+        self.store(scope).vendor_with_prices(code).await
+    }
+
+    async fn vendor_prices(
+        &self,
+        scope: &Scope<'_>,
+        wanted: &[(String, String, Uom)],
+    ) -> Result<Vec<PriceEntry>, ToolError> {
+        self.store(scope).vendor_prices(wanted).await
+    }
+
+    async fn branch_vendors(&self, scope: &Scope<'_>) -> Result<Vec<BranchVendor>, ToolError> {
+        self.store(scope).branch_vendors(scope.branch).await
+    }
+
+    async fn items_and_branch_vendors(
+        &self,
+        scope: &Scope<'_>,
+        items: &[String],
+        vendors: &[String],
+    ) -> Result<(HashMap<String, Item>, HashMap<String, BranchVendor>), ToolError> {
+        self.store(scope)
+            .items_and_branch_vendors(scope.branch, items, vendors)
+            .await
+    }
+
+    async fn purchase_order(&self, scope: &Scope<'_>, number: &str) -> Result<Option<PurchaseOrder>, ToolError> {
+        self.store(scope).purchase_order(scope.branch, number).await
+    }
+
+    async fn search_purchase_orders(
+        &self,
+        scope: &Scope<'_>,
+        filter: &PoFilter,
+        after: Option<&str>,
+        limit: usize,
+        max_pages: usize,
+    ) -> Result<Page<PurchaseOrder>, ToolError> {
+        self.store(scope)
+            .search_purchase_orders(scope.branch, filter, after, limit, max_pages)
+            .await
+    }
+
+    async fn place_po_draft(
+        &self,
+        scope: &Scope<'_>,
+        draft: PoDraft,
+        _draft_key: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Placement<PurchaseOrder>, ToolError> {
+        let sequence = self.store(scope).reserve_number(scope.branch, "PO").await?;
+        let number = numbers::document_number("PO", scope.branch_code, sequence)?;
+        let po = draft.numbered(Self::id("po"), number, now.to_rfc3339_opts(SecondsFormat::Millis, true));
+        let batch = store::document_batch(&self.db, po.to_item(scope.tenant, scope.branch)?)?;
+        Ok(Placement::Atomic { document: po, batch })
+    }
+}
+
+#[async_trait]
+impl Sales for BuiltinErp {
+    async fn customers(&self, scope: &Scope<'_>) -> Result<Vec<Customer>, ToolError> {
+        self.store(scope).customers(scope.branch).await
+    }
+
+    async fn customer(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Customer>, ToolError> {
+        self.store(scope).customer(scope.branch, code).await
+    }
+
+    async fn customer_orders(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<SalesOrder>, ToolError> {
+        self.store(scope).customer_orders(scope.branch, code).await
+    }
+
+    async fn customer_invoices(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<CustomerInvoice>, ToolError> {
+        self.store(scope).customer_invoices(scope.branch, code).await
+    }
+
+    async fn list_prices(
+        &self,
+        scope: &Scope<'_>,
+        list: &str,
+        wanted: &[(String, Uom)],
+    ) -> Result<Vec<ListPrice>, ToolError> {
+        self.store(scope).list_prices(list, wanted).await
+    }
+
+    async fn place_quote_draft(
+        &self,
+        scope: &Scope<'_>,
+        draft: QuoteDraft,
+        _draft_key: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Placement<Quote>, ToolError> {
+        let sequence = self.store(scope).reserve_number(scope.branch, "QT").await?;
+        let number = numbers::document_number("QT", scope.branch_code, sequence)?;
+        let quote = draft.numbered(Self::id("qt"), number, now.to_rfc3339_opts(SecondsFormat::Millis, true));
+        let batch = store::document_batch(&self.db, quote.to_item(scope.tenant, scope.branch)?)?;
+        Ok(Placement::Atomic { document: quote, batch })
+    }
+}
+
+#[async_trait]
+impl Finance for BuiltinErp {
+    async fn tax_types(&self, scope: &Scope<'_>) -> Result<Vec<TaxType>, ToolError> {
+        self.store(scope).tax_types().await
+    }
+
+    async fn receivables(&self, scope: &Scope<'_>) -> Result<Vec<CustomerInvoice>, ToolError> {
+        self.store(scope).receivables(scope.branch).await
+    }
+
+    async fn payables(&self, scope: &Scope<'_>) -> Result<Vec<VendorBill>, ToolError> {
+        self.store(scope).payables(scope.branch).await
+    }
+}

@@ -1,0 +1,26 @@
+//! The built-in data model in DynamoDB: every domain type's key and item
+//! mapping, as one extension trait per type (`<Type>Record`), so queries
+//! read as domain code (`PurchaseOrder::from_item(&item)`).
+
+pub mod attrs;
+pub mod customer;
+pub mod invoice;
+pub mod item;
+pub mod po;
+pub mod price_list;
+pub mod quote;
+pub mod sales_order;
+pub mod stock;
+pub mod tax;
+pub mod vendor;
+
+pub use customer::CustomerRecord;
+pub use invoice::{CustomerInvoiceRecord, VendorBillRecord};
+pub use item::ItemRecord;
+pub use po::PurchaseOrderRecord;
+pub use price_list::ListPriceRecord;
+pub use quote::QuoteRecord;
+pub use sales_order::SalesOrderRecord;
+pub use stock::{ReorderPolicyRecord, StockLevelRecord};
+pub use tax::TaxTypeRecord;
+pub use vendor::{BranchVendorRecord, PriceEntryRecord, VendorRecord};

@@ -1,0 +1,60 @@
+//! How the domain's quote types are stored: keys and item mappings.
+
+use draftline_contract::ToolError;
+use draftline_contract::identity::{BranchId, TenantId};
+use draftline_erp::domain::*;
+
+use super::attrs::{self, Item as Attrs, sv};
+use crate::keys;
+
+/// How a [`Quote`] is stored.
+pub trait QuoteRecord: Sized {
+    /// The key of quote `number` in `branch`.
+    fn key(tenant: &TenantId, branch: &BranchId, number: &str) -> Attrs;
+    /// The item: queryable attributes plus the document as JSON.
+    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ToolError>;
+    /// Reads a quote.
+    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+}
+
+impl QuoteRecord for Quote {
+    /// The key of quote `number` in `branch`.
+    fn key(tenant: &TenantId, branch: &BranchId, number: &str) -> Attrs {
+        Attrs::from([
+            ("pk".to_owned(), sv(keys::quotes(tenant, branch))),
+            ("sk".to_owned(), sv(keys::quote_sk(number))),
+        ])
+    }
+
+    /// The item: queryable attributes plus the document as JSON.
+    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ToolError> {
+        let mut item = Self::key(tenant, branch, &self.quote_number);
+        item.extend([
+            ("kind".to_owned(), sv("quote")),
+            ("quote_id".to_owned(), sv(&self.quote_id)),
+            ("quote_number".to_owned(), sv(&self.quote_number)),
+            ("status".to_owned(), sv("draft")),
+            ("customer_code".to_owned(), sv(&self.customer.code)),
+            ("created_at".to_owned(), sv(&self.created_at)),
+            (
+                "total".to_owned(),
+                aws_sdk_dynamodb::types::AttributeValue::N(self.total.amount.clone()),
+            ),
+            ("drafted_on_behalf_of".to_owned(), sv(&self.drafted_on_behalf_of)),
+            (
+                "document".to_owned(),
+                sv(serde_json::to_string(self).map_err(ToolError::internal)?),
+            ),
+        ]);
+        if let Some(run) = &self.drafted_by_agent_run {
+            item.insert("drafted_by_agent_run".into(), sv(run));
+        }
+        Ok(item)
+    }
+
+    /// Reads a quote.
+    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+        let text = attrs::s(item, "quote", "document")?;
+        serde_json::from_str(&text).map_err(ToolError::internal)
+    }
+}

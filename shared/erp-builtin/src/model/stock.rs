@@ -1,0 +1,76 @@
+//! How the domain's stock types are stored: keys and item mappings.
+
+use draftline_contract::ToolError;
+use draftline_contract::identity::{BranchId, TenantId};
+use draftline_erp::domain::*;
+
+use super::attrs::{self, Item as Attrs, nv, sv};
+use crate::keys;
+
+/// How a [`StockLevel`] is stored.
+pub trait StockLevelRecord: Sized {
+    /// The item.
+    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs;
+    /// Reads a stock level.
+    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+}
+
+impl StockLevelRecord for StockLevel {
+    /// The item.
+    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs {
+        Attrs::from([
+            ("pk".to_owned(), sv(keys::stock(tenant, branch))),
+            ("sk".to_owned(), sv(keys::stock_sk(&self.item, &self.warehouse))),
+            ("kind".to_owned(), sv("stock")),
+            ("item".to_owned(), sv(&self.item)),
+            ("warehouse".to_owned(), sv(&self.warehouse)),
+            ("on_hand".to_owned(), nv(self.on_hand)),
+            ("reserved".to_owned(), nv(self.reserved)),
+        ])
+    }
+
+    /// Reads a stock level.
+    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+        let what = "stock level";
+        Ok(Self {
+            item: attrs::s(item, what, "item")?,
+            warehouse: attrs::s(item, what, "warehouse")?,
+            on_hand: attrs::int(item, what, "on_hand")?,
+            reserved: attrs::int(item, what, "reserved")?,
+        })
+    }
+}
+
+/// How a [`ReorderPolicy`] is stored.
+pub trait ReorderPolicyRecord: Sized {
+    /// The item.
+    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs;
+    /// Reads a policy.
+    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+}
+
+impl ReorderPolicyRecord for ReorderPolicy {
+    /// The item.
+    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs {
+        Attrs::from([
+            ("pk".to_owned(), sv(keys::stock(tenant, branch))),
+            ("sk".to_owned(), sv(keys::policy_sk(&self.item))),
+            ("kind".to_owned(), sv("reorder_policy")),
+            ("item".to_owned(), sv(&self.item)),
+            ("reorder_point".to_owned(), nv(self.reorder_point)),
+            ("reorder_qty".to_owned(), nv(self.reorder_qty)),
+            ("preferred_vendor".to_owned(), sv(&self.preferred_vendor)),
+        ])
+    }
+
+    /// Reads a policy.
+    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+        let what = "reorder policy";
+        Ok(Self {
+            item: attrs::s(item, what, "item")?,
+            reorder_point: attrs::int(item, what, "reorder_point")?,
+            reorder_qty: attrs::int(item, what, "reorder_qty")?,
+            preferred_vendor: attrs::s(item, what, "preferred_vendor")?,
+        })
+    }
+}

@@ -1,0 +1,171 @@
+//! Writing the demo data set, once.
+
+use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
+use draftline_contract::ToolError;
+use draftline_contract::identity::{BranchId, TenantId};
+use draftline_dynamo::{Db, store_error};
+use draftline_erp::demo::{self, BRANCHES, JAKARTA_PO_COUNT, TENANT};
+
+use crate::keys;
+use crate::model::attrs::{Item as Attrs, nv, sv};
+use crate::model::*;
+
+/// The marker item that says the demo data is in the table.
+const MARKER_PK: &str = "T#demo#SEED";
+/// Bumped when the demo data set grows, so a persisted table gets the new items.
+const MARKER_SK: &str = "v3";
+
+/// What [`seed_demo`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seeded {
+    /// Wrote this many items.
+    Wrote(usize),
+    /// The table already held the demo data; nothing was written.
+    AlreadySeeded,
+}
+
+/// Writes the demo data unless the table already has it.
+pub async fn seed_demo(db: &Db) -> Result<Seeded, ToolError> {
+    let marker = db
+        .client()
+        .get_item()
+        .table_name(db.table())
+        .key("pk", AttributeValue::S(MARKER_PK.into()))
+        .key("sk", AttributeValue::S(MARKER_SK.into()))
+        .consistent_read(true)
+        .send()
+        .await
+        .map_err(|e| store_error(e, "The demo data was not written."))?;
+    if marker.item().is_some() {
+        return Ok(Seeded::AlreadySeeded);
+    }
+    // A number sequence only ever moves forward: re-seeding a table that
+    // already has drafts must not hand out their numbers again, and must move
+    // past the demo documents it writes.
+    let (sequences, items): (Vec<_>, Vec<_>) = all_items()?
+        .into_iter()
+        .partition(|item| item.get("kind").and_then(|k| k.as_s().ok()).map(String::as_str) == Some("sequence"));
+    let count = items.len().saturating_add(sequences.len());
+    for sequence in sequences {
+        let put = db
+            .client()
+            .put_item()
+            .table_name(db.table())
+            .condition_expression("attribute_not_exists(pk) OR #last < :last")
+            .expression_attribute_names("#last", "last")
+            .set_expression_attribute_values(
+                sequence
+                    .get("last")
+                    .map(|last| std::collections::HashMap::from([(":last".to_owned(), last.clone())])),
+            )
+            .set_item(Some(sequence))
+            .send()
+            .await;
+        match put {
+            Ok(_) => {}
+            Err(err)
+                if err
+                    .as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) => {}
+            Err(err) => return Err(store_error(err, "The demo data was only partly written.")),
+        }
+    }
+    for chunk in items.chunks(25) {
+        let mut pending: Vec<WriteRequest> = chunk
+            .iter()
+            .map(|item| {
+                PutRequest::builder()
+                    .set_item(Some(item.clone()))
+                    .build()
+                    .map(|put| WriteRequest::builder().put_request(put).build())
+                    .map_err(ToolError::internal)
+            })
+            .collect::<Result<_, _>>()?;
+        for _ in 0..10 {
+            if pending.is_empty() {
+                break;
+            }
+            let out = db
+                .client()
+                .batch_write_item()
+                .request_items(db.table(), std::mem::take(&mut pending))
+                .send()
+                .await
+                .map_err(|e| store_error(e, "The demo data was only partly written."))?;
+            pending = out
+                .unprocessed_items()
+                .and_then(|u| u.get(db.table()))
+                .cloned()
+                .unwrap_or_default();
+        }
+        if !pending.is_empty() {
+            return Err(ToolError::dependency(
+                "BatchWriteItem kept items unprocessed",
+                "The demo data was only partly written.",
+            ));
+        }
+    }
+    db.client()
+        .put_item()
+        .table_name(db.table())
+        .item("pk", AttributeValue::S(MARKER_PK.into()))
+        .item("sk", AttributeValue::S(MARKER_SK.into()))
+        .item("kind", AttributeValue::S("seed_marker".into()))
+        .send()
+        .await
+        .map_err(|e| store_error(e, "The demo data marker was not written."))?;
+    Ok(Seeded::Wrote(count))
+}
+
+/// Every item of the demo data set, ready to write.
+fn all_items() -> Result<Vec<Attrs>, draftline_contract::ToolError> {
+    let tenant = TenantId::parse(TENANT).map_err(draftline_contract::ToolError::internal)?;
+    let branch = |id: &str| BranchId::parse(id).map_err(draftline_contract::ToolError::internal);
+    let mut out = Vec::new();
+    for b in BRANCHES {
+        out.push(Attrs::from([
+            ("pk".to_owned(), sv(keys::branches(&tenant))),
+            ("sk".to_owned(), sv(b.id)),
+            ("kind".to_owned(), sv("branch")),
+            ("code".to_owned(), sv(b.code)),
+            ("name".to_owned(), sv(b.name)),
+        ]));
+    }
+    out.extend(demo::items().iter().map(|i| i.to_item(&tenant)));
+    out.extend(demo::vendors().iter().map(|v| v.to_item(&tenant)));
+    out.extend(demo::prices().iter().map(|p| p.to_item(&tenant)));
+    for (b, level) in demo::stock() {
+        out.push(level.to_item(&tenant, &branch(b)?));
+    }
+    for (b, policy) in demo::policies() {
+        out.push(policy.to_item(&tenant, &branch(b)?));
+    }
+    for (b, listing) in demo::branch_vendors() {
+        out.push(listing.to_item(&tenant, &branch(b)?));
+    }
+    out.extend(demo::tax_types().iter().map(|t| t.to_item(&tenant)));
+    out.extend(demo::list_prices().iter().map(|p| p.to_item(&tenant)));
+    for (b, customer) in demo::customers() {
+        out.push(customer.to_item(&tenant, &branch(b)?));
+    }
+    for (b, order) in demo::sales_orders() {
+        out.push(order.to_item(&tenant, &branch(b)?));
+    }
+    for (b, invoice) in demo::invoices() {
+        out.push(invoice.to_item(&tenant, &branch(b)?));
+    }
+    for (b, bill) in demo::bills() {
+        out.push(bill.to_item(&tenant, &branch(b)?));
+    }
+    let jkt = branch("JKT-01")?;
+    for po in demo::jakarta_purchase_orders() {
+        out.push(po.to_item(&tenant, &jkt)?);
+    }
+    out.push(Attrs::from([
+        ("pk".to_owned(), sv(keys::sequences(&tenant, &jkt))),
+        ("sk".to_owned(), sv("PO")),
+        ("kind".to_owned(), sv("sequence")),
+        ("last".to_owned(), nv(JAKARTA_PO_COUNT)),
+    ]));
+    Ok(out)
+}

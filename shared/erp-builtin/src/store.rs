@@ -1,0 +1,514 @@
+//! The ERP's reads, each one DynamoDB round trip (or a bounded loop of
+//! them for batch leftovers). Every read is scoped by the caller's tenant,
+//! and branch-owned reads by the caller's branch.
+
+use std::collections::{BTreeSet, HashMap};
+
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Put, ReturnValue, TransactWriteItem};
+use draftline_contract::ToolError;
+use draftline_contract::identity::{BranchId, TenantId};
+use draftline_contract::tool::StoreBatch;
+use draftline_dynamo::{Db, store_error};
+use draftline_erp::domain::{
+    BranchVendor, Customer, CustomerInvoice, Item, ListPrice, PriceEntry, PurchaseOrder, ReorderPolicy, SalesOrder,
+    StockLevel, TaxType, Vendor, VendorBill,
+};
+use draftline_erp::port::{DueItem, Page, PoFilter};
+use draftline_erp::reorder;
+use draftline_erp::units::Uom;
+
+use crate::keys;
+use crate::model::attrs::{self, Item as Attrs, sv};
+use crate::model::*;
+
+/// How many items one `Query` page of a filtered listing evaluates.
+const QUERY_PAGE: i32 = 200;
+
+/// A new numbered document as the write of a draft's one transaction: the
+/// document item, put only if its key is new. Its number was reserved by
+/// [`ErpStore::reserve_number`] outside the transaction, so drafts of one
+/// branch never contend for a shared item; a number taken after all (a
+/// sequence set back by hand) cancels the transaction and the pipeline
+/// prepares the draft again with a new number.
+pub fn document_batch(db: &Db, item: Attrs) -> Result<StoreBatch, ToolError> {
+    let put_document = Put::builder()
+        .table_name(db.table())
+        .set_item(Some(item))
+        .condition_expression("attribute_not_exists(pk)")
+        .build()
+        .map_err(ToolError::internal)?;
+    Ok(draftline_dynamo::batch(vec![
+        TransactWriteItem::builder().put(put_document).build(),
+    ]))
+}
+
+/// Reads of one tenant's ERP data.
+#[derive(Debug, Clone, Copy)]
+pub struct ErpStore<'a> {
+    db: &'a Db,
+    tenant: &'a TenantId,
+}
+
+const NOTHING_CHANGED: &str = "Nothing was created or changed.";
+
+impl<'a> ErpStore<'a> {
+    /// Reads for `tenant`.
+    pub fn new(db: &'a Db, tenant: &'a TenantId) -> Self {
+        Self { db, tenant }
+    }
+
+    /// The table.
+    pub fn db(&self) -> &'a Db {
+        self.db
+    }
+
+    /// Gets `keys` in as few `BatchGetItem` calls as possible (strongly consistent).
+    pub async fn batch_get(&self, keys: Vec<Attrs>) -> Result<Vec<Attrs>, ToolError> {
+        let mut found = Vec::with_capacity(keys.len());
+        for chunk in keys.chunks(100) {
+            let mut pending = Some(
+                KeysAndAttributes::builder()
+                    .set_keys(Some(chunk.to_vec()))
+                    .consistent_read(true)
+                    .build()
+                    .map_err(ToolError::internal)?,
+            );
+            let mut rounds: u32 = 0;
+            while let Some(request) = pending.take() {
+                rounds = rounds.saturating_add(1);
+                if rounds > 5 {
+                    return Err(ToolError::dependency(
+                        "BatchGetItem left keys unprocessed 5 times",
+                        NOTHING_CHANGED,
+                    ));
+                }
+                let out = self
+                    .db
+                    .client()
+                    .batch_get_item()
+                    .request_items(self.db.table(), request)
+                    .send()
+                    .await
+                    .map_err(|e| store_error(e, NOTHING_CHANGED))?;
+                if let Some(items) = out.responses().and_then(|r| r.get(self.db.table())) {
+                    found.extend(items.iter().cloned());
+                }
+                pending = out
+                    .unprocessed_keys()
+                    .and_then(|u| u.get(self.db.table()))
+                    .filter(|k| !k.keys().is_empty())
+                    .cloned();
+            }
+        }
+        Ok(found)
+    }
+
+    /// Items by code (one `BatchGetItem`; missing codes are simply absent from the map).
+    pub async fn items(&self, codes: &[String]) -> Result<HashMap<String, Item>, ToolError> {
+        let request: Vec<Attrs> = codes.iter().map(|c| Item::key(self.tenant, c)).collect();
+        let mut items = HashMap::new();
+        for found in self.batch_get(request).await? {
+            let item = Item::from_item(&found)?;
+            items.insert(item.code.clone(), item);
+        }
+        Ok(items)
+    }
+
+    /// Reserves the next number of `branch`'s `sequence` (`PO`, `QT`): one
+    /// atomic `UpdateItem` (`ADD last 1`) outside the draft's transaction,
+    /// once the draft has passed every check. Numbers are unique and
+    /// increase per branch, and concurrent drafts never contend for them. A
+    /// draft whose transaction then fails (a lost race on its key, DynamoDB
+    /// unavailable) leaves its number unused: numbers can have gaps.
+    pub async fn reserve_number(&self, branch: &BranchId, sequence: &str) -> Result<i64, ToolError> {
+        let out = self
+            .db
+            .client()
+            .update_item()
+            .table_name(self.db.table())
+            .key("pk", sv(keys::sequences(self.tenant, branch)))
+            .key("sk", sv(sequence))
+            .update_expression("ADD #last :one SET kind = :kind")
+            .expression_attribute_names("#last", "last")
+            .expression_attribute_values(":one", AttributeValue::N("1".to_owned()))
+            .expression_attribute_values(":kind", sv("sequence"))
+            .return_values(ReturnValue::UpdatedNew)
+            .send()
+            .await
+            .map_err(|e| store_error(e, "No draft was created."))?;
+        let attributes = out.attributes().cloned().unwrap_or_default();
+        attrs::int(&attributes, "sequence", "last")
+    }
+
+    /// A vendor's profile and price list (one `Query`).
+    pub async fn vendor_with_prices(&self, code: &str) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ToolError> {
+        let pk = keys::vendor(self.tenant, code);
+        let items = self.query_partition(&pk, None).await?;
+        let mut vendor = None;
+        let mut prices = Vec::new();
+        for item in &items {
+            match attrs::s_opt(item, "kind").as_deref() {
+                Some("vendor") => vendor = Some(Vendor::from_item(item)?),
+                Some("price") => prices.push(PriceEntry::from_item(item)?),
+                _ => {}
+            }
+        }
+        Ok(vendor.map(|v| (v, prices)))
+    }
+
+    /// An item's stock in every warehouse of `branch` and its reorder policy (one `Query`).
+    pub async fn item_stock(
+        &self,
+        branch: &BranchId,
+        item: &str,
+    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ToolError> {
+        let pk = keys::stock(self.tenant, branch);
+        let items = self.query_partition(&pk, Some(&format!("ITEM#{item}#"))).await?;
+        let mut levels = Vec::new();
+        let mut policy = None;
+        for found in &items {
+            match attrs::s_opt(found, "kind").as_deref() {
+                Some("stock") => levels.push(StockLevel::from_item(found)?),
+                Some("reorder_policy") => policy = Some(ReorderPolicy::from_item(found)?),
+                _ => {}
+            }
+        }
+        Ok((levels, policy))
+    }
+
+    /// One item of the item master.
+    pub async fn item(&self, code: &str) -> Result<Option<Item>, ToolError> {
+        self.get_one(Item::key(self.tenant, code), Item::from_item).await
+    }
+
+    /// PO `number` of `branch` (one `GetItem`; another branch's PO is simply not there).
+    pub async fn purchase_order(&self, branch: &BranchId, number: &str) -> Result<Option<PurchaseOrder>, ToolError> {
+        self.get_one(
+            PurchaseOrder::key(self.tenant, branch, number),
+            PurchaseOrder::from_item,
+        )
+        .await
+    }
+
+    /// Up to `want` items of `branch` at or below their reorder point, in item
+    /// code order, starting after item `after`; `next_after` is set when more
+    /// such items follow. Reads the branch's stock partition from `after` on,
+    /// page by page, and stops as soon as one more due item than wanted is seen.
+    pub async fn due_items(
+        &self,
+        branch: &BranchId,
+        after: Option<&str>,
+        want: usize,
+    ) -> Result<Page<DueItem>, ToolError> {
+        let pk = keys::stock(self.tenant, branch);
+        let mut due: Vec<DueItem> = Vec::new();
+        // Records of one item arrive together (policy, then warehouses);
+        // an item is judged once all its records are in.
+        let mut current: Option<(String, Option<ReorderPolicy>, Vec<StockLevel>)> = None;
+        let finish = |group: Option<(String, Option<ReorderPolicy>, Vec<StockLevel>)>, due: &mut Vec<DueItem>| {
+            if let Some((_, Some(policy), levels)) = group {
+                let item = DueItem { policy, levels };
+                if reorder::is_due(&item.policy, item.available()) {
+                    due.push(item);
+                }
+            }
+        };
+        let mut start: Option<Attrs> = None;
+        loop {
+            let mut query = self
+                .db
+                .client()
+                .query()
+                .table_name(self.db.table())
+                .expression_attribute_values(":pk", AttributeValue::S(pk.clone()))
+                .limit(QUERY_PAGE)
+                .set_exclusive_start_key(start.take());
+            query = match after {
+                Some(item) => query
+                    .key_condition_expression("pk = :pk AND sk > :after")
+                    .expression_attribute_values(":after", AttributeValue::S(keys::stock_after_item(item))),
+                None => query.key_condition_expression("pk = :pk"),
+            };
+            let out = query.send().await.map_err(|e| store_error(e, NOTHING_CHANGED))?;
+            for found in out.items() {
+                let item = attrs::s(found, "stock record", "item")?;
+                if current.as_ref().is_none_or(|(code, _, _)| *code != item) {
+                    finish(current.take(), &mut due);
+                    current = Some((item, None, Vec::new()));
+                }
+                if let Some((_, policy, levels)) = current.as_mut() {
+                    match attrs::s_opt(found, "kind").as_deref() {
+                        Some("stock") => levels.push(StockLevel::from_item(found)?),
+                        Some("reorder_policy") => *policy = Some(ReorderPolicy::from_item(found)?),
+                        _ => {}
+                    }
+                }
+            }
+            match out.last_evaluated_key() {
+                Some(key) if !key.is_empty() && due.len() <= want => start = Some(key.clone()),
+                Some(key) if !key.is_empty() => break,
+                _ => {
+                    finish(current.take(), &mut due);
+                    break;
+                }
+            }
+        }
+        let more = due.len() > want;
+        due.truncate(want);
+        let next_after = if more {
+            due.last().map(|d| d.policy.item.clone())
+        } else {
+            None
+        };
+        Ok(Page { items: due, next_after })
+    }
+
+    /// Items of the item master and vendors of `branch`'s listing, by code,
+    /// in one batch (codes not found are absent from the maps).
+    pub async fn items_and_branch_vendors(
+        &self,
+        branch: &BranchId,
+        items: &[String],
+        vendors: &[String],
+    ) -> Result<(HashMap<String, Item>, HashMap<String, BranchVendor>), ToolError> {
+        let items: BTreeSet<&String> = items.iter().collect();
+        let vendors: BTreeSet<&String> = vendors.iter().collect();
+        let request = items
+            .iter()
+            .map(|code| Item::key(self.tenant, code))
+            .chain(vendors.iter().map(|code| BranchVendor::key(self.tenant, branch, code)))
+            .collect();
+        let mut found_items = HashMap::new();
+        let mut found_vendors = HashMap::new();
+        for found in self.batch_get(request).await? {
+            match attrs::s_opt(&found, "kind").as_deref() {
+                Some("item") => {
+                    let item = Item::from_item(&found)?;
+                    found_items.insert(item.code.clone(), item);
+                }
+                Some("vendor_listing") => {
+                    let vendor = BranchVendor::from_item(&found)?;
+                    found_vendors.insert(vendor.code.clone(), vendor);
+                }
+                _ => {}
+            }
+        }
+        Ok((found_items, found_vendors))
+    }
+
+    /// The vendors' prices for `(vendor, item, unit)` triples, in one batch
+    /// (prices that do not exist are simply absent).
+    pub async fn vendor_prices(&self, wanted: &[(String, String, Uom)]) -> Result<Vec<PriceEntry>, ToolError> {
+        let wanted: BTreeSet<&(String, String, Uom)> = wanted.iter().collect();
+        let request = wanted
+            .iter()
+            .map(|(vendor, item, uom)| PriceEntry::key(self.tenant, vendor, item, *uom))
+            .collect();
+        self.batch_get(request)
+            .await?
+            .iter()
+            .map(PriceEntry::from_item)
+            .collect()
+    }
+
+    /// Every vendor that supplies `branch`, by code (one `Query`, following pages).
+    pub async fn branch_vendors(&self, branch: &BranchId) -> Result<Vec<BranchVendor>, ToolError> {
+        let pk = keys::branch_vendors(self.tenant, branch);
+        self.query_as(&pk, None, BranchVendor::from_item).await
+    }
+
+    /// Up to `limit` purchase orders of `branch` matching `filter`, newest
+    /// (highest number) first, starting after PO `after`. Evaluates at most
+    /// `max_pages` pages; when it stops early, `next_after` continues the scan.
+    pub async fn search_purchase_orders(
+        &self,
+        branch: &BranchId,
+        filter: &PoFilter,
+        after: Option<&str>,
+        limit: usize,
+        max_pages: usize,
+    ) -> Result<Page<PurchaseOrder>, ToolError> {
+        let pk = keys::purchase_orders(self.tenant, branch);
+        let mut conditions = Vec::new();
+        let mut values: HashMap<String, AttributeValue> =
+            HashMap::from([(":pk".to_owned(), AttributeValue::S(pk.clone()))]);
+        let mut names: HashMap<String, String> = HashMap::new();
+        if let Some(status) = filter.status {
+            conditions.push("#status = :status");
+            names.insert("#status".into(), "status".into());
+            values.insert(":status".into(), sv(status.code()));
+        }
+        if let Some(vendor) = &filter.vendor_code {
+            conditions.push("vendor_code = :vendor");
+            values.insert(":vendor".into(), sv(vendor));
+        }
+        if let Some(from) = filter.created_from {
+            conditions.push("created_at >= :from");
+            values.insert(":from".into(), sv(from.to_string()));
+        }
+        if let Some(to) = filter.created_to {
+            // created_at is RFC 3339: everything of day `to` sorts below the next day.
+            conditions.push("created_at < :before");
+            let next = to.succ_opt().unwrap_or(to);
+            values.insert(":before".into(), sv(next.to_string()));
+        }
+        let mut start: Option<Attrs> = after.map(|number| PurchaseOrder::key(self.tenant, branch, number));
+        let mut found: Vec<PurchaseOrder> = Vec::new();
+        let mut pages: usize = 0;
+        let next_after = loop {
+            pages = pages.saturating_add(1);
+            let mut query = self
+                .db
+                .client()
+                .query()
+                .table_name(self.db.table())
+                .key_condition_expression("pk = :pk")
+                .scan_index_forward(false)
+                .limit(QUERY_PAGE)
+                .set_expression_attribute_values(Some(values.clone()))
+                .set_exclusive_start_key(start.take());
+            if !conditions.is_empty() {
+                query = query.filter_expression(conditions.join(" AND "));
+            }
+            if !names.is_empty() {
+                query = query.set_expression_attribute_names(Some(names.clone()));
+            }
+            let out = query.send().await.map_err(|e| store_error(e, NOTHING_CHANGED))?;
+            for item in out.items() {
+                found.push(PurchaseOrder::from_item(item)?);
+            }
+            if found.len() > limit {
+                found.truncate(limit);
+                let next_after = found.last().map(|po| po.po_number.clone());
+                return Ok(Page {
+                    items: found,
+                    next_after,
+                });
+            }
+            match out.last_evaluated_key() {
+                Some(key) if !key.is_empty() => {
+                    if pages >= max_pages {
+                        // Out of budget: continue after the last order evaluated.
+                        break attrs::s_opt(key, "sk").and_then(|sk| sk.strip_prefix("PO#").map(str::to_owned));
+                    }
+                    start = Some(key.clone());
+                }
+                _ => break None,
+            }
+        };
+        Ok(Page {
+            items: found,
+            next_after,
+        })
+    }
+
+    /// Every customer of `branch` (one `Query`, following pages).
+    pub async fn customers(&self, branch: &BranchId) -> Result<Vec<Customer>, ToolError> {
+        let pk = keys::customers(self.tenant, branch);
+        self.query_as(&pk, None, Customer::from_item).await
+    }
+
+    /// Customer `code` of `branch` (another branch's customer is simply not there).
+    pub async fn customer(&self, branch: &BranchId, code: &str) -> Result<Option<Customer>, ToolError> {
+        self.get_one(Customer::key(self.tenant, branch, code), Customer::from_item)
+            .await
+    }
+
+    /// The sales orders of customer `code` in `branch`.
+    pub async fn customer_orders(&self, branch: &BranchId, code: &str) -> Result<Vec<SalesOrder>, ToolError> {
+        let pk = keys::sales_orders(self.tenant, branch);
+        self.query_as(&pk, Some(&keys::customer_docs_prefix(code)), SalesOrder::from_item)
+            .await
+    }
+
+    /// The invoices of customer `code` in `branch`.
+    pub async fn customer_invoices(&self, branch: &BranchId, code: &str) -> Result<Vec<CustomerInvoice>, ToolError> {
+        let pk = keys::receivables(self.tenant, branch);
+        self.query_as(&pk, Some(&keys::customer_docs_prefix(code)), CustomerInvoice::from_item)
+            .await
+    }
+
+    /// Every customer invoice of `branch`.
+    pub async fn receivables(&self, branch: &BranchId) -> Result<Vec<CustomerInvoice>, ToolError> {
+        let pk = keys::receivables(self.tenant, branch);
+        self.query_as(&pk, None, CustomerInvoice::from_item).await
+    }
+
+    /// Every vendor bill of `branch`.
+    pub async fn payables(&self, branch: &BranchId) -> Result<Vec<VendorBill>, ToolError> {
+        let pk = keys::payables(self.tenant, branch);
+        self.query_as(&pk, None, VendorBill::from_item).await
+    }
+
+    /// The tenant's tax types.
+    pub async fn tax_types(&self) -> Result<Vec<TaxType>, ToolError> {
+        let pk = keys::tax_types(self.tenant);
+        self.query_as(&pk, None, TaxType::from_item).await
+    }
+
+    /// Prices of price list `list` for `(item, unit)` pairs, in one batch
+    /// (prices that do not exist are simply absent).
+    pub async fn list_prices(&self, list: &str, wanted: &[(String, Uom)]) -> Result<Vec<ListPrice>, ToolError> {
+        let wanted: BTreeSet<&(String, Uom)> = wanted.iter().collect();
+        let request = wanted
+            .iter()
+            .map(|(item, uom)| ListPrice::key(self.tenant, list, item, *uom))
+            .collect();
+        self.batch_get(request)
+            .await?
+            .iter()
+            .map(ListPrice::from_item)
+            .collect()
+    }
+
+    /// One item by key (one `GetItem`), read with `read`.
+    async fn get_one<T>(&self, key: Attrs, read: fn(&Attrs) -> Result<T, ToolError>) -> Result<Option<T>, ToolError> {
+        let out = self
+            .db
+            .client()
+            .get_item()
+            .table_name(self.db.table())
+            .set_key(Some(key))
+            .send()
+            .await
+            .map_err(|e| store_error(e, NOTHING_CHANGED))?;
+        out.item().map(read).transpose()
+    }
+
+    /// Every item of a partition (optionally under a sort-key prefix), read with `read`.
+    async fn query_as<T>(
+        &self,
+        pk: &str,
+        sk_prefix: Option<&str>,
+        read: fn(&Attrs) -> Result<T, ToolError>,
+    ) -> Result<Vec<T>, ToolError> {
+        self.query_partition(pk, sk_prefix).await?.iter().map(read).collect()
+    }
+
+    /// Every item of a partition (optionally under a sort-key prefix), following pages.
+    async fn query_partition(&self, pk: &str, sk_prefix: Option<&str>) -> Result<Vec<Attrs>, ToolError> {
+        let mut items = Vec::new();
+        let mut start: Option<Attrs> = None;
+        loop {
+            let mut query = self
+                .db
+                .client()
+                .query()
+                .table_name(self.db.table())
+                .expression_attribute_values(":pk", AttributeValue::S(pk.to_owned()))
+                .set_exclusive_start_key(start.take());
+            query = match sk_prefix {
+                Some(prefix) => query
+                    .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
+                    .expression_attribute_values(":prefix", AttributeValue::S(prefix.to_owned())),
+                None => query.key_condition_expression("pk = :pk"),
+            };
+            let out = query.send().await.map_err(|e| store_error(e, NOTHING_CHANGED))?;
+            items.extend(out.items().iter().cloned());
+            match out.last_evaluated_key() {
+                Some(key) if !key.is_empty() => start = Some(key.clone()),
+                _ => return Ok(items),
+            }
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! The ERP domain: what items, vendors, stock, documents, customers and the
+//! ledger are, whatever ERP holds them. Backends map them to and from their
+//! own storage (`draftline-erp-builtin`: DynamoDB items; `draftline-erp-tryton`:
+//! Tryton records); nothing of either appears here.
+//!
+//! Purchasing: [`item`], [`vendor`] (profiles, price lists, branch listings),
+//! [`stock`], [`po`]. Sales: [`customer`], [`price_list`], [`sales_order`],
+//! [`quote`]. Finance: [`invoice`] (receivables and payables), [`tax`].
+
+pub mod customer;
+pub mod invoice;
+pub mod item;
+pub mod po;
+pub mod price_list;
+pub mod quote;
+pub mod sales_order;
+pub mod stock;
+pub mod tax;
+pub mod vendor;
+
+pub use customer::{CreditPosition, Customer};
+pub use invoice::{CustomerInvoice, OpenItem, VendorBill};
+pub use item::{Item, UnitConversion};
+pub use po::{DocumentStatus, PoDraft, PoLine, PoStatus, PurchaseOrder, VendorRef};
+pub use price_list::ListPrice;
+pub use quote::{CustomerRef, Quote, QuoteDraft, QuoteLine};
+pub use sales_order::{SalesOrder, SalesOrderStatus};
+pub use stock::{ReorderPolicy, StockLevel};
+pub use tax::{TaxCode, TaxType};
+pub use vendor::{BranchVendor, PriceEntry, Vendor};

@@ -1,0 +1,231 @@
+//! The ERP port: every operation the tools need, as traits over domain
+//! types. A backend (`draftline-erp-builtin`, `draftline-erp-tryton`, the
+//! next one) implements [`Erp`] and nothing else; the tools are written
+//! against it only. No DynamoDB or ERP type crosses it: a built-in draft's
+//! writes travel as an opaque [`StoreBatch`], an external draft as an
+//! [`ExternalDocument`].
+//!
+//! Every operation takes the caller's [`Scope`] and must answer for that
+//! tenant and branch only: another branch's document reads exactly like a
+//! missing one, whatever the backend's credentials could see.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use chrono::{DateTime, NaiveDate, Utc};
+use draftline_contract::ToolError;
+use draftline_contract::identity::{BranchCode, BranchId, Caller, TenantId};
+use draftline_contract::tool::{Created, StoreBatch};
+
+use crate::domain::{
+    BranchVendor, Customer, CustomerInvoice, Item, ListPrice, PoDraft, PoStatus, PriceEntry, PurchaseOrder, Quote,
+    QuoteDraft, ReorderPolicy, SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
+};
+use crate::units::Uom;
+
+/// Whose data an operation may touch: the verified caller's tenant and branch.
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'a> {
+    /// The tenant (one ERP company).
+    pub tenant: &'a TenantId,
+    /// The branch (one warehouse of it).
+    pub branch: &'a BranchId,
+    /// The branch's code as printed on documents.
+    pub branch_code: &'a BranchCode,
+}
+
+impl<'a> Scope<'a> {
+    /// The scope of `caller`.
+    pub fn of(caller: &'a Caller) -> Self {
+        Self {
+            tenant: caller.tenant(),
+            branch: caller.branch(),
+            branch_code: caller.branch_code(),
+        }
+    }
+}
+
+/// An item of a branch at or below its reorder point: its policy and its
+/// stock in every warehouse of the branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DueItem {
+    /// The reorder policy.
+    pub policy: ReorderPolicy,
+    /// Stock per warehouse (may be empty: nothing in stock anywhere).
+    pub levels: Vec<StockLevel>,
+}
+
+impl DueItem {
+    /// On hand, all warehouses (stored quantities are bounded, so the sum fits).
+    pub fn on_hand(&self) -> i64 {
+        self.levels.iter().fold(0i64, |sum, l| sum.saturating_add(l.on_hand))
+    }
+    /// Reserved, all warehouses.
+    pub fn reserved(&self) -> i64 {
+        self.levels.iter().fold(0i64, |sum, l| sum.saturating_add(l.reserved))
+    }
+    /// Available, all warehouses.
+    pub fn available(&self) -> i64 {
+        self.levels
+            .iter()
+            .fold(0i64, |sum, l| sum.saturating_add(l.available()))
+    }
+}
+
+/// A page of a listing and whether more follows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page<T> {
+    /// The results, at most the page size.
+    pub items: Vec<T>,
+    /// The position after the last result when more may follow (for the cursor).
+    pub next_after: Option<String>,
+}
+
+/// The filters of a purchase-order search.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PoFilter {
+    /// Only orders in this status.
+    pub status: Option<PoStatus>,
+    /// Only orders to this vendor.
+    pub vendor_code: Option<String>,
+    /// Only orders created on or after this day (UTC).
+    pub created_from: Option<NaiveDate>,
+    /// Only orders created on or before this day (UTC).
+    pub created_to: Option<NaiveDate>,
+}
+
+/// A document in another system that cannot share draftline's transaction:
+/// the server runs the lease protocol around it.
+#[async_trait]
+pub trait ExternalDocument: Send + Sync {
+    /// The document this draft's key already created, if any (a worker
+    /// that died after creating it and before completing its key).
+    async fn find(&self) -> Result<Option<Created>, ToolError>;
+    /// Creates the document in status draft, carrying the draft's key; the
+    /// ERP itself refuses a second document for one key.
+    async fn create(&self) -> Result<Created, ToolError>;
+}
+
+/// How a checked draft becomes a document.
+pub enum Placement<D> {
+    /// Numbered now; its writes commit with the key record and the audit
+    /// item in one transaction of draftline's table.
+    Atomic {
+        /// The numbered document.
+        document: D,
+        /// Its writes.
+        batch: StoreBatch,
+    },
+    /// Created in the ERP under a lease; numbered by the ERP.
+    External(Box<dyn ExternalDocument>),
+}
+
+/// Items, units and stock.
+#[async_trait]
+pub trait Inventory: Send + Sync {
+    /// One item of the item master.
+    async fn item(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Item>, ToolError>;
+    /// Items by code; missing codes are absent from the map.
+    async fn items(&self, scope: &Scope<'_>, codes: &[String]) -> Result<HashMap<String, Item>, ToolError>;
+    /// An item's stock in every warehouse of the branch and its reorder policy.
+    async fn item_stock(
+        &self,
+        scope: &Scope<'_>,
+        item: &str,
+    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ToolError>;
+    /// Up to `want` items of the branch at or below their reorder point, in
+    /// item code order, after item `after`; `next_after` when more follow.
+    async fn due_items(&self, scope: &Scope<'_>, after: Option<&str>, want: usize) -> Result<Page<DueItem>, ToolError>;
+}
+
+/// Vendors, their prices, and purchase orders.
+#[async_trait]
+pub trait Purchasing: Send + Sync {
+    /// A vendor's profile and price list.
+    async fn vendor_with_prices(
+        &self,
+        scope: &Scope<'_>,
+        code: &str,
+    ) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ToolError>;
+    /// Prices for `(vendor, item, unit)` triples; missing ones are absent.
+    async fn vendor_prices(
+        &self,
+        scope: &Scope<'_>,
+        wanted: &[(String, String, Uom)],
+    ) -> Result<Vec<PriceEntry>, ToolError>;
+    /// Every vendor that supplies the branch.
+    async fn branch_vendors(&self, scope: &Scope<'_>) -> Result<Vec<BranchVendor>, ToolError>;
+    /// Items and branch vendors by code, together; missing ones are absent.
+    async fn items_and_branch_vendors(
+        &self,
+        scope: &Scope<'_>,
+        items: &[String],
+        vendors: &[String],
+    ) -> Result<(HashMap<String, Item>, HashMap<String, BranchVendor>), ToolError>;
+    /// PO `number` of the branch.
+    async fn purchase_order(&self, scope: &Scope<'_>, number: &str) -> Result<Option<PurchaseOrder>, ToolError>;
+    /// Up to `limit` POs of the branch matching `filter`, highest number
+    /// first, after PO `after`; reads at most `max_pages` pages of storage.
+    async fn search_purchase_orders(
+        &self,
+        scope: &Scope<'_>,
+        filter: &PoFilter,
+        after: Option<&str>,
+        limit: usize,
+        max_pages: usize,
+    ) -> Result<Page<PurchaseOrder>, ToolError>;
+    /// Places a checked PO draft: numbers it (as of `now`) and prepares its
+    /// writes, or hands back a document to create in the ERP. Writes nothing
+    /// but, on a backend that numbers from draftline's table, the number.
+    async fn place_po_draft(
+        &self,
+        scope: &Scope<'_>,
+        draft: PoDraft,
+        draft_key: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Placement<PurchaseOrder>, ToolError>;
+}
+
+/// Customers, their orders, price lists and quotes.
+#[async_trait]
+pub trait Sales: Send + Sync {
+    /// Every customer of the branch.
+    async fn customers(&self, scope: &Scope<'_>) -> Result<Vec<Customer>, ToolError>;
+    /// One customer of the branch.
+    async fn customer(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Customer>, ToolError>;
+    /// The customer's sales orders.
+    async fn customer_orders(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<SalesOrder>, ToolError>;
+    /// The customer's invoices.
+    async fn customer_invoices(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<CustomerInvoice>, ToolError>;
+    /// Prices of price list `list` for `(item, unit)` pairs; missing ones are absent.
+    async fn list_prices(
+        &self,
+        scope: &Scope<'_>,
+        list: &str,
+        wanted: &[(String, Uom)],
+    ) -> Result<Vec<ListPrice>, ToolError>;
+    /// Places a checked quote draft (see [`Purchasing::place_po_draft`]).
+    async fn place_quote_draft(
+        &self,
+        scope: &Scope<'_>,
+        draft: QuoteDraft,
+        draft_key: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Placement<Quote>, ToolError>;
+}
+
+/// Taxes and the ledger's open items.
+#[async_trait]
+pub trait Finance: Send + Sync {
+    /// The tenant's tax types.
+    async fn tax_types(&self, scope: &Scope<'_>) -> Result<Vec<TaxType>, ToolError>;
+    /// Every customer invoice of the branch.
+    async fn receivables(&self, scope: &Scope<'_>) -> Result<Vec<CustomerInvoice>, ToolError>;
+    /// Every vendor bill of the branch.
+    async fn payables(&self, scope: &Scope<'_>) -> Result<Vec<VendorBill>, ToolError>;
+}
+
+/// A whole ERP, as the tools see it.
+pub trait Erp: Inventory + Purchasing + Sales + Finance + 'static {}
+
+impl<T: Inventory + Purchasing + Sales + Finance + 'static> Erp for T {}

@@ -1,0 +1,201 @@
+//! The audit record every call leaves (DESIGN.md rule 7): which agent run and
+//! tool call, on behalf of whom, with which model and prompt, what happened.
+//!
+//! A record is a function of the call ([`CallFacts`]: what arrived) and its
+//! [`Outcome`]; it is built once, when the outcome is known (for a draft,
+//! the anticipated outcome goes into the draft's own transaction).
+//!
+//! Items live under `T#<tenant>#RUN#<run id>` (one partition per agent run,
+//! `none` for calls without a run id), sorted by time; calls that touch a
+//! document are also findable by it through `gsi1` (`T#<tenant>#DOC#<id>`).
+//! Every item has its own id (a ULID minted for it) in its sort key and is
+//! written under `attribute_not_exists(pk)`: a repeated `X-Request-Id` or a
+//! second record of a call that timed out adds an item, never replaces one.
+//!
+//! Calls refused before anyone was identified have no trusted tenant: they
+//! are not written here but counted in [`crate::anonymous`]'s bounded trace.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
+use chrono::{DateTime, SecondsFormat, Utc};
+
+use draftline_contract::error::ToolError;
+use draftline_contract::identity::Caller;
+use draftline_contract::request::AgentContext;
+use draftline_contract::tool::DocumentRef;
+use draftline_dynamo::{Db, store_error};
+
+/// What became of a call, as stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutcomeKind {
+    /// The tool did its work (read returned, draft created).
+    Ok,
+    /// The call failed: invalid input, not found, conflict, dependency, bug.
+    ToolError,
+    /// Authentication or authorization refused it.
+    Denied,
+    /// A stored response was sent again.
+    Replayed,
+    /// A person must decide first; nothing was created.
+    InputRequired,
+}
+
+impl OutcomeKind {
+    /// The outcome as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::ToolError => "tool_error",
+            Self::Denied => "denied",
+            Self::Replayed => "replayed",
+            Self::InputRequired => "input_required",
+        }
+    }
+}
+
+/// What arrived: the facts of a call known before it runs.
+#[derive(Debug, Clone)]
+pub struct CallFacts {
+    /// The request id (minted once at the edge).
+    pub request_id: String,
+    /// When the call arrived.
+    pub at: DateTime<Utc>,
+    /// The tool asked for (at most 64 characters of it).
+    pub tool: String,
+    /// How the call arrived (`http`, `mcp`).
+    pub transport: &'static str,
+    /// The executor's headers, as far as they were readable.
+    pub agent: AgentContext,
+}
+
+/// The idempotency facts of a draft call, once its key is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyFacts {
+    /// The key as the caller knows it.
+    pub key: String,
+    /// The fingerprint of tool + input.
+    pub fingerprint: String,
+}
+
+/// How a call ended, as the audit needs it.
+#[derive(Debug, Clone)]
+pub struct Outcome<'a> {
+    /// The stored outcome.
+    pub kind: OutcomeKind,
+    /// The HTTP status answered.
+    pub http_status: u16,
+    /// The error code, if any.
+    pub code: Option<&'static str>,
+    /// The model-readable message of an error, if any (what the caller was told).
+    pub message: Option<String>,
+    /// The document created or replayed.
+    pub document: Option<&'a DocumentRef>,
+    /// The draft's key facts.
+    pub key: Option<&'a KeyFacts>,
+}
+
+/// One call's audit item, built once.
+#[derive(Debug, Clone)]
+pub struct AuditRecord {
+    id: String,
+    item: HashMap<String, AttributeValue>,
+}
+
+impl AuditRecord {
+    /// The record of an identified caller's call with `outcome`.
+    pub fn new(facts: &CallFacts, caller: &Caller, outcome: &Outcome<'_>) -> Self {
+        let id = ulid::Ulid::new().to_string();
+        let s = |v: &str| AttributeValue::S(v.to_owned());
+        let at = facts.at.to_rfc3339_opts(SecondsFormat::Millis, true);
+        let tenant = caller.tenant().as_str();
+        let sk = format!("AUDIT#{at}#{id}");
+        let pk = format!("T#{tenant}#RUN#{}", facts.agent.run_id.as_deref().unwrap_or("none"));
+        let mut item = HashMap::from([
+            ("pk".to_owned(), s(&pk)),
+            ("sk".to_owned(), s(&sk)),
+            ("kind".to_owned(), s("audit")),
+            ("audit_id".to_owned(), s(&id)),
+            ("request_id".to_owned(), s(&facts.request_id)),
+            ("at".to_owned(), s(&at)),
+            ("tool".to_owned(), s(&facts.tool)),
+            ("transport".to_owned(), s(facts.transport)),
+            ("outcome".to_owned(), s(outcome.kind.as_str())),
+            (
+                "http_status".to_owned(),
+                AttributeValue::N(outcome.http_status.to_string()),
+            ),
+            ("tenant_id".to_owned(), s(tenant)),
+            ("branch_id".to_owned(), s(caller.branch().as_str())),
+            ("on_behalf_of".to_owned(), s(caller.user().as_str())),
+            ("scopes".to_owned(), s(&caller.scopes().to_string())),
+        ]);
+        let mut opt = |name: &str, value: Option<&str>| {
+            if let Some(v) = value {
+                item.insert(name.to_owned(), s(v));
+            }
+        };
+        opt("code", outcome.code);
+        opt("error_message", outcome.message.as_deref());
+        opt("agent_run_id", facts.agent.run_id.as_deref());
+        opt("tool_call_id", facts.agent.tool_call_id.as_deref());
+        opt("model", facts.agent.model.as_deref());
+        opt("prompt_version", facts.agent.prompt_version.as_deref());
+        opt("approval", facts.agent.approval.map(|a| a.as_str()));
+        opt("approval_reason", facts.agent.approval_reason.as_deref());
+        opt("idempotency_key", outcome.key.map(|k| k.key.as_str()));
+        opt("fingerprint", outcome.key.map(|k| k.fingerprint.as_str()));
+        if let Some(doc) = outcome.document {
+            opt("document_id", Some(&doc.id));
+            opt("document_number", Some(&doc.number));
+            opt("document_kind", Some(&doc.kind));
+            opt("gsi1pk", Some(&format!("T#{tenant}#DOC#{}", doc.id)));
+            opt("gsi1sk", Some(&sk));
+        }
+        Self { id, item }
+    }
+
+    /// This item's own id (unique per item, not per request).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The item's attributes.
+    pub fn item(&self) -> &HashMap<String, AttributeValue> {
+        &self.item
+    }
+
+    /// The transaction item that writes this record (append-only).
+    pub fn put(&self, db: &Db) -> Result<TransactWriteItem, ToolError> {
+        let put = Put::builder()
+            .table_name(db.table())
+            .set_item(Some(self.item.clone()))
+            .condition_expression("attribute_not_exists(pk)")
+            .build()
+            .map_err(ToolError::internal)?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
+    /// Writes this record on its own (append-only).
+    pub async fn write(&self, db: &Db) -> Result<(), ToolError> {
+        let written = db
+            .client()
+            .put_item()
+            .table_name(db.table())
+            .set_item(Some(self.item.clone()))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        match written {
+            Ok(_) => Ok(()),
+            // The id is minted per item: an existing item means this very
+            // write already landed (an SDK retry after a lost response).
+            Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => Ok(()),
+            Err(err) => Err(store_error(
+                err,
+                "The call could not be recorded, so its result was withheld.",
+            )),
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! Authentication: a bearer JWT in, a [`Caller`] out (DESIGN.md, "Identity").
+//!
+//! - [`Authenticator`] checks the algorithm against an allowlist *before*
+//!   choosing a key (so `alg: none` and HS256-with-a-public-key confusion are
+//!   refused), then verifies signature, `iss`, `aud`, `exp` and `nbf` with 30 s
+//!   of leeway, and turns the claims into a [`Caller`].
+//! - [`jwks`]: the per-instance JWKS cache for RS256/ES256 tokens.
+//! - [`mint`]: HS256 tokens for the local server, the CLI and the tests.
+
+pub mod jwks;
+pub mod mint;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use http::HeaderMap;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation, errors::ErrorKind};
+use serde::Deserialize;
+
+use crate::config::Config;
+use draftline_contract::error::{AuthFailure, ToolError};
+use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
+
+pub use jwks::JwksCache;
+
+/// Leeway for `exp` and `nbf`, in seconds.
+pub const LEEWAY_SECONDS: u64 = 30;
+
+/// The claims draftline reads (RFC 9068 profile plus the tenant claims).
+#[derive(Debug, Deserialize)]
+struct AccessClaims {
+    #[serde(default)]
+    aud: Audience,
+    sub: String,
+    tenant_id: String,
+    branch_id: String,
+    branch_code: String,
+    #[serde(default)]
+    scope: String,
+    #[serde(default)]
+    roles: Vec<String>,
+}
+
+/// Verifies bearer tokens for one deployment.
+#[derive(Debug)]
+pub struct Authenticator {
+    issuer: String,
+    audience: String,
+    hs256: Option<DecodingKey>,
+    jwks: Option<JwksCache>,
+}
+
+impl Authenticator {
+    /// An authenticator for `config`: HS256 if a secret is set, RS256/ES256 if
+    /// a JWKS URL is set (both may be).
+    pub fn new(config: &Config) -> Self {
+        Self {
+            issuer: config.issuer.clone(),
+            audience: config.resource.clone(),
+            hs256: config
+                .jwt_secret
+                .as_ref()
+                .and_then(|s| DecodingKey::from_secret(s.expose().as_bytes()).ok()),
+            jwks: config.jwks_url.as_ref().map(|url| JwksCache::new(url.clone())),
+        }
+    }
+
+    /// Authenticates the request's `Authorization` header.
+    #[tracing::instrument(name = "authenticate", skip_all)]
+    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, ToolError> {
+        let token = bearer_token(headers)?;
+        let alg = header_algorithm(token)?;
+        let key = match alg {
+            Algorithm::HS256 => self
+                .hs256
+                .clone()
+                .ok_or(ToolError::Unauthenticated(AuthFailure::DisallowedAlgorithm))?,
+            Algorithm::RS256 | Algorithm::ES256 => {
+                let jwks = self
+                    .jwks
+                    .as_ref()
+                    .ok_or(ToolError::Unauthenticated(AuthFailure::DisallowedAlgorithm))?;
+                let kid = jsonwebtoken::decode_header(token)
+                    .ok()
+                    .and_then(|h| h.kid)
+                    .ok_or(ToolError::Unauthenticated(AuthFailure::BadSignature))?;
+                jwks.key(&kid, alg).await?
+            }
+            _ => return Err(ToolError::Unauthenticated(AuthFailure::DisallowedAlgorithm)),
+        };
+        let mut validation = Validation::new(alg);
+        validation.leeway = LEEWAY_SECONDS;
+        validation.validate_nbf = true;
+        validation.set_issuer(&[&self.issuer]);
+        // The audience is compared below, both sides in one normal form.
+        validation.validate_aud = false;
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        let data = jsonwebtoken::decode::<AccessClaims>(token, &key, &validation).map_err(|e| {
+            let failure = match e.kind() {
+                ErrorKind::ExpiredSignature => AuthFailure::Expired,
+                ErrorKind::ImmatureSignature => AuthFailure::NotYetValid,
+                ErrorKind::InvalidIssuer => AuthFailure::WrongIssuer,
+                ErrorKind::InvalidAudience => AuthFailure::WrongAudience,
+                ErrorKind::InvalidSignature => AuthFailure::BadSignature,
+                ErrorKind::InvalidAlgorithm => AuthFailure::DisallowedAlgorithm,
+                ErrorKind::MissingRequiredClaim(_) | ErrorKind::InvalidClaimFormat(_) | ErrorKind::Json(_) => {
+                    AuthFailure::BadClaims
+                }
+                _ => AuthFailure::Malformed,
+            };
+            ToolError::Unauthenticated(failure)
+        })?;
+        if !data.claims.aud.contains(&self.audience) {
+            return Err(ToolError::Unauthenticated(AuthFailure::WrongAudience));
+        }
+        caller_from_claims(data.claims)
+    }
+}
+
+/// A resource URL in the one form both the configured `DRAFTLINE_RESOURCE`
+/// and a token's `aud` are compared in: scheme and host lowercased, the
+/// scheme's default port dropped, trailing slashes removed.
+pub fn normalize_resource(url: &str) -> String {
+    let url = url.trim();
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.trim_end_matches('/').to_owned();
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    let (authority, path) = rest.find('/').map_or((rest, ""), |at| rest.split_at(at));
+    let mut authority = authority.to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "https" => Some(":443"),
+        "http" => Some(":80"),
+        _ => None,
+    };
+    if let Some(port) = default_port
+        && let Some(bare) = authority.strip_suffix(port)
+    {
+        authority = bare.to_owned();
+    }
+    format!("{scheme}://{authority}{path}").trim_end_matches('/').to_owned()
+}
+
+/// The `aud` claim: one string or an array of them, normalized.
+#[derive(Debug, Default)]
+struct Audience(Vec<String>);
+
+impl Audience {
+    fn contains(&self, resource: &str) -> bool {
+        self.0.iter().any(|aud| aud == resource)
+    }
+}
+
+impl<'de> Deserialize<'de> for Audience {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            One(String),
+            Many(Vec<String>),
+        }
+        let values = match Raw::deserialize(deserializer)? {
+            Raw::One(one) => vec![one],
+            Raw::Many(many) => many,
+        };
+        Ok(Self(values.iter().map(|v| normalize_resource(v)).collect()))
+    }
+}
+
+fn caller_from_claims(claims: AccessClaims) -> Result<Caller, ToolError> {
+    let bad = |_| ToolError::Unauthenticated(AuthFailure::BadClaims);
+    Ok(Caller::from_verified(
+        TenantId::parse(&claims.tenant_id).map_err(bad)?,
+        BranchId::parse(&claims.branch_id).map_err(bad)?,
+        BranchCode::parse(&claims.branch_code).map_err(bad)?,
+        UserId::parse(&claims.sub).map_err(bad)?,
+        claims.roles,
+        Scopes::from_claim(&claims.scope),
+    ))
+}
+
+fn bearer_token(headers: &HeaderMap) -> Result<&str, ToolError> {
+    let value = headers
+        .get(http::header::AUTHORIZATION)
+        .ok_or(ToolError::Unauthenticated(AuthFailure::Missing))?
+        .to_str()
+        .map_err(|_| ToolError::Unauthenticated(AuthFailure::Malformed))?;
+    let (scheme, token) = value
+        .split_once(' ')
+        .ok_or(ToolError::Unauthenticated(AuthFailure::Malformed))?;
+    let token = token.trim();
+    if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() || token.len() > 8192 {
+        return Err(ToolError::Unauthenticated(AuthFailure::Malformed));
+    }
+    Ok(token)
+}
+
+/// Reads `alg` from the JOSE header without trusting anything else in it.
+fn header_algorithm(token: &str) -> Result<Algorithm, ToolError> {
+    #[derive(Deserialize)]
+    struct Jose {
+        alg: String,
+    }
+    let malformed = || ToolError::Unauthenticated(AuthFailure::Malformed);
+    let header = token.split('.').next().ok_or_else(malformed)?;
+    let raw = URL_SAFE_NO_PAD.decode(header).map_err(|_| malformed())?;
+    let jose: Jose = serde_json::from_slice(&raw).map_err(|_| malformed())?;
+    match jose.alg.as_str() {
+        "HS256" => Ok(Algorithm::HS256),
+        "RS256" => Ok(Algorithm::RS256),
+        "ES256" => Ok(Algorithm::ES256),
+        _ => Err(ToolError::Unauthenticated(AuthFailure::DisallowedAlgorithm)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alg_none_is_refused_before_any_key_is_chosen() {
+        let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"none","typ":"JWT"}"#);
+        let token = format!("{header}.e30.");
+        assert!(matches!(
+            header_algorithm(&token),
+            Err(ToolError::Unauthenticated(AuthFailure::DisallowedAlgorithm))
+        ));
+    }
+
+    #[test]
+    fn resource_urls_compare_in_one_normal_form() {
+        for same in [
+            "https://tools.example.com",
+            "https://tools.example.com/",
+            "HTTPS://Tools.Example.com:443/",
+        ] {
+            assert_eq!(normalize_resource(same), "https://tools.example.com", "{same}");
+        }
+        assert_eq!(normalize_resource("http://127.0.0.1:3000/"), "http://127.0.0.1:3000");
+        assert_eq!(normalize_resource("https://h.example/mcp/"), "https://h.example/mcp");
+        assert_ne!(
+            normalize_resource("https://h.example/a"),
+            normalize_resource("https://h.example/b")
+        );
+    }
+
+    #[test]
+    fn a_header_that_is_not_bearer_is_malformed() {
+        let mut headers = HeaderMap::new();
+        headers.insert(http::header::AUTHORIZATION, "Basic abc".parse().unwrap());
+        assert!(matches!(
+            bearer_token(&headers),
+            Err(ToolError::Unauthenticated(AuthFailure::Malformed))
+        ));
+    }
+}

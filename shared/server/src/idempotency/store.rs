@@ -1,0 +1,377 @@
+//! Writing key records to DynamoDB.
+//!
+//! A draft's key record goes into the draft's single `TransactWriteItems` as
+//! its first item, conditioned on the key being free; when it is not, the
+//! cancellation reason carries the stored record (`ALL_OLD`), so the losing
+//! call learns replay / conflict / in-flight without another read.
+//!
+//! Work that cannot share a transaction (a call to another system) instead
+//! [`claim`](IdempotencyStore::claim)s the key `IN_PROGRESS` with a lease and
+//! [`complete`](IdempotencyStore::complete)s it under a condition on its own
+//! lease token, so a worker whose lease lapsed and was taken over can never
+//! overwrite the new holder's result (fencing).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{AttributeValue, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem};
+use chrono::{DateTime, Utc};
+use sha2::{Digest, Sha256};
+
+use super::key::IdempotencyKey;
+use super::record::{IdempotencyRecord, RecordStatus};
+use draftline_contract::error::ToolError;
+use draftline_contract::identity::Caller;
+use draftline_dynamo::{Db, store_error, uncertain_write_error};
+
+const NO_DRAFT: &str = "No draft was created.";
+
+/// The sort key of every key record.
+const RECORD_SK: &str = "IDEM";
+
+/// Condition under which a key may be (re)written: absent, expired but not yet
+/// swept by TTL, or in progress with a lapsed lease.
+const KEY_IS_FREE: &str = "attribute_not_exists(pk) OR expires_at <= :now_s \
+     OR (#status = :in_progress AND lease_until <= :now_ms)";
+
+/// Why a draft's transaction did not commit. In every case nothing of it
+/// was written, except [`CommitFailure::Store`] with an uncertain outcome.
+#[derive(Debug)]
+pub enum CommitFailure {
+    /// The key is taken; the stored record, if DynamoDB returned it.
+    KeyTaken(Option<Box<IdempotencyRecord>>),
+    /// Another transaction was writing this very key at the same moment:
+    /// a call with the same key is in flight.
+    KeyInFlight,
+    /// A document item's condition failed or another transaction touched it
+    /// (its number was taken): prepare the draft again.
+    Contention,
+    /// DynamoDB failed; the error says whether the draft may exist.
+    Store(ToolError),
+}
+
+/// A lease holder's proof.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseToken(String);
+
+impl LeaseToken {
+    /// The token text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The result of trying to claim a key.
+#[derive(Debug)]
+pub enum Claim {
+    /// This caller holds the key until the lease ends.
+    Acquired(LeaseToken),
+    /// The key is taken; here is its record.
+    Taken(Box<IdempotencyRecord>),
+}
+
+/// Key records of one caller (tenant, branch, user).
+#[derive(Debug, Clone, Copy)]
+pub struct IdempotencyStore<'a> {
+    db: &'a Db,
+    caller: &'a Caller,
+}
+
+impl<'a> IdempotencyStore<'a> {
+    /// The store for `caller`'s keys.
+    pub fn new(db: &'a Db, caller: &'a Caller) -> Self {
+        Self { db, caller }
+    }
+
+    fn key(&self, key: &IdempotencyKey) -> HashMap<String, AttributeValue> {
+        HashMap::from([
+            (
+                "pk".to_owned(),
+                AttributeValue::S(format!(
+                    "T#{}#IDEM#{}",
+                    self.caller.tenant(),
+                    key.storage_key(self.caller)
+                )),
+            ),
+            ("sk".to_owned(), AttributeValue::S(RECORD_SK.to_owned())),
+        ])
+    }
+
+    fn free_values(now: DateTime<Utc>) -> HashMap<String, AttributeValue> {
+        HashMap::from([
+            (":now_s".to_owned(), AttributeValue::N(now.timestamp().to_string())),
+            (
+                ":now_ms".to_owned(),
+                AttributeValue::N(now.timestamp_millis().to_string()),
+            ),
+            (":in_progress".to_owned(), AttributeValue::S("IN_PROGRESS".to_owned())),
+        ])
+    }
+
+    /// The stored record for `key` (one strongly consistent read).
+    pub async fn lookup(&self, key: &IdempotencyKey) -> Result<Option<IdempotencyRecord>, ToolError> {
+        let out = self
+            .db
+            .client()
+            .get_item()
+            .table_name(self.db.table())
+            .set_key(Some(self.key(key)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| store_error(e, NO_DRAFT))?;
+        Ok(out.item().and_then(IdempotencyRecord::from_item))
+    }
+
+    /// The transaction item that writes `record` if the key is free.
+    pub fn put_record(
+        &self,
+        key: &IdempotencyKey,
+        record: &IdempotencyRecord,
+        now: DateTime<Utc>,
+    ) -> Result<TransactWriteItem, ToolError> {
+        let mut item = record.to_attributes();
+        item.extend(self.key(key));
+        let put = Put::builder()
+            .table_name(self.db.table())
+            .set_item(Some(item))
+            .condition_expression(KEY_IS_FREE)
+            .expression_attribute_names("#status", "status")
+            .set_expression_attribute_values(Some(Self::free_values(now)))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(ToolError::internal)?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
+    /// Commits `items` (the record from [`put_record`](Self::put_record)
+    /// first) in one transaction. `attempt` names this attempt uniquely (the
+    /// audit item's own id is used): with the tenant and the stored key it
+    /// makes the `ClientRequestToken`, so the SDK's own retries of this
+    /// attempt are idempotent and no two attempts, keys or tenants share one.
+    pub async fn commit(
+        &self,
+        key: &IdempotencyKey,
+        items: Vec<TransactWriteItem>,
+        attempt: &str,
+    ) -> Result<(), CommitFailure> {
+        let mut digest = Sha256::new();
+        for part in [self.caller.tenant().as_str(), &key.storage_key(self.caller), attempt] {
+            digest.update(part.as_bytes());
+            digest.update([0]);
+        }
+        let token = hex::encode(digest.finalize());
+        let result = self
+            .db
+            .client()
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .client_request_token(&token[..36])
+            .send()
+            .await;
+        let service = match result {
+            Ok(_) => return Ok(()),
+            Err(SdkError::ServiceError(service)) => service,
+            Err(other) => return Err(CommitFailure::Store(uncertain_write_error(other, NO_DRAFT))),
+        };
+        match service.err() {
+            TransactWriteItemsError::TransactionCanceledException(cancelled) => {
+                let reasons = cancelled.cancellation_reasons();
+                let code = |i: usize| reasons.get(i).and_then(|r| r.code()).unwrap_or("None");
+                match code(0) {
+                    "ConditionalCheckFailed" => {
+                        let record = reasons
+                            .first()
+                            .and_then(|r| r.item())
+                            .and_then(IdempotencyRecord::from_item)
+                            .map(Box::new);
+                        return Err(CommitFailure::KeyTaken(record));
+                    }
+                    "TransactionConflict" => return Err(CommitFailure::KeyInFlight),
+                    _ => {}
+                }
+                let contended =
+                    (1..reasons.len()).any(|i| matches!(code(i), "ConditionalCheckFailed" | "TransactionConflict"));
+                if contended {
+                    Err(CommitFailure::Contention)
+                } else {
+                    // Throttling or capacity reasons: DynamoDB applied nothing.
+                    Err(CommitFailure::Store(ToolError::dependency(
+                        format!(
+                            "transaction cancelled: {:?}",
+                            reasons.iter().map(|r| r.code()).collect::<Vec<_>>()
+                        ),
+                        NO_DRAFT,
+                    )))
+                }
+            }
+            // Another transaction holds an item, or this token was used for
+            // other items (cannot happen with per-attempt tokens): nothing
+            // was applied; prepare again.
+            TransactWriteItemsError::TransactionInProgressException(_)
+            | TransactWriteItemsError::IdempotentParameterMismatchException(_) => Err(CommitFailure::Contention),
+            _ => Err(CommitFailure::Store(uncertain_write_error(
+                SdkError::ServiceError(service),
+                NO_DRAFT,
+            ))),
+        }
+    }
+
+    /// Claims `key` for work that cannot share a transaction. The lease lasts
+    /// `lease`; after it, another caller may take the key over.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn claim(
+        &self,
+        key: &IdempotencyKey,
+        tool: &str,
+        fingerprint: &str,
+        owner: &str,
+        request_id: &str,
+        now: DateTime<Utc>,
+        lease: Duration,
+        ttl: Duration,
+    ) -> Result<Claim, ToolError> {
+        let token = LeaseToken(ulid::Ulid::new().to_string());
+        let record = IdempotencyRecord {
+            tool: tool.to_owned(),
+            fingerprint: fingerprint.to_owned(),
+            owner: owner.to_owned(),
+            status: RecordStatus::InProgress,
+            http_status: 0,
+            response: None,
+            document: None,
+            request_id: request_id.to_owned(),
+            created_at: now,
+            expires_at: now.timestamp() + ttl.as_secs() as i64,
+            lease_until_ms: Some(now.timestamp_millis() + lease.as_millis() as i64),
+            lease_token: Some(token.0.clone()),
+        };
+        let mut item = record.to_attributes();
+        item.extend(self.key(key));
+        let result = self
+            .db
+            .client()
+            .put_item()
+            .table_name(self.db.table())
+            .set_item(Some(item))
+            .condition_expression(KEY_IS_FREE)
+            .expression_attribute_names("#status", "status")
+            .set_expression_attribute_values(Some(Self::free_values(now)))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(Claim::Acquired(token)),
+            Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => {
+                let record = match service.err() {
+                    aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(e) => {
+                        e.item().and_then(IdempotencyRecord::from_item)
+                    }
+                    _ => None,
+                };
+                record
+                    .map(|r| Claim::Taken(Box::new(r)))
+                    .ok_or_else(|| ToolError::internal("conditional check failed without the old item"))
+            }
+            Err(other) => Err(store_error(other, "Nothing was claimed.")),
+        }
+    }
+
+    /// Completes a claimed key with its response, only if `token` still holds
+    /// the lease. Returns `false` when the lease was lost (nothing written).
+    pub async fn complete(
+        &self,
+        key: &IdempotencyKey,
+        token: &LeaseToken,
+        http_status: u16,
+        data: &serde_json::Value,
+    ) -> Result<bool, ToolError> {
+        let result = self
+            .db
+            .client()
+            .update_item()
+            .table_name(self.db.table())
+            .set_key(Some(self.key(key)))
+            .update_expression(
+                "SET #status = :completed, http_status = :http, #response = :response REMOVE lease_until, lease_token",
+            )
+            .condition_expression("#status = :in_progress AND lease_token = :token")
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_names("#response", "response")
+            .expression_attribute_values(":completed", AttributeValue::S("COMPLETED".into()))
+            .expression_attribute_values(":in_progress", AttributeValue::S("IN_PROGRESS".into()))
+            .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
+            .expression_attribute_values(":http", AttributeValue::N(http_status.to_string()))
+            .expression_attribute_values(":response", AttributeValue::S(data.to_string()))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => Ok(false),
+            Err(other) => Err(store_error(other, "The result was not recorded.")),
+        }
+    }
+
+    /// Completes a claimed key with `record` (status `COMPLETED`, the stored
+    /// response and document) and, in the same transaction, the `extra`
+    /// items (the call's audit item), only if `token` still holds the lease.
+    /// Returns `false` when the lease was lost (nothing written: a worker
+    /// that took the key over completes it instead).
+    pub async fn complete_with(
+        &self,
+        key: &IdempotencyKey,
+        token: &LeaseToken,
+        record: &IdempotencyRecord,
+        extra: Vec<TransactWriteItem>,
+    ) -> Result<bool, ToolError> {
+        let mut item = record.to_attributes();
+        item.extend(self.key(key));
+        let put = Put::builder()
+            .table_name(self.db.table())
+            .set_item(Some(item))
+            .condition_expression("#status = :in_progress AND lease_token = :token")
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(":in_progress", AttributeValue::S("IN_PROGRESS".into()))
+            .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
+            .build()
+            .map_err(ToolError::internal)?;
+        let mut items = vec![TransactWriteItem::builder().put(put).build()];
+        items.extend(extra);
+        match self.commit(key, items, &token.0).await {
+            Ok(()) => Ok(true),
+            Err(CommitFailure::KeyTaken(_)) => Ok(false),
+            Err(CommitFailure::KeyInFlight | CommitFailure::Contention) => Err(ToolError::Busy {
+                message: format!(
+                    "The draft was created in the ERP, but recording its result met a concurrent write. Retry this \
+                     same call unchanged (key '{key}') in a second: it returns that draft."
+                ),
+                retry_after_seconds: 1,
+            }),
+            Err(CommitFailure::Store(err)) => Err(err),
+        }
+    }
+
+    /// Gives a claimed key back (the work failed and may be retried), only if
+    /// `token` still holds the lease.
+    pub async fn release(&self, key: &IdempotencyKey, token: &LeaseToken) -> Result<bool, ToolError> {
+        let result = self
+            .db
+            .client()
+            .delete_item()
+            .table_name(self.db.table())
+            .set_key(Some(self.key(key)))
+            .condition_expression("#status = :in_progress AND lease_token = :token")
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(":in_progress", AttributeValue::S("IN_PROGRESS".into()))
+            .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => Ok(false),
+            Err(other) => Err(store_error(other, "The key was not released.")),
+        }
+    }
+}

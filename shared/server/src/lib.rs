@@ -1,0 +1,40 @@
+//! # draftline-server
+//!
+//! The machinery around draftline's tools: one pipeline for every call, and
+//! the ways calls arrive and leave. Tools come from `draftline-erp` (through
+//! a [`draftline_contract::Registry`]); state lives in DynamoDB through
+//! `draftline-dynamo`.
+//!
+//! ## Layout
+//! - [`edge`]: what is decided once where a request enters (request id,
+//!   origin check, authentication, the idempotency header).
+//! - [`pipeline`]: [`pipeline::App`], the one request path: scope, budget,
+//!   parse, idempotency, execute (atomic drafts in one transaction, external
+//!   drafts under a lease), audit, respond, all within a call deadline.
+//! - [`auth`]: JWT verification (HS256 secret, RS256/ES256 via JWKS), token
+//!   minting for local use.
+//! - [`idempotency`]: keys, records, the transaction and the lease.
+//! - [`audit`]: the audit record of every call, built once from its outcome;
+//!   [`anonymous`]: the bounded trace of calls refused before anyone was
+//!   identified. [`budget`]: the opt-in per-caller call budget (`429 RATE_LIMITED`).
+//! - [`response`]: the envelope and headers, built in one place.
+//! - [`listing`]: the caller's tool list as MCP, OpenAI, AI SDK and OpenAPI.
+//! - [`mcp`]: the stateless MCP endpoint (Streamable HTTP, JSON responses).
+//! - [`runtime`]: Vercel, AWS Lambda and local-server adapters.
+//! - [`config`] (settings, one parser), [`observe`] (logs).
+
+pub mod anonymous;
+pub mod audit;
+pub mod auth;
+pub mod budget;
+pub mod config;
+pub mod edge;
+pub mod idempotency;
+pub mod listing;
+pub mod mcp;
+pub mod observe;
+pub mod pipeline;
+pub mod response;
+pub mod runtime;
+
+pub use pipeline::App;

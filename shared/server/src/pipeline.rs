@@ -1,0 +1,829 @@
+//! The request pipeline: one path for every tool call, in the order of
+//! DESIGN.md: request id → authenticate → resolve tool and check scope →
+//! (spend the caller's budget, when one is configured) → parse JSON →
+//! validate → idempotency → execute → audit → respond.
+//!
+//! The request id and the authentication are decided once at the edge and
+//! arrive in an [`Entry`]. [`App`] holds what a warm instance builds once
+//! (registry, authenticator, DynamoDB client, clock, configuration) and
+//! serves `http::Request<Bytes>` → `http::Response<Bytes>`, so the same code
+//! runs under Vercel, AWS Lambda, the local server and the tests. Each step
+//! fails with a [`ToolError`]; nothing below a failed step runs. Every call
+//! has a deadline below the platform's limit, and its audit item is built
+//! once from its outcome: inside a draft's transaction when it creates one,
+//! else by one append-only write afterwards. Calls refused before anyone was
+//! identified go to the bounded [`AnonymousTrace`] instead.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request, Response, StatusCode};
+use serde_json::{Value, json};
+
+use crate::anonymous::{AnonymousTrace, UNKNOWN_TOOL};
+use crate::audit::{AuditRecord, CallFacts, KeyFacts, Outcome, OutcomeKind};
+use crate::auth::Authenticator;
+use crate::config::Config;
+use crate::edge;
+use crate::idempotency::{Claim, CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, Resolution};
+use crate::response;
+use draftline_contract::canonical;
+use draftline_contract::clock::{Clock, SystemClock};
+use draftline_contract::cursor::{CursorKey, KeySource};
+use draftline_contract::error::ToolError;
+use draftline_contract::identity::Caller;
+use draftline_contract::request::AgentContext;
+use draftline_contract::tool::{
+    Call, DocumentRef, Draft, ErasedDraft, ExternalDraft, ParsedInput, Registered, Registry, RuleContext,
+};
+use draftline_dynamo::{Db, counting_round_trips};
+
+/// How many times a draft is prepared again when its transaction loses a
+/// race on a document item (its number was taken), not on its key.
+const DRAFT_ATTEMPTS: usize = 3;
+
+/// The part of a call's deadline kept for writing its audit item.
+const AUDIT_RESERVE: Duration = Duration::from_millis(1500);
+
+/// How a call arrived; decides where a draft's key may come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// A tool function: `Idempotency-Key`, else `X-Agent-Run-Id` + `client_ref`.
+    Http,
+    /// The MCP endpoint: as HTTP, else the caller's `client_ref`.
+    Mcp,
+}
+
+impl Transport {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Http => "http",
+            Self::Mcp => "mcp",
+        }
+    }
+}
+
+/// A request as it entered: its id and its authentication, each decided
+/// once by the endpoint that received it.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry<'a> {
+    /// The request id.
+    pub request_id: &'a str,
+    /// The request's headers (executor headers, idempotency key).
+    pub headers: &'a HeaderMap,
+    /// Who is calling, or why nobody could be identified.
+    pub identity: &'a Result<Caller, ToolError>,
+    /// How the call arrived.
+    pub transport: Transport,
+    /// How long the platform still lets the invocation run, if it says.
+    pub time_left: Option<Duration>,
+}
+
+/// A successful call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Success {
+    /// 200 or 201.
+    pub status: StatusCode,
+    /// The data.
+    pub data: Value,
+    /// Whether it is a stored response sent again.
+    pub replayed: bool,
+    /// The document the call created or replayed.
+    pub document: Option<DocumentRef>,
+}
+
+/// What a call produced, with its request id.
+#[derive(Debug)]
+pub struct Invocation {
+    /// The request id.
+    pub request_id: String,
+    /// The result.
+    pub result: Result<Success, ToolError>,
+}
+
+/// What serving a call came to, before its audit item is written.
+struct Served {
+    result: Result<Success, ToolError>,
+    /// The draft's key, once known.
+    key: Option<KeyFacts>,
+    /// The audit item was written in the draft's own transaction.
+    audited: bool,
+}
+
+impl Served {
+    fn unaudited(result: Result<Success, ToolError>, key: Option<KeyFacts>) -> Self {
+        Self {
+            result,
+            key,
+            audited: false,
+        }
+    }
+}
+
+/// The audit view of a result.
+fn outcome<'a>(result: &'a Result<Success, ToolError>, key: Option<&'a KeyFacts>) -> Outcome<'a> {
+    match result {
+        Ok(success) => Outcome {
+            kind: if success.replayed {
+                OutcomeKind::Replayed
+            } else {
+                OutcomeKind::Ok
+            },
+            http_status: success.status.as_u16(),
+            code: None,
+            message: None,
+            document: success.document.as_ref(),
+            key,
+        },
+        Err(err) => Outcome {
+            kind: if err.is_denial() {
+                OutcomeKind::Denied
+            } else {
+                OutcomeKind::ToolError
+            },
+            http_status: err.status().as_u16(),
+            code: Some(err.code().as_str()),
+            message: Some(err.public_message()),
+            document: None,
+            key,
+        },
+    }
+}
+
+/// Everything a warm instance builds once.
+pub struct App {
+    registry: Registry,
+    auth: Authenticator,
+    db: Db,
+    clock: Arc<dyn Clock>,
+    config: Config,
+    cursors: CursorKey,
+    anonymous: AnonymousTrace,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("registry", &self.registry)
+            .finish_non_exhaustive()
+    }
+}
+
+impl App {
+    /// Builds the app for `config`, connecting to DynamoDB.
+    pub async fn new(registry: Registry, config: Config) -> Self {
+        let db = Db::connect(&config.table, config.dynamodb_endpoint.as_deref()).await;
+        Self::with_parts(registry, config, db, Arc::new(SystemClock))
+    }
+
+    /// Builds the app from parts (tests inject a clock).
+    pub fn with_parts(registry: Registry, config: Config, db: Db, clock: Arc<dyn Clock>) -> Self {
+        let cursors = config.cursor_key();
+        if cursors.source() == KeySource::PublicFacts {
+            tracing::warn!(
+                "DRAFTLINE_CURSOR_SECRET is not set and there is no JWT secret: pagination cursors are sealed \
+                 with a key derived from public settings (they still cannot leave the caller's branch)"
+            );
+        }
+        Self {
+            auth: Authenticator::new(&config),
+            cursors,
+            registry,
+            db,
+            clock,
+            config,
+            anonymous: AnonymousTrace::new(),
+        }
+    }
+
+    /// The tools.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The table.
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &dyn Clock {
+        self.clock.as_ref()
+    }
+
+    /// The authenticator.
+    pub fn authenticator(&self) -> &Authenticator {
+        &self.auth
+    }
+
+    /// The RFC 9728 metadata URL named in `WWW-Authenticate`.
+    pub fn resource_metadata_url(&self) -> String {
+        format!("{}/.well-known/oauth-protected-resource", self.config.resource)
+    }
+
+    /// The RFC 9728 protected resource metadata of this deployment.
+    pub fn protected_resource_metadata(&self) -> Value {
+        let mut scopes: Vec<&str> = self.registry.all().map(|t| t.scope).collect();
+        scopes.sort_unstable();
+        scopes.dedup();
+        json!({
+            "resource": self.config.resource,
+            "authorization_servers": [self.config.issuer],
+            "bearer_methods_supported": ["header"],
+            "scopes_supported": scopes,
+            "resource_name": "draftline ERP tools",
+        })
+    }
+
+    /// Decides who is calling, once per request.
+    pub async fn identify(&self, headers: &HeaderMap) -> Result<Caller, ToolError> {
+        self.auth.authenticate(headers).await
+    }
+
+    /// Counts a call refused before anyone was identified.
+    pub async fn trace_refusal(&self, tool: &str, err: &ToolError) {
+        let tool = if self.registry.get(tool).is_some() {
+            tool
+        } else {
+            UNKNOWN_TOOL
+        };
+        self.anonymous
+            .record(&self.db, tool, err.refusal_reason(), self.clock.now())
+            .await;
+    }
+
+    /// Serves one HTTP request to the tool function `tool`.
+    pub async fn handle_tool(&self, tool: &str, request: Request<Bytes>) -> Response<Bytes> {
+        let (parts, body) = request.into_parts();
+        let request_id = edge::request_id(&parts.headers);
+        if parts.method != Method::POST {
+            let message = format!(
+                "{tool} is called with POST and a JSON body; {} is not allowed.",
+                parts.method
+            );
+            return response::method_not_allowed("POST", message, &request_id);
+        }
+        if let Err(err) = edge::check_origin(&parts, &self.config.resource) {
+            let started = Instant::now();
+            let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, &err)).await;
+            let result = Err(err);
+            log_call(
+                &request_id,
+                tool,
+                &AgentContext::default(),
+                &result,
+                started.elapsed(),
+                round_trips,
+            );
+            let invocation = Invocation { request_id, result };
+            return self.render(&invocation);
+        }
+        let identity = self.identify(&parts.headers).await;
+        let entry = Entry {
+            request_id: &request_id,
+            headers: &parts.headers,
+            identity: &identity,
+            transport: Transport::Http,
+            time_left: parts.extensions.get::<edge::TimeLeft>().map(|left| left.0),
+        };
+        let invocation = self.invoke(&entry, tool, &body).await;
+        self.render(&invocation)
+    }
+
+    /// The HTTP response for an invocation.
+    pub fn render(&self, invocation: &Invocation) -> Response<Bytes> {
+        match &invocation.result {
+            Ok(success) => response::success(success.status, &success.data, success.replayed, &invocation.request_id),
+            Err(err) => response::failure(err, &invocation.request_id, &self.resource_metadata_url()),
+        }
+    }
+
+    /// Runs the whole pipeline for one call of `tool` with `body` as its input.
+    pub async fn invoke(&self, entry: &Entry<'_>, tool: &str, body: &[u8]) -> Invocation {
+        let started = Instant::now();
+        let request_id = entry.request_id.to_owned();
+        let facts = CallFacts {
+            request_id: request_id.clone(),
+            at: self.clock.now(),
+            tool: tool.chars().take(64).collect(),
+            transport: entry.transport.as_str(),
+            agent: AgentContext::lenient(entry.headers),
+        };
+        let caller = match entry.identity {
+            Ok(caller) => caller,
+            Err(err) => {
+                let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, err)).await;
+                let result = Err(err.clone());
+                log_call(&request_id, tool, &facts.agent, &result, started.elapsed(), round_trips);
+                return Invocation { request_id, result };
+            }
+        };
+        // The platform's own limit, less a margin to send the answer, caps ours.
+        let deadline = entry.time_left.map_or(self.config.call_deadline, |left| {
+            self.config
+                .call_deadline
+                .min(left.saturating_sub(Duration::from_millis(300)))
+        });
+        let work = deadline.saturating_sub(AUDIT_RESERVE.min(deadline / 4));
+        let (result, round_trips) = counting_round_trips(async {
+            let served = match tokio::time::timeout(work, self.serve(caller, &facts, tool, body, entry)).await {
+                Ok(served) => served,
+                Err(_elapsed) => {
+                    let draft = matches!(self.registry.get(tool), Some(Registered::Draft(_)));
+                    Served::unaudited(Err(ToolError::deadline(deadline, draft)), None)
+                }
+            };
+            if served.audited {
+                return served.result;
+            }
+            let record = AuditRecord::new(&facts, caller, &outcome(&served.result, served.key.as_ref()));
+            let written = tokio::time::timeout(
+                deadline.saturating_sub(work).max(AUDIT_RESERVE / 3),
+                record.write(&self.db),
+            )
+            .await
+            .unwrap_or_else(|_| Err(ToolError::deadline(deadline, false)));
+            match (served.result, written) {
+                (result, Ok(())) => result,
+                (Err(err), Err(audit)) => {
+                    tracing::error!(request_id = %facts.request_id, error = %audit, "audit item not written");
+                    Err(err)
+                }
+                // A result that could not be recorded is not handed out.
+                (Ok(_), Err(audit)) => {
+                    tracing::error!(request_id = %facts.request_id, error = %audit, "audit item not written");
+                    Err(audit)
+                }
+            }
+        })
+        .await;
+        log_call(&request_id, tool, &facts.agent, &result, started.elapsed(), round_trips);
+        Invocation { request_id, result }
+    }
+
+    async fn serve(&self, caller: &Caller, facts: &CallFacts, name: &str, body: &[u8], entry: &Entry<'_>) -> Served {
+        let tool = match self.authorize(caller, name).await {
+            Ok(tool) => tool,
+            Err(err) => return Served::unaudited(Err(err), None),
+        };
+        let agent = match AgentContext::from_headers(entry.headers) {
+            Ok(agent) => agent,
+            Err(err) => return Served::unaudited(Err(err), None),
+        };
+        let call = Call {
+            caller,
+            clock: self.clock.as_ref(),
+            agent: &agent,
+            request_id: &facts.request_id,
+            cursors: &self.cursors,
+            draft_key: None,
+        };
+        match tool {
+            Registered::Read(read) => {
+                let result = async {
+                    let input = read.parse(body)?;
+                    read.check_rules(&input, &self.rules())?;
+                    let data = read.read(&call, &input).await?;
+                    Ok(Success {
+                        status: StatusCode::OK,
+                        data,
+                        replayed: false,
+                        document: None,
+                    })
+                }
+                .await;
+                Served::unaudited(result, None)
+            }
+            Registered::Draft(draft) => self.draft(draft.as_ref(), &call, facts, body, entry).await,
+        }
+    }
+
+    /// Resolves the tool, checks the caller's scope and spends its budget.
+    async fn authorize(&self, caller: &Caller, name: &str) -> Result<Registered, ToolError> {
+        let tool = self.registry.get(name).cloned().ok_or_else(|| {
+            ToolError::NotFound(format!(
+                "There is no tool named '{}'. Nothing was read or written. List the available tools and call one of them by its exact name.",
+                name.chars().take(64).collect::<String>()
+            ))
+        })?;
+        let definition = tool.definition();
+        if !caller.scopes().grants(definition.scope) {
+            return Err(ToolError::Forbidden {
+                scope: definition.scope.to_owned(),
+                message: format!(
+                    "Tool {} needs the scope '{}', which your access token does not grant (granted: {}). \
+                     Nothing was read or written. Do not retry; ask a person who has '{}' to do this, \
+                     or use a tool your scopes allow.",
+                    definition.name,
+                    definition.scope,
+                    if caller.scopes().iter().next().is_none() {
+                        "none".to_owned()
+                    } else {
+                        caller.scopes().to_string()
+                    },
+                    definition.scope
+                ),
+            });
+        }
+        if let Some(limit) = self.config.rate_limit_per_minute {
+            crate::budget::spend(&self.db, caller, self.clock.now(), limit).await?;
+        }
+        Ok(tool)
+    }
+
+    fn rules(&self) -> RuleContext {
+        RuleContext {
+            today: self.clock.now().date_naive(),
+        }
+    }
+
+    /// The idempotent draft path.
+    async fn draft(
+        &self,
+        tool: &dyn ErasedDraft,
+        call: &Call<'_>,
+        facts: &CallFacts,
+        body: &[u8],
+        entry: &Entry<'_>,
+    ) -> Served {
+        let keyed = async {
+            let header = edge::idempotency_header(entry.headers)?;
+            let input = tool.parse(body)?;
+            let key = draft_key(header, call.agent, tool.client_ref(&input)?, entry.transport)?;
+            let fingerprint = canonical::fingerprint(tool.definition().name, &input.canonical);
+            Ok::<_, ToolError>((input, key, fingerprint))
+        };
+        let (input, key, fingerprint) = match keyed.await {
+            Ok(keyed) => keyed,
+            Err(err) => return Served::unaudited(Err(err), None),
+        };
+        let facts_of_key = KeyFacts {
+            key: key.to_string(),
+            fingerprint,
+        };
+        self.draft_with_key(tool, call, facts, &input, &key, facts_of_key).await
+    }
+
+    async fn draft_with_key(
+        &self,
+        tool: &dyn ErasedDraft,
+        call: &Call<'_>,
+        facts: &CallFacts,
+        input: &ParsedInput,
+        key: &IdempotencyKey,
+        key_facts: KeyFacts,
+    ) -> Served {
+        let owner = format!("{}/{}", call.caller.branch(), call.caller.user());
+        let store = IdempotencyStore::new(&self.db, call.caller);
+        let fail = |err: ToolError, key_facts: KeyFacts| Served::unaudited(Err(err), Some(key_facts));
+
+        // One read answers every retry: replay, conflict or in flight. It
+        // comes before the rules that depend on the clock, so a retry after
+        // midnight still finds yesterday's draft.
+        match store.lookup(key).await {
+            Ok(Some(record)) => {
+                if let Some(answer) = self.answer_from_record(&record, key, &key_facts.fingerprint, &owner) {
+                    return Served::unaudited(answer, Some(key_facts));
+                }
+            }
+            Ok(None) => {}
+            Err(err) => return fail(err, key_facts),
+        }
+        if let Err(err) = tool.check_rules(input, &self.rules()) {
+            return fail(err, key_facts);
+        }
+        let draft_key = external_key(call.caller, key);
+        let call = Call {
+            draft_key: Some(&draft_key),
+            ..*call
+        };
+        for attempt in 0..DRAFT_ATTEMPTS {
+            let prepared = match tool.prepare(&call, input).await {
+                Ok(prepared) => prepared,
+                Err(err) => return fail(err, key_facts),
+            };
+            let (document, batch, output) = match prepared {
+                Draft::Atomic {
+                    document,
+                    batch,
+                    output,
+                } => (document, batch, output),
+                Draft::External(external) => {
+                    return self
+                        .draft_external(tool, &call, facts, key, key_facts, &owner, external.as_ref())
+                        .await;
+                }
+            };
+            let Some(writes) = draftline_dynamo::items_of(batch) else {
+                return fail(ToolError::internal("a draft's batch is not for this table"), key_facts);
+            };
+            let now = self.clock.now();
+            let record = IdempotencyRecord::completed(
+                tool.definition().name,
+                &key_facts.fingerprint,
+                &owner,
+                StatusCode::CREATED.as_u16(),
+                &output,
+                Some(&document),
+                call.request_id,
+                now,
+                self.config.idempotency_ttl,
+            );
+            let created = Ok(Success {
+                status: StatusCode::CREATED,
+                data: output,
+                replayed: false,
+                document: Some(document),
+            });
+            let audit = AuditRecord::new(facts, call.caller, &outcome(&created, Some(&key_facts)));
+            let items = store.put_record(key, &record, now).and_then(|record| {
+                let mut items = Vec::with_capacity(writes.len() + 2);
+                items.push(record);
+                items.extend(writes);
+                items.push(audit.put(&self.db)?);
+                Ok(items)
+            });
+            let items = match items {
+                Ok(items) => items,
+                Err(err) => return fail(err, key_facts),
+            };
+            match store.commit(key, items, audit.id()).await {
+                Ok(()) => {
+                    return Served {
+                        result: created,
+                        key: Some(key_facts),
+                        audited: true,
+                    };
+                }
+                Err(CommitFailure::KeyTaken(Some(record))) => {
+                    if let Some(answer) = self.answer_from_record(&record, key, &key_facts.fingerprint, &owner) {
+                        return Served::unaudited(answer, Some(key_facts));
+                    }
+                }
+                Err(CommitFailure::KeyTaken(None) | CommitFailure::KeyInFlight) => {
+                    return fail(in_flight(key, 1), key_facts);
+                }
+                Err(CommitFailure::Contention) => {
+                    tokio::time::sleep(Duration::from_millis(5 + 20 * attempt as u64)).await;
+                }
+                Err(CommitFailure::Store(err)) => return fail(err, key_facts),
+            }
+        }
+        fail(
+            ToolError::Busy {
+                message: format!(
+                    "Other drafts of your branch were being numbered at the same moment, and this draft lost the \
+                     race {DRAFT_ATTEMPTS} times. No draft was created. Retry this same call unchanged (key \
+                     '{key}') in a second."
+                ),
+                retry_after_seconds: 1,
+            },
+            key_facts,
+        )
+    }
+
+    /// The draft path of a document in another system (the ERP), which
+    /// cannot share draftline's transaction: claim the key with a lease →
+    /// find the document an earlier worker may have created with this key,
+    /// else create it (carrying the key) → complete the key record and write
+    /// the audit item in one transaction, only while the lease holds.
+    #[allow(clippy::too_many_arguments)]
+    async fn draft_external(
+        &self,
+        tool: &dyn ErasedDraft,
+        call: &Call<'_>,
+        facts: &CallFacts,
+        key: &IdempotencyKey,
+        key_facts: KeyFacts,
+        owner: &str,
+        external: &dyn ExternalDraft<Value>,
+    ) -> Served {
+        let fail = |err: ToolError, key_facts: KeyFacts| Served::unaudited(Err(err), Some(key_facts));
+        let store = IdempotencyStore::new(&self.db, call.caller);
+        let name = tool.definition().name;
+        let claimed = store
+            .claim(
+                key,
+                name,
+                &key_facts.fingerprint,
+                owner,
+                call.request_id,
+                self.clock.now(),
+                self.config.lease,
+                self.config.idempotency_ttl,
+            )
+            .await;
+        let token = match claimed {
+            Ok(Claim::Acquired(token)) => token,
+            Ok(Claim::Taken(record)) => {
+                let answer = self
+                    .answer_from_record(&record, key, &key_facts.fingerprint, owner)
+                    .unwrap_or_else(|| Err(in_flight(key, 1)));
+                return Served::unaudited(answer, Some(key_facts));
+            }
+            Err(err) => return fail(err, key_facts),
+        };
+        // An earlier worker may have created the document and died before
+        // completing the key: its document carries the same key.
+        let created = match external.find().await {
+            Ok(Some(created)) => Ok(created),
+            Ok(None) => external.create().await,
+            Err(err) => Err(err),
+        };
+        let created = match created {
+            Ok(created) => created,
+            Err(err) => {
+                if !err.may_have_written() {
+                    // Nothing was created: the key is free again at once.
+                    if let Err(release) = store.release(key, &token).await {
+                        tracing::warn!(error = %release, "a claimed key was not released; its lease will lapse");
+                    }
+                }
+                // Otherwise the claim stays until its lease lapses; the next
+                // call then finds the document by its key.
+                return fail(err, key_facts);
+            }
+        };
+        let output = match external.output(&created) {
+            Ok(output) => output,
+            Err(err) => return fail(err, key_facts),
+        };
+        let now = self.clock.now();
+        let record = IdempotencyRecord::completed(
+            name,
+            &key_facts.fingerprint,
+            owner,
+            StatusCode::CREATED.as_u16(),
+            &output,
+            Some(&created.document),
+            call.request_id,
+            now,
+            self.config.idempotency_ttl,
+        );
+        let success = Ok(Success {
+            status: StatusCode::CREATED,
+            data: output,
+            replayed: false,
+            document: Some(created.document),
+        });
+        let audit = AuditRecord::new(facts, call.caller, &outcome(&success, Some(&key_facts)));
+        let audit_put = match audit.put(&self.db) {
+            Ok(put) => put,
+            Err(err) => return fail(err, key_facts),
+        };
+        match store.complete_with(key, &token, &record, vec![audit_put]).await {
+            Ok(true) => Served {
+                result: success,
+                key: Some(key_facts),
+                audited: true,
+            },
+            // Another worker took the key over after our lease lapsed; it
+            // finds this same document by its key and completes the record.
+            Ok(false) => Served::unaudited(success, Some(key_facts)),
+            Err(err) => fail(err, key_facts),
+        }
+    }
+
+    /// What a stored record answers; `None` if the key is free after all.
+    fn answer_from_record(
+        &self,
+        record: &IdempotencyRecord,
+        key: &IdempotencyKey,
+        fingerprint: &str,
+        owner: &str,
+    ) -> Option<Result<Success, ToolError>> {
+        match record.resolve(fingerprint, owner, self.clock.now()) {
+            Resolution::Replay {
+                http_status: _,
+                data,
+                document,
+            } => Some(Ok(Success {
+                status: StatusCode::OK,
+                data,
+                replayed: true,
+                document: document.map(|(id, number, kind)| DocumentRef { id, number, kind }),
+            })),
+            Resolution::Mismatch => Some(Err(ToolError::KeyReused(format!(
+                "Idempotency key '{key}' was already used for a different request (other arguments or another \
+                 tool). No draft was created. If you are retrying, resend exactly the original arguments; if this \
+                 is a new draft, use a new key (or a new client_ref)."
+            )))),
+            Resolution::InFlight(after) => Some(Err(in_flight(key, after))),
+            Resolution::Vacant => None,
+        }
+    }
+}
+
+/// The key as an external system stores it (`draftline_key`): the SHA-256
+/// of the tenant and the stored key, so it is unique per tenant and
+/// caller's key, bounded in length, and says nothing about either.
+fn external_key(caller: &Caller, key: &IdempotencyKey) -> String {
+    use sha2::Digest;
+    let mut digest = sha2::Sha256::new();
+    for part in [caller.tenant().as_str(), &key.storage_key(caller)] {
+        digest.update(part.as_bytes());
+        digest.update([0u8]);
+    }
+    format!("dl1-{}", hex::encode(digest.finalize()))
+}
+
+fn in_flight(key: &IdempotencyKey, after: u64) -> ToolError {
+    ToolError::InFlight {
+        message: format!(
+            "A call with idempotency key '{key}' is still being processed. No second draft was created. \
+             Retry this same call unchanged in {after} second(s) to get its result."
+        ),
+        retry_after_seconds: after,
+    }
+}
+
+fn draft_key(
+    header: Option<IdempotencyKey>,
+    agent: &AgentContext,
+    client_ref: &str,
+    transport: Transport,
+) -> Result<IdempotencyKey, ToolError> {
+    if let Some(key) = header {
+        return Ok(key);
+    }
+    let derived = match (&agent.run_id, transport) {
+        (Some(run), _) => Some(IdempotencyKey::from_run(run, client_ref)),
+        (None, Transport::Mcp) => Some(IdempotencyKey::from_client_ref(client_ref)),
+        (None, Transport::Http) => None,
+    };
+    match derived {
+        Some(key) => key.map_err(|reason| ToolError::invalid("header:X-Agent-Run-Id", reason)),
+        None => Err(ToolError::invalid(
+            "header:Idempotency-Key",
+            "A draft needs an idempotency key so that a retry cannot create a second document. Send an \
+             'Idempotency-Key' header (a new unique value per intended draft, the same value when you retry), \
+             or an 'X-Agent-Run-Id' header, which is combined with client_ref. No draft was created.",
+        )),
+    }
+}
+
+/// The one structured log line per call: no token, no arguments.
+fn log_call(
+    request_id: &str,
+    tool: &str,
+    agent: &AgentContext,
+    result: &Result<Success, ToolError>,
+    elapsed: Duration,
+    round_trips: u64,
+) {
+    let duration_ms = elapsed.as_secs_f64() * 1000.0;
+    let tool = tool.chars().take(64).collect::<String>();
+    match result {
+        Ok(success) => tracing::info!(
+            request_id,
+            tool,
+            outcome = if success.replayed { "replayed" } else { "ok" },
+            status = success.status.as_u16(),
+            duration_ms,
+            dynamodb_round_trips = round_trips,
+            replayed = success.replayed,
+            agent_run_id = agent.run_id.as_deref(),
+            "tool call"
+        ),
+        Err(err) if err.status().is_server_error() => tracing::error!(
+            request_id,
+            tool,
+            outcome = "tool_error",
+            status = err.status().as_u16(),
+            code = err.code().as_str(),
+            duration_ms,
+            dynamodb_round_trips = round_trips,
+            replayed = false,
+            error = %error_chain(err),
+            "tool call failed"
+        ),
+        Err(err) => tracing::info!(
+            request_id,
+            tool,
+            outcome = if err.is_denial() { "denied" } else { "tool_error" },
+            status = err.status().as_u16(),
+            code = err.code().as_str(),
+            duration_ms,
+            dynamodb_round_trips = round_trips,
+            replayed = false,
+            "tool call"
+        ),
+    }
+}
+
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

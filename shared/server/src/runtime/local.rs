@@ -1,0 +1,106 @@
+//! The local server: every function on one loopback port, as `draftline
+//! serve` and the tests use it. Routes:
+//!
+//! - `POST /api/mcp`: the stateless MCP endpoint;
+//! - `POST /api/<tool>`: the tool function;
+//! - `GET /.well-known/oauth-protected-resource` (also with the `/api/mcp`
+//!   suffix): RFC 9728 metadata;
+//! - `GET /api/tools?format=…`: the caller's tool list;
+//! - `GET /healthz`: liveness.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde_json::json;
+use tokio::net::TcpListener;
+
+use super::vercel::read_body;
+use crate::pipeline::App;
+use crate::response;
+
+/// The RFC 9728 metadata response.
+pub fn metadata_response(app: &App, request: &Request<Bytes>) -> Response<Bytes> {
+    let request_id = crate::edge::request_id(request.headers());
+    let mut response = response::json(StatusCode::OK, &app.protected_resource_metadata(), &request_id);
+    response.headers_mut().insert(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static("public, max-age=3600"),
+    );
+    response
+}
+
+/// Routes one request of the local server.
+pub async fn route(app: &App, request: Request<Bytes>) -> Response<Bytes> {
+    let path = request.uri().path().trim_end_matches('/').to_owned();
+    if path == "/.well-known/oauth-protected-resource" || path == "/.well-known/oauth-protected-resource/api/mcp" {
+        return metadata_response(app, &request);
+    }
+    if path == "/healthz" {
+        return response::json(
+            StatusCode::OK,
+            &json!({"ok": true}),
+            &crate::edge::request_id(request.headers()),
+        );
+    }
+    if path == "/api/tools" {
+        return crate::listing::handle(app, request).await;
+    }
+    if path == "/api/oauth_protected_resource" {
+        return metadata_response(app, &request);
+    }
+    if path == "/api/mcp" {
+        return crate::mcp::handle(app, request).await;
+    }
+    if let Some(name) = path.strip_prefix("/api/")
+        && let Some(tool) = app.registry().get(name)
+    {
+        let name = tool.definition().name;
+        return app.handle_tool(name, request).await;
+    }
+    let request_id = crate::edge::request_id(request.headers());
+    response::json(
+        StatusCode::NOT_FOUND,
+        &json!({
+            "ok": false,
+            "error": {
+                "code": "NOT_FOUND",
+                "message": format!(
+                    "Nothing is served at {}. Tools are called with POST /api/<tool name>.",
+                    path.chars().take(80).collect::<String>()
+                ),
+                "retryable": false
+            },
+            "requestId": request_id
+        }),
+        &request_id,
+    )
+}
+
+/// Serves `app` on `listener` until the task is dropped.
+pub async fn serve(listener: TcpListener, app: Arc<App>) -> std::io::Result<()> {
+    loop {
+        let (stream, _peer): (_, SocketAddr) = listener.accept().await?;
+        let app = app.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |request: Request<hyper::body::Incoming>| {
+                let app = app.clone();
+                async move {
+                    let (parts, body) = request.into_parts();
+                    let body = read_body(body).await;
+                    let response = route(&app, Request::from_parts(parts, body)).await;
+                    Ok::<_, std::convert::Infallible>(response.map(http_body_util::Full::new))
+                }
+            });
+            if let Err(err) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                tracing::debug!(error = %err, "connection closed with an error");
+            }
+        });
+    }
+}

@@ -1,0 +1,103 @@
+//! Where the pipeline runs: adapters from each platform's request type to
+//! `http::Request<Bytes>` and back.
+//!
+//! - [`vercel`]: the Vercel function protocol (`vercel_runtime`).
+//! - [`lambda`]: AWS Lambda (`lambda_http`), chosen when `AWS_LAMBDA_RUNTIME_API` is set.
+//! - [`local`]: the local server (`draftline serve`) and the tests: every
+//!   function under `/api/<name>` on one port.
+//!
+//! [`run_function`] is the whole `main` of a deployed function.
+
+pub mod lambda;
+pub mod local;
+pub mod vercel;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Request, Response};
+
+use crate::config::{Config, ConfigError};
+use crate::observe;
+use crate::pipeline::App;
+use draftline_contract::clock::SystemClock;
+use draftline_contract::tool::Registry;
+use draftline_dynamo::Db;
+
+/// What a deployed function serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Function {
+    /// One tool: `POST` its input, whatever the path.
+    Tool(&'static str),
+    /// The RFC 9728 metadata document.
+    ProtectedResourceMetadata,
+    /// The stateless MCP endpoint.
+    Mcp,
+    /// The caller's tool list (`GET /api/tools?format=`).
+    Tools,
+}
+
+/// Serves one request to `function`.
+pub async fn serve(app: &App, function: Function, request: Request<Bytes>) -> Response<Bytes> {
+    match function {
+        Function::Tool(name) => app.handle_tool(name, request).await,
+        Function::ProtectedResourceMetadata => local::metadata_response(app, &request),
+        Function::Mcp => crate::mcp::handle(app, request).await,
+        Function::Tools => crate::listing::handle(app, request).await,
+    }
+}
+
+/// How a deployment builds its tools: from its settings (which ERP) and its
+/// table. `draftline-erp-backends` provides the one every function uses.
+pub type Catalogue = fn(&Config, &Db) -> Result<Registry, ConfigError>;
+
+/// Runs a deployed function: reads the configuration (refusing to start
+/// without it), builds the DynamoDB client and the tools once, and serves
+/// requests through Lambda if `AWS_LAMBDA_RUNTIME_API` is set, else through
+/// the Vercel runtime.
+pub async fn run_function(catalogue: Catalogue, function: Function) -> ExitCode {
+    observe::init_json_logs();
+    let config = match Config::from_env() {
+        Ok(config) => config,
+        Err(err) => {
+            eprintln!("draftline: refusing to start: {err}");
+            tracing::error!(error = %err, "refusing to start");
+            if let Some(api) = std::env::var_os("AWS_LAMBDA_RUNTIME_API") {
+                lambda::report_init_error(&api.to_string_lossy(), &err.to_string()).await;
+            }
+            return ExitCode::FAILURE;
+        }
+    };
+    let db = Db::connect(&config.table, config.dynamodb_endpoint.as_deref()).await;
+    let registry = match catalogue(&config, &db) {
+        Ok(registry) => registry,
+        Err(err) => {
+            eprintln!("draftline: refusing to start: {err}");
+            tracing::error!(error = %err, "refusing to start");
+            if let Some(api) = std::env::var_os("AWS_LAMBDA_RUNTIME_API") {
+                lambda::report_init_error(&api.to_string_lossy(), &err.to_string()).await;
+            }
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Function::Tool(name) = function
+        && registry.get(name).is_none()
+    {
+        eprintln!("draftline: refusing to start: no tool named {name} in the catalogue");
+        return ExitCode::FAILURE;
+    }
+    let app = Arc::new(App::with_parts(registry, config, db, Arc::new(SystemClock)));
+    let served = if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
+        lambda::run(app, function).await
+    } else {
+        vercel::run(app, function).await
+    };
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("draftline: the function runtime stopped: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
