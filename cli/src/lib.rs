@@ -38,6 +38,8 @@ pub struct LocalOptions {
     pub rate_limit_per_minute: Option<u32>,
     /// The time limit of one call (else `DRAFTLINE_CALL_DEADLINE_SECONDS` or the default).
     pub call_deadline: Option<std::time::Duration>,
+    /// Turn the near-duplicate question off (tests that draft the same items many times).
+    pub no_near_duplicate_check: bool,
 }
 
 /// A running local server. Dropping it stops the server and the engine.
@@ -88,6 +90,9 @@ pub fn local_config(resource: String, endpoint: String) -> Config {
     if let Some(ttl) = env("DRAFTLINE_IDEMPOTENCY_TTL_SECONDS").and_then(|v| v.parse().ok()) {
         config.idempotency_ttl = std::time::Duration::from_secs(ttl);
     }
+    if let Some(hours) = env("DRAFTLINE_NEAR_DUPLICATE_HOURS").and_then(|v| v.trim().parse::<u64>().ok()) {
+        config.near_duplicate_window = (hours > 0).then(|| std::time::Duration::from_secs(hours.saturating_mul(3600)));
+    }
     if let Some(secs) = env("DRAFTLINE_CALL_DEADLINE_SECONDS").and_then(|v| v.parse::<f64>().ok())
         && (1.0..=900.0).contains(&secs)
     {
@@ -118,6 +123,9 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
     }
     if let Some(deadline) = options.call_deadline {
         config.call_deadline = deadline;
+    }
+    if options.no_near_duplicate_check {
+        config.near_duplicate_window = None;
     }
     let db = Db::connect(&config.table, config.dynamodb_endpoint.as_deref()).await;
     draftline_infra::create_table(db.client(), db.table())

@@ -122,6 +122,7 @@ async fn serve(port: u16, data: Option<PathBuf>, dynamodb_endpoint: Option<Strin
         clock: None,
         rate_limit_per_minute: None,
         call_deadline: None,
+        no_near_duplicate_check: false,
     })
     .await?;
     let url = server.url();

@@ -10,7 +10,7 @@ use draftline_contract::schema::strict_violations;
 use draftline_contract::tool::{RuleContext, Tier, ToolDefinition};
 use serde_json::{Value, json};
 
-use crate::helpers::{Reply, TestApp, seeded_purchase_orders, spawn_app, test_now};
+use crate::helpers::{Reply, TestApp, seeded_purchase_orders, spawn_app, spawn_app_drafting_freely, test_now};
 
 const ALL_SCOPES: [&str; 6] = [
     "purchasing:read",
@@ -809,7 +809,7 @@ fn no_filters() -> Value {
 
 #[tokio::test]
 async fn pagination_returns_every_matching_purchase_order_exactly_once() {
-    let app = spawn_app().await;
+    let app = spawn_app_drafting_freely().await;
     let created = create_drafts(&app, 7, 2).await;
 
     let pages = all_pages(&app, "buyer-sby", no_filters(), 3).await;
@@ -861,7 +861,7 @@ async fn pagination_returns_every_matching_purchase_order_exactly_once() {
 
 #[tokio::test]
 async fn a_tampered_or_foreign_cursor_is_a_400_not_a_500_and_not_another_branchs_data() {
-    let app = spawn_app().await;
+    let app = spawn_app_drafting_freely().await;
     create_drafts(&app, 4, 0).await;
     let mut first = no_filters();
     first["limit"] = json!(2);
@@ -1065,6 +1065,7 @@ async fn each_demo_user_sees_exactly_the_tools_its_scopes_allow_in_a_stable_orde
                 "inventory_list_below_reorder",
                 "sales_create_quote_draft",
                 "sales_get_customer_summary",
+                "sales_get_quote",
                 "sales_search_customers",
             ],
         ),
@@ -1076,7 +1077,7 @@ async fn each_demo_user_sees_exactly_the_tools_its_scopes_allow_in_a_stable_orde
         let again: Vec<&str> = registry.visible_to(&scopes).map(|d| d.name).collect();
         assert_eq!(visible, again, "{user}: the order is stable");
     }
-    assert_eq!(registry.all().count(), 11);
+    assert_eq!(registry.all().count(), 12);
 }
 
 // ---------------------------------------------------------------------------

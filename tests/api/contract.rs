@@ -169,6 +169,21 @@ async fn one_error_envelope_per_code_is_frozen() {
         .await;
     cases.push(("conflict_422", envelope(reply.status, &reply.headers, reply.body, &app)));
 
+    // INPUT_REQUIRED: the same items from the same vendor again, under another key.
+    let reply = app
+        .create_po_draft("buyer-sby", "contract-4", &po_input("contract-c"))
+        .await;
+    let mut case = envelope(reply.status, &reply.headers, reply.body, &app);
+    case["body"]["error"]["inputRequired"]["requestState"] = json!("REQUEST_STATE");
+    for choice in ["create_another", "use_existing"] {
+        let text = case["body"]["error"]["inputRequired"]["confirm"][choice]
+            .as_str()
+            .unwrap_or_default();
+        let blanked = format!("{} REQUEST_STATE", text.split(' ').next().unwrap_or_default());
+        case["body"]["error"]["inputRequired"]["confirm"][choice] = json!(blanked);
+    }
+    cases.push(("input_required", case));
+
     for (name, case) in &cases {
         settings().bind(|| insta::assert_json_snapshot!(format!("error__{name}"), case));
     }

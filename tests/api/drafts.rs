@@ -111,16 +111,17 @@ async fn a_replay_is_decided_in_one_round_trip_and_a_fresh_draft_costs_its_reads
         201
     );
     let fresh = diff(&before, &app.round_trips());
-    // Key lookup, then the vendor Query and the items BatchGetItem (issued
-    // together), then the number (one atomic UpdateItem, so drafts of one
-    // branch never contend), then ONE transaction holding key record + PO +
-    // audit item.
+    // Key lookup, then the vendor Query, the items BatchGetItem and the
+    // branch's open drafts of that vendor (one Query; the near-duplicate
+    // check), issued together, then the number (one atomic UpdateItem, so
+    // drafts of one branch never contend), then ONE transaction holding key
+    // record + PO + open-draft record + audit item.
     assert_eq!(
         fresh,
         [
             ("BatchGetItem".into(), 1),
             ("GetItem".into(), 1),
-            ("Query".into(), 1),
+            ("Query".into(), 2),
             ("TransactWriteItems".into(), 1),
             ("UpdateItem".into(), 1)
         ]

@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use draftline_cli::{TokenSpec, token_for};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, po_input, spawn_app};
+use crate::helpers::{TestApp, po_input, spawn_app, spawn_app_drafting_freely};
 
 fn spec(sub: &str, branch: &str, branch_code: &str, scope: &str) -> TokenSpec {
     TokenSpec {
@@ -41,7 +41,7 @@ async fn mcp_draft(app: &TestApp, user: &str, client_ref: &str) -> Value {
 
 #[tokio::test]
 async fn sixty_four_concurrent_fresh_drafts_of_one_branch_all_succeed_with_unique_increasing_numbers() {
-    let app = spawn_app().await;
+    let app = spawn_app_drafting_freely().await;
     let calls = (0..64).map(|i| {
         let app = &app;
         async move {
@@ -126,7 +126,7 @@ async fn calls_refused_before_anyone_is_identified_leave_a_bounded_expiring_trac
 
 #[tokio::test]
 async fn a_caller_cannot_occupy_the_key_another_callers_derived_key_maps_to() {
-    let app = spawn_app().await;
+    let app = spawn_app_drafting_freely().await;
     // buyer-jkt squats the MCP-derived key of buyer-sby's client_ref...
     let squat = app
         .create_po_draft("buyer-jkt", "mcp:buyer-sby:reorder-squat", &po_input("reorder-squat"))
@@ -307,7 +307,7 @@ async fn two_tenants_with_the_same_key_and_request_id_both_commit() {
 
 #[tokio::test]
 async fn document_numbers_of_every_branch_code_and_length_read_back() {
-    let app = spawn_app().await;
+    let app = spawn_app_drafting_freely().await;
     // A branch code with a digit, accepted at sign-in.
     let sby1 = spec("buyer-sby1", "SBY-01", "SBY1", "purchasing:read purchasing:draft");
     let token = token_for(&sby1, &app.server.url(), 600).unwrap();

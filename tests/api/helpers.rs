@@ -55,19 +55,37 @@ impl Reply {
 }
 
 pub async fn spawn_app() -> TestApp {
-    spawn_app_with_budget(None).await
+    spawn_app_with(LocalOptions::default()).await
 }
 
 /// `spawn_app()` with a per-user call budget per minute.
 pub async fn spawn_app_with_budget(rate_limit_per_minute: Option<u32>) -> TestApp {
+    spawn_app_with(LocalOptions {
+        rate_limit_per_minute,
+        ..LocalOptions::default()
+    })
+    .await
+}
+
+/// `spawn_app()` for tests that draft the same items again and again (the
+/// near-duplicate question would stop them; `input_required.rs` tests it).
+pub async fn spawn_app_drafting_freely() -> TestApp {
+    spawn_app_with(LocalOptions {
+        no_near_duplicate_check: true,
+        ..LocalOptions::default()
+    })
+    .await
+}
+
+/// `spawn_app()` with `options` (port, clock and engine are the test's own).
+pub async fn spawn_app_with(options: LocalOptions) -> TestApp {
     let clock = ManualClock::new(test_now());
     let server = start_local(LocalOptions {
         port: 0,
         data: None,
         dynamodb_endpoint: None,
         clock: Some(Arc::new(clock.clone())),
-        rate_limit_per_minute,
-        ..LocalOptions::default()
+        ..options
     })
     .await
     .expect("the local server starts");

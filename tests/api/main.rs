@@ -14,6 +14,7 @@ mod hardening;
 mod helpers;
 mod hostile_input;
 mod idempotency_lease;
+mod input_required;
 mod isolation;
 mod jwks;
 mod lambda;

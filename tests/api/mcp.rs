@@ -11,7 +11,7 @@ use draftline_server::listing;
 use draftline_server::mcp::tools::{PAGE_SIZE, cursor_after};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, po_input, spawn_app};
+use crate::helpers::{TestApp, po_input, spawn_app, spawn_app_drafting_freely};
 
 const LEGACY: &str = "2025-11-25";
 const MODERN: &str = "2026-07-28";
@@ -350,7 +350,7 @@ async fn a_read_tool_returns_structured_content_and_the_same_data_as_text() {
 
 #[tokio::test]
 async fn a_draft_retried_with_the_same_client_ref_is_replayed_not_created_twice() {
-    let app = spawn_app().await;
+    let app = spawn_app_drafting_freely().await;
     let before = app.count_kind("purchase_order").await;
     let first = call_tool(
         &app,

@@ -97,6 +97,17 @@ impl CursorKey {
     pub fn source(&self) -> KeySource {
         self.source
     }
+
+    /// A MAC of `payload` for `purpose` (a fixed label such as
+    /// `b"request-state/v1"`), under this deployment's key: how other sealed
+    /// values (the request state of a question) are bound to it.
+    pub fn tag(&self, purpose: &[u8], payload: &[u8]) -> [u8; 32] {
+        let mut mac = mac_with(&self.key);
+        mac.update(purpose);
+        mac.update(b"|");
+        mac.update(payload);
+        mac.finalize().into_bytes().into()
+    }
 }
 
 /// HMAC-SHA256 keyed by a 32-byte key. HMAC pads a short key with zeros to

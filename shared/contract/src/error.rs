@@ -22,6 +22,8 @@ pub enum ErrorCode {
     NotFound,
     /// The idempotency key is in flight (409) or was used with other arguments (422).
     Conflict,
+    /// A person must decide first (a near-duplicate of an open agent draft).
+    InputRequired,
     /// The caller is over its budget.
     RateLimited,
     /// DynamoDB (or another dependency) throttled, timed out or is down.
@@ -39,6 +41,7 @@ impl ErrorCode {
             Self::Forbidden => "FORBIDDEN",
             Self::NotFound => "NOT_FOUND",
             Self::Conflict => "CONFLICT",
+            Self::InputRequired => "INPUT_REQUIRED",
             Self::RateLimited => "RATE_LIMITED",
             Self::DependencyUnavailable => "DEPENDENCY_UNAVAILABLE",
             Self::InternalError => "INTERNAL_ERROR",
@@ -88,6 +91,32 @@ impl FieldIssue {
             ..Self::new(path, message)
         }
     }
+}
+
+/// The existing document a draft would duplicate, and the question a
+/// person must answer before anything is created.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Question {
+    /// The open agent draft that already exists.
+    pub existing: ExistingDraft,
+    /// The question, as a person reads it ("PO-SBY-000031 from run r-17 …
+    /// Create another draft anyway?").
+    pub prompt: String,
+}
+
+/// An open agent draft, as a question names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExistingDraft {
+    /// Its number (`PO-SBY-000031`).
+    pub number: String,
+    /// What kind of document (`purchase_order`, `quote`).
+    pub kind: String,
+    /// The agent run that drafted it, if any.
+    pub agent_run: Option<String>,
+    /// When it was drafted (RFC 3339, UTC).
+    pub created_at: String,
+    /// What it drafts, in words (`10 BOX of BRG-0042 from V-00231`).
+    pub summary: String,
 }
 
 /// Why a request was not authenticated. Each reason has its own text; the
@@ -199,6 +228,17 @@ pub enum ToolError {
         message: String,
         /// When to try again.
         retry_after_seconds: u64,
+    },
+    /// A person must decide before anything is created: the draft closely
+    /// matches an open agent draft. Nothing was created.
+    #[error("{message}")]
+    InputRequired {
+        /// Model-readable text: what exists, and how to confirm.
+        message: String,
+        /// The choice, for machines.
+        question: Box<Question>,
+        /// The sealed state the confirmed retry must carry (set by the server).
+        request_state: Option<String>,
     },
     /// The caller is over its budget.
     #[error("{message}")]
@@ -371,6 +411,7 @@ impl ToolError {
             Self::Forbidden { .. } | Self::ForeignOrigin(_) => ErrorCode::Forbidden,
             Self::NotFound(_) => ErrorCode::NotFound,
             Self::InFlight { .. } | Self::KeyReused(_) | Self::Busy { .. } => ErrorCode::Conflict,
+            Self::InputRequired { .. } => ErrorCode::InputRequired,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
             Self::DependencyUnavailable { .. } => ErrorCode::DependencyUnavailable,
             Self::Internal(_) => ErrorCode::InternalError,
@@ -385,7 +426,7 @@ impl ToolError {
             Self::Unauthenticated(_) => S::UNAUTHORIZED,
             Self::Forbidden { .. } | Self::ForeignOrigin(_) => S::FORBIDDEN,
             Self::NotFound(_) => S::NOT_FOUND,
-            Self::InFlight { .. } | Self::Busy { .. } => S::CONFLICT,
+            Self::InFlight { .. } | Self::Busy { .. } | Self::InputRequired { .. } => S::CONFLICT,
             Self::KeyReused(_) => S::UNPROCESSABLE_ENTITY,
             Self::RateLimited { .. } => S::TOO_MANY_REQUESTS,
             Self::DependencyUnavailable { .. } => S::SERVICE_UNAVAILABLE,
@@ -499,6 +540,15 @@ impl Clone for ToolError {
                 retry_after_seconds: *retry_after_seconds,
             },
             Self::KeyReused(message) => Self::KeyReused(message.clone()),
+            Self::InputRequired {
+                message,
+                question,
+                request_state,
+            } => Self::InputRequired {
+                message: message.clone(),
+                question: question.clone(),
+                request_state: request_state.clone(),
+            },
             Self::Busy {
                 message,
                 retry_after_seconds,

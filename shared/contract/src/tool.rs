@@ -154,6 +154,21 @@ pub struct Call<'a> {
     /// For a draft: the idempotency key as an external system stores it
     /// (`draftline_key`), opaque, unique per tenant and caller's key.
     pub draft_key: Option<&'a str>,
+    /// For a draft: what a person decided about a near-duplicate, verified
+    /// by the server against this very call (caller, tool, input, expiry).
+    pub decision: Option<&'a Decision>,
+    /// How far back a draft looks for an open agent draft of the same items
+    /// before it asks a person (`None`: it does not look).
+    pub near_duplicate_window: Option<std::time::Duration>,
+}
+
+/// What a person decided when a draft closely matched an open agent draft.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Create the new draft anyway.
+    CreateAnother,
+    /// Do not create anything; answer with the existing draft `number`.
+    UseExisting(String),
 }
 
 /// A read tool.
@@ -238,6 +253,14 @@ pub enum Draft<O> {
     },
     /// The document goes into another system, under a lease.
     External(Box<dyn ExternalDraft<O>>),
+    /// Nothing is created: a person chose the existing document, which is
+    /// the answer.
+    Existing {
+        /// The existing document.
+        document: DocumentRef,
+        /// Its data.
+        output: O,
+    },
 }
 
 /// A draft tool.
@@ -403,6 +426,10 @@ impl<T: DraftTool> ErasedDraft for DraftAdapter<T> {
                 output: serde_json::to_value(output).map_err(ToolError::internal)?,
             },
             Draft::External(external) => Draft::External(Box::new(AsJson(external))),
+            Draft::Existing { document, output } => Draft::Existing {
+                document,
+                output: serde_json::to_value(output).map_err(ToolError::internal)?,
+            },
         })
     }
 }

@@ -141,6 +141,17 @@ pub fn tax_type_sk(code: &str) -> String {
     format!("TAX#{code}")
 }
 
+/// Partition of a branch's open drafts of `kind` (`PO`, `QT`) for one
+/// counterparty: one item per draft, expiring after a day.
+pub fn open_drafts(tenant: &TenantId, branch: &BranchId, kind: &str, counterparty: &str) -> String {
+    format!("T#{tenant}#B#{branch}#OPEN#{kind}#{counterparty}")
+}
+
+/// Sort key of an open draft: its creation time, then its number.
+pub fn open_draft_sk(created_at: &str, number: &str) -> String {
+    format!("{created_at}#{number}")
+}
+
 /// Partition of a branch's quotes.
 pub fn quotes(tenant: &TenantId, branch: &BranchId) -> String {
     format!("T#{tenant}#B#{branch}#QUOTE")

@@ -29,14 +29,44 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use draftline_contract::ToolError;
 use draftline_dynamo::Db;
 use draftline_erp::domain::{
-    BranchVendor, Customer, CustomerInvoice, Item, ListPrice, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft,
-    ReorderPolicy, SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
+    BranchVendor, Customer, CustomerInvoice, Item, ListPrice, OpenDraft, OpenLine, PoDraft, PriceEntry, PurchaseOrder,
+    Quote, QuoteDraft, ReorderPolicy, SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
 };
 use draftline_erp::numbers;
 use draftline_erp::port::{DueItem, Finance, Inventory, Page, Placement, PoFilter, Purchasing, Sales, Scope};
 use draftline_erp::units::Uom;
 
-use crate::model::{PurchaseOrderRecord, QuoteRecord};
+use crate::model::open_draft::OPEN_DRAFT_SECONDS;
+use crate::model::{OpenDraftRecord, PurchaseOrderRecord, QuoteRecord};
+
+/// When a draft made at `now` stops counting as a near-duplicate candidate.
+fn open_until(now: DateTime<Utc>) -> i64 {
+    now.timestamp().saturating_add(OPEN_DRAFT_SECONDS)
+}
+
+/// The open-draft record of a new PO.
+fn open_draft(
+    number: &str,
+    vendor: &str,
+    lines: &[draftline_erp::domain::PoLine],
+    run: &Option<String>,
+    created_at: &str,
+) -> OpenDraft {
+    OpenDraft {
+        number: number.to_owned(),
+        counterparty: vendor.to_owned(),
+        lines: lines
+            .iter()
+            .map(|l| OpenLine {
+                item_code: l.item_code.clone(),
+                qty: l.qty,
+                uom: l.uom,
+            })
+            .collect(),
+        agent_run: run.clone(),
+        created_at: created_at.to_owned(),
+    }
+}
 use crate::store::ErpStore;
 
 /// The demo ERP in draftline's table.
@@ -134,6 +164,18 @@ impl Purchasing for BuiltinErp {
             .await
     }
 
+    async fn open_po_drafts(
+        &self,
+        scope: &Scope<'_>,
+        vendor: &str,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<OpenDraft>, ToolError> {
+        let cutoff = since.to_rfc3339_opts(SecondsFormat::Millis, true);
+        self.store(scope)
+            .open_drafts(scope.branch, "PO", vendor, &cutoff, since.timestamp())
+            .await
+    }
+
     async fn place_po_draft(
         &self,
         scope: &Scope<'_>,
@@ -144,7 +186,18 @@ impl Purchasing for BuiltinErp {
         let sequence = self.store(scope).reserve_number(scope.branch, "PO").await?;
         let number = numbers::document_number("PO", scope.branch_code, sequence)?;
         let po = draft.numbered(Self::id("po"), number, now.to_rfc3339_opts(SecondsFormat::Millis, true));
-        let batch = store::document_batch(&self.db, po.to_item(scope.tenant, scope.branch)?)?;
+        let open = open_draft(
+            &po.po_number,
+            &po.vendor.code,
+            &po.lines,
+            &po.drafted_by_agent_run,
+            &po.created_at,
+        );
+        let batch = store::document_batch(
+            &self.db,
+            po.to_item(scope.tenant, scope.branch)?,
+            open.to_item(scope.tenant, scope.branch, "PO", open_until(now))?,
+        )?;
         Ok(Placement::Atomic { document: po, batch })
     }
 }
@@ -176,6 +229,22 @@ impl Sales for BuiltinErp {
         self.store(scope).list_prices(list, wanted).await
     }
 
+    async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ToolError> {
+        self.store(scope).quote(scope.branch, number).await
+    }
+
+    async fn open_quote_drafts(
+        &self,
+        scope: &Scope<'_>,
+        customer: &str,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<OpenDraft>, ToolError> {
+        let cutoff = since.to_rfc3339_opts(SecondsFormat::Millis, true);
+        self.store(scope)
+            .open_drafts(scope.branch, "QT", customer, &cutoff, since.timestamp())
+            .await
+    }
+
     async fn place_quote_draft(
         &self,
         scope: &Scope<'_>,
@@ -186,7 +255,26 @@ impl Sales for BuiltinErp {
         let sequence = self.store(scope).reserve_number(scope.branch, "QT").await?;
         let number = numbers::document_number("QT", scope.branch_code, sequence)?;
         let quote = draft.numbered(Self::id("qt"), number, now.to_rfc3339_opts(SecondsFormat::Millis, true));
-        let batch = store::document_batch(&self.db, quote.to_item(scope.tenant, scope.branch)?)?;
+        let open = OpenDraft {
+            number: quote.quote_number.clone(),
+            counterparty: quote.customer.code.clone(),
+            lines: quote
+                .lines
+                .iter()
+                .map(|l| OpenLine {
+                    item_code: l.item_code.clone(),
+                    qty: l.qty,
+                    uom: l.uom,
+                })
+                .collect(),
+            agent_run: quote.drafted_by_agent_run.clone(),
+            created_at: quote.created_at.clone(),
+        };
+        let batch = store::document_batch(
+            &self.db,
+            quote.to_item(scope.tenant, scope.branch)?,
+            open.to_item(scope.tenant, scope.branch, "QT", open_until(now))?,
+        )?;
         Ok(Placement::Atomic { document: quote, batch })
     }
 }

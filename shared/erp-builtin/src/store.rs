@@ -10,8 +10,8 @@ use draftline_contract::identity::{BranchId, TenantId};
 use draftline_contract::tool::StoreBatch;
 use draftline_dynamo::{Db, store_error};
 use draftline_erp::domain::{
-    BranchVendor, Customer, CustomerInvoice, Item, ListPrice, PriceEntry, PurchaseOrder, ReorderPolicy, SalesOrder,
-    StockLevel, TaxType, Vendor, VendorBill,
+    BranchVendor, Customer, CustomerInvoice, Item, ListPrice, OpenDraft, PriceEntry, PurchaseOrder, Quote,
+    ReorderPolicy, SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
 };
 use draftline_erp::port::{DueItem, Page, PoFilter};
 use draftline_erp::reorder;
@@ -30,16 +30,18 @@ const QUERY_PAGE: i32 = 200;
 /// branch never contend for a shared item; a number taken after all (a
 /// sequence set back by hand) cancels the transaction and the pipeline
 /// prepares the draft again with a new number.
-pub fn document_batch(db: &Db, item: Attrs) -> Result<StoreBatch, ToolError> {
-    let put_document = Put::builder()
-        .table_name(db.table())
-        .set_item(Some(item))
-        .condition_expression("attribute_not_exists(pk)")
-        .build()
-        .map_err(ToolError::internal)?;
-    Ok(draftline_dynamo::batch(vec![
-        TransactWriteItem::builder().put(put_document).build(),
-    ]))
+/// With it, the draft's open-draft item (for the near-duplicate check).
+pub fn document_batch(db: &Db, item: Attrs, open: Attrs) -> Result<StoreBatch, ToolError> {
+    let put = |item: Attrs| {
+        Put::builder()
+            .table_name(db.table())
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk)")
+            .build()
+            .map(|put| TransactWriteItem::builder().put(put).build())
+            .map_err(ToolError::internal)
+    };
+    Ok(draftline_dynamo::batch(vec![put(item)?, put(open)?]))
 }
 
 /// Reads of one tenant's ERP data.
@@ -101,6 +103,36 @@ impl<'a> ErpStore<'a> {
             }
         }
         Ok(found)
+    }
+
+    /// The open drafts of `kind` (`PO`, `QT`) for `counterparty` in `branch`
+    /// created at or after `since` (RFC 3339) and not yet expired at `now_s`
+    /// (one `Query`).
+    pub async fn open_drafts(
+        &self,
+        branch: &BranchId,
+        kind: &str,
+        counterparty: &str,
+        since: &str,
+        now_s: i64,
+    ) -> Result<Vec<OpenDraft>, ToolError> {
+        let out = self
+            .db
+            .client()
+            .query()
+            .table_name(self.db.table())
+            .key_condition_expression("pk = :pk AND sk >= :since")
+            .expression_attribute_values(":pk", sv(keys::open_drafts(self.tenant, branch, kind, counterparty)))
+            .expression_attribute_values(":since", sv(since))
+            .limit(50)
+            .send()
+            .await
+            .map_err(|e| store_error(e, NOTHING_CHANGED))?;
+        out.items()
+            .iter()
+            .filter(|item| attrs::int(item, "open draft", "expires_at").is_ok_and(|at| at > now_s))
+            .map(OpenDraft::from_item)
+            .collect()
     }
 
     /// Items by code (one `BatchGetItem`; missing codes are simply absent from the map).
@@ -179,6 +211,12 @@ impl<'a> ErpStore<'a> {
     /// One item of the item master.
     pub async fn item(&self, code: &str) -> Result<Option<Item>, ToolError> {
         self.get_one(Item::key(self.tenant, code), Item::from_item).await
+    }
+
+    /// Quote `number` of `branch` (one `GetItem`).
+    pub async fn quote(&self, branch: &BranchId, number: &str) -> Result<Option<Quote>, ToolError> {
+        self.get_one(Quote::key(self.tenant, branch, number), Quote::from_item)
+            .await
     }
 
     /// PO `number` of `branch` (one `GetItem`; another branch's PO is simply not there).

@@ -13,7 +13,7 @@
 //! - [`domain`]: items and units, vendors and price lists, stock and reorder
 //!   policies, purchase orders, customers, sales price lists, sales orders,
 //!   quotes, invoices and bills, tax types.
-//! - [`tools`]: one file per tool, eleven in four modules (inventory,
+//! - [`tools`]: one file per tool, twelve in four modules (inventory,
 //!   purchasing, sales, finance; see [`tools`] for the list).
 //! - [`numbers`] (document numbers: one grammar for drafts and reads),
 //!   [`money`] (exact decimals, currency, rounding), [`units`] (the unit
@@ -80,6 +80,7 @@ pub fn catalogue(erp: Arc<dyn port::Erp>) -> Registry {
         .draft(purchasing_create_po_draft::PurchasingCreatePoDraft::new(erp.clone()))
         .read(sales_search_customers::SalesSearchCustomers::new(erp.clone()))
         .read(sales_get_customer_summary::SalesGetCustomerSummary::new(erp.clone()))
+        .read(sales_get_quote::SalesGetQuote::new(erp.clone()))
         .draft(sales_create_quote_draft::SalesCreateQuoteDraft::new(erp.clone()))
         .read(finance_list_tax_types::FinanceListTaxTypes::new(erp.clone()))
         .read(finance_get_account_summary::FinanceGetAccountSummary::new(erp))

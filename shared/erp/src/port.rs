@@ -18,8 +18,8 @@ use draftline_contract::identity::{BranchCode, BranchId, Caller, TenantId};
 use draftline_contract::tool::{Created, StoreBatch};
 
 use crate::domain::{
-    BranchVendor, Customer, CustomerInvoice, Item, ListPrice, PoDraft, PoStatus, PriceEntry, PurchaseOrder, Quote,
-    QuoteDraft, ReorderPolicy, SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
+    BranchVendor, Customer, CustomerInvoice, Item, ListPrice, OpenDraft, PoDraft, PoStatus, PriceEntry, PurchaseOrder,
+    Quote, QuoteDraft, ReorderPolicy, SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
 };
 use crate::units::Uom;
 
@@ -174,6 +174,14 @@ pub trait Purchasing: Send + Sync {
         limit: usize,
         max_pages: usize,
     ) -> Result<Page<PurchaseOrder>, ToolError>;
+    /// The branch's open PO drafts for `vendor` drafted through draftline
+    /// since `since` (for the near-duplicate check).
+    async fn open_po_drafts(
+        &self,
+        scope: &Scope<'_>,
+        vendor: &str,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<OpenDraft>, ToolError>;
     /// Places a checked PO draft: numbers it (as of `now`) and prepares its
     /// writes, or hands back a document to create in the ERP. Writes nothing
     /// but, on a backend that numbers from draftline's table, the number.
@@ -204,6 +212,16 @@ pub trait Sales: Send + Sync {
         list: &str,
         wanted: &[(String, Uom)],
     ) -> Result<Vec<ListPrice>, ToolError>;
+    /// Quote `number` of the branch.
+    async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ToolError>;
+    /// The branch's open quote drafts for `customer` drafted through
+    /// draftline since `since` (for the near-duplicate check).
+    async fn open_quote_drafts(
+        &self,
+        scope: &Scope<'_>,
+        customer: &str,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<OpenDraft>, ToolError>;
     /// Places a checked quote draft (see [`Purchasing::place_po_draft`]).
     async fn place_quote_draft(
         &self,

@@ -23,6 +23,8 @@ pub const DEFAULT_IDEMPOTENCY_TTL: Duration = Duration::from_secs(86_400);
 /// worker never loses its lease, short enough that the retry of a crashed
 /// one waits little.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(15);
+/// How far back a draft looks for an open agent draft of the same items.
+pub const DEFAULT_NEAR_DUPLICATE_WINDOW: Duration = Duration::from_secs(86_400);
 /// The default time limit of one call: below the 10 s default of the
 /// Lambda template and the 15 s `maxDuration` of `vercel.json`.
 pub const DEFAULT_CALL_DEADLINE: Duration = Duration::from_secs(9);
@@ -142,6 +144,9 @@ pub struct Config {
     pub lease: Duration,
     /// `DRAFTLINE_ERP` and its backend's settings.
     pub erp: ErpSettings,
+    /// `DRAFTLINE_NEAR_DUPLICATE_HOURS`: how far back a draft looks for an
+    /// open agent draft of the same items before it asks a person (0: never).
+    pub near_duplicate_window: Option<Duration>,
 }
 
 /// A setting is missing or malformed; the message names the variable.
@@ -266,8 +271,22 @@ impl Config {
                 }
             },
         };
+        let near_duplicate_window = match get("DRAFTLINE_NEAR_DUPLICATE_HOURS") {
+            None => Some(DEFAULT_NEAR_DUPLICATE_WINDOW),
+            Some(v) => match v.trim().parse::<u64>() {
+                Ok(0) => None,
+                Ok(hours) if hours <= 24 * 30 => Some(Duration::from_secs(hours * 3600)),
+                _ => {
+                    return Err(ConfigError::Invalid {
+                        name: "DRAFTLINE_NEAR_DUPLICATE_HOURS",
+                        reason: format!("'{v}' is not a number of hours between 0 (never ask) and 720"),
+                    });
+                }
+            },
+        };
         let erp = ErpSettings::from_lookup(get)?;
         Ok(Self {
+            near_duplicate_window,
             erp,
             lease,
             call_deadline,
@@ -299,6 +318,7 @@ impl Config {
             call_deadline: DEFAULT_CALL_DEADLINE,
             lease: DEFAULT_LEASE,
             erp: ErpSettings::Builtin,
+            near_duplicate_window: Some(DEFAULT_NEAR_DUPLICATE_WINDOW),
         }
     }
 }

@@ -28,6 +28,7 @@ pub mod audit;
 pub mod auth;
 pub mod budget;
 pub mod config;
+pub mod confirm;
 pub mod edge;
 pub mod idempotency;
 pub mod listing;

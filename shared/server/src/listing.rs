@@ -174,6 +174,12 @@ pub fn openapi(registry: &Registry, scopes: &Scopes, resource: &str) -> Value {
             ),
         );
         if d.tier == Tier::Draft {
+            parameters.push(header_param(
+                "Draftline-Confirm",
+                "A person's answer to an INPUT_REQUIRED question about this same call: 'create-another <requestState>' \
+                 or 'use-existing <requestState>', with the requestState of the question unchanged.",
+                &json!({"type": "string", "pattern": "^(create-another|use-existing) [!-~]{1,2048}$"}),
+            ));
             parameters.insert(
                 0,
                 header_param(
@@ -303,7 +309,19 @@ fn error_envelope_schema() -> Value {
             "error": {
                 "type": "object",
                 "properties": {
-                    "code": {"enum": ["VALIDATION_ERROR", "UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "CONFLICT", "RATE_LIMITED", "DEPENDENCY_UNAVAILABLE", "INTERNAL_ERROR"]},
+                    "code": {"enum": ["VALIDATION_ERROR", "UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "CONFLICT", "INPUT_REQUIRED", "RATE_LIMITED", "DEPENDENCY_UNAVAILABLE", "INTERNAL_ERROR"]},
+                    "inputRequired": {
+                        "type": "object",
+                        "description": "With INPUT_REQUIRED: the open agent draft this call would duplicate, and how to send a person's answer (resend the same call with the Draftline-Confirm header).",
+                        "properties": {
+                            "question": {"type": "string"},
+                            "existing": {"type": "object"},
+                            "choices": {"type": "array", "items": {"enum": ["create_another", "use_existing"]}},
+                            "requestState": {"type": "string"},
+                            "confirm": {"type": "object"}
+                        },
+                        "required": ["question", "existing", "choices", "requestState", "confirm"]
+                    },
                     "message": {"type": "string"},
                     "retryable": {"type": "boolean"},
                     "details": {"type": "array", "items": {"type": "object", "properties": {"path": {"type": "string"}, "message": {"type": "string"}, "kind": {"enum": ["schema", "rule"], "description": "schema: the value breaks this document's schema; rule: a rule the schema cannot express (data, date, other fields)."}}, "required": ["path", "message", "kind"]}},

@@ -25,6 +25,7 @@ use crate::anonymous::{AnonymousTrace, UNKNOWN_TOOL};
 use crate::audit::{AuditRecord, CallFacts, KeyFacts, Outcome, OutcomeKind};
 use crate::auth::Authenticator;
 use crate::config::Config;
+use crate::confirm::{self, Answer};
 use crate::edge;
 use crate::idempotency::{Claim, CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, Resolution};
 use crate::response;
@@ -78,6 +79,9 @@ pub struct Entry<'a> {
     pub transport: Transport,
     /// How long the platform still lets the invocation run, if it says.
     pub time_left: Option<Duration>,
+    /// A person's answer to an earlier question about this call, as it
+    /// arrived (the `Draftline-Confirm` header, or MCP parameters).
+    pub answer: Option<&'a Result<Answer, ToolError>>,
 }
 
 /// A successful call.
@@ -139,6 +143,8 @@ fn outcome<'a>(result: &'a Result<Success, ToolError>, key: Option<&'a KeyFacts>
         Err(err) => Outcome {
             kind: if err.is_denial() {
                 OutcomeKind::Denied
+            } else if matches!(err, ToolError::InputRequired { .. }) {
+                OutcomeKind::InputRequired
             } else {
                 OutcomeKind::ToolError
             },
@@ -285,12 +291,17 @@ impl App {
             return self.render(&invocation);
         }
         let identity = self.identify(&parts.headers).await;
+        let answer = parts
+            .headers
+            .get(confirm::HEADER)
+            .map(|value| value.to_str().map_or_else(|_| Answer::parse(""), Answer::parse));
         let entry = Entry {
             request_id: &request_id,
             headers: &parts.headers,
             identity: &identity,
             transport: Transport::Http,
             time_left: parts.extensions.get::<edge::TimeLeft>().map(|left| left.0),
+            answer: answer.as_ref(),
         };
         let invocation = self.invoke(&entry, tool, &body).await;
         self.render(&invocation)
@@ -383,6 +394,8 @@ impl App {
             request_id: &facts.request_id,
             cursors: &self.cursors,
             draft_key: None,
+            decision: None,
+            near_duplicate_window: self.config.near_duplicate_window,
         };
         match tool {
             Registered::Read(read) => {
@@ -467,9 +480,11 @@ impl App {
             key: key.to_string(),
             fingerprint,
         };
-        self.draft_with_key(tool, call, facts, &input, &key, facts_of_key).await
+        self.draft_with_key(tool, call, facts, &input, &key, facts_of_key, entry.answer)
+            .await
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn draft_with_key(
         &self,
         tool: &dyn ErasedDraft,
@@ -478,6 +493,7 @@ impl App {
         input: &ParsedInput,
         key: &IdempotencyKey,
         key_facts: KeyFacts,
+        answer: Option<&Result<Answer, ToolError>>,
     ) -> Served {
         let owner = format!("{}/{}", call.caller.branch(), call.caller.user());
         let store = IdempotencyStore::new(&self.db, call.caller);
@@ -498,14 +514,56 @@ impl App {
         if let Err(err) = tool.check_rules(input, &self.rules()) {
             return fail(err, key_facts);
         }
+        let name = tool.definition().name;
+        let decision = match answer {
+            None => None,
+            Some(Err(err)) => return fail(err.clone(), key_facts),
+            Some(Ok(answer)) => {
+                match confirm::decide(
+                    &self.cursors,
+                    answer,
+                    call.caller,
+                    name,
+                    &key_facts.fingerprint,
+                    self.clock.now(),
+                ) {
+                    Ok(decision) => Some(decision),
+                    Err(err) => return fail(err, key_facts),
+                }
+            }
+        };
         let draft_key = external_key(call.caller, key);
         let call = Call {
             draft_key: Some(&draft_key),
+            decision: decision.as_ref(),
             ..*call
         };
         for attempt in 0..DRAFT_ATTEMPTS {
             let prepared = match tool.prepare(&call, input).await {
                 Ok(prepared) => prepared,
+                Err(ToolError::InputRequired { message, question, .. }) => {
+                    // Nothing was created: seal what the person is asked
+                    // about, so only their answer to this very call counts.
+                    let state = confirm::seal(
+                        &self.cursors,
+                        call.caller,
+                        name,
+                        &key_facts.fingerprint,
+                        &question.existing.number,
+                        self.clock.now(),
+                    );
+                    return match state {
+                        Ok(state) => fail(
+                            ToolError::InputRequired {
+                                message,
+                                question,
+                                request_state: Some(state),
+                            },
+                            key_facts,
+                        ),
+                        Err(err) => fail(err, key_facts),
+                    };
+                }
                 Err(err) => return fail(err, key_facts),
             };
             let (document, batch, output) = match prepared {
@@ -519,13 +577,25 @@ impl App {
                         .draft_external(tool, &call, facts, key, key_facts, &owner, external.as_ref())
                         .await;
                 }
+                // A person chose the existing draft: nothing is written.
+                Draft::Existing { document, output } => {
+                    return Served::unaudited(
+                        Ok(Success {
+                            status: StatusCode::OK,
+                            data: output,
+                            replayed: false,
+                            document: Some(document),
+                        }),
+                        Some(key_facts),
+                    );
+                }
             };
             let Some(writes) = draftline_dynamo::items_of(batch) else {
                 return fail(ToolError::internal("a draft's batch is not for this table"), key_facts);
             };
             let now = self.clock.now();
             let record = IdempotencyRecord::completed(
-                tool.definition().name,
+                name,
                 &key_facts.fingerprint,
                 &owner,
                 StatusCode::CREATED.as_u16(),

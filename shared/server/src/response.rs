@@ -48,6 +48,26 @@ pub fn error_object(err: &ToolError) -> Value {
     if let Some(after) = err.retry_after_seconds() {
         error["retryAfterSeconds"] = json!(after);
     }
+    if let ToolError::InputRequired {
+        question,
+        request_state,
+        ..
+    } = err
+    {
+        let state = request_state.as_deref().unwrap_or_default();
+        error["inputRequired"] = json!({
+            "question": question.prompt,
+            "existing": question.existing,
+            "choices": ["create_another", "use_existing"],
+            "requestState": state,
+            "confirm": {
+                "header": "Draftline-Confirm",
+                "create_another": format!("create-another {state}"),
+                "use_existing": format!("use-existing {state}"),
+                "mcp_meta": crate::confirm::META_KEY,
+            },
+        });
+    }
     error
 }
 

@@ -10,6 +10,7 @@
 pub mod customer;
 pub mod invoice;
 pub mod item;
+pub mod open_draft;
 pub mod po;
 pub mod price_list;
 pub mod quote;
@@ -21,6 +22,7 @@ pub mod vendor;
 pub use customer::{CreditPosition, Customer};
 pub use invoice::{CustomerInvoice, OpenItem, VendorBill};
 pub use item::{Item, UnitConversion};
+pub use open_draft::{OpenDraft, OpenLine};
 pub use po::{DocumentStatus, PoDraft, PoLine, PoStatus, PurchaseOrder, VendorRef};
 pub use price_list::ListPrice;
 pub use quote::{CustomerRef, Quote, QuoteDraft, QuoteLine};

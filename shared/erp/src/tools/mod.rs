@@ -4,7 +4,7 @@
 //! - purchasing: [`purchasing_search_vendors`], [`purchasing_search_pos`],
 //!   [`purchasing_get_po`], [`purchasing_create_po_draft`]
 //! - sales: [`sales_search_customers`], [`sales_get_customer_summary`],
-//!   [`sales_create_quote_draft`]
+//!   [`sales_get_quote`], [`sales_create_quote_draft`]
 //! - finance: [`finance_list_tax_types`], [`finance_get_account_summary`]
 //!
 //! List tools take `limit` (1-50, a default when null) and `cursor` (null for
@@ -21,6 +21,7 @@ pub mod purchasing_search_pos;
 pub mod purchasing_search_vendors;
 pub mod sales_create_quote_draft;
 pub mod sales_get_customer_summary;
+pub mod sales_get_quote;
 pub mod sales_search_customers;
 
 use std::borrow::Cow;
@@ -31,6 +32,104 @@ use draftline_contract::tool::{Created, DocumentRef, Draft, ExternalDraft};
 use validator::ValidationError;
 
 use crate::port::{ExternalDocument, Placement};
+
+/// The start of the near-duplicate window ending `now` (`now` itself when
+/// there is no window or it does not fit the calendar).
+pub(crate) fn window_start(
+    now: chrono::DateTime<chrono::Utc>,
+    window: Option<std::time::Duration>,
+) -> chrono::DateTime<chrono::Utc> {
+    window
+        .and_then(|w| chrono::Duration::from_std(w).ok())
+        .and_then(|w| now.checked_sub_signed(w))
+        .unwrap_or(now)
+}
+
+/// What the near-duplicate check has to do for a call with `decision`.
+pub(crate) enum Check {
+    /// Look for an open draft of the same items.
+    Look,
+    /// A person chose to create another draft anyway.
+    Skip,
+    /// A person chose the existing draft with this number.
+    UseExisting(String),
+}
+
+impl Check {
+    pub(crate) fn of(
+        decision: Option<&draftline_contract::tool::Decision>,
+        window: Option<std::time::Duration>,
+    ) -> Self {
+        use draftline_contract::tool::Decision;
+        match decision {
+            None if window.is_some() => Self::Look,
+            None => Self::Skip,
+            Some(Decision::CreateAnother) => Self::Skip,
+            Some(Decision::UseExisting(number)) => Self::UseExisting(number.clone()),
+        }
+    }
+}
+
+/// The question for a person when one of `open` (drafted for
+/// `counterparty`) already drafts the same `items`: nothing is created
+/// until they decide. `None` when no open draft matches.
+pub(crate) fn near_duplicate<'a>(
+    open: &[crate::domain::OpenDraft],
+    items: impl IntoIterator<Item = &'a str> + Clone,
+    counterparty: &str,
+    kind: &str,
+    tool: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<ToolError> {
+    use draftline_contract::error::{ExistingDraft, Question};
+    let existing = open
+        .iter()
+        .filter(|draft| draft.same_items(items.clone()))
+        .max_by(|a, b| a.created_at.cmp(&b.created_at))?;
+    let age = chrono::DateTime::parse_from_rfc3339(&existing.created_at)
+        .map(|at| now.signed_duration_since(at.with_timezone(&chrono::Utc)))
+        .map(|age| match age.num_minutes() {
+            m if m < 1 => "just now".to_owned(),
+            1 => "1 minute ago".to_owned(),
+            m if m < 120 => format!("{m} minutes ago"),
+            _ => format!("{} hours ago", age.num_hours()),
+        })
+        .unwrap_or_else(|_| "today".to_owned());
+    let run = existing
+        .agent_run
+        .as_deref()
+        .map(|run| format!(" from run {run}"))
+        .unwrap_or_default();
+    let summary = format!("{} from {counterparty}", existing.describe_lines());
+    let prompt = format!(
+        "{}{run}, {age}, already drafts {summary}. Create another draft anyway?",
+        existing.number
+    );
+    let message = format!(
+        "{prompt} Nothing was created: this looks like the same request again (for example a restarted agent \
+         run), which an idempotency key cannot catch. Ask the person you act for: create another draft, or use \
+         {number}. Their answer reaches draftline through your client, not through the arguments: an MCP \
+         client answers the elicitation; an HTTP caller resends this same call, same arguments, with the header \
+         'Draftline-Confirm: create-another <requestState>' or 'Draftline-Confirm: use-existing <requestState>' \
+         (requestState is in error.inputRequired). Do not work around it with a new key or client_ref. To read \
+         the existing draft call {tool}.",
+        number = existing.number,
+    );
+    Some(ToolError::InputRequired {
+        message,
+        question: Box::new(Question {
+            existing: ExistingDraft {
+                number: existing.number.clone(),
+                kind: kind.to_owned(),
+                agent_run: existing.agent_run.clone(),
+                created_at: existing.created_at.clone(),
+                summary,
+            },
+            prompt,
+        }),
+        request_state: None,
+    })
+}
 
 /// A placed draft as the contract's prepared draft: an atomic one as it is;
 /// an external one finished into the tool's answer once the ERP has numbered
@@ -98,6 +197,8 @@ pub const CLIENT_REF_PATTERN: &str = "^[A-Za-z0-9._:-]{1,64}$";
 pub const CURSOR_PATTERN: &str = "^[A-Za-z0-9_.-]{1,512}$";
 /// The grammar of [`po_number`] for the published schemas ([`crate::numbers::pattern`]).
 pub const PO_NUMBER_PATTERN: &str = "^PO-[A-Za-z0-9._-]{1,16}-[0-9]{6,12}$";
+/// The grammar of [`quote_number`] for the published schemas ([`crate::numbers::pattern`]).
+pub const QUOTE_NUMBER_PATTERN: &str = "^QT-[A-Za-z0-9._-]{1,16}-[0-9]{6,12}$";
 /// The grammar of [`search_text`] for the published schemas: no control
 /// character, and at least one character that is not white space (the
 /// length, 1-64, is a schema keyword of its own).
@@ -185,6 +286,18 @@ pub fn po_number(value: &str) -> Result<(), ValidationError> {
     } else {
         Err(format_error(format!(
             "'{}' is not a purchase order number: they look like PO-SBY-000124",
+            value.chars().take(40).collect::<String>()
+        )))
+    }
+}
+
+/// A quote number (`QT-BDG-000012`), in the one grammar of [`crate::numbers`].
+pub fn quote_number(value: &str) -> Result<(), ValidationError> {
+    if crate::numbers::is_document_number("QT", value) {
+        Ok(())
+    } else {
+        Err(format_error(format!(
+            "'{}' is not a quote number: they look like QT-BDG-000012",
             value.chars().take(40).collect::<String>()
         )))
     }

@@ -141,10 +141,20 @@ impl DraftTool for PurchasingCreatePoDraft {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
+        let check = super::Check::of(call.decision, call.near_duplicate_window);
+        let now = call.clock.now();
+        let since = super::window_start(now, call.near_duplicate_window);
+        let open_drafts = async {
+            match check {
+                super::Check::Look => self.erp.open_po_drafts(&scope, &input.vendor_code, since).await,
+                _ => Ok(Vec::new()),
+            }
+        };
         // The reads are independent: issue them together.
-        let (vendor, items) = tokio::try_join!(
+        let (vendor, items, open) = tokio::try_join!(
             self.erp.vendor_with_prices(&scope, &input.vendor_code),
             self.erp.items(&scope, &codes),
+            open_drafts,
         )?;
         let (vendor, prices) = match vendor {
             Some((vendor, prices)) if vendor.supplies(branch.as_str()) => (vendor, prices),
@@ -227,6 +237,34 @@ impl DraftTool for PurchasingCreatePoDraft {
         }
         if !issues.is_empty() {
             return Err(rejected_with(issues, NO_DRAFT));
+        }
+        // Ask rather than guess: the same items from the same vendor drafted
+        // in the last day under another key.
+        let items_asked = codes.iter().map(String::as_str);
+        if let Some(question) = super::near_duplicate(
+            &open,
+            items_asked,
+            &vendor.code,
+            "purchase_order",
+            "purchasing_get_po",
+            now,
+        ) {
+            return Err(question);
+        }
+        if let super::Check::UseExisting(number) = check {
+            let existing = self
+                .erp
+                .purchase_order(&scope, &number)
+                .await?
+                .ok_or_else(|| super::purchasing_get_po::po_not_found(&number))?;
+            return Ok(Draft::Existing {
+                document: DocumentRef {
+                    id: existing.draft_id.clone(),
+                    number: existing.po_number.clone(),
+                    kind: "purchase_order".to_owned(),
+                },
+                output: existing,
+            });
         }
 
         let subtotal = money::sum(totals).ok_or_else(|| money::overflow("the purchase order total"))?;

@@ -200,7 +200,6 @@ impl DraftTool for SalesCreateQuoteDraft {
     }
 
     async fn draft(&self, call: &Call<'_>, input: CreateQuoteDraftInput) -> Result<Draft<Quote>, ToolError> {
-        let _tenant = call.caller.tenant();
         let branch = call.caller.branch();
         let scope = Scope::of(call.caller);
         let codes: Vec<String> = input
@@ -210,13 +209,23 @@ impl DraftTool for SalesCreateQuoteDraft {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
+        let check = super::Check::of(call.decision, call.near_duplicate_window);
+        let now = call.clock.now();
+        let since = super::window_start(now, call.near_duplicate_window);
+        let open_drafts = async {
+            match check {
+                super::Check::Look => self.erp.open_quote_drafts(&scope, &input.customer_code, since).await,
+                _ => Ok(Vec::new()),
+            }
+        };
         // The reads are independent: issue them together.
-        let (customer, orders, invoices, items, taxes) = tokio::try_join!(
+        let (customer, orders, invoices, items, taxes, open) = tokio::try_join!(
             self.erp.customer(&scope, &input.customer_code),
             self.erp.customer_orders(&scope, &input.customer_code),
             self.erp.customer_invoices(&scope, &input.customer_code),
             self.erp.items(&scope, &codes),
             self.erp.tax_types(&scope),
+            open_drafts,
         )?;
         let customer = customer.ok_or_else(|| {
             rejected_with(
@@ -354,6 +363,30 @@ impl DraftTool for SalesCreateQuoteDraft {
         }
         if !issues.is_empty() {
             return Err(rejected_with(issues, NO_DRAFT));
+        }
+        // Ask rather than guess: the same items for the same customer drafted
+        // in the last day under another key.
+        let items_asked = codes.iter().map(String::as_str);
+        if let Some(question) =
+            super::near_duplicate(&open, items_asked, &customer.code, "quote", "sales_get_quote", now)
+        {
+            return Err(question);
+        }
+        if let super::Check::UseExisting(number) = check {
+            let existing = self.erp.quote(&scope, &number).await?.ok_or_else(|| {
+                ToolError::NotFound(format!(
+                    "Quote {number} was not found in your branch. Nothing was created. Call sales_create_quote_draft \
+                     again without a confirmation to be asked afresh."
+                ))
+            })?;
+            return Ok(Draft::Existing {
+                document: DocumentRef {
+                    id: existing.quote_id.clone(),
+                    number: existing.quote_number.clone(),
+                    kind: "quote".to_owned(),
+                },
+                output: existing,
+            });
         }
 
         let overflow = || money::overflow("the quote total");

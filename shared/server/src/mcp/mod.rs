@@ -100,6 +100,7 @@ pub async fn handle(app: &App, request: Request<Bytes>) -> Response<Bytes> {
         identity: &identity,
         transport: Transport::Mcp,
         time_left: parts.extensions.get::<crate::edge::TimeLeft>().map(|left| left.0),
+        answer: None,
     };
     let response = respond(app, &entry, &message).await;
     finish(response, message.method(), &request_id)

@@ -25,6 +25,7 @@ use serde_json::{Map, Value, json};
 
 use super::jsonrpc::{ProtocolError, encode};
 use super::server::CACHE_TTL_MS;
+use crate::confirm::{self, Answer};
 use crate::listing;
 use crate::pipeline::{App, Entry, Invocation};
 use crate::response;
@@ -165,14 +166,101 @@ pub async fn call(app: &App, entry: &Entry<'_>, id: &RequestId, params: Option<&
         Some(_) => return invalid("Invalid params: 'arguments' must be a JSON object."),
     };
     let body = arguments.to_string();
-    let invocation = app.invoke(entry, name, body.as_bytes()).await;
-    shape(app, name, id, invocation)
+    let answer = answer_of(params);
+    let entry = Entry {
+        answer: answer.as_ref(),
+        ..*entry
+    };
+    let invocation = app.invoke(&entry, name, body.as_bytes()).await;
+    shape(app, name, id, invocation, can_elicit(params))
 }
 
-/// Turns the pipeline's answer into the MCP one.
-fn shape(app: &App, name: &str, id: &RequestId, invocation: Invocation) -> Called {
+/// A person's answer carried by a retried `tools/call`: MCP 2026-07-28's
+/// `requestState` + `inputResponses`, or a 2025-11-25 client's
+/// `_meta["io.draftline/confirm"]` (see [`crate::confirm`]).
+fn answer_of(params: Option<&Map<String, Value>>) -> Option<Result<Answer, ToolError>> {
+    let params = params?;
+    if let Some(state) = params.get("requestState") {
+        let Some(state) = state.as_str() else {
+            return Some(Answer::parse(""));
+        };
+        let response = params
+            .get("inputResponses")
+            .and_then(|responses| responses.get(confirm::ELICITATION_KEY));
+        let action = response.and_then(|r| r.get("action")).and_then(Value::as_str);
+        let decision = response
+            .and_then(|r| r.get("content"))
+            .and_then(|c| c.get("decision"))
+            .and_then(Value::as_str);
+        return Some(match (action, decision) {
+            (Some("accept"), Some("create_another")) => Ok(Answer::CreateAnother(state.to_owned())),
+            (Some("accept"), Some("use_existing")) => Ok(Answer::UseExisting(state.to_owned())),
+            (Some("decline" | "cancel"), _) => Ok(Answer::Declined),
+            _ => Err(ToolError::invalid_schema(
+                format!("inputResponses.{}", confirm::ELICITATION_KEY),
+                "the retried call carries a requestState but no accepted answer to the elicitation (decision \
+                 create_another or use_existing). Nothing was created.",
+            )),
+        });
+    }
+    let confirmation = params.get("_meta")?.get(confirm::META_KEY)?;
+    Some(confirmation.as_str().map_or_else(|| Answer::parse(""), Answer::parse))
+}
+
+/// Whether the client said it can elicit (MCP 2026-07-28 capabilities in `_meta`).
+fn can_elicit(params: Option<&Map<String, Value>>) -> bool {
+    params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get("io.modelcontextprotocol/clientCapabilities"))
+        .and_then(|c| c.get("elicitation"))
+        .is_some_and(|e| !e.is_null())
+}
+
+/// The MCP 2026-07-28 input-required result of a question.
+fn input_required(prompt: &str, state: &str) -> Value {
+    json!({
+        "resultType": "input_required",
+        "inputRequests": {
+            (confirm::ELICITATION_KEY): {
+                "method": "elicitation/create",
+                "params": {
+                    "mode": "form",
+                    "message": prompt,
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {
+                            "decision": {
+                                "type": "string",
+                                "title": "What should happen?",
+                                "oneOf": [
+                                    {"const": "create_another", "title": "Create another draft anyway"},
+                                    {"const": "use_existing", "title": "Use the existing draft"}
+                                ]
+                            }
+                        },
+                        "required": ["decision"]
+                    }
+                }
+            }
+        },
+        "requestState": state
+    })
+}
+
+/// Turns the pipeline's answer into the MCP one. A question goes out as an
+/// input-required result when the client can elicit on 2026-07-28, else as
+/// an `isError` result whose text says how to confirm.
+fn shape(app: &App, name: &str, id: &RequestId, invocation: Invocation, elicit: bool) -> Called {
     let Invocation { request_id, result } = invocation;
     match result {
+        Err(ToolError::InputRequired {
+            question,
+            request_state: Some(state),
+            ..
+        }) if elicit => Called::Result {
+            result: input_required(&question.prompt, &state),
+            request_id,
+        },
         Ok(success) => {
             let text = success.data.to_string();
             let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
