@@ -245,6 +245,8 @@ async fn mcp_2026_07_28_asks_with_an_elicitation_and_the_answer_decides() {
     )
     .await;
     assert_eq!(declined["result"]["isError"], true, "{declined}");
+    assert_eq!(declined["result"]["_meta"]["error"]["code"], "DECLINED", "{declined}");
+    assert_eq!(declined["result"]["_meta"]["error"]["retryable"], false, "{declined}");
     assert_eq!(app.count_kind("purchase_order").await, before);
 
     let accepted = mcp_call(

@@ -24,6 +24,8 @@ pub enum ErrorCode {
     Conflict,
     /// A person must decide first (a near-duplicate of an open agent draft).
     InputRequired,
+    /// The person asked (an INPUT_REQUIRED question) said no.
+    Declined,
     /// The caller is over its budget.
     RateLimited,
     /// DynamoDB (or another dependency) throttled, timed out or is down.
@@ -42,6 +44,7 @@ impl ErrorCode {
             Self::NotFound => "NOT_FOUND",
             Self::Conflict => "CONFLICT",
             Self::InputRequired => "INPUT_REQUIRED",
+            Self::Declined => "DECLINED",
             Self::RateLimited => "RATE_LIMITED",
             Self::DependencyUnavailable => "DEPENDENCY_UNAVAILABLE",
             Self::InternalError => "INTERNAL_ERROR",
@@ -240,6 +243,11 @@ pub enum ToolError {
         /// The sealed state the confirmed retry must carry (set by the server).
         request_state: Option<String>,
     },
+    /// The person answered an INPUT_REQUIRED question with no (declined or
+    /// cancelled it). Nothing was created, and the same call must not be
+    /// sent again unless the person changes their mind.
+    #[error("{0}")]
+    Declined(String),
     /// The caller is over its budget.
     #[error("{message}")]
     RateLimited {
@@ -412,6 +420,7 @@ impl ToolError {
             Self::NotFound(_) => ErrorCode::NotFound,
             Self::InFlight { .. } | Self::KeyReused(_) | Self::Busy { .. } => ErrorCode::Conflict,
             Self::InputRequired { .. } => ErrorCode::InputRequired,
+            Self::Declined(_) => ErrorCode::Declined,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
             Self::DependencyUnavailable { .. } => ErrorCode::DependencyUnavailable,
             Self::Internal(_) => ErrorCode::InternalError,
@@ -426,7 +435,7 @@ impl ToolError {
             Self::Unauthenticated(_) => S::UNAUTHORIZED,
             Self::Forbidden { .. } | Self::ForeignOrigin(_) => S::FORBIDDEN,
             Self::NotFound(_) => S::NOT_FOUND,
-            Self::InFlight { .. } | Self::Busy { .. } | Self::InputRequired { .. } => S::CONFLICT,
+            Self::InFlight { .. } | Self::Busy { .. } | Self::InputRequired { .. } | Self::Declined(_) => S::CONFLICT,
             Self::KeyReused(_) => S::UNPROCESSABLE_ENTITY,
             Self::RateLimited { .. } => S::TOO_MANY_REQUESTS,
             Self::DependencyUnavailable { .. } => S::SERVICE_UNAVAILABLE,
@@ -540,6 +549,7 @@ impl Clone for ToolError {
                 retry_after_seconds: *retry_after_seconds,
             },
             Self::KeyReused(message) => Self::KeyReused(message.clone()),
+            Self::Declined(message) => Self::Declined(message.clone()),
             Self::InputRequired {
                 message,
                 question,
@@ -613,6 +623,7 @@ mod tests {
                 true,
             ),
             (ToolError::KeyReused("m".into()), 422, "CONFLICT", false),
+            (ToolError::Declined("d".into()), 409, "DECLINED", false),
             (
                 ToolError::RateLimited {
                     message: "m".into(),

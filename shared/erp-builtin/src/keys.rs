@@ -152,6 +152,11 @@ pub fn open_draft_sk(created_at: &str, number: &str) -> String {
     format!("{created_at}#{number}")
 }
 
+/// Partition of a branch's review queue: one item per agent draft.
+pub fn review_queue(tenant: &TenantId, branch: &BranchId) -> String {
+    format!("T#{tenant}#B#{branch}#REVIEW")
+}
+
 /// Partition of a branch's quotes.
 pub fn quotes(tenant: &TenantId, branch: &BranchId) -> String {
     format!("T#{tenant}#B#{branch}#QUOTE")

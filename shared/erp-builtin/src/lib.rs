@@ -29,15 +29,19 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use draftline_contract::ToolError;
 use draftline_dynamo::Db;
 use draftline_erp::domain::{
-    BranchVendor, Customer, CustomerInvoice, Item, ListPrice, OpenDraft, OpenLine, PoDraft, PriceEntry, PurchaseOrder,
-    Quote, QuoteDraft, ReorderPolicy, SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
+    AgentDraft, BranchVendor, Customer, CustomerInvoice, DocumentKind, DraftFilter, Item, ListPrice, NewDecision,
+    OpenDraft, OpenLine, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, SalesOrder, StockLevel,
+    TaxType, Vendor, VendorBill,
 };
 use draftline_erp::numbers;
-use draftline_erp::port::{DueItem, Finance, Inventory, Page, Placement, PoFilter, Purchasing, Sales, Scope};
+use draftline_erp::port::{
+    Approvals, DecisionPlacement, DueItem, Finance, Inventory, Page, Placement, PoFilter, Purchasing, Review, Sales,
+    Scope,
+};
 use draftline_erp::units::Uom;
 
 use crate::model::open_draft::OPEN_DRAFT_SECONDS;
-use crate::model::{OpenDraftRecord, PurchaseOrderRecord, QuoteRecord};
+use crate::model::{AgentDraftRecord, OpenDraftRecord, PurchaseOrderRecord, QuoteRecord};
 
 /// When a draft made at `now` stops counting as a near-duplicate candidate.
 fn open_until(now: DateTime<Utc>) -> i64 {
@@ -195,8 +199,11 @@ impl Purchasing for BuiltinErp {
         );
         let batch = store::document_batch(
             &self.db,
-            po.to_item(scope.tenant, scope.branch)?,
-            open.to_item(scope.tenant, scope.branch, "PO", open_until(now))?,
+            vec![
+                po.to_item(scope.tenant, scope.branch)?,
+                open.to_item(scope.tenant, scope.branch, "PO", open_until(now))?,
+                AgentDraft::from(&po).to_item(scope.tenant, scope.branch)?,
+            ],
         )?;
         Ok(Placement::Atomic { document: po, batch })
     }
@@ -272,8 +279,11 @@ impl Sales for BuiltinErp {
         };
         let batch = store::document_batch(
             &self.db,
-            quote.to_item(scope.tenant, scope.branch)?,
-            open.to_item(scope.tenant, scope.branch, "QT", open_until(now))?,
+            vec![
+                quote.to_item(scope.tenant, scope.branch)?,
+                open.to_item(scope.tenant, scope.branch, "QT", open_until(now))?,
+                AgentDraft::from(&quote).to_item(scope.tenant, scope.branch)?,
+            ],
         )?;
         Ok(Placement::Atomic { document: quote, batch })
     }
@@ -291,5 +301,148 @@ impl Finance for BuiltinErp {
 
     async fn payables(&self, scope: &Scope<'_>) -> Result<Vec<VendorBill>, ToolError> {
         self.store(scope).payables(scope.branch).await
+    }
+}
+
+#[async_trait]
+impl Review for BuiltinErp {
+    fn approvals(&self) -> Approvals {
+        Approvals::InDraftline
+    }
+
+    fn erp_link(&self, _kind: DocumentKind, _id: &str) -> Option<String> {
+        None
+    }
+
+    async fn agent_drafts(
+        &self,
+        scope: &Scope<'_>,
+        filter: &DraftFilter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Page<AgentDraft>, ToolError> {
+        self.store(scope).agent_drafts(scope.branch, filter, after, limit).await
+    }
+
+    async fn place_decision(
+        &self,
+        scope: &Scope<'_>,
+        number: &str,
+        decision: NewDecision,
+    ) -> Result<DecisionPlacement, ToolError> {
+        let not_found = || ToolError::NotFound(format!("No draft {number} in your branch. Nothing was decided."));
+        let kind = DocumentKind::of_number(number).ok_or_else(not_found)?;
+        let (tenant, branch) = (scope.tenant, scope.branch);
+        let store = self.store(scope);
+        let key = match kind {
+            DocumentKind::PurchaseOrder => PurchaseOrder::key(tenant, branch, number),
+            DocumentKind::Quote => Quote::key(tenant, branch, number),
+        };
+        let item = store.raw(key).await?.ok_or_else(not_found)?;
+        let recorded_id = item.get("decision_id").and_then(|v| v.as_s().ok()).cloned();
+        let (document, decided, entry, open) = match kind {
+            DocumentKind::PurchaseOrder => {
+                let po = PurchaseOrder::from_item(&item)?;
+                let document = decision::document_ref(&po.draft_id, &po.po_number, kind);
+                if let Some(earlier) = decision::earlier(&po.decision, recorded_id, &decision, number)? {
+                    return Ok(DecisionPlacement::AlreadyRecorded {
+                        document,
+                        decision: earlier,
+                    });
+                }
+                decision::still_draft(po.status.code(), number)?;
+                let po = po.decided(decision.decision.clone());
+                let open = keys::open_drafts(tenant, branch, "PO", &po.vendor.code);
+                (
+                    document,
+                    po.to_item(tenant, branch)?,
+                    AgentDraft::from(&po),
+                    (open, po.created_at),
+                )
+            }
+            DocumentKind::Quote => {
+                let quote = Quote::from_item(&item)?;
+                let document = decision::document_ref(&quote.quote_id, &quote.quote_number, kind);
+                if let Some(earlier) = decision::earlier(&quote.decision, recorded_id, &decision, number)? {
+                    return Ok(DecisionPlacement::AlreadyRecorded {
+                        document,
+                        decision: earlier,
+                    });
+                }
+                decision::still_draft(quote.status.code(), number)?;
+                let quote = quote.decided(decision.decision.clone());
+                let open = keys::open_drafts(tenant, branch, "QT", &quote.customer.code);
+                (
+                    document,
+                    quote.to_item(tenant, branch)?,
+                    AgentDraft::from(&quote),
+                    (open, quote.created_at),
+                )
+            }
+        };
+        let batch = store::decision_batch(
+            &self.db,
+            decided,
+            &decision.decision_id,
+            entry.to_item(tenant, branch)?,
+            open,
+            number,
+        )?;
+        Ok(DecisionPlacement::Atomic { document, batch })
+    }
+}
+
+/// The rules of recording a decision, shared by both document kinds.
+mod decision {
+    use draftline_contract::ToolError;
+    use draftline_contract::tool::DocumentRef;
+    use draftline_erp::domain::{Decision, DocumentKind, NewDecision};
+
+    pub(crate) fn document_ref(id: &str, number: &str, kind: DocumentKind) -> DocumentRef {
+        DocumentRef {
+            id: id.to_owned(),
+            number: number.to_owned(),
+            kind: kind.code().to_owned(),
+        }
+    }
+
+    /// The decision already on the document if it is this very one (a
+    /// double click); a refusal if another decision came first.
+    pub(crate) fn earlier(
+        on_document: &Option<Decision>,
+        recorded_id: Option<String>,
+        new: &NewDecision,
+        number: &str,
+    ) -> Result<Option<Decision>, ToolError> {
+        match (on_document, recorded_id) {
+            (Some(earlier), Some(id)) if id == new.decision_id => Ok(Some(earlier.clone())),
+            (Some(earlier), _) => Err(ToolError::invalid(
+                "number",
+                format!(
+                    "{number} was already {} by {} at {}. Nothing was changed.",
+                    match earlier.verdict {
+                        draftline_erp::domain::Verdict::Approved => "approved",
+                        draftline_erp::domain::Verdict::Rejected => "rejected",
+                    },
+                    earlier.decided_by,
+                    earlier.decided_at
+                ),
+            )),
+            (None, _) => Ok(None),
+        }
+    }
+
+    /// Refuses a document that is not a draft any more.
+    pub(crate) fn still_draft(status: &str, number: &str) -> Result<(), ToolError> {
+        if status == "draft" {
+            Ok(())
+        } else {
+            Err(ToolError::invalid(
+                "number",
+                format!(
+                    "{number} is {status}, not a draft: only drafts are approved or rejected. Nothing was changed."
+                ),
+            ))
+        }
     }
 }

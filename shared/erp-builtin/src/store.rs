@@ -4,14 +4,14 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Put, ReturnValue, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, KeysAndAttributes, Put, ReturnValue, TransactWriteItem};
 use draftline_contract::ToolError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_contract::tool::StoreBatch;
 use draftline_dynamo::{Db, store_error};
 use draftline_erp::domain::{
-    BranchVendor, Customer, CustomerInvoice, Item, ListPrice, OpenDraft, PriceEntry, PurchaseOrder, Quote,
-    ReorderPolicy, SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
+    AgentDraft, BranchVendor, Customer, CustomerInvoice, DraftFilter, Item, ListPrice, OpenDraft, PriceEntry,
+    PurchaseOrder, Quote, ReorderPolicy, SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
 };
 use draftline_erp::port::{DueItem, Page, PoFilter};
 use draftline_erp::reorder;
@@ -30,18 +30,63 @@ const QUERY_PAGE: i32 = 200;
 /// branch never contend for a shared item; a number taken after all (a
 /// sequence set back by hand) cancels the transaction and the pipeline
 /// prepares the draft again with a new number.
-/// With it, the draft's open-draft item (for the near-duplicate check).
-pub fn document_batch(db: &Db, item: Attrs, open: Attrs) -> Result<StoreBatch, ToolError> {
-    let put = |item: Attrs| {
-        Put::builder()
-            .table_name(db.table())
-            .set_item(Some(item))
-            .condition_expression("attribute_not_exists(pk)")
-            .build()
-            .map(|put| TransactWriteItem::builder().put(put).build())
-            .map_err(ToolError::internal)
-    };
-    Ok(draftline_dynamo::batch(vec![put(item)?, put(open)?]))
+/// With it go the draft's open-draft item (the near-duplicate check) and
+/// its review-queue entry, all new.
+pub fn document_batch(db: &Db, items: Vec<Attrs>) -> Result<StoreBatch, ToolError> {
+    let writes = items
+        .into_iter()
+        .map(|item| {
+            Put::builder()
+                .table_name(db.table())
+                .set_item(Some(item))
+                .condition_expression("attribute_not_exists(pk)")
+                .build()
+                .map(|put| TransactWriteItem::builder().put(put).build())
+                .map_err(ToolError::internal)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(draftline_dynamo::batch(writes))
+}
+
+/// The writes that record a decision on a draft: the decided document
+/// (only while it is still an undecided draft), its review-queue entry, and
+/// the removal of its open-draft item (a decided draft is no longer a
+/// near-duplicate candidate). `open` is the open-draft partition and the
+/// draft's creation time.
+pub fn decision_batch(
+    db: &Db,
+    mut document: Attrs,
+    decision_id: &str,
+    entry: Attrs,
+    open: (String, String),
+    number: &str,
+) -> Result<StoreBatch, ToolError> {
+    document.insert("decision_id".to_owned(), sv(decision_id));
+    let decided = Put::builder()
+        .table_name(db.table())
+        .set_item(Some(document))
+        .condition_expression("#status = :draft AND attribute_not_exists(decision_id)")
+        .expression_attribute_names("#status", "status")
+        .expression_attribute_values(":draft", sv("draft"))
+        .build()
+        .map_err(ToolError::internal)?;
+    let queue = Put::builder()
+        .table_name(db.table())
+        .set_item(Some(entry))
+        .build()
+        .map_err(ToolError::internal)?;
+    let (open_pk, created_at) = open;
+    let forget = Delete::builder()
+        .table_name(db.table())
+        .key("pk", sv(open_pk))
+        .key("sk", sv(keys::open_draft_sk(&created_at, number)))
+        .build()
+        .map_err(ToolError::internal)?;
+    Ok(draftline_dynamo::batch(vec![
+        TransactWriteItem::builder().put(decided).build(),
+        TransactWriteItem::builder().put(queue).build(),
+        TransactWriteItem::builder().delete(forget).build(),
+    ]))
 }
 
 /// Reads of one tenant's ERP data.
@@ -133,6 +178,88 @@ impl<'a> ErpStore<'a> {
             .filter(|item| attrs::int(item, "open draft", "expires_at").is_ok_and(|at| at > now_s))
             .map(OpenDraft::from_item)
             .collect()
+    }
+
+    /// Up to `limit` entries of `branch`'s review queue matching `filter`,
+    /// newest first, after position `after`; reads at most a few pages.
+    pub async fn agent_drafts(
+        &self,
+        branch: &BranchId,
+        filter: &DraftFilter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Page<AgentDraft>, ToolError> {
+        let mut found = Vec::new();
+        let mut start: Option<Attrs> = after.map(|sk| {
+            Attrs::from([
+                ("pk".to_owned(), sv(keys::review_queue(self.tenant, branch))),
+                ("sk".to_owned(), sv(sk)),
+            ])
+        });
+        for _ in 0..5 {
+            let mut query = self
+                .db
+                .client()
+                .query()
+                .table_name(self.db.table())
+                .key_condition_expression("pk = :pk")
+                .expression_attribute_values(":pk", sv(keys::review_queue(self.tenant, branch)))
+                .scan_index_forward(false)
+                .limit(QUERY_PAGE)
+                .set_exclusive_start_key(start.take());
+            let mut conditions = Vec::new();
+            if let Some(kind) = filter.kind {
+                conditions.push("document_kind = :kind");
+                query = query.expression_attribute_values(":kind", sv(kind.code()));
+            }
+            if let Some(status) = &filter.status {
+                conditions.push("#status = :status");
+                query = query
+                    .expression_attribute_names("#status", "status")
+                    .expression_attribute_values(":status", sv(status));
+            }
+            if !conditions.is_empty() {
+                query = query.filter_expression(conditions.join(" AND "));
+            }
+            let out = query.send().await.map_err(|e| store_error(e, NOTHING_CHANGED))?;
+            for item in out.items() {
+                let sk = attrs::s(item, "agent draft", "sk")?;
+                found.push((sk, AgentDraft::from_item(item)?));
+                if found.len() > limit {
+                    break;
+                }
+            }
+            match out.last_evaluated_key() {
+                Some(key) if !key.is_empty() && found.len() <= limit => start = Some(key.clone()),
+                _ => break,
+            }
+        }
+        let more = found.len() > limit;
+        found.truncate(limit);
+        let next_after = if more {
+            found.last().map(|(sk, _)| sk.clone())
+        } else {
+            None
+        };
+        Ok(Page {
+            items: found.into_iter().map(|(_, draft)| draft).collect(),
+            next_after,
+        })
+    }
+
+    /// A document item of `branch` by key, read strongly (one `GetItem`).
+    pub async fn raw(&self, key: Attrs) -> Result<Option<Attrs>, ToolError> {
+        let out = self
+            .db
+            .client()
+            .get_item()
+            .table_name(self.db.table())
+            .set_key(Some(key))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| store_error(e, NOTHING_CHANGED))?;
+        Ok(out.item().cloned())
     }
 
     /// Items by code (one `BatchGetItem`; missing codes are simply absent from the map).

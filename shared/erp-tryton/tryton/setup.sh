@@ -111,6 +111,9 @@ db.close()
 PY
     cp "$template.admin-password" "$data_dir/admin-password"
     chmod 600 "$data_dir/admin-password"
+    # A write-ahead log left by an earlier database of this name would be
+    # replayed into the new one.
+    rm -f "$db_file-wal" "$db_file-shm" "$db_file-journal"
     mv "$db_file.tmp" "$db_file"
     echo "tryton: $db_file created from the template in $(took "$start")" >&2
 fi

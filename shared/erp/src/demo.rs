@@ -843,6 +843,7 @@ pub fn jakarta_po() -> PurchaseOrder {
         drafted_on_behalf_of: "buyer-jkt".into(),
         created_at: "2026-11-20T09:00:00.000Z".into(),
         next_step: "Draft PO-JKT-000001 awaits review.".into(),
+        decision: None,
     }
 }
 
@@ -914,6 +915,7 @@ pub fn jakarta_purchase_orders() -> Vec<PurchaseOrder> {
             drafted_on_behalf_of: "buyer-jkt".into(),
             created_at: format!("{created}T08:30:00.000Z"),
             next_step: format!("{number} was handled by a person in the ERP."),
+            decision: None,
         });
     }
     orders

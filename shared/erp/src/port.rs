@@ -15,11 +15,12 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use draftline_contract::ToolError;
 use draftline_contract::identity::{BranchCode, BranchId, Caller, TenantId};
-use draftline_contract::tool::{Created, StoreBatch};
+use draftline_contract::tool::{Created, DocumentRef, StoreBatch};
 
 use crate::domain::{
-    BranchVendor, Customer, CustomerInvoice, Item, ListPrice, OpenDraft, PoDraft, PoStatus, PriceEntry, PurchaseOrder,
-    Quote, QuoteDraft, ReorderPolicy, SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
+    AgentDraft, BranchVendor, Customer, CustomerInvoice, Decision, DocumentKind, DraftFilter, Item, ListPrice,
+    NewDecision, OpenDraft, PoDraft, PoStatus, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, SalesOrder,
+    StockLevel, TaxType, Vendor, VendorBill,
 };
 use crate::units::Uom;
 
@@ -243,7 +244,63 @@ pub trait Finance: Send + Sync {
     async fn payables(&self, scope: &Scope<'_>) -> Result<Vec<VendorBill>, ToolError>;
 }
 
-/// A whole ERP, as the tools see it.
-pub trait Erp: Inventory + Purchasing + Sales + Finance + 'static {}
+/// Where people approve and reject agent drafts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approvals {
+    /// On draftline's review pages (the ERP has no workflow of its own here).
+    InDraftline,
+    /// In the ERP's own workflow; the review pages link to the document there.
+    InErp,
+}
 
-impl<T: Inventory + Purchasing + Sales + Finance + 'static> Erp for T {}
+/// How a person's decision is recorded.
+pub enum DecisionPlacement {
+    /// Record it with these writes, committed with the decision's audit item
+    /// in one transaction of draftline's table.
+    Atomic {
+        /// The decided document.
+        document: DocumentRef,
+        /// Its writes.
+        batch: StoreBatch,
+    },
+    /// This very decision (same decision id) is already recorded: a double
+    /// click. Nothing to write.
+    AlreadyRecorded {
+        /// The document.
+        document: DocumentRef,
+        /// The decision on it.
+        decision: Decision,
+    },
+}
+
+/// The people's side: the queue of agent drafts, and decisions on them.
+#[async_trait]
+pub trait Review: Send + Sync {
+    /// Where approvals happen for this ERP.
+    fn approvals(&self) -> Approvals;
+    /// The document's page in the ERP, where people approve there.
+    fn erp_link(&self, kind: DocumentKind, id: &str) -> Option<String>;
+    /// The branch's agent drafts matching `filter`, newest first, after
+    /// position `after` (from `next_after`).
+    async fn agent_drafts(
+        &self,
+        scope: &Scope<'_>,
+        filter: &DraftFilter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Page<AgentDraft>, ToolError>;
+    /// Prepares a person's decision on draft `number` of the branch: the
+    /// writes that record it, or that it is already recorded. A document
+    /// that is not a draft any more, or another branch's, is refused.
+    async fn place_decision(
+        &self,
+        scope: &Scope<'_>,
+        number: &str,
+        decision: NewDecision,
+    ) -> Result<DecisionPlacement, ToolError>;
+}
+
+/// A whole ERP, as the tools and the review pages see it.
+pub trait Erp: Inventory + Purchasing + Sales + Finance + Review + 'static {}
+
+impl<T: Inventory + Purchasing + Sales + Finance + Review + 'static> Erp for T {}

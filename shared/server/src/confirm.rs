@@ -137,12 +137,11 @@ pub fn decide(
         Answer::CreateAnother(state) => (state, true),
         Answer::UseExisting(state) => (state, false),
         Answer::Declined => {
-            return Err(ToolError::Validation {
-                message: "The person declined the question, so nothing was created. Do not retry this draft; tell \
-                          the person it was not made."
+            return Err(ToolError::Declined(
+                "The person declined the question, so nothing was created. Do not retry this draft; tell the \
+                 person it was not made."
                     .into(),
-                details: Vec::new(),
-            });
+            ));
         }
     };
     let mut parts = sealed.split('.');

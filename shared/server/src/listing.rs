@@ -309,7 +309,7 @@ fn error_envelope_schema() -> Value {
             "error": {
                 "type": "object",
                 "properties": {
-                    "code": {"enum": ["VALIDATION_ERROR", "UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "CONFLICT", "INPUT_REQUIRED", "RATE_LIMITED", "DEPENDENCY_UNAVAILABLE", "INTERNAL_ERROR"]},
+                    "code": {"enum": ["VALIDATION_ERROR", "UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "CONFLICT", "INPUT_REQUIRED", "DECLINED", "RATE_LIMITED", "DEPENDENCY_UNAVAILABLE", "INTERNAL_ERROR"]},
                     "inputRequired": {
                         "type": "object",
                         "description": "With INPUT_REQUIRED: the open agent draft this call would duplicate, and how to send a person's answer (resend the same call with the Draftline-Confirm header).",

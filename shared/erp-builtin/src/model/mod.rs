@@ -2,6 +2,7 @@
 //! mapping, as one extension trait per type (`<Type>Record`), so queries
 //! read as domain code (`PurchaseOrder::from_item(&item)`).
 
+pub mod agent_draft;
 pub mod attrs;
 pub mod customer;
 pub mod invoice;
@@ -15,6 +16,7 @@ pub mod stock;
 pub mod tax;
 pub mod vendor;
 
+pub use agent_draft::AgentDraftRecord;
 pub use customer::CustomerRecord;
 pub use invoice::{CustomerInvoiceRecord, VendorBillRecord};
 pub use item::ItemRecord;

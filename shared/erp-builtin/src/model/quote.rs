@@ -33,7 +33,7 @@ impl QuoteRecord for Quote {
             ("kind".to_owned(), sv("quote")),
             ("quote_id".to_owned(), sv(&self.quote_id)),
             ("quote_number".to_owned(), sv(&self.quote_number)),
-            ("status".to_owned(), sv("draft")),
+            ("status".to_owned(), sv(self.status.code())),
             ("customer_code".to_owned(), sv(&self.customer.code)),
             ("created_at".to_owned(), sv(&self.created_at)),
             (

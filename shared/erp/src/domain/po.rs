@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 
 use serde::{Deserialize, Serialize};
 
+use super::review::Decision;
 use crate::money::Money;
 
 use crate::units::Uom;
@@ -14,6 +15,21 @@ use crate::units::Uom;
 pub enum DocumentStatus {
     /// Created by an agent or a person; no stock, ledger or vendor effect until a person approves it.
     Draft,
+    /// Approved by a person; not yet sent.
+    Approved,
+    /// Rejected by a person (the decision says why).
+    Rejected,
+}
+
+impl DocumentStatus {
+    /// The status as stored and shown.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Draft => "draft",
+            Self::Approved => "approved",
+            Self::Rejected => "rejected",
+        }
+    }
 }
 
 /// Where a purchase order is in its life. Agents only ever create `draft`;
@@ -31,6 +47,8 @@ pub enum PoStatus {
     Received,
     /// Cancelled by a person.
     Cancelled,
+    /// Rejected by a person in review (the decision says why); never sent.
+    Rejected,
 }
 
 impl PoStatus {
@@ -42,6 +60,7 @@ impl PoStatus {
             Self::Sent => "sent",
             Self::Received => "received",
             Self::Cancelled => "cancelled",
+            Self::Rejected => "rejected",
         }
     }
 }
@@ -120,6 +139,10 @@ pub struct PurchaseOrder {
     pub created_at: String,
     /// What happens next, for the model to tell the user.
     pub next_step: String,
+    /// A person's decision (approved, or rejected with the reason, and who
+    /// decided), once there is one; null while the draft waits for review.
+    #[serde(default)]
+    pub decision: Option<Decision>,
 }
 
 /// A purchase order the tool has priced and checked, not yet in the ERP:
@@ -178,6 +201,7 @@ impl PoDraft {
             drafted_by_agent_run: self.drafted_by_agent_run.clone(),
             drafted_on_behalf_of: self.drafted_on_behalf_of.clone(),
             created_at,
+            decision: None,
         }
     }
 }

@@ -102,6 +102,10 @@ pub struct Quote {
     pub created_at: String,
     /// What happens next, for the model to tell the user.
     pub next_step: String,
+    /// A person's decision (approved, or rejected with the reason, and who
+    /// decided), once there is one; null while the draft waits for review.
+    #[serde(default)]
+    pub decision: Option<super::review::Decision>,
 }
 
 /// A quote the tool has priced and checked, not yet in the ERP: the ERP
@@ -169,6 +173,7 @@ impl QuoteDraft {
             drafted_by_agent_run: self.drafted_by_agent_run.clone(),
             drafted_on_behalf_of: self.drafted_on_behalf_of.clone(),
             created_at,
+            decision: None,
         }
     }
 }

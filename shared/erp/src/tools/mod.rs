@@ -109,7 +109,9 @@ pub(crate) fn near_duplicate<'a>(
         "{prompt} Nothing was created: this looks like the same request again (for example a restarted agent \
          run), which an idempotency key cannot catch. Ask the person you act for: create another draft, or use \
          {number}. Their answer reaches draftline through your client, not through the arguments: an MCP \
-         client answers the elicitation; an HTTP caller resends this same call, same arguments, with the header \
+         2026-07-28 client answers the elicitation; an MCP 2025-11-25 client resends this same call with \
+         _meta[\"io.draftline/confirm\"] set to 'create-another <requestState>' or 'use-existing <requestState>'; \
+         an HTTP caller resends this same call, same arguments, with the header \
          'Draftline-Confirm: create-another <requestState>' or 'Draftline-Confirm: use-existing <requestState>' \
          (requestState is in error.inputRequired). Do not work around it with a new key or client_ref. To read \
          the existing draft call {tool}.",

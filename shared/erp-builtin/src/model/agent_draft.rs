@@ -1,0 +1,48 @@
+//! How the review queue is stored: one item per agent draft under its
+//! branch, sorted by creation time, written in the draft's own transaction
+//! and updated in the transaction that records a decision.
+
+use draftline_contract::ToolError;
+use draftline_contract::identity::{BranchId, TenantId};
+use draftline_erp::domain::AgentDraft;
+
+use super::attrs::{self, Item as Attrs, sv};
+use crate::keys;
+
+/// How an [`AgentDraft`] is stored.
+pub trait AgentDraftRecord: Sized {
+    /// The key of the queue entry of draft `number` created at `created_at`.
+    fn key(tenant: &TenantId, branch: &BranchId, created_at: &str, number: &str) -> Attrs;
+    /// The item.
+    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ToolError>;
+    /// Reads a queue entry.
+    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+}
+
+impl AgentDraftRecord for AgentDraft {
+    fn key(tenant: &TenantId, branch: &BranchId, created_at: &str, number: &str) -> Attrs {
+        Attrs::from([
+            ("pk".to_owned(), sv(keys::review_queue(tenant, branch))),
+            ("sk".to_owned(), sv(keys::open_draft_sk(created_at, number))),
+        ])
+    }
+
+    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ToolError> {
+        let mut item = Self::key(tenant, branch, &self.created_at, &self.number);
+        item.extend([
+            ("kind".to_owned(), sv("agent_draft")),
+            ("document_kind".to_owned(), sv(self.kind.code())),
+            ("status".to_owned(), sv(&self.status)),
+            (
+                "draft".to_owned(),
+                sv(serde_json::to_string(self).map_err(ToolError::internal)?),
+            ),
+        ]);
+        Ok(item)
+    }
+
+    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+        let text = attrs::s(item, "agent draft", "draft")?;
+        serde_json::from_str(&text).map_err(ToolError::internal)
+    }
+}

@@ -1,0 +1,397 @@
+//! Drafts as documents in Tryton (MAPPING.md, "Drafts"): the whole body of
+//! a `purchase.purchase` or `sale.sale` in state draft is prepared when the
+//! draft is placed (from master data and the ids the tool's own reads left
+//! behind), so [`ExternalDocument::create`] is one `POST`. The document
+//! carries `draftline_key`, which the module keeps unique per company: a
+//! create that loses a race is answered 400 and the winner is found by key.
+//!
+//! Ids: `po_tryton_<purchase id>`, `qt_tryton_<sale id>`. `created_at` is
+//! Tryton's `create_date` (UTC, RFC 3339 with milliseconds).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::{DateTime, NaiveDate, Utc};
+use draftline_contract::ToolError;
+use draftline_contract::tool::{Created, DocumentRef};
+use draftline_erp::domain::{OpenDraft, OpenLine, PoDraft, QuoteDraft, TaxCode};
+use draftline_erp::port::ExternalDocument;
+use draftline_erp::units::Uom;
+use rust_decimal::Decimal;
+use serde_json::{Value, json};
+
+use crate::Inner;
+use crate::master::{PartyRef, ProductRef};
+use crate::rest::Search;
+use crate::value::{self, Record};
+
+/// The id prefix of a purchase order created in Tryton.
+pub(crate) const PO_ID_PREFIX: &str = "po_tryton_";
+/// The id prefix of a quote created in Tryton.
+pub(crate) const QUOTE_ID_PREFIX: &str = "qt_tryton_";
+
+const NO_DRAFT: &str = "no draft was created";
+
+/// Which document a draft becomes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Kind {
+    /// `purchase.purchase`.
+    PurchaseOrder,
+    /// `sale.sale`.
+    Quote,
+}
+
+impl Kind {
+    fn model(self) -> &'static str {
+        match self {
+            Self::PurchaseOrder => "purchase.purchase",
+            Self::Quote => "sale.sale",
+        }
+    }
+
+    fn id_prefix(self) -> &'static str {
+        match self {
+            Self::PurchaseOrder => PO_ID_PREFIX,
+            Self::Quote => QUOTE_ID_PREFIX,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::PurchaseOrder => "purchase_order",
+            Self::Quote => "quote",
+        }
+    }
+}
+
+impl Inner {
+    /// The drafts of `kind` that agents made through draftline for
+    /// `counterparty` in `branch` since `since` and that are still drafts in
+    /// Tryton (one request).
+    pub(crate) async fn open_drafts(
+        &self,
+        kind: Kind,
+        branch: &str,
+        counterparty: &str,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<OpenDraft>, ToolError> {
+        let search = Search::new(
+            kind.model(),
+            json!([
+                ["warehouse.code", "=", branch],
+                ["company", "=", 1],
+                ["party.code", "=", counterparty],
+                ["state", "=", "draft"],
+                ["draftline_key", "!=", null],
+                ["number", "!=", null],
+                ["create_date", ">=", value::datetime(since)]
+            ]),
+            &[
+                "number",
+                "create_date",
+                "drafted_by_agent_run",
+                "lines.type",
+                "lines.product.code",
+                "lines.quantity",
+                "lines.unit.symbol",
+            ],
+        )
+        .order("create_date", true)
+        .limit(50);
+        let found = self.rest.search(&search).await.map_err(|f| f.for_read("open drafts"))?;
+        let mut drafts = Vec::with_capacity(found.len());
+        for record in &found {
+            let number = record.text("number")?;
+            let mut lines = Vec::new();
+            for line in record.many("lines", "document line")? {
+                if line.opt_text("type")?.is_some_and(|t| t != "line") {
+                    continue;
+                }
+                let Some(item_code) = line.nested_text("product", "code")? else {
+                    continue;
+                };
+                let what = format!("line {item_code} of {number}");
+                lines.push(OpenLine {
+                    qty: line.whole("quantity")?,
+                    uom: crate::purchasing::line_unit(&what, line.nested_text("unit", "symbol")?)?.uom,
+                    item_code,
+                });
+            }
+            drafts.push(OpenDraft {
+                counterparty: counterparty.to_owned(),
+                lines,
+                agent_run: record.opt_text("drafted_by_agent_run")?,
+                created_at: value::rfc3339(record.datetime("create_date")?),
+                number,
+            });
+        }
+        Ok(drafts)
+    }
+}
+
+/// A draft ready to be created in Tryton.
+pub(crate) struct TrytonDraft {
+    inner: Arc<Inner>,
+    kind: Kind,
+    key: String,
+    body: Value,
+}
+
+impl TrytonDraft {
+    fn created(&self, record: &Record) -> Result<Created, ToolError> {
+        Ok(Created {
+            document: DocumentRef {
+                id: format!("{}{}", self.kind.id_prefix(), record.id()?),
+                number: record.text("number")?,
+                kind: self.kind.name().to_owned(),
+            },
+            created_at: value::rfc3339(record.datetime("create_date")?),
+        })
+    }
+}
+
+#[async_trait]
+impl ExternalDocument for TrytonDraft {
+    async fn find(&self) -> Result<Option<Created>, ToolError> {
+        let search = Search::new(
+            self.kind.model(),
+            json!([["draftline_key", "=", self.key], ["company", "=", 1]]),
+            &["number", "create_date"],
+        )
+        .limit(1);
+        let found = self
+            .inner
+            .rest
+            .search(&search)
+            .await
+            .map_err(|f| f.for_read("a draft by its key"))?;
+        found.first().map(|record| self.created(record)).transpose()
+    }
+
+    async fn create(&self) -> Result<Created, ToolError> {
+        let what = format!("create {}", self.kind.model());
+        match self
+            .inner
+            .rest
+            .create(self.kind.model(), &self.body, &["number", "create_date"])
+            .await
+        {
+            Ok(record) => self.created(&record),
+            Err(failure) if failure.is_taken_key() => {
+                // Another worker created it with this key: that is the draft.
+                tracing::info!(
+                    model = self.kind.model(),
+                    "the draft's key was taken; reading its document"
+                );
+                self.find().await?.ok_or_else(|| {
+                    ToolError::internal(format!("{what}: Tryton says the key is taken, yet no document has it"))
+                })
+            }
+            Err(failure) => Err(failure.for_create(&what)),
+        }
+    }
+}
+
+/// A purchase-order draft of `branch`, ready to create.
+pub(crate) async fn purchase(
+    inner: &Arc<Inner>,
+    branch: &str,
+    draft: &PoDraft,
+    key: &str,
+) -> Result<TrytonDraft, ToolError> {
+    let (warehouse, currency) = header(inner, branch).await?;
+    let vendor = match inner.master.vendor(&draft.vendor.code) {
+        Some(vendor) => vendor,
+        None => lookup_party(inner, &draft.vendor.code, "supplier_payment_term").await?,
+    };
+    let wanted: Vec<(&str, Uom)> = draft.lines.iter().map(|l| (l.item_code.as_str(), l.uom)).collect();
+    let products = products(inner, &wanted).await?;
+    let mut lines = Vec::with_capacity(draft.lines.len());
+    for (line, (product, unit)) in draft.lines.iter().zip(products) {
+        lines.push(json!({
+            "product": product,
+            "quantity": line.qty,
+            "unit": unit,
+            "unit_price": value::decimal(amount(&line.unit_price.amount)?),
+            "note": line.price_source,
+        }));
+    }
+    let body = json!({
+        "party": vendor.id,
+        "warehouse": warehouse,
+        "currency": currency,
+        "payment_term": vendor.payment_term,
+        "delivery_date": value::date(draft.needed_by),
+        "comment": draft.note,
+        "draftline_key": key,
+        "draftline_client_ref": draft.client_ref,
+        "drafted_by_agent_run": draft.drafted_by_agent_run,
+        "drafted_on_behalf_of": draft.drafted_on_behalf_of,
+        "drafted_by_tool_call": draft.drafted_by_tool_call,
+        "lines": [["create", lines]],
+    });
+    Ok(TrytonDraft {
+        inner: inner.clone(),
+        kind: Kind::PurchaseOrder,
+        key: key.to_owned(),
+        body,
+    })
+}
+
+/// A quote draft of `branch` dated `today`, ready to create.
+pub(crate) async fn quote(
+    inner: &Arc<Inner>,
+    branch: &str,
+    draft: &QuoteDraft,
+    key: &str,
+    today: NaiveDate,
+) -> Result<TrytonDraft, ToolError> {
+    let (warehouse, currency) = header(inner, branch).await?;
+    let customer = match inner.master.customer(&draft.customer.code) {
+        Some(customer) => customer,
+        None => lookup_party(inner, &draft.customer.code, "customer_payment_term").await?,
+    };
+    let price_list = match customer.price_list {
+        Some(id) => Some(id),
+        None => lookup_price_list(inner, &draft.price_list).await?,
+    };
+    let wanted: Vec<(&str, Uom)> = draft.lines.iter().map(|l| (l.item_code.as_str(), l.uom)).collect();
+    let products = products(inner, &wanted).await?;
+    let codes: Vec<TaxCode> = draft.lines.iter().map(|l| l.tax_code).collect();
+    let taxes = taxes(inner, &codes).await?;
+    let mut lines = Vec::with_capacity(draft.lines.len());
+    for ((line, (product, unit)), tax) in draft.lines.iter().zip(products).zip(taxes) {
+        lines.push(json!({
+            "product": product,
+            "quantity": line.qty,
+            "unit": unit,
+            "unit_price": value::decimal(amount(&line.unit_price.amount)?),
+            "taxes": [["add", [tax]]],
+            "note": line.price_source,
+        }));
+    }
+    let validity = draft.valid_until.signed_duration_since(today).num_days();
+    let validity = value::timedelta_days(validity.max(0))
+        .ok_or_else(|| ToolError::internal(format!("quote validity of {validity} days; {NO_DRAFT}")))?;
+    let body = json!({
+        "party": customer.id,
+        "warehouse": warehouse,
+        "currency": currency,
+        "payment_term": customer.payment_term,
+        "price_list": price_list,
+        "quotation_date": value::date(today),
+        "quotation_validity": validity,
+        "comment": draft.note,
+        // The credit check is for the reviewer: the sale's description shows it.
+        "description": draft.credit_check,
+        "draftline_key": key,
+        "draftline_client_ref": draft.client_ref,
+        "drafted_by_agent_run": draft.drafted_by_agent_run,
+        "drafted_on_behalf_of": draft.drafted_on_behalf_of,
+        "drafted_by_tool_call": draft.drafted_by_tool_call,
+        "lines": [["create", lines]],
+    });
+    Ok(TrytonDraft {
+        inner: inner.clone(),
+        kind: Kind::Quote,
+        key: key.to_owned(),
+        body,
+    })
+}
+
+/// A Money amount as the exact decimal it prints.
+fn amount(text: &str) -> Result<Decimal, ToolError> {
+    value::decimal_text(text)
+        .ok_or_else(|| ToolError::internal(format!("amount '{text}' is not a decimal; {NO_DRAFT}")))
+}
+
+/// The warehouse and currency ids of a draft of `branch`.
+async fn header(inner: &Inner, branch: &str) -> Result<(i64, i64), ToolError> {
+    let (warehouse, company) = tokio::try_join!(
+        inner.master.warehouse(&inner.rest, branch),
+        inner.master.company(&inner.rest),
+    )?;
+    let warehouse = warehouse.ok_or_else(|| {
+        ToolError::internal(format!(
+            "branch {branch} has no warehouse with that code in Tryton; {NO_DRAFT}"
+        ))
+    })?;
+    Ok((warehouse.id, company.currency_id))
+}
+
+/// A party the tool's reads did not leave behind (one request).
+async fn lookup_party(inner: &Inner, code: &str, term: &'static str) -> Result<PartyRef, ToolError> {
+    let search = Search::new("party.party", json!([["code", "=", code]]), &[term, "sale_price_list"]).limit(1);
+    let found = inner
+        .rest
+        .search(&search)
+        .await
+        .map_err(|f| f.for_read("a draft's party"))?;
+    let party = found
+        .first()
+        .ok_or_else(|| ToolError::internal(format!("party {code} is not in Tryton; {NO_DRAFT}")))?;
+    Ok(PartyRef {
+        id: party.id()?,
+        payment_term: party.ref_id(term)?,
+        price_list: party.ref_id("sale_price_list")?,
+    })
+}
+
+/// A sales price list by name (one request).
+async fn lookup_price_list(inner: &Inner, name: &str) -> Result<Option<i64>, ToolError> {
+    if name.is_empty() {
+        return Ok(None);
+    }
+    let search = Search::new("product.price_list", json!([["name", "=", name]]), &["name"]).limit(1);
+    let found = inner
+        .rest
+        .search(&search)
+        .await
+        .map_err(|f| f.for_read("a price list"))?;
+    found.first().map(Record::id).transpose()
+}
+
+/// The product and unit ids of each `(item, unit)`, reading the items the
+/// tool's reads did not leave behind (one request).
+async fn products(inner: &Inner, wanted: &[(&str, Uom)]) -> Result<Vec<(i64, i64)>, ToolError> {
+    let missing: Vec<String> = wanted
+        .iter()
+        .filter(|(code, _)| inner.master.product(code).is_none())
+        .map(|(code, _)| (*code).to_owned())
+        .collect();
+    if !missing.is_empty() {
+        inner.items(&missing).await?;
+    }
+    wanted
+        .iter()
+        .map(|(code, uom)| {
+            let product: ProductRef = inner
+                .master
+                .product(code)
+                .ok_or_else(|| ToolError::internal(format!("item {code} is not in Tryton; {NO_DRAFT}")))?;
+            let unit = product
+                .units
+                .iter()
+                .find(|(u, _)| u == uom)
+                .map(|(_, id)| *id)
+                .ok_or_else(|| ToolError::internal(format!("item {code} has no unit {uom} in Tryton; {NO_DRAFT}")))?;
+            Ok((product.id, unit))
+        })
+        .collect()
+}
+
+/// The tax ids of `codes`, reading the taxes when one is not known (one request).
+async fn taxes(inner: &Inner, codes: &[TaxCode]) -> Result<Vec<i64>, ToolError> {
+    if codes.iter().any(|c| inner.master.tax(*c).is_none()) {
+        inner.tax_types(chrono::Utc::now().date_naive()).await?;
+    }
+    codes
+        .iter()
+        .map(|code| {
+            inner
+                .master
+                .tax(*code)
+                .ok_or_else(|| ToolError::internal(format!("tax {code} is not in Tryton; {NO_DRAFT}")))
+        })
+        .collect()
+}

@@ -1,0 +1,430 @@
+//! # draftline-erp-tryton
+//!
+//! The Tryton backend of the ERP port: [`TrytonErp`] implements
+//! [`draftline_erp::port::Erp`] over Tryton 8's REST API
+//! (`/<database>/rest/model/…`, a bearer key, the context `{"company": 1}`),
+//! for one database = one tenant, branches = warehouses by code. Drafts are
+//! [`Placement::External`](draftline_erp::port::Placement): the server claims
+//! the key under a lease, and the draft's one `POST` carries `draftline_key`,
+//! which the project's Tryton module keeps unique per company.
+//! `tryton/MAPPING.md` says what maps to what, `tryton/REST.md` shows every
+//! call with real answers.
+//!
+//! Every query is filtered on draftline's side by the caller's tenant (the
+//! database), warehouse (`warehouse.code`, its storage locations, or the
+//! branch's party categories) and company, whatever the key could see: another
+//! branch's document reads exactly like a missing one.
+//!
+//! ## Layout
+//! - [`settings`][]: [`TrytonSettings`] (URL, database, key, tenant, timeouts)
+//!   and [`TrytonKey`], which never shows in `Debug` output.
+//! - `rest`: the HTTP client — counted requests, bounded answers, and the one
+//!   table that turns every failure into the contract's error.
+//! - `value`: Tryton's JSON values (records, Decimal, dates) both ways;
+//!   `units`: draftline units ⇄ `product.uom` symbols.
+//! - `master`: master data kept per instance (company, warehouses and
+//!   storage locations, units) and the ids drafts need.
+//! - `inventory`, `purchasing`, `sales`, `finance`: the port's reads, one file
+//!   per trait, each mapping Tryton records to domain types.
+//! - `drafts`: purchase and quote drafts as external documents (`create`,
+//!   `find` by key), and the open drafts the near-duplicate check reads.
+//! - `review`: the review queue of agent drafts; approvals happen in
+//!   Tryton's own workflow, linked with `tryton://` URLs.
+//! - [`local`][]: [`LocalTryton`], a trytond with the seeded demo database(s)
+//!   on this machine, for `draftline serve --erp tryton` and the tests; the
+//!   Python side (`tryton/`) is embedded in the binary (`embedded`).
+
+// One bad value from Tryton must be an error, never a panic.
+#![cfg_attr(not(test), deny(clippy::arithmetic_side_effects))]
+
+mod drafts;
+mod embedded;
+mod finance;
+mod inventory;
+pub mod local;
+mod master;
+mod purchasing;
+mod rest;
+mod review;
+mod sales;
+pub mod settings;
+mod units;
+mod value;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use draftline_contract::ToolError;
+use draftline_contract::identity::TenantId;
+use draftline_erp::domain::{
+    AgentDraft, BranchVendor, Customer, CustomerInvoice, DocumentKind, DraftFilter, Item, ListPrice, NewDecision,
+    OpenDraft, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, SalesOrder, StockLevel, TaxType,
+    Vendor, VendorBill,
+};
+use draftline_erp::port::{
+    Approvals, DecisionPlacement, DueItem, Finance, Inventory, Page, Placement, PoFilter, Purchasing, Review, Sales,
+    Scope,
+};
+use draftline_erp::units::Uom;
+
+pub use local::{LocalDatabase, LocalTryton};
+pub use settings::{SettingsError, TrytonKey, TrytonSettings};
+
+use crate::master::Master;
+use crate::rest::Rest;
+
+/// The ERP port over one Tryton database. Cheap to share (`Arc` inside);
+/// build it once per instance, so its master data is read once.
+pub struct TrytonErp {
+    inner: Arc<Inner>,
+}
+
+/// What the port's methods and the drafts share.
+pub(crate) struct Inner {
+    rest: Rest,
+    tenant: TenantId,
+    master: Master,
+}
+
+impl Inner {
+    /// Whether `scope` is of the tenant this database serves.
+    fn serves(&self, scope: &Scope<'_>) -> bool {
+        scope.tenant == &self.tenant
+    }
+}
+
+impl std::fmt::Debug for TrytonErp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TrytonErp")
+            .field("tenant", &self.inner.tenant)
+            .field("rest", &self.inner.rest)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TrytonErp {
+    /// The backend of `settings`. Makes no request: master data is read on
+    /// first use.
+    pub fn new(settings: &TrytonSettings) -> Result<Self, SettingsError> {
+        Ok(Self {
+            inner: Arc::new(Inner {
+                rest: Rest::new(settings)?,
+                tenant: settings.tenant_id()?,
+                master: Master::default(),
+            }),
+        })
+    }
+
+    /// How many HTTP requests this instance has sent to Tryton (failed ones included).
+    pub fn requests(&self) -> u64 {
+        self.inner.rest.requests()
+    }
+
+    /// The tenant this database serves.
+    pub fn tenant(&self) -> &TenantId {
+        &self.inner.tenant
+    }
+
+    /// The database.
+    pub fn database(&self) -> &str {
+        self.inner.rest.database()
+    }
+}
+
+#[async_trait]
+impl Inventory for TrytonErp {
+    async fn item(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Item>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(None);
+        }
+        Ok(self.inner.items(&[code.to_owned()]).await?.remove(code))
+    }
+
+    async fn items(&self, scope: &Scope<'_>, codes: &[String]) -> Result<HashMap<String, Item>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(HashMap::new());
+        }
+        self.inner.items(codes).await
+    }
+
+    async fn item_stock(
+        &self,
+        scope: &Scope<'_>,
+        item: &str,
+    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok((Vec::new(), None));
+        }
+        self.inner.item_stock(scope.branch.as_str(), item).await
+    }
+
+    async fn due_items(&self, scope: &Scope<'_>, after: Option<&str>, want: usize) -> Result<Page<DueItem>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(Page {
+                items: Vec::new(),
+                next_after: None,
+            });
+        }
+        self.inner.due_items(scope.branch.as_str(), after, want).await
+    }
+}
+
+#[async_trait]
+impl Purchasing for TrytonErp {
+    async fn vendor_with_prices(
+        &self,
+        scope: &Scope<'_>,
+        code: &str,
+    ) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(None);
+        }
+        self.inner.vendor_with_prices(code).await
+    }
+
+    async fn vendor_prices(
+        &self,
+        scope: &Scope<'_>,
+        wanted: &[(String, String, Uom)],
+    ) -> Result<Vec<PriceEntry>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(Vec::new());
+        }
+        self.inner.vendor_prices(wanted).await
+    }
+
+    async fn branch_vendors(&self, scope: &Scope<'_>) -> Result<Vec<BranchVendor>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(Vec::new());
+        }
+        self.inner.branch_vendors(scope.branch.as_str()).await
+    }
+
+    async fn items_and_branch_vendors(
+        &self,
+        scope: &Scope<'_>,
+        items: &[String],
+        vendors: &[String],
+    ) -> Result<(HashMap<String, Item>, HashMap<String, BranchVendor>), ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok((HashMap::new(), HashMap::new()));
+        }
+        self.inner
+            .items_and_branch_vendors(scope.branch.as_str(), items, vendors)
+            .await
+    }
+
+    async fn purchase_order(&self, scope: &Scope<'_>, number: &str) -> Result<Option<PurchaseOrder>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(None);
+        }
+        self.inner.purchase_order(scope.branch.as_str(), number).await
+    }
+
+    async fn search_purchase_orders(
+        &self,
+        scope: &Scope<'_>,
+        filter: &PoFilter,
+        after: Option<&str>,
+        limit: usize,
+        _max_pages: usize,
+    ) -> Result<Page<PurchaseOrder>, ToolError> {
+        // Tryton filters in its query: one request, whatever max_pages allows.
+        if !self.inner.serves(scope) {
+            return Ok(Page {
+                items: Vec::new(),
+                next_after: None,
+            });
+        }
+        self.inner
+            .search_purchase_orders(scope.branch.as_str(), filter, after, limit)
+            .await
+    }
+
+    async fn open_po_drafts(
+        &self,
+        scope: &Scope<'_>,
+        vendor: &str,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<OpenDraft>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(Vec::new());
+        }
+        self.inner
+            .open_drafts(drafts::Kind::PurchaseOrder, scope.branch.as_str(), vendor, since)
+            .await
+    }
+
+    async fn place_po_draft(
+        &self,
+        scope: &Scope<'_>,
+        draft: PoDraft,
+        draft_key: Option<&str>,
+        _now: DateTime<Utc>,
+    ) -> Result<Placement<PurchaseOrder>, ToolError> {
+        let key = self.draft_key(scope, draft_key)?;
+        let document = drafts::purchase(&self.inner, scope.branch.as_str(), &draft, key).await?;
+        Ok(Placement::External(Box::new(document)))
+    }
+}
+
+#[async_trait]
+impl Sales for TrytonErp {
+    async fn customers(&self, scope: &Scope<'_>) -> Result<Vec<Customer>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(Vec::new());
+        }
+        self.inner.customers(scope.branch.as_str(), None).await
+    }
+
+    async fn customer(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Customer>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(None);
+        }
+        Ok(self.inner.customers(scope.branch.as_str(), Some(code)).await?.pop())
+    }
+
+    async fn customer_orders(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<SalesOrder>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(Vec::new());
+        }
+        self.inner.customer_orders(scope.branch.as_str(), code).await
+    }
+
+    async fn customer_invoices(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<CustomerInvoice>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(Vec::new());
+        }
+        self.inner.receivables(scope.branch.as_str(), Some(code)).await
+    }
+
+    async fn list_prices(
+        &self,
+        scope: &Scope<'_>,
+        list: &str,
+        wanted: &[(String, Uom)],
+    ) -> Result<Vec<ListPrice>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(Vec::new());
+        }
+        self.inner.list_prices(list, wanted).await
+    }
+
+    async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(None);
+        }
+        self.inner.quote(scope.branch.as_str(), number).await
+    }
+
+    async fn open_quote_drafts(
+        &self,
+        scope: &Scope<'_>,
+        customer: &str,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<OpenDraft>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(Vec::new());
+        }
+        self.inner
+            .open_drafts(drafts::Kind::Quote, scope.branch.as_str(), customer, since)
+            .await
+    }
+
+    async fn place_quote_draft(
+        &self,
+        scope: &Scope<'_>,
+        draft: QuoteDraft,
+        draft_key: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Placement<Quote>, ToolError> {
+        let key = self.draft_key(scope, draft_key)?;
+        let document = drafts::quote(&self.inner, scope.branch.as_str(), &draft, key, now.date_naive()).await?;
+        Ok(Placement::External(Box::new(document)))
+    }
+}
+
+#[async_trait]
+impl Finance for TrytonErp {
+    async fn tax_types(&self, scope: &Scope<'_>) -> Result<Vec<TaxType>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(Vec::new());
+        }
+        self.inner.tax_types(Utc::now().date_naive()).await
+    }
+
+    async fn receivables(&self, scope: &Scope<'_>) -> Result<Vec<CustomerInvoice>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(Vec::new());
+        }
+        self.inner.receivables(scope.branch.as_str(), None).await
+    }
+
+    async fn payables(&self, scope: &Scope<'_>) -> Result<Vec<VendorBill>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(Vec::new());
+        }
+        self.inner.payables(scope.branch.as_str()).await
+    }
+}
+
+#[async_trait]
+impl Review for TrytonErp {
+    fn approvals(&self) -> Approvals {
+        // A person approves in Tryton (quote, confirm); draftline records nothing.
+        Approvals::InErp
+    }
+
+    fn erp_link(&self, kind: DocumentKind, id: &str) -> Option<String> {
+        review::erp_link(self.inner.rest.base(), self.inner.rest.database(), kind, id)
+    }
+
+    async fn agent_drafts(
+        &self,
+        scope: &Scope<'_>,
+        filter: &DraftFilter,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Page<AgentDraft>, ToolError> {
+        if !self.inner.serves(scope) {
+            return Ok(Page {
+                items: Vec::new(),
+                next_after: None,
+            });
+        }
+        self.inner
+            .agent_drafts(scope.branch.as_str(), filter, after, limit)
+            .await
+    }
+
+    async fn place_decision(
+        &self,
+        _scope: &Scope<'_>,
+        number: &str,
+        _decision: NewDecision,
+    ) -> Result<DecisionPlacement, ToolError> {
+        Err(ToolError::internal(format!(
+            "a decision on {number} was sent to the Tryton backend, whose approvals happen in Tryton              (Approvals::InErp); nothing was recorded"
+        )))
+    }
+}
+
+impl TrytonErp {
+    /// The key a draft is created under: only for this database's tenant,
+    /// and never without one (the lease protocol needs it to find the draft).
+    fn draft_key<'k>(&self, scope: &Scope<'_>, draft_key: Option<&'k str>) -> Result<&'k str, ToolError> {
+        if !self.inner.serves(scope) {
+            return Err(ToolError::internal(format!(
+                "tenant {} is not served by Tryton database {} (it serves tenant {}); no draft was created",
+                scope.tenant,
+                self.inner.rest.database(),
+                self.inner.tenant
+            )));
+        }
+        draft_key.ok_or_else(|| {
+            ToolError::internal("a Tryton draft needs its draftline key (Call::draft_key); no draft was created")
+        })
+    }
+}

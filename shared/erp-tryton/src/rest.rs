@@ -1,0 +1,441 @@
+//! The REST client: one `reqwest` client per backend instance, every
+//! request counted, bearer key and company context on each, answers bounded
+//! in size, and every failure classified once into the contract's errors
+//! (REST.md, "Conventions" and "Errors").
+//!
+//! | what happened | a read | a create |
+//! | --- | --- | --- |
+//! | nothing reached Tryton (refused, DNS, connect timeout) | `erp_unreadable` | `erp_unavailable(_, false, 2)` |
+//! | sent, no complete answer (timeout, connection lost), 502/504/… | `erp_unreadable` | `erp_unavailable(_, true, 2)` |
+//! | 503 (database busy, nothing written) | `erp_unreadable` | `erp_unavailable(_, false, 1)` |
+//! | 401/403 (key), 404 (database), other 4xx, 500 (a Python error, rolled back) | `internal` | `internal` |
+//! | 200 with a body we cannot read | `internal` | `erp_unavailable(_, true, 2)`: it was created |
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE;
+use draftline_contract::ToolError;
+use reqwest::StatusCode;
+use reqwest::header::{AUTHORIZATION, HeaderValue};
+use serde_json::{Map, Value, json};
+
+use crate::settings::{SettingsError, TrytonKey, TrytonSettings};
+use crate::value::Record;
+
+/// The largest answer read (a search of every order of a branch with its
+/// lines is a few hundred KiB).
+pub const MAX_BODY: usize = 4 * 1024 * 1024;
+
+/// The company every request runs in (MAPPING.md: the tenant's one company).
+const COMPANY: i64 = 1;
+
+/// What a read that failed did not do.
+pub const NOTHING_READ: &str = "Nothing was read or changed.";
+
+/// A search: `GET /model/<model>?d=…&f=…&o=…&s=…`.
+#[derive(Debug, Clone)]
+pub struct Search {
+    model: &'static str,
+    domain: Value,
+    fields: Vec<&'static str>,
+    order: Option<Value>,
+    limit: Option<usize>,
+    context: Map<String, Value>,
+}
+
+impl Search {
+    /// Records of `model` matching `domain`, with `fields` (dotted paths allowed).
+    pub fn new(model: &'static str, domain: Value, fields: &[&'static str]) -> Self {
+        Self {
+            model,
+            domain,
+            fields: fields.to_vec(),
+            order: None,
+            limit: None,
+            context: Map::new(),
+        }
+    }
+
+    /// Ordered by `field` ascending or descending.
+    pub fn order(mut self, field: &str, ascending: bool) -> Self {
+        self.order = Some(json!([[field, if ascending { "ASC" } else { "DESC" }]]));
+        self
+    }
+
+    /// Ordered by each `(field, ascending)` in turn.
+    pub fn order_by(mut self, fields: &[(&str, bool)]) -> Self {
+        let order: Vec<Value> = fields
+            .iter()
+            .map(|(field, ascending)| json!([field, if *ascending { "ASC" } else { "DESC" }]))
+            .collect();
+        self.order = Some(Value::Array(order));
+        self
+    }
+
+    /// At most `limit` records.
+    pub fn limit(mut self, limit: usize) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// With `key: value` added to the company context.
+    pub fn context(mut self, key: &str, value: Value) -> Self {
+        self.context.insert(key.to_owned(), value);
+        self
+    }
+}
+
+/// How a request failed, before it is told as a [`ToolError`].
+#[derive(Debug)]
+pub enum Failure {
+    /// Nothing reached Tryton.
+    Unreachable(reqwest::Error),
+    /// The request may have reached Tryton, but no complete answer came back.
+    NoAnswer(reqwest::Error),
+    /// Tryton answered with another status than 200; `message` is its text.
+    Status {
+        /// The HTTP status.
+        status: StatusCode,
+        /// Tryton's message (`message` of a JSON error, or the HTML page's text).
+        message: String,
+    },
+    /// A 200 whose body is too large or not the JSON expected.
+    BadBody(String),
+}
+
+impl Failure {
+    /// Whether Tryton refused a create because the draftline key is taken.
+    pub fn is_taken_key(&self) -> bool {
+        matches!(self, Self::Status { status, message }
+            if *status == StatusCode::BAD_REQUEST && message.contains("draftline key already exists"))
+    }
+
+    fn cause(&self, what: &str) -> String {
+        match self {
+            Self::Unreachable(e) => format!("{what}: Tryton unreachable: {e}"),
+            Self::NoAnswer(e) => format!("{what}: no complete answer from Tryton: {e}"),
+            Self::Status { status, message } => format!("{what}: Tryton answered {status}: {message}"),
+            Self::BadBody(reason) => format!("{what}: {reason}"),
+        }
+    }
+
+    /// The error of a failed read (`what` names it for the log).
+    pub fn for_read(self, what: &str) -> ToolError {
+        let cause = self.cause(what);
+        match self {
+            Self::Unreachable(_) | Self::NoAnswer(_) => ToolError::erp_unreadable(cause, NOTHING_READ),
+            Self::Status { status, .. } if status.is_server_error() && status != StatusCode::INTERNAL_SERVER_ERROR => {
+                ToolError::erp_unreadable(cause, NOTHING_READ)
+            }
+            Self::Status { .. } | Self::BadBody(_) => ToolError::internal(cause),
+        }
+    }
+
+    /// The error of a failed create (`what` names it for the log).
+    pub fn for_create(self, what: &str) -> ToolError {
+        let cause = self.cause(what);
+        match self {
+            Self::Unreachable(_) => ToolError::erp_unavailable(cause, false, 2),
+            Self::NoAnswer(_) => ToolError::erp_unavailable(cause, true, 2),
+            Self::Status { status, .. } if status == StatusCode::SERVICE_UNAVAILABLE => {
+                ToolError::erp_unavailable(cause, false, 1)
+            }
+            Self::Status { status, .. } if status.is_server_error() && status != StatusCode::INTERNAL_SERVER_ERROR => {
+                ToolError::erp_unavailable(cause, true, 2)
+            }
+            Self::Status { .. } => ToolError::internal(cause),
+            // Tryton said 200: the document exists, and the next call finds it by its key.
+            Self::BadBody(_) => ToolError::erp_unavailable(cause, true, 2),
+        }
+    }
+}
+
+/// One Tryton database's REST API.
+pub struct Rest {
+    http: reqwest::Client,
+    base: reqwest::Url,
+    database: String,
+    key: TrytonKey,
+    requests: AtomicU64,
+}
+
+impl std::fmt::Debug for Rest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rest")
+            .field("base", &self.base.as_str())
+            .field("key", &self.key)
+            .field("requests", &self.requests)
+            .finish_non_exhaustive()
+    }
+}
+
+fn b64(value: &Value) -> String {
+    URL_SAFE.encode(value.to_string())
+}
+
+impl Rest {
+    /// The client of `settings` (no request is made).
+    pub fn new(settings: &TrytonSettings) -> Result<Self, SettingsError> {
+        let base = settings.model_base()?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(settings.connect_timeout)
+            .timeout(settings.request_timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| SettingsError::new(format!("HTTP client: {e}")))?;
+        Ok(Self {
+            http,
+            base,
+            database: settings.database.clone(),
+            key: settings.key.clone(),
+            requests: AtomicU64::new(0),
+        })
+    }
+
+    /// Every HTTP request sent so far.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// The database.
+    pub fn database(&self) -> &str {
+        &self.database
+    }
+
+    /// The base of the model paths (`<url>/<database>/rest/model/`).
+    pub fn base(&self) -> &reqwest::Url {
+        &self.base
+    }
+
+    fn url(&self, model: &str) -> Result<reqwest::Url, Failure> {
+        self.base
+            .join(model)
+            .map_err(|e| Failure::BadBody(format!("model path {model}: {e}")))
+    }
+
+    fn headers(&self, request: reqwest::RequestBuilder, context: &Map<String, Value>) -> reqwest::RequestBuilder {
+        let mut full = Map::new();
+        full.insert("company".to_owned(), json!(COMPANY));
+        full.extend(context.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let request = request.header("X-Tryton-Context", b64(&Value::Object(full)));
+        match HeaderValue::from_str(&format!("Bearer {}", self.key.expose())) {
+            Ok(mut value) => {
+                value.set_sensitive(true);
+                request.header(AUTHORIZATION, value)
+            }
+            // A key with control characters cannot be sent; Tryton answers 401.
+            Err(_) => request,
+        }
+    }
+
+    /// Sends `request`, counted, and reads its answer (at most [`MAX_BODY`]).
+    async fn send(&self, method: &str, model: &str, request: reqwest::RequestBuilder) -> Result<Value, Failure> {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        let started = Instant::now();
+        let result = async {
+            let response = request.send().await.map_err(|e| {
+                if e.is_connect() {
+                    Failure::Unreachable(e)
+                } else {
+                    Failure::NoAnswer(e)
+                }
+            })?;
+            let status = response.status();
+            let body = read_bounded(response).await;
+            if status != StatusCode::OK {
+                let body = body.unwrap_or_default();
+                return Err(Failure::Status {
+                    status,
+                    message: error_text(&body),
+                });
+            }
+            let body = body?;
+            serde_json::from_slice(&body).map_err(|e| Failure::BadBody(format!("{method} {model}: not JSON: {e}")))
+        }
+        .await;
+        let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        match &result {
+            Ok(_) => tracing::debug!(database = %self.database, method, model, elapsed_ms, "tryton request"),
+            Err(failure) => tracing::debug!(
+                database = %self.database, method, model, elapsed_ms, failure = %failure.cause("request"),
+                "tryton request failed"
+            ),
+        }
+        result
+    }
+
+    /// The records of a search.
+    pub async fn search(&self, search: &Search) -> Result<Vec<Record>, Failure> {
+        let mut url = self.url(search.model)?;
+        {
+            let mut query = url.query_pairs_mut();
+            query.append_pair("d", &b64(&search.domain));
+            for field in &search.fields {
+                query.append_pair("f", field);
+            }
+            if let Some(order) = &search.order {
+                query.append_pair("o", &b64(order));
+            }
+            if let Some(limit) = search.limit {
+                query.append_pair("s", &limit.to_string());
+            }
+        }
+        let request = self.headers(self.http.get(url), &search.context);
+        match self.send("GET", search.model, request).await? {
+            Value::Array(items) => items
+                .into_iter()
+                .map(|item| Record::new(search.model, item))
+                .collect::<Result<_, _>>()
+                .map_err(|e| Failure::BadBody(e.to_string())),
+            other => Err(Failure::BadBody(format!(
+                "GET {}: not a list: {}",
+                search.model,
+                other.to_string().chars().take(80).collect::<String>()
+            ))),
+        }
+    }
+
+    /// Creates one record of `model` from `body` and reads `fields` of it.
+    pub async fn create(&self, model: &'static str, body: &Value, fields: &[&str]) -> Result<Record, Failure> {
+        let mut url = self.url(model)?;
+        {
+            let mut query = url.query_pairs_mut();
+            for field in fields {
+                query.append_pair("f", field);
+            }
+        }
+        let request = self.headers(self.http.post(url).json(body), &Map::new());
+        let answer = self.send("POST", model, request).await?;
+        Record::new(model, answer).map_err(|e| Failure::BadBody(e.to_string()))
+    }
+}
+
+async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, Failure> {
+    let too_large = || Failure::BadBody(format!("Tryton's answer is larger than {MAX_BODY} bytes"));
+    if response
+        .content_length()
+        .is_some_and(|n| usize::try_from(n).map_or(true, |n| n > MAX_BODY))
+    {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(Failure::NoAnswer)? {
+        if body.len().saturating_add(chunk.len()) > MAX_BODY {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// Tryton's text of an error answer: `message` of a JSON error, else the
+/// `<p>` of werkzeug's HTML page, else its `<title>`; at most 300 characters.
+pub fn error_text(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text) {
+        if let Some(message) = map.get("message").and_then(Value::as_str) {
+            return message.chars().take(300).collect();
+        }
+    }
+    let between = |open: &str, close: &str| {
+        let start = text.find(open)?.checked_add(open.len())?;
+        let end = text.get(start..)?.find(close)?.checked_add(start)?;
+        text.get(start..end).map(str::to_owned)
+    };
+    let raw = between("<p>", "</p>")
+        .or_else(|| between("<title>", "</title>"))
+        .unwrap_or_default();
+    raw.replace("&#34;", "\"")
+        .replace("&#39;", "'")
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+        .chars()
+        .take(300)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(code: u16, message: &str) -> Failure {
+        Failure::Status {
+            status: StatusCode::from_u16(code).unwrap(),
+            message: message.to_owned(),
+        }
+    }
+
+    fn kind(err: &ToolError) -> (&'static str, bool, Option<u64>) {
+        (err.code().as_str(), err.may_have_written(), err.retry_after_seconds())
+    }
+
+    #[test]
+    fn every_answer_of_a_read_is_told_as_the_contract_says() {
+        assert_eq!(
+            kind(&status(503, "busy").for_read("x")),
+            ("DEPENDENCY_UNAVAILABLE", false, Some(2))
+        );
+        assert_eq!(
+            kind(&status(502, "").for_read("x")),
+            ("DEPENDENCY_UNAVAILABLE", false, Some(2))
+        );
+        for code in [400, 401, 403, 404, 416, 500] {
+            assert_eq!(
+                kind(&status(code, "").for_read("x")),
+                ("INTERNAL_ERROR", false, None),
+                "{code}"
+            );
+        }
+        assert_eq!(kind(&Failure::BadBody("x".into()).for_read("x")).0, "INTERNAL_ERROR");
+    }
+
+    #[test]
+    fn every_answer_of_a_create_says_whether_the_draft_may_exist() {
+        assert_eq!(
+            kind(&status(503, "busy").for_create("x")),
+            ("DEPENDENCY_UNAVAILABLE", false, Some(1))
+        );
+        assert_eq!(
+            kind(&status(504, "").for_create("x")),
+            ("DEPENDENCY_UNAVAILABLE", true, Some(2))
+        );
+        for code in [400, 401, 403, 404, 500] {
+            assert_eq!(
+                kind(&status(code, "").for_create("x")),
+                ("INTERNAL_ERROR", false, None),
+                "{code}"
+            );
+        }
+        assert_eq!(
+            kind(&Failure::BadBody("x".into()).for_create("x")),
+            ("DEPENDENCY_UNAVAILABLE", true, Some(2))
+        );
+        let taken = status(400, "A document with this draftline key already exists in the company.");
+        assert!(taken.is_taken_key());
+        assert!(!status(400, "A draftline draft needs a warehouse (its branch).").is_taken_key());
+        assert!(!status(500, "draftline key already exists").is_taken_key());
+    }
+
+    #[test]
+    fn error_texts_come_from_json_or_the_html_page() {
+        assert_eq!(
+            error_text(br#"{"status": 400, "message": "A draftline draft needs a warehouse.", "description": ""}"#),
+            "A draftline draft needs a warehouse."
+        );
+        assert_eq!(
+            error_text(b"<!doctype html>\n<title>500 Internal Server Error</title>\n<h1>x</h1>\n<p>Missing setter function for field &#34;Quotation Expire&#34;.</p>"),
+            "Missing setter function for field \"Quotation Expire\"."
+        );
+        assert_eq!(error_text(b"<title>401 Unauthorized</title>"), "401 Unauthorized");
+        assert_eq!(error_text(b""), "");
+    }
+
+    #[test]
+    fn the_context_is_base64url_with_padding() {
+        assert_eq!(b64(&json!({"company": 1})), "eyJjb21wYW55IjoxfQ==");
+    }
+}

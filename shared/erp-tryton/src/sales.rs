@@ -1,0 +1,452 @@
+//! Customers, their orders and the sales price lists (MAPPING.md,
+//! "Customers and sales price lists", "Sales orders"): a customer is a
+//! `party.party` in category `customer:<branch>`; its orders are `sale.sale`
+//! of the branch's warehouse past quotation; a price list's prices are its
+//! `product.price_list.line` rows whose formula is a plain decimal.
+
+use std::collections::{BTreeSet, HashSet};
+
+use draftline_contract::ToolError;
+use draftline_erp::domain::quote::CustomerRef;
+use draftline_erp::domain::{
+    Customer, DocumentStatus, ListPrice, Quote, QuoteDraft, QuoteLine, SalesOrder, SalesOrderStatus, TaxCode, TaxType,
+};
+use draftline_erp::money::{self, Money};
+use draftline_erp::units::Uom;
+use rust_decimal::Decimal;
+use serde_json::{Value, json};
+
+use crate::Inner;
+use crate::master::PartyRef;
+use crate::purchasing::{line_unit, payment_days};
+use crate::rest::Search;
+use crate::value::{self, Record};
+
+/// The fields of a customer.
+const CUSTOMER_FIELDS: &[&str] = &[
+    "code",
+    "name",
+    "addresses.city",
+    "customer_payment_term.name",
+    "customer_payment_term.lines.relativedeltas.days",
+    "customer_payment_term.lines.relativedeltas.months",
+    "sale_price_list.name",
+    "credit_limit_amount",
+    "customer_tax_rule.name",
+    "draftline_credit_hold",
+];
+
+/// The fields of a sales order.
+const ORDER_FIELDS: &[&str] = &[
+    "number",
+    "state",
+    "shipment_state",
+    "sale_date",
+    "create_date",
+    "total_amount",
+    "party.code",
+    "currency.code",
+    "invoices.state",
+    "invoices.total_amount",
+];
+
+/// The fields of a quote.
+const QUOTE_FIELDS: &[&str] = &[
+    "number",
+    "state",
+    "party.code",
+    "party.name",
+    "warehouse.code",
+    "currency.code",
+    "price_list.name",
+    "quotation_date",
+    "quotation_expire",
+    "create_date",
+    "description",
+    "comment",
+    "draftline_key",
+    "draftline_client_ref",
+    "drafted_by_agent_run",
+    "drafted_on_behalf_of",
+    "drafted_by_tool_call",
+    "lines.type",
+    "lines.product.code",
+    "lines.product.name",
+    "lines.product.default_uom.symbol",
+    "lines.quantity",
+    "lines.unit.symbol",
+    "lines.unit_price",
+    "lines.note",
+    "lines.taxes.name",
+    "lines.taxes.rate",
+];
+
+impl Inner {
+    /// Quote `number` of `branch`: a sale in state draft or quotation (one request).
+    pub(crate) async fn quote(&self, branch: &str, number: &str) -> Result<Option<Quote>, ToolError> {
+        let search = Search::new(
+            "sale.sale",
+            json!([
+                ["number", "=", number],
+                ["warehouse.code", "=", branch],
+                ["company", "=", 1],
+                ["state", "in", ["draft", "quotation"]]
+            ]),
+            QUOTE_FIELDS,
+        )
+        .limit(1);
+        let found = self.rest.search(&search).await.map_err(|f| f.for_read("a quote"))?;
+        found.first().map(quote).transpose()
+    }
+
+    /// The customers of `branch` by code, or just customer `code` (one request).
+    pub(crate) async fn customers(&self, branch: &str, code: Option<&str>) -> Result<Vec<Customer>, ToolError> {
+        let mut domain = vec![json!(["categories.name", "=", format!("customer:{branch}")])];
+        if let Some(code) = code {
+            domain.push(json!(["code", "=", code]));
+        }
+        let search = Search::new("party.party", Value::Array(domain), CUSTOMER_FIELDS).order("code", true);
+        let (company, found) = tokio::try_join!(self.master.company(&self.rest), async {
+            self.rest.search(&search).await.map_err(|f| f.for_read("customers"))
+        })?;
+        let mut customers = Vec::with_capacity(found.len());
+        for record in &found {
+            let (customer, party) = customer(record, &company.currency)?;
+            self.master.remember_customer(&customer.code, party);
+            customers.push(customer);
+        }
+        customers.sort_by(|a, b| a.code.cmp(&b.code));
+        Ok(customers)
+    }
+
+    /// The sales orders of customer `code` in `branch`, by number (one request).
+    pub(crate) async fn customer_orders(&self, branch: &str, code: &str) -> Result<Vec<SalesOrder>, ToolError> {
+        let search = Search::new(
+            "sale.sale",
+            json!([
+                ["party.code", "=", code],
+                ["warehouse.code", "=", branch],
+                ["company", "=", 1],
+                ["number", "!=", null],
+                ["state", "not in", ["draft", "quotation"]]
+            ]),
+            ORDER_FIELDS,
+        )
+        .order("number", true);
+        let found = self
+            .rest
+            .search(&search)
+            .await
+            .map_err(|f| f.for_read("sales orders"))?;
+        let mut orders = found.iter().map(sales_order).collect::<Result<Vec<_>, _>>()?;
+        orders.sort_by(|a, b| a.number.cmp(&b.number));
+        Ok(orders)
+    }
+
+    /// Prices of price list `list` for `(item, unit)` pairs (one request).
+    pub(crate) async fn list_prices(&self, list: &str, wanted: &[(String, Uom)]) -> Result<Vec<ListPrice>, ToolError> {
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        let items: BTreeSet<&String> = wanted.iter().map(|w| &w.0).collect();
+        let search = Search::new(
+            "product.price_list.line",
+            json!([["price_list.name", "=", list], ["product.code", "in", items]]),
+            &[
+                "product.code",
+                "product.default_uom",
+                "draftline_unit",
+                "formula",
+                "quantity",
+            ],
+        );
+        let (units, rows) = tokio::try_join!(self.master.units(&self.rest), async {
+            self.rest.search(&search).await.map_err(|f| f.for_read("a price list"))
+        })?;
+        let wanted: HashSet<(&str, Uom)> = wanted.iter().map(|(i, u)| (i.as_str(), *u)).collect();
+        let mut prices: Vec<ListPrice> = Vec::new();
+        // Lines come in the list's order; as in Tryton, the first that matches wins.
+        for row in &rows {
+            if row.get("quantity").and_then(Value::as_f64).unwrap_or(0.0) > 0.0 {
+                continue;
+            }
+            let Some(product) = row.one("product", "product.product")? else {
+                continue;
+            };
+            let item = product.text("code")?;
+            let unit = match row.ref_id("draftline_unit")? {
+                Some(id) => Some(id),
+                None => product.ref_id("default_uom")?,
+            };
+            let Some(unit) = unit.and_then(|id| units.get(&id)) else {
+                continue;
+            };
+            // A formula that is not a plain decimal is a person's pricing, not draftline's.
+            let Some(unit_price) = row.opt_text("formula")?.as_deref().and_then(value::decimal_text) else {
+                continue;
+            };
+            let taken = prices.iter().any(|p| p.item == item && p.uom == unit.uom);
+            if wanted.contains(&(item.as_str(), unit.uom)) && !taken {
+                prices.push(ListPrice {
+                    list: list.to_owned(),
+                    item,
+                    uom: unit.uom,
+                    unit_price,
+                });
+            }
+        }
+        Ok(prices)
+    }
+}
+
+/// A customer and what its quotes need; `currency` is the company's.
+fn customer(record: &Record, currency: &str) -> Result<(Customer, PartyRef), ToolError> {
+    let code = record.text("code")?;
+    let city = record
+        .many("addresses", "party.address")?
+        .iter()
+        .map(|a| a.opt_text("city"))
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .flatten()
+        .next()
+        .unwrap_or_default();
+    let term = record.one("customer_payment_term", "account.invoice.payment_term")?;
+    let list = record.one("sale_price_list", "product.price_list")?;
+    let credit_hold = record
+        .opt_text("draftline_credit_hold")?
+        .filter(|reason| !reason.trim().is_empty());
+    Ok((
+        Customer {
+            name: record.text("name")?,
+            city,
+            price_list: list
+                .as_ref()
+                .map(|l| l.opt_text("name"))
+                .transpose()?
+                .flatten()
+                .unwrap_or_default(),
+            currency: currency.to_owned(),
+            // No limit in Tryton reads as none at all.
+            credit_limit: record.opt_decimal("credit_limit_amount")?.unwrap_or(Decimal::ZERO),
+            payment_terms_days: payment_days(term.as_ref())?,
+            tax_exempt: record.nested_text("customer_tax_rule", "name")?.as_deref() == Some("EXEMPT"),
+            credit_hold,
+            code,
+        },
+        PartyRef {
+            id: record.id()?,
+            payment_term: term.as_ref().map(Record::id).transpose()?,
+            price_list: list.as_ref().map(Record::id).transpose()?,
+        },
+    ))
+}
+
+/// A quote as the port tells it. A draft an agent made reads back exactly as
+/// [`QuoteDraft::numbered`] answered it (amounts by draftline's rounding
+/// rule, the credit check from the sale's description); any other says a
+/// person handles it.
+fn quote(record: &Record) -> Result<Quote, ToolError> {
+    let id = record.id()?;
+    let number = record.text("number")?;
+    let party = record
+        .one("party", "party.party")?
+        .ok_or_else(|| ToolError::internal(format!("sale {number} has no customer")))?;
+    let currency = record
+        .nested_text("currency", "code")?
+        .ok_or_else(|| ToolError::internal(format!("sale {number} has no currency")))?;
+    let created = record.datetime("create_date")?;
+    let valid_until = match record.opt_date("quotation_expire")? {
+        Some(day) => day,
+        None => record
+            .opt_date("quotation_date")?
+            .unwrap_or_else(|| created.date_naive()),
+    };
+    let mut lines = Vec::new();
+    let (mut nets, mut taxes) = (Vec::new(), Vec::new());
+    for line in record.many("lines", "sale.line")? {
+        if line.opt_text("type")?.is_some_and(|t| t != "line") {
+            continue;
+        }
+        let Some(product) = line.one("product", "product.product")? else {
+            continue;
+        };
+        let item_code = product.text("code")?;
+        let what = format!("line {item_code} of sale {number}");
+        let unit = line_unit(&what, line.nested_text("unit", "symbol")?)?;
+        let base = line_unit(&what, product.nested_text("default_uom", "symbol")?)?;
+        let mut tax = None;
+        for t in line.many("taxes", "account.tax")? {
+            if let Some(code) = t.opt_text("name")?.as_deref().and_then(TaxCode::from_code) {
+                let rate = t.decimal("rate")?;
+                tax = Some((code, rate.checked_mul(Decimal::from(100)).map(|r| r.normalize())));
+                break;
+            }
+        }
+        let overflow = || money::overflow(&what);
+        let Some((tax_code, Some(rate_percent))) = tax else {
+            return Err(ToolError::internal(format!("{what} has no draftline tax code")));
+        };
+        let tax = TaxType {
+            code: tax_code,
+            name: String::new(),
+            rate_percent,
+            applies_to: String::new(),
+            active: true,
+        };
+        let qty = line.whole("quantity")?;
+        let unit_price = line.opt_decimal("unit_price")?.unwrap_or(Decimal::ZERO);
+        let net = money::round(money::mul(unit_price, Decimal::from(qty)).ok_or_else(overflow)?);
+        let tax_amount = tax.tax_on(net).ok_or_else(overflow)?;
+        let line_total = net.checked_add(tax_amount).ok_or_else(overflow)?;
+        nets.push(net);
+        taxes.push(tax_amount);
+        let price_source = match line.opt_text("note")? {
+            Some(note) if !note.trim().is_empty() => note,
+            _ => format!(
+                "price list {}, {item_code} per {}",
+                record.nested_text("price_list", "name")?.unwrap_or_default(),
+                unit.uom
+            ),
+        };
+        lines.push(QuoteLine {
+            line_no: u32::try_from(lines.len()).map_or(u32::MAX, |n| n.saturating_add(1)),
+            item_name: product.text("name")?,
+            qty,
+            uom: unit.uom,
+            base_qty: qty.checked_mul(unit.factor).ok_or_else(overflow)?,
+            base_uom: base.uom,
+            unit_price: Money::new(unit_price, &currency),
+            price_source,
+            net_amount: Money::new(net, &currency),
+            tax_code,
+            tax_rate_percent: rate_percent.to_string(),
+            tax_amount: Money::new(tax_amount, &currency),
+            line_total: Money::new(line_total, &currency),
+            item_code,
+        });
+    }
+    let overflow = || money::overflow(&format!("the total of sale {number}"));
+    let subtotal = money::sum(nets).ok_or_else(overflow)?;
+    let tax_total = money::sum(taxes).ok_or_else(overflow)?;
+    let total = subtotal.checked_add(tax_total).ok_or_else(overflow)?;
+    let draft = QuoteDraft {
+        branch_id: record.nested_text("warehouse", "code")?.unwrap_or_default(),
+        customer: CustomerRef {
+            code: party.text("code")?,
+            name: party.text("name")?,
+        },
+        price_list: record.nested_text("price_list", "name")?.unwrap_or_default(),
+        valid_until,
+        lines,
+        subtotal: Money::new(subtotal, &currency),
+        tax_total: Money::new(tax_total, &currency),
+        total: Money::new(total, &currency),
+        currency,
+        credit_check: record.opt_text("description")?.unwrap_or_default(),
+        note: record.opt_text("comment")?.filter(|c| !c.is_empty()),
+        client_ref: record.opt_text("draftline_client_ref")?.unwrap_or_default(),
+        drafted_by_agent_run: record.opt_text("drafted_by_agent_run")?,
+        drafted_on_behalf_of: record.opt_text("drafted_on_behalf_of")?.unwrap_or_default(),
+        drafted_by_tool_call: record.opt_text("drafted_by_tool_call")?,
+    };
+    let state = record.text("state")?;
+    let agent_draft = state == "draft" && record.opt_text("draftline_key")?.is_some();
+    let mut quote = draft.numbered(
+        format!("{}{id}", crate::drafts::QUOTE_ID_PREFIX),
+        number,
+        value::rfc3339(created),
+    );
+    if state == "quotation" {
+        // A person pressed Quote in Tryton: approved, for the customer.
+        quote.status = DocumentStatus::Approved;
+    }
+    if !agent_draft {
+        quote.next_step = format!("Quote {} is handled by a person in the ERP.", quote.quote_number);
+    }
+    Ok(quote)
+}
+
+/// A sales order: its status and what is not yet invoiced (MAPPING.md's table).
+fn sales_order(record: &Record) -> Result<SalesOrder, ToolError> {
+    let number = record.text("number")?;
+    let total = record.decimal("total_amount")?;
+    let mut invoiced = Vec::new();
+    for invoice in record.many("invoices", "account.invoice")? {
+        if invoice.opt_text("state")?.as_deref() != Some("cancelled") {
+            invoiced.push(invoice.opt_decimal("total_amount")?.unwrap_or(Decimal::ZERO));
+        }
+    }
+    let overflow = || money::overflow(&format!("the open amount of {number}"));
+    let invoiced = money::sum(invoiced).ok_or_else(overflow)?;
+    let state = record.text("state")?;
+    let (status, open_amount) = if state == "cancelled" {
+        (SalesOrderStatus::Cancelled, Decimal::ZERO)
+    } else {
+        let open = total.checked_sub(invoiced).ok_or_else(overflow)?.max(Decimal::ZERO);
+        let status = if open.is_zero() {
+            SalesOrderStatus::Invoiced
+        } else if record.opt_text("shipment_state")?.as_deref() == Some("partially shipped") {
+            SalesOrderStatus::PartiallyDelivered
+        } else {
+            SalesOrderStatus::Open
+        };
+        (status, open)
+    };
+    let order_date = match record.opt_date("sale_date")? {
+        Some(day) => day,
+        None => record.datetime("create_date")?.date_naive(),
+    };
+    Ok(SalesOrder {
+        customer: record.nested_text("party", "code")?.unwrap_or_default(),
+        order_date,
+        status,
+        total,
+        open_amount,
+        currency: record
+            .nested_text("currency", "code")?
+            .ok_or_else(|| ToolError::internal(format!("sale {number} has no currency")))?,
+        number,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(state: &str, shipment: &str, invoices: Value) -> SalesOrder {
+        sales_order(
+            &Record::new(
+                "sale.sale",
+                json!({"id": 1, "number": "SO-BDG-000047", "state": state, "shipment_state": shipment,
+                       "sale_date": {"__class__": "date", "year": 2026, "month": 11, "day": 26},
+                       "total_amount": {"__class__": "Decimal", "decimal": "9990000.00"},
+                       "party": {"id": 6, "code": "C-BDG-001"}, "currency": {"id": 1, "code": "IDR"},
+                       "invoices": invoices}),
+            )
+            .unwrap(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn an_orders_status_and_open_amount_follow_its_invoices() {
+        let half =
+            json!([{"id": 2, "state": "draft", "total_amount": {"__class__": "Decimal", "decimal": "4995000.00"}}]);
+        let partly = order("processing", "partially shipped", half);
+        assert_eq!(partly.status, SalesOrderStatus::PartiallyDelivered);
+        assert_eq!(partly.open_amount, Decimal::from(4_995_000));
+        let open = order("processing", "waiting", json!([]));
+        assert_eq!(
+            (open.status, open.open_amount),
+            (SalesOrderStatus::Open, Decimal::from(9_990_000))
+        );
+        let all = json!([{"id": 2, "state": "posted", "total_amount": {"__class__": "Decimal", "decimal": "9990000.00"}},
+                         {"id": 3, "state": "cancelled", "total_amount": {"__class__": "Decimal", "decimal": "9990000.00"}}]);
+        assert_eq!(order("processing", "sent", all).status, SalesOrderStatus::Invoiced);
+        assert_eq!(
+            order("cancelled", "none", json!([])).status,
+            SalesOrderStatus::Cancelled
+        );
+    }
+}

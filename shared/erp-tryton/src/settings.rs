@@ -1,0 +1,153 @@
+//! How to reach one Tryton database: URL, database, REST key, the tenant it
+//! serves, and the timeouts of every request.
+
+use std::fmt;
+use std::time::Duration;
+
+use draftline_contract::identity::TenantId;
+
+/// A Tryton REST key (`res.user.application`, application `rest`). Shown
+/// as `***` by `Debug`; [`TrytonKey::expose`] is only called to build the
+/// `Authorization` header.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TrytonKey(String);
+
+impl TrytonKey {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    /// The key itself.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for TrytonKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TrytonKey(***)")
+    }
+}
+
+/// Why settings were refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsError(String);
+
+impl SettingsError {
+    pub(crate) fn new(reason: impl Into<String>) -> Self {
+        Self(reason.into())
+    }
+}
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
+/// Where one Tryton database is and how long to wait for it.
+#[derive(Debug, Clone)]
+pub struct TrytonSettings {
+    /// The trytond base URL, `http://127.0.0.1:8000` (no trailing slash needed).
+    pub url: String,
+    /// The database name; every REST path starts with it.
+    pub database: String,
+    /// The REST bearer key.
+    pub key: TrytonKey,
+    /// The one tenant this database serves; `None` means the database name.
+    /// A call of any other tenant sees nothing.
+    pub tenant: Option<String>,
+    /// How long a TCP connection may take (2 s).
+    pub connect_timeout: Duration,
+    /// How long a whole request may take, body included (5 s).
+    pub request_timeout: Duration,
+}
+
+impl TrytonSettings {
+    /// Settings with the default timeouts, serving the tenant named like the database.
+    pub fn new(url: impl Into<String>, database: impl Into<String>, key: TrytonKey) -> Self {
+        Self {
+            url: url.into(),
+            database: database.into(),
+            key,
+            tenant: None,
+            connect_timeout: Duration::from_secs(2),
+            request_timeout: Duration::from_secs(5),
+        }
+    }
+
+    /// The same settings serving `tenant` instead (a pool database `demo_3`
+    /// serving tenant `demo`).
+    pub fn serving(mut self, tenant: impl Into<String>) -> Self {
+        self.tenant = Some(tenant.into());
+        self
+    }
+
+    /// The tenant served, checked.
+    pub(crate) fn tenant_id(&self) -> Result<TenantId, SettingsError> {
+        let name = self.tenant.as_deref().unwrap_or(&self.database);
+        TenantId::parse(name).map_err(|e| SettingsError(format!("tenant of the Tryton backend: {e}")))
+    }
+
+    /// The base of every model path, `<url>/<database>/rest/model/`, checked.
+    pub(crate) fn model_base(&self) -> Result<reqwest::Url, SettingsError> {
+        let database_ok = !self.database.is_empty()
+            && self
+                .database
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !database_ok {
+            return Err(SettingsError(format!(
+                "Tryton database '{}' must be letters, digits, '_' and '-'",
+                self.database.chars().take(64).collect::<String>()
+            )));
+        }
+        let url = self.url.trim_end_matches('/');
+        let base = reqwest::Url::parse(&format!("{url}/{}/rest/model/", self.database))
+            .map_err(|e| SettingsError(format!("Tryton URL '{url}': {e}")))?;
+        if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
+            return Err(SettingsError(format!(
+                "Tryton URL '{url}' must be an absolute http(s) URL"
+            )));
+        }
+        Ok(base)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_never_shows_in_debug_output() {
+        let settings = TrytonSettings::new("http://127.0.0.1:8000/", "demo", TrytonKey::new("s3cret-key"));
+        let shown = format!("{settings:?}");
+        assert!(!shown.contains("s3cret-key"), "{shown}");
+        assert!(shown.contains("TrytonKey(***)"));
+    }
+
+    #[test]
+    fn the_tenant_is_the_database_unless_told_otherwise() {
+        let settings = TrytonSettings::new("http://127.0.0.1:8000", "demo_3", TrytonKey::new("k"));
+        assert_eq!(settings.tenant_id().unwrap().as_str(), "demo_3");
+        assert_eq!(settings.serving("demo").tenant_id().unwrap().as_str(), "demo");
+    }
+
+    #[test]
+    fn paths_are_built_from_a_checked_url_and_database() {
+        let settings = TrytonSettings::new("http://127.0.0.1:8000/", "demo", TrytonKey::new("k"));
+        assert_eq!(
+            settings.model_base().unwrap().as_str(),
+            "http://127.0.0.1:8000/demo/rest/model/"
+        );
+        for bad in ["", "de/mo", "demo?x", "../x"] {
+            let settings = TrytonSettings::new("http://127.0.0.1:8000", bad, TrytonKey::new("k"));
+            assert!(settings.model_base().is_err(), "{bad}");
+        }
+        let settings = TrytonSettings::new("ftp://host", "demo", TrytonKey::new("k"));
+        assert!(settings.model_base().is_err());
+    }
+}

@@ -1,0 +1,106 @@
+//! A loopback proxy in front of the real trytond that can stop forwarding:
+//! hang (accept and never answer) or answer a fixed status itself. The mode
+//! is checked on every chunk a client sends, so pooled keep-alive
+//! connections switch too.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// What the proxy does with a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Pass it to trytond.
+    Forward,
+    /// Read it and never answer.
+    Hang,
+    /// Answer with this HTTP status and a small HTML page.
+    Answer(u16),
+}
+
+pub struct Proxy {
+    address: SocketAddr,
+    mode: Arc<Mutex<Mode>>,
+}
+
+impl Proxy {
+    /// A proxy to `upstream` (`http://127.0.0.1:<port>`), forwarding.
+    pub async fn start(upstream: &str) -> Self {
+        let upstream: SocketAddr = upstream.trim_start_matches("http://").parse().unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let mode = Arc::new(Mutex::new(Mode::Forward));
+        let shared = mode.clone();
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                tokio::spawn(connection(client, upstream, shared.clone()));
+            }
+        });
+        Self { address, mode }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    pub fn set(&self, mode: Mode) {
+        *self.mode.lock().unwrap() = mode;
+    }
+}
+
+async fn connection(client: TcpStream, upstream: SocketAddr, mode: Arc<Mutex<Mode>>) {
+    let (mut from_client, to_client) = client.into_split();
+    let to_client = Arc::new(tokio::sync::Mutex::new(to_client));
+    let mut to_upstream = None;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from_client.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let current = *mode.lock().unwrap();
+        match current {
+            Mode::Forward => {
+                if to_upstream.is_none() {
+                    let Ok(stream) = TcpStream::connect(upstream).await else {
+                        return;
+                    };
+                    let (mut from_upstream, writer) = stream.into_split();
+                    let back = to_client.clone();
+                    tokio::spawn(async move {
+                        let mut buf = vec![0u8; 64 * 1024];
+                        while let Ok(n) = from_upstream.read(&mut buf).await {
+                            if n == 0 || back.lock().await.write_all(&buf[..n]).await.is_err() {
+                                break;
+                            }
+                        }
+                        let _ = back.lock().await.shutdown().await;
+                    });
+                    to_upstream = Some(writer);
+                }
+                if let Some(writer) = to_upstream.as_mut() {
+                    if writer.write_all(&buf[..n]).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            Mode::Hang => {
+                tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+                return;
+            }
+            Mode::Answer(status) => {
+                let body = format!("<!doctype html>\n<title>{status}</title>\n<p>injected by the test proxy</p>\n");
+                let answer = format!(
+                    "HTTP/1.1 {status} INJECTED\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let mut writer = to_client.lock().await;
+                let _ = writer.write_all(answer.as_bytes()).await;
+                let _ = writer.shutdown().await;
+                return;
+            }
+        }
+    }
+}

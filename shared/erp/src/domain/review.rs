@@ -1,0 +1,196 @@
+//! The people's side of a draft: the queue of agent drafts a reviewer sees,
+//! and the decision a person records on one (approve, or reject with a
+//! reason). Agents never decide; they read the decision back.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::po::{DocumentStatus, PoStatus, PurchaseOrder};
+use super::quote::Quote;
+use crate::money::Money;
+
+/// What kind of document a draft is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DocumentKind {
+    /// A purchase order (`PO-…`).
+    PurchaseOrder,
+    /// A sales quote (`QT-…`).
+    Quote,
+}
+
+impl DocumentKind {
+    /// The kind as stored and shown (`purchase_order`, `quote`).
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::PurchaseOrder => "purchase_order",
+            Self::Quote => "quote",
+        }
+    }
+
+    /// The kind of document `number` is, by its prefix.
+    pub fn of_number(number: &str) -> Option<Self> {
+        if number.starts_with("PO-") {
+            Some(Self::PurchaseOrder)
+        } else if number.starts_with("QT-") {
+            Some(Self::Quote)
+        } else {
+            None
+        }
+    }
+}
+
+/// What a person decided about a draft.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Approved: the document moves on (a PO to `approved`, not yet sent).
+    Approved,
+    /// Rejected, with a reason: the document stays unsent for good.
+    Rejected,
+}
+
+/// A person's decision on a draft, as the document carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Decision {
+    /// Approved or rejected.
+    pub verdict: Verdict,
+    /// Why (required for a rejection; optional for an approval).
+    pub reason: Option<String>,
+    /// Who decided (the person's user id; never an agent).
+    pub decided_by: String,
+    /// When (RFC 3339, UTC).
+    pub decided_at: String,
+}
+
+/// A decision about to be recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewDecision {
+    /// The decision.
+    pub decision: Decision,
+    /// Unique per decision form shown: a double click sends it twice and is
+    /// one decision.
+    pub decision_id: String,
+}
+
+/// One agent draft in a reviewer's queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentDraft {
+    /// Purchase order or quote.
+    pub kind: DocumentKind,
+    /// Its number.
+    pub number: String,
+    /// Its id (for the audit trail).
+    pub id: String,
+    /// Its status (`draft`, `approved`, `rejected`, …).
+    pub status: String,
+    /// The vendor's or customer's code.
+    pub counterparty_code: String,
+    /// The vendor's or customer's name.
+    pub counterparty_name: String,
+    /// Its total.
+    pub total: Money,
+    /// The person the agent acted for.
+    pub drafted_on_behalf_of: String,
+    /// The agent run, if any.
+    pub drafted_by_agent_run: Option<String>,
+    /// When it was drafted (RFC 3339, UTC).
+    pub created_at: String,
+    /// The decision, once a person made one.
+    pub decision: Option<Decision>,
+}
+
+/// Which drafts a queue shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DraftFilter {
+    /// Only this kind.
+    pub kind: Option<DocumentKind>,
+    /// Only this status (`draft`, `approved`, `rejected`).
+    pub status: Option<String>,
+}
+
+impl Decision {
+    /// What happens next after this decision on document `number`, for the
+    /// model to tell the user (a rejection carries its reason).
+    fn next_step(&self, number: &str, counterparty: &str, sent_to: &str) -> String {
+        match self.verdict {
+            Verdict::Approved => format!(
+                "{number} was approved by {} at {}. A person {sent_to} {counterparty}; nothing has been sent yet. \
+                 Do not draft it again.",
+                self.decided_by, self.decided_at
+            ),
+            Verdict::Rejected => format!(
+                "{number} was rejected by {} at {}: {} It will never be sent. Do not draft the same again \
+                 without asking the person why.",
+                self.decided_by,
+                self.decided_at,
+                self.reason.as_deref().unwrap_or("no reason given.")
+            ),
+        }
+    }
+}
+
+impl PurchaseOrder {
+    /// This order after a person's `decision`: approved (next: sent to the
+    /// vendor by a person) or rejected (never sent).
+    pub fn decided(mut self, decision: Decision) -> Self {
+        self.status = match decision.verdict {
+            Verdict::Approved => PoStatus::Approved,
+            Verdict::Rejected => PoStatus::Rejected,
+        };
+        self.next_step = decision.next_step(&self.po_number, &self.vendor.name, "sends it to");
+        self.decision = Some(decision);
+        self
+    }
+}
+
+impl Quote {
+    /// This quote after a person's `decision`: approved (next: sent to the
+    /// customer by a person) or rejected (never sent).
+    pub fn decided(mut self, decision: Decision) -> Self {
+        self.status = match decision.verdict {
+            Verdict::Approved => DocumentStatus::Approved,
+            Verdict::Rejected => DocumentStatus::Rejected,
+        };
+        self.next_step = decision.next_step(&self.quote_number, &self.customer.name, "sends it to");
+        self.decision = Some(decision);
+        self
+    }
+}
+
+impl From<&PurchaseOrder> for AgentDraft {
+    fn from(po: &PurchaseOrder) -> Self {
+        Self {
+            kind: DocumentKind::PurchaseOrder,
+            number: po.po_number.clone(),
+            id: po.draft_id.clone(),
+            status: po.status.code().to_owned(),
+            counterparty_code: po.vendor.code.clone(),
+            counterparty_name: po.vendor.name.clone(),
+            total: po.total.clone(),
+            drafted_on_behalf_of: po.drafted_on_behalf_of.clone(),
+            drafted_by_agent_run: po.drafted_by_agent_run.clone(),
+            created_at: po.created_at.clone(),
+            decision: po.decision.clone(),
+        }
+    }
+}
+
+impl From<&Quote> for AgentDraft {
+    fn from(quote: &Quote) -> Self {
+        Self {
+            kind: DocumentKind::Quote,
+            number: quote.quote_number.clone(),
+            id: quote.quote_id.clone(),
+            status: quote.status.code().to_owned(),
+            counterparty_code: quote.customer.code.clone(),
+            counterparty_name: quote.customer.name.clone(),
+            total: quote.total.clone(),
+            drafted_on_behalf_of: quote.drafted_on_behalf_of.clone(),
+            drafted_by_agent_run: quote.drafted_by_agent_run.clone(),
+            created_at: quote.created_at.clone(),
+            decision: quote.decision.clone(),
+        }
+    }
+}
