@@ -40,14 +40,15 @@ passed=0
 failed=0
 failures=()
 
-# run_suite DIR: npm ci && npm test in DIR, in a new process group, bounded in time.
+# run_suite DIR [COMMAND]: npm ci && COMMAND (default: npm test) in DIR, in a new
+# process group, bounded in time.
 run_suite() {
-  local dir="$1" log rc
+  local dir="$1" command="${2:-npm test}" log rc
   log="$(mktemp)"
-  echo "=== clients/$dir: npm ci && npm test (limit ${suite_limit}s)"
+  echo "=== clients/$dir: npm ci && $command (limit ${suite_limit}s)"
   # setsid: the suite (npm, node, the draftline servers it spawns) gets its own process
   # group, whose id is the child's pid, so it can be ended as a whole.
-  setsid --wait bash -c 'cd "$1" && npm ci --no-audit --no-fund && npm test' _ "$here/$dir" \
+  setsid --wait bash -c 'cd "$1" && npm ci --no-audit --no-fund && eval "$2"' _ "$here/$dir" "$command" \
     > >(tee "$log") 2>&1 < /dev/null &
   pgid=$!
   ( sleep "$suite_limit"
@@ -81,6 +82,11 @@ run_suite() {
 
 run_suite ai-sdk
 run_suite mcp-client-tests
+# The same clients against the Tryton backend (`draftline serve --erp tryton`): the AI SDK
+# reorder workflow (read tools and a draft with its replay) and the MCP client suite (a
+# read tool, a draft and its replay, scopes).
+run_suite ai-sdk "npm run build && DRAFTLINE_TEST_ERP=tryton node test/support/node22.mjs --test --test-timeout=300000 test/reorder-workflow.test.mjs"
+run_suite mcp-client-tests "DRAFTLINE_TEST_ERP=tryton node --test --test-timeout=300000 test/mcp-client.test.mjs"
 
 if [ "${#failures[@]}" -gt 0 ]; then
   echo "clients: failed: ${failures[*]}" >&2

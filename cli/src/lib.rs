@@ -8,50 +8,81 @@
 //! - [`demo_token`] / [`token_for`]: HS256 tokens with the local defaults.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
 use draftline_contract::clock::{Clock, SystemClock};
 use draftline_dynamo::Db;
+use draftline_erp_backends::Backend;
 use draftline_erp_builtin::seed::{Seeded, seed_demo};
+use draftline_erp_tryton::LocalTryton;
 use draftline_infra::EmbeddedDynamo;
 use draftline_server::App;
 use draftline_server::auth::mint::{TokenClaims, mint_hs256};
-use draftline_server::config::{Config, LOCAL_DEV_SECRET, LOCAL_ISSUER, Secret};
+use draftline_server::config::{
+    Config, ConfigError, ErpSettings, LOCAL_DEV_SECRET, LOCAL_ISSUER, Secret, TrytonSettings,
+};
 use draftline_server::runtime::local;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
+
+/// Which ERP the local server's tools use.
+#[derive(Clone, Debug, Default)]
+pub enum LocalErp {
+    /// The demo ERP in draftline's own table, seeded on start (or whatever
+    /// `DRAFTLINE_ERP` and its variables name in the environment).
+    #[default]
+    Builtin,
+    /// A Tryton database that is already served (the tests' pool databases).
+    Tryton(TrytonSettings),
+    /// A trytond this process starts with the demo database (installed into
+    /// the cache on first use) and stops when it stops: `serve --erp tryton`.
+    LocalTryton,
+}
 
 /// How to start the local server.
 #[derive(Clone, Default)]
 pub struct LocalOptions {
     /// Port on 127.0.0.1; 0 picks a free one.
     pub port: u16,
-    /// Persist the embedded engine's data in this file (in memory if `None`).
+    /// Keep the data in this directory across restarts: the embedded
+    /// engine's `dynamodb.sqlite` and, with a local Tryton, its `tryton/`
+    /// databases (everything in memory or a temporary directory if `None`).
     pub data: Option<PathBuf>,
     /// Use this DynamoDB API instead of the embedded engine.
     pub dynamodb_endpoint: Option<String>,
+    /// The ERP behind the tools.
+    pub erp: LocalErp,
     /// The clock (tests inject one).
     pub clock: Option<Arc<dyn Clock>>,
     /// A per-user call budget per minute (else `DRAFTLINE_RATE_LIMIT_PER_MINUTE`).
     pub rate_limit_per_minute: Option<u32>,
     /// The time limit of one call (else `DRAFTLINE_CALL_DEADLINE_SECONDS` or the default).
     pub call_deadline: Option<std::time::Duration>,
+    /// The lease of a key whose work leaves DynamoDB (else `DRAFTLINE_LEASE_SECONDS` or the default).
+    pub lease: Option<std::time::Duration>,
     /// Turn the near-duplicate question off (tests that draft the same items many times).
     pub no_near_duplicate_check: bool,
 }
 
-/// A running local server. Dropping it stops the server and the engine.
+/// A running local server. Dropping it stops the server, the engine and a
+/// local Tryton.
 pub struct LocalServer {
     /// Where it listens.
     pub addr: SocketAddr,
     /// The app it serves (tests read its round-trip counts and table).
     pub app: Arc<App>,
-    /// What seeding did.
-    pub seeded: Seeded,
+    /// The ERP behind the tools (tests read its request count).
+    pub backend: Backend,
+    /// What seeding the built-in backend did (`None` on another backend).
+    pub seeded: Option<Seeded>,
+    /// The Tryton database behind the tools, when there is one: its base URL,
+    /// database and REST key, for a person (or a test) to look at directly.
+    pub tryton: Option<TrytonSettings>,
     server: JoinHandle<std::io::Result<()>>,
     _engine: Option<EmbeddedDynamo>,
+    _local_tryton: Option<LocalTrytonRun>,
 }
 
 impl LocalServer {
@@ -67,81 +98,185 @@ impl Drop for LocalServer {
     }
 }
 
-/// The local configuration: DESIGN.md defaults, each overridable by its environment variable.
-pub fn local_config(resource: String, endpoint: String) -> Config {
-    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    let mut config = Config::local(env("DRAFTLINE_RESOURCE").unwrap_or(resource), endpoint);
-    if let Some(table) = env("DRAFTLINE_TABLE") {
-        config.table = table;
-    }
-    if let Some(issuer) = env("DRAFTLINE_ISSUER") {
-        config.issuer = issuer;
-    }
-    if let Some(secret) = env("DRAFTLINE_JWT_SECRET") {
-        config.jwt_secret = Some(Secret::new(secret));
-    }
-    config.jwks_url = env("DRAFTLINE_JWKS_URL");
-    if let Some(secret) = env("DRAFTLINE_CURSOR_SECRET") {
-        config.cursor_secret = Some(Secret::new(secret));
-    }
-    config.rate_limit_per_minute = env("DRAFTLINE_RATE_LIMIT_PER_MINUTE")
-        .and_then(|v| v.trim().parse().ok())
-        .filter(|n: &u32| *n > 0);
-    if let Some(ttl) = env("DRAFTLINE_IDEMPOTENCY_TTL_SECONDS").and_then(|v| v.parse().ok()) {
-        config.idempotency_ttl = std::time::Duration::from_secs(ttl);
-    }
-    if let Some(hours) = env("DRAFTLINE_NEAR_DUPLICATE_HOURS").and_then(|v| v.trim().parse::<u64>().ok()) {
-        config.near_duplicate_window = (hours > 0).then(|| std::time::Duration::from_secs(hours.saturating_mul(3600)));
-    }
-    if let Some(secs) = env("DRAFTLINE_CALL_DEADLINE_SECONDS").and_then(|v| v.parse::<f64>().ok())
-        && (1.0..=900.0).contains(&secs)
-    {
-        config.call_deadline = std::time::Duration::from_secs_f64(secs);
-    }
-    config
+/// A trytond started for this server, and the temporary directory of its
+/// databases when they are not kept (removed after trytond stopped).
+struct LocalTrytonRun {
+    tryton: Option<LocalTryton>,
+    scratch: Option<tempfile::TempDir>,
 }
 
-/// Starts the local server: engine, table, demo data, every function.
+impl Drop for LocalTrytonRun {
+    fn drop(&mut self) {
+        // trytond first, then the directory it was serving.
+        drop(self.tryton.take());
+        drop(self.scratch.take());
+    }
+}
+
+/// The local configuration: the deployed functions' one parser
+/// ([`Config::from_lookup`]) over the environment, with local defaults for
+/// what a deployment must set (resource, issuer, the development secret)
+/// and `fixed` for what this server decides itself (the engine it started,
+/// the Tryton it started). A malformed variable is refused, as in a
+/// deployment.
+pub fn local_config(resource: &str, fixed: &[(&str, String)]) -> Result<Config, ConfigError> {
+    Config::from_lookup(|name| {
+        if let Some((_, value)) = fixed.iter().find(|(n, _)| *n == name) {
+            return Some(value.clone());
+        }
+        std::env::var(name)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .or_else(|| match name {
+                "DRAFTLINE_RESOURCE" => Some(resource.to_owned()),
+                "DRAFTLINE_ISSUER" => Some(LOCAL_ISSUER.to_owned()),
+                "DRAFTLINE_JWT_SECRET" => Some(LOCAL_DEV_SECRET.to_owned()),
+                _ => None,
+            })
+    })
+}
+
+/// The variables that point the tools at one Tryton database.
+fn tryton_variables(settings: &TrytonSettings) -> Vec<(&'static str, String)> {
+    let mut vars = vec![
+        ("DRAFTLINE_ERP", "tryton".to_owned()),
+        ("DRAFTLINE_TRYTON_URL", settings.url.clone()),
+        ("DRAFTLINE_TRYTON_DATABASE", settings.database.clone()),
+        ("DRAFTLINE_TRYTON_KEY", settings.key.expose().to_owned()),
+    ];
+    if let Some(tenant) = &settings.tenant {
+        vars.push(("DRAFTLINE_TRYTON_TENANT", tenant.clone()));
+    }
+    vars
+}
+
+/// Starts trytond with the demo database, in `data/tryton` or a temporary
+/// directory (blocking: the first run installs Tryton, ~2 min).
+async fn start_local_tryton(data: Option<&Path>) -> anyhow::Result<(LocalTrytonRun, TrytonSettings)> {
+    let (dir, scratch) = match data {
+        Some(data) => (data.join("tryton"), None),
+        None => {
+            let scratch = tempfile::Builder::new()
+                .prefix("draftline-tryton-")
+                .tempdir()
+                .context("creating a temporary directory for the Tryton database")?;
+            (scratch.path().to_owned(), Some(scratch))
+        }
+    };
+    let tryton = tokio::task::spawn_blocking(move || {
+        let cache = LocalTryton::default_cache_dir()?;
+        LocalTryton::start(&cache, &dir, &["demo"], None)
+    })
+    .await
+    .context("starting trytond")?
+    .context("starting trytond")?;
+    let db = tryton
+        .databases()
+        .first()
+        .context("trytond serves no database")?
+        .clone();
+    let settings = TrytonSettings {
+        url: tryton.url().to_owned(),
+        database: db.name,
+        key: Secret::new(db.key.expose()),
+        tenant: Some(draftline_erp::demo::TENANT.to_owned()),
+    };
+    Ok((
+        LocalTrytonRun {
+            tryton: Some(tryton),
+            scratch,
+        },
+        settings,
+    ))
+}
+
+/// Starts the local server: engine, table, ERP (seeding the built-in one),
+/// every function.
 pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
+    if let Some(data) = &options.data {
+        if data.is_file() {
+            anyhow::bail!(
+                "--data takes a directory now; move {} to {}/dynamodb.sqlite",
+                data.display(),
+                data.display()
+            );
+        }
+        std::fs::create_dir_all(data).with_context(|| format!("creating {}", data.display()))?;
+    }
     let (engine, endpoint) = match options.dynamodb_endpoint {
         Some(endpoint) => (None, endpoint),
         None => {
-            let engine = EmbeddedDynamo::start(options.data.as_deref())
+            let file = options.data.as_ref().map(|d| d.join("dynamodb.sqlite"));
+            let engine = EmbeddedDynamo::start(file.as_deref())
                 .await
                 .context("starting the embedded DynamoDB engine")?;
             let endpoint = engine.endpoint();
             (Some(engine), endpoint)
         }
     };
+    let (local_tryton, tryton) = match options.erp {
+        LocalErp::Builtin => (None, None),
+        LocalErp::Tryton(settings) => (None, Some(settings)),
+        LocalErp::LocalTryton => {
+            let (run, settings) = start_local_tryton(options.data.as_deref()).await?;
+            (Some(run), Some(settings))
+        }
+    };
     let listener = TcpListener::bind(("127.0.0.1", options.port))
         .await
         .with_context(|| format!("binding 127.0.0.1:{}", options.port))?;
     let addr = listener.local_addr()?;
-    let mut config = local_config(format!("http://{addr}"), endpoint);
+    let mut fixed = vec![("DRAFTLINE_DYNAMODB_ENDPOINT", endpoint)];
+    if let Some(settings) = &tryton {
+        fixed.extend(tryton_variables(settings));
+    }
+    let mut config = local_config(&format!("http://{addr}"), &fixed).context("reading the configuration")?;
     if options.rate_limit_per_minute.is_some() {
         config.rate_limit_per_minute = options.rate_limit_per_minute;
     }
     if let Some(deadline) = options.call_deadline {
         config.call_deadline = deadline;
     }
+    if let Some(lease) = options.lease {
+        config.lease = lease;
+    }
     if options.no_near_duplicate_check {
         config.near_duplicate_window = None;
     }
+    // The review pages' demo sign-in: only this local server offers it,
+    // never a deployed function (no environment variable can turn it on).
+    config.review.demo_sign_in = true;
+    let tryton = match &config.erp {
+        ErpSettings::Tryton(settings) => Some(settings.clone()),
+        ErpSettings::Builtin => None,
+    };
     let db = Db::connect(&config.table, config.dynamodb_endpoint.as_deref()).await;
     draftline_infra::create_table(db.client(), db.table())
         .await
         .context("creating the table")?;
-    let seeded = seed_demo(&db).await.context("seeding the demo data")?;
+    let seeded = match config.erp {
+        ErpSettings::Builtin => Some(seed_demo(&db).await.context("seeding the demo data")?),
+        ErpSettings::Tryton(_) => None,
+    };
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
-    let registry = draftline_erp_backends::catalogue(&config, &db)?;
-    let app = Arc::new(App::with_parts(registry, config, db, clock));
+    let backend = Backend::connect(&config, &db)?;
+    let pages = draftline_review::ReviewPages::new(&config, backend.erp())?;
+    if seeded.is_some() {
+        draftline_review::demo::seed_trail(&db, backend.erp().as_ref())
+            .await
+            .context("seeding the demo drafts' audit trail")?;
+    }
+    let app = Arc::new(App::with_parts(backend.catalogue(), config, db, clock).with_pages(Arc::new(pages)));
     let server = tokio::spawn(local::serve(listener, app.clone()));
     Ok(LocalServer {
         addr,
         app,
+        backend,
         seeded,
+        tryton,
         server,
         _engine: engine,
+        _local_tryton: local_tryton,
     })
 }
 

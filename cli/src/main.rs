@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use draftline_cli::{LocalOptions, TokenSpec, demo_spec, start_local, token_for};
+use draftline_cli::{LocalErp, LocalOptions, TokenSpec, demo_spec, start_local, token_for};
 use draftline_dynamo::Db;
 use draftline_server::config::Config;
 
@@ -23,12 +23,16 @@ enum Command {
         /// Port to listen on.
         #[arg(long, default_value_t = 3000)]
         port: u16,
-        /// Persist the embedded engine's data in FILE (default: in memory).
-        #[arg(long, value_name = "FILE")]
+        /// Keep the data in DIR across restarts (default: in memory / a temporary directory).
+        #[arg(long, value_name = "DIR")]
         data: Option<PathBuf>,
         /// Use this DynamoDB API instead of the embedded engine.
         #[arg(long, value_name = "URL")]
         dynamodb_endpoint: Option<String>,
+        /// The ERP behind the tools: the built-in demo ERP, or a local Tryton
+        /// (installed into the cache on first use, ~2 min; started and stopped with the server).
+        #[arg(long, value_enum, default_value_t = ErpChoice::Builtin)]
+        erp: ErpChoice,
     },
     /// Print an access token for a demo user, or for any claims you give.
     Token {
@@ -64,6 +68,15 @@ enum Command {
     },
 }
 
+/// `serve --erp`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ErpChoice {
+    /// The demo ERP in draftline's own table (or what `DRAFTLINE_ERP` names).
+    Builtin,
+    /// A local trytond with the demo database.
+    Tryton,
+}
+
 #[derive(Subcommand)]
 enum TableAction {
     /// Create the table from infra/dynamodb/table.json (no-op if it exists).
@@ -79,7 +92,8 @@ async fn main() -> anyhow::Result<()> {
             port,
             data,
             dynamodb_endpoint,
-        } => serve(port, data, dynamodb_endpoint).await,
+            erp,
+        } => serve(port, data, dynamodb_endpoint, erp).await,
         Command::Token {
             user,
             sub,
@@ -113,16 +127,25 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-async fn serve(port: u16, data: Option<PathBuf>, dynamodb_endpoint: Option<String>) -> anyhow::Result<()> {
+async fn serve(
+    port: u16,
+    data: Option<PathBuf>,
+    dynamodb_endpoint: Option<String>,
+    erp: ErpChoice,
+) -> anyhow::Result<()> {
     draftline_server::observe::init_text_logs();
+    if erp == ErpChoice::Tryton {
+        println!("starting a local Tryton (the first run installs it from PyPI: about 2 minutes)");
+    }
     let server = start_local(LocalOptions {
         port,
         data,
         dynamodb_endpoint,
-        clock: None,
-        rate_limit_per_minute: None,
-        call_deadline: None,
-        no_near_duplicate_check: false,
+        erp: match erp {
+            ErpChoice::Builtin => LocalErp::Builtin,
+            ErpChoice::Tryton => LocalErp::LocalTryton,
+        },
+        ..LocalOptions::default()
     })
     .await?;
     let url = server.url();
@@ -131,10 +154,20 @@ async fn serve(port: u16, data: Option<PathBuf>, dynamodb_endpoint: Option<Strin
         println!("dynamodb endpoint: {endpoint} (table {})", server.app.config().table);
     }
     match server.seeded {
-        draftline_erp_builtin::seed::Seeded::Wrote(n) => println!("seeded the demo tenant: {n} items"),
-        draftline_erp_builtin::seed::Seeded::AlreadySeeded => {
+        Some(draftline_erp_builtin::seed::Seeded::Wrote(n)) => println!("seeded the demo tenant: {n} items"),
+        Some(draftline_erp_builtin::seed::Seeded::AlreadySeeded) => {
             println!("demo data already present; not seeded again")
         }
+        None => {}
+    }
+    if let Some(tryton) = &server.tryton {
+        // Local use only: the key lets a person read the ERP's data directly.
+        println!(
+            "tryton: {} database {} key {}",
+            tryton.url,
+            tryton.database,
+            tryton.key.expose()
+        );
     }
     println!(
         "tools: {}",

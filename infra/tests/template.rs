@@ -213,12 +213,16 @@ enum Tier {
     Endpoint,
     /// `oauth_protected_resource` serves metadata and touches no table.
     Metadata,
+    /// `review`: the review pages read and record a decision with puts in
+    /// one transaction, like a read tool's permissions; no update, no delete.
+    Pages,
 }
 
 fn tier(function: &str) -> Tier {
     match function {
         "mcp" | "tools" => Tier::Endpoint,
         "oauth_protected_resource" => Tier::Metadata,
+        "review" => Tier::Pages,
         f if f.ends_with("_draft") => Tier::Draft,
         _ => Tier::Read,
     }
@@ -588,6 +592,53 @@ fn mcp_and_tools_hold_exactly_the_union_of_the_tool_permissions() {
     );
 }
 
+#[test]
+fn the_review_pages_read_and_put_only_and_are_configured_for_sign_in() {
+    let deployed = functions(&template());
+    let review = deployed
+        .get("review")
+        .unwrap_or_else(|| panic!("review is not in the template"));
+    assert_eq!(
+        dynamodb_actions(review),
+        set(&READ_ACTIONS),
+        "review: GetItem, BatchGetItem, Query and PutItem (a decision is puts in one transaction)"
+    );
+    let variables = review
+        .properties
+        .pointer("/Environment/Variables")
+        .and_then(Value::as_object)
+        .unwrap_or_else(|| panic!("review: no Environment.Variables"));
+    for required in [
+        "DRAFTLINE_SESSION_SECRET",
+        "DRAFTLINE_OIDC_ISSUER",
+        "DRAFTLINE_OIDC_CLIENT_ID",
+        "DRAFTLINE_OIDC_CLIENT_SECRET",
+        "DRAFTLINE_REVIEW_ALLOW_SELF_APPROVAL",
+    ] {
+        assert!(variables.contains_key(required), "review: {required} is not set");
+    }
+    let parameters = template();
+    for secret in ["SessionSecret", "OidcClientSecret"] {
+        assert_eq!(
+            parameters.pointer(&format!("/Parameters/{secret}/NoEcho")),
+            Some(&json!(true)),
+            "{secret} is a secret"
+        );
+    }
+    for (name, f) in &deployed {
+        if name != "review" {
+            let variables = f
+                .properties
+                .pointer("/Environment/Variables")
+                .and_then(Value::as_object);
+            assert!(
+                variables.is_some_and(|v| !v.contains_key("DRAFTLINE_SESSION_SECRET")),
+                "{name}: only the review pages hold the session secret"
+            );
+        }
+    }
+}
+
 // ---------------------------------------------------------------- routes
 
 #[test]
@@ -660,6 +711,7 @@ fn every_function_is_routed_and_may_be_invoked_only_by_the_http_api() {
         let expected: Vec<(&str, String)> = match tier(name) {
             Tier::Read | Tier::Draft => vec![("POST", format!("/api/{name}"))],
             Tier::Endpoint => vec![("ANY", format!("/api/{name}"))],
+            Tier::Pages => vec![("ANY", "/review".to_owned()), ("ANY", "/review/{proxy+}".to_owned())],
             Tier::Metadata => vec![
                 ("GET", "/.well-known/oauth-protected-resource".to_owned()),
                 ("GET", "/.well-known/oauth-protected-resource/api/mcp".to_owned()),

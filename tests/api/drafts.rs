@@ -2,310 +2,363 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
-use crate::helpers::{diff, po_input, seeded_purchase_orders, spawn_app};
+use crate::helpers::{Backend, diff, on_both_backends, po_input, spawn_app_drafting_freely_on, spawn_app_on};
 
-#[tokio::test]
-async fn a_draft_is_created_and_priced_by_the_server() {
-    let app = spawn_app().await;
-    let reply = app
-        .call(
-            "buyer-sby",
-            "purchasing_create_po_draft",
-            &po_input("reorder-1"),
-            &[
-                ("idempotency-key", "k-1".into()),
-                ("x-agent-run-id", "run-42".into()),
-                ("x-tool-call-id", "call-7".into()),
-                ("x-agent-model", "gpt-test".into()),
-                ("x-prompt-version", "reorder-v3".into()),
-            ],
-        )
-        .await;
-    assert_eq!(reply.status, 201, "{:?}", reply.body);
-    assert_eq!(reply.header("idempotent-replayed"), None);
-    let po = &reply.body["data"];
-    assert_eq!(po["status"], "draft");
-    assert_eq!(po["po_number"], "PO-SBY-000001");
-    assert_eq!(po["branch_id"], "SBY-01");
-    // 10 BOX at the BOX price; 30 PCS at the PCS price.
-    assert_eq!(
-        po["lines"][0]["unit_price"],
-        json!({"amount": "288000.00", "currency": "IDR"})
-    );
-    assert_eq!(po["lines"][0]["base_qty"], 240);
-    assert_eq!(po["lines"][0]["line_total"]["amount"], "2880000.00");
-    assert_eq!(po["lines"][1]["unit_price"]["amount"], "14250.00");
-    assert_eq!(po["lines"][1]["line_total"]["amount"], "427500.00");
-    assert_eq!(po["total"], json!({"amount": "3307500.00", "currency": "IDR"}));
-    assert_eq!(po["drafted_by_agent_run"], "run-42");
-    assert_eq!(po["drafted_on_behalf_of"], "buyer-sby");
+on_both_backends! {
+    #[tokio::test]
+    async fn a_draft_is_created_and_priced_by_the_server(backend) {
+        let app = spawn_app_on(backend).await;
+        let reply = app
+            .call(
+                "buyer-sby",
+                "purchasing_create_po_draft",
+                &po_input("reorder-1"),
+                &[
+                    ("idempotency-key", "k-1".into()),
+                    ("x-agent-run-id", "run-42".into()),
+                    ("x-tool-call-id", "call-7".into()),
+                    ("x-agent-model", "gpt-test".into()),
+                    ("x-prompt-version", "reorder-v3".into()),
+                ],
+            )
+            .await;
+        assert_eq!(reply.status, 201, "{:?}", reply.body);
+        assert_eq!(reply.header("idempotent-replayed"), None);
+        let po = &reply.body["data"];
+        assert_eq!(po["status"], "draft");
+        // The next number of the branch's own sequence.
+        let number = po["po_number"].as_str().unwrap();
+        assert!(number.starts_with("PO-SBY-") && number.len() == 13, "{number}");
+        assert_eq!(po["branch_id"], "SBY-01");
+        // 10 BOX at the BOX price; 30 PCS at the PCS price.
+        assert_eq!(
+            po["lines"][0]["unit_price"],
+            json!({"amount": "288000.00", "currency": "IDR"})
+        );
+        assert_eq!(po["lines"][0]["base_qty"], 240);
+        assert_eq!(po["lines"][0]["line_total"]["amount"], "2880000.00");
+        assert_eq!(po["lines"][1]["unit_price"]["amount"], "14250.00");
+        assert_eq!(po["lines"][1]["line_total"]["amount"], "427500.00");
+        assert_eq!(po["total"], json!({"amount": "3307500.00", "currency": "IDR"}));
+        assert_eq!(po["drafted_by_agent_run"], "run-42");
+        assert_eq!(po["drafted_on_behalf_of"], "buyer-sby");
 
-    // The stored document says the same, and the audit item carries the provenance.
-    let back = app
-        .call(
-            "buyer-sby",
-            "purchasing_get_po",
-            &json!({"po_number": "PO-SBY-000001"}),
-            &[],
-        )
-        .await;
-    assert_eq!(&back.body["data"], po);
-    let audit = app
-        .audit_items()
-        .await
-        .into_iter()
-        .find(|a| a["tool"] == "purchasing_create_po_draft")
-        .unwrap();
-    assert_eq!(audit["outcome"], "ok");
-    assert_eq!(audit["http_status"], "201");
-    assert_eq!(audit["agent_run_id"], "run-42");
-    assert_eq!(audit["tool_call_id"], "call-7");
-    assert_eq!(audit["model"], "gpt-test");
-    assert_eq!(audit["prompt_version"], "reorder-v3");
-    assert_eq!(audit["on_behalf_of"], "buyer-sby");
-    assert_eq!(audit["document_number"], "PO-SBY-000001");
-    assert_eq!(
-        audit["gsi1pk"],
-        format!("T#demo#DOC#{}", po["draft_id"].as_str().unwrap())
-    );
-}
-
-#[tokio::test]
-async fn a_retry_with_the_same_key_is_a_replay_not_a_second_document() {
-    let app = spawn_app().await;
-    let first = app.create_po_draft("buyer-sby", "k-replay", &po_input("r")).await;
-    assert_eq!(first.status, 201);
-    let again = app.create_po_draft("buyer-sby", "k-replay", &po_input("r")).await;
-    assert_eq!(again.status, 200, "{:?}", again.body);
-    assert_eq!(again.body["replayed"], true);
-    assert_eq!(again.header("idempotent-replayed"), Some("true"));
-    assert_eq!(again.body["data"], first.body["data"]);
-    assert_ne!(again.body["requestId"], first.body["requestId"]);
-    // A quoted key (RFC 8941 string) is the same key.
-    let quoted = app.create_po_draft("buyer-sby", "\"k-replay\"", &po_input("r")).await;
-    assert_eq!(quoted.body["data"]["po_number"], "PO-SBY-000001");
-
-    assert_eq!(
-        app.count_kind("purchase_order").await,
-        seeded_purchase_orders() + 1,
-        "one new draft besides the seeded ones"
-    );
-    assert_eq!(app.count_kind("idempotency_key").await, 1);
-    let audits = app.audit_items().await;
-    let outcomes: Vec<&str> = audits.iter().map(|a| a["outcome"].as_str()).collect();
-    assert_eq!(outcomes, ["ok", "replayed", "replayed"]);
-    // Every call is findable by the document it created or replayed.
-    for audit in &audits {
-        assert_eq!(audit["document_number"], "PO-SBY-000001");
-        assert_eq!(audit["document_kind"], "purchase_order");
-        assert_eq!(audit["gsi1pk"], audits[0]["gsi1pk"]);
+        // The stored document says the same, and the audit item carries the provenance.
+        let back = app
+            .call(
+                "buyer-sby",
+                "purchasing_get_po",
+                &json!({"po_number": number}),
+                &[],
+            )
+            .await;
+        assert_eq!(&back.body["data"], po);
+        let audit = app
+            .audit_items()
+            .await
+            .into_iter()
+            .find(|a| a["tool"] == "purchasing_create_po_draft")
+            .unwrap();
+        assert_eq!(audit["outcome"], "ok");
+        assert_eq!(audit["http_status"], "201");
+        assert_eq!(audit["agent_run_id"], "run-42");
+        assert_eq!(audit["tool_call_id"], "call-7");
+        assert_eq!(audit["model"], "gpt-test");
+        assert_eq!(audit["prompt_version"], "reorder-v3");
+        assert_eq!(audit["on_behalf_of"], "buyer-sby");
+        assert_eq!(audit["document_number"], number);
+        assert_eq!(
+            audit["gsi1pk"],
+            format!("T#demo#DOC#{}", po["draft_id"].as_str().unwrap())
+        );
     }
 }
 
-#[tokio::test]
-async fn a_replay_is_decided_in_one_round_trip_and_a_fresh_draft_costs_its_reads_plus_one_transaction() {
-    let app = spawn_app().await;
-    let before = app.round_trips();
-    assert_eq!(
-        app.create_po_draft("buyer-sby", "k-cost", &po_input("r")).await.status,
-        201
-    );
-    let fresh = diff(&before, &app.round_trips());
-    // Key lookup, then the vendor Query, the items BatchGetItem and the
-    // branch's open drafts of that vendor (one Query; the near-duplicate
-    // check), issued together, then the number (one atomic UpdateItem, so
-    // drafts of one branch never contend), then ONE transaction holding key
-    // record + PO + open-draft record + audit item.
-    assert_eq!(
-        fresh,
-        [
-            ("BatchGetItem".into(), 1),
-            ("GetItem".into(), 1),
-            ("Query".into(), 2),
-            ("TransactWriteItems".into(), 1),
-            ("UpdateItem".into(), 1)
-        ]
-        .into()
-    );
+on_both_backends! {
+    #[tokio::test]
+    async fn a_retry_with_the_same_key_is_a_replay_not_a_second_document(backend) {
+        let app = spawn_app_on(backend).await;
+        let first = app.create_po_draft("buyer-sby", "k-replay", &po_input("r")).await;
+        assert_eq!(first.status, 201);
+        let again = app.create_po_draft("buyer-sby", "k-replay", &po_input("r")).await;
+        assert_eq!(again.status, 200, "{:?}", again.body);
+        assert_eq!(again.body["replayed"], true);
+        assert_eq!(again.header("idempotent-replayed"), Some("true"));
+        assert_eq!(again.body["data"], first.body["data"]);
+        assert_ne!(again.body["requestId"], first.body["requestId"]);
+        // A quoted key (RFC 8941 string) is the same key.
+        let quoted = app.create_po_draft("buyer-sby", "\"k-replay\"", &po_input("r")).await;
+        let number = first.body["data"]["po_number"].as_str().unwrap();
+        assert_eq!(quoted.body["data"]["po_number"], number);
 
-    let before = app.round_trips();
-    assert_eq!(
-        app.create_po_draft("buyer-sby", "k-cost", &po_input("r")).await.status,
-        200
-    );
-    let replay = diff(&before, &app.round_trips());
-    // One round trip resolves the replay; the audit item of the replay is its own write.
-    assert_eq!(replay, [("GetItem".into(), 1), ("PutItem".into(), 1)].into());
-}
-
-#[tokio::test]
-async fn the_same_key_with_other_arguments_is_a_conflict_and_writes_nothing() {
-    let app = spawn_app().await;
-    assert_eq!(
-        app.create_po_draft("buyer-sby", "k-x", &po_input("r")).await.status,
-        201
-    );
-    let before = app.kinds().await;
-    let mut other = po_input("r");
-    other["lines"][0]["qty"] = json!(11);
-    let reply = app.create_po_draft("buyer-sby", "k-x", &other).await;
-    assert_eq!(reply.status, 422, "{:?}", reply.body);
-    assert_eq!(reply.error_code(), "CONFLICT");
-    assert_eq!(reply.body["error"]["retryable"], false);
-    assert!(reply.message().contains("No draft was created"));
-    let mut after = app.kinds().await;
-    assert_eq!(after.remove("audit"), before.get("audit").map(|n| n + 1));
-    let mut before = before;
-    before.remove("audit");
-    assert_eq!(after, before, "only the audit item of the refused call was added");
-    let audit = app.audit_items().await.pop().unwrap();
-    assert_eq!(audit["outcome"], "tool_error");
-    assert_eq!(audit["code"], "CONFLICT");
-    // The audit keeps what the model was told.
-    assert_eq!(audit["error_message"], reply.message());
-}
-
-#[tokio::test]
-async fn another_user_reusing_a_key_gets_a_draft_of_their_own_never_the_first_users() {
-    let app = spawn_app().await;
-    assert_eq!(
-        app.create_po_draft("buyer-sby", "shared-key", &po_input("r"))
-            .await
-            .status,
-        201
-    );
-    let reply = app.create_po_draft("buyer-jkt", "shared-key", &po_input("r")).await;
-    // Same tenant, same key, same arguments, different user and branch: keys
-    // are scoped by caller, so this is JKT's own first draft with that key.
-    assert_eq!(reply.status, 201, "{:?}", reply.body);
-    assert!(!reply.body.to_string().contains("PO-SBY"));
-    assert!(reply.body["data"]["po_number"].as_str().unwrap().starts_with("PO-JKT-"));
-}
-
-#[tokio::test]
-async fn fifty_concurrent_identical_calls_create_exactly_one_document() {
-    let app = spawn_app().await;
-    let app = &app;
-    let input = po_input("race");
-    let input = &input;
-    let calls = (0..50).map(|_| async move { app.create_po_draft("buyer-sby", "k-race", input).await });
-    let replies = futures::future::join_all(calls).await;
-    let mut created = 0;
-    let mut numbers = BTreeSet::new();
-    for reply in &replies {
-        match reply.status {
-            201 => {
-                created += 1;
-                numbers.insert(reply.body["data"]["po_number"].as_str().unwrap().to_owned());
-            }
-            200 => {
-                assert_eq!(reply.body["replayed"], true);
-                numbers.insert(reply.body["data"]["po_number"].as_str().unwrap().to_owned());
-            }
-            409 => {
-                assert_eq!(reply.body["error"]["retryable"], true);
-                assert!(reply.header("retry-after").is_some());
-            }
-            other => panic!("unexpected status {other}: {:?}", reply.body),
+        assert_eq!(
+            app.new_documents("purchase_order").await,
+            1,
+            "one new draft besides the seeded ones"
+        );
+        assert_eq!(app.count_kind("idempotency_key").await, 1);
+        let audits = app.audit_items().await;
+        let outcomes: Vec<&str> = audits.iter().map(|a| a["outcome"].as_str()).collect();
+        assert_eq!(outcomes, ["ok", "replayed", "replayed"]);
+        // Every call is findable by the document it created or replayed.
+        for audit in &audits {
+            assert_eq!(audit["document_number"], number);
+            assert_eq!(audit["document_kind"], "purchase_order");
+            assert_eq!(audit["gsi1pk"], audits[0]["gsi1pk"]);
         }
     }
-    assert_eq!(created, 1, "exactly one call creates the draft");
-    // Every call answers with the one draft (callers that lost the race on
-    // the key may have reserved a number first: numbers can have gaps).
-    assert_eq!(numbers.len(), 1, "{numbers:?}");
-    assert!(numbers.iter().all(|n| n.starts_with("PO-SBY-")), "{numbers:?}");
-    assert_eq!(
-        app.count_kind("purchase_order").await,
-        seeded_purchase_orders() + 1,
-        "one new draft besides the seeded ones"
-    );
-    assert_eq!(app.count_kind("idempotency_key").await, 1);
-    assert_eq!(app.count_kind("audit").await, 50, "every call is audited");
 }
 
-#[tokio::test]
-async fn concurrent_drafts_with_different_keys_get_distinct_numbers() {
-    let app = spawn_app().await;
-    let app = &app;
-    let calls = (0..8).map(|i| async move {
-        app.create_po_draft("buyer-sby", &format!("k-{i}"), &po_input(&format!("r-{i}")))
-            .await
-    });
-    let replies = futures::future::join_all(calls).await;
-    let numbers: BTreeSet<String> = replies
-        .iter()
-        .filter(|r| r.status == 201)
-        .map(|r| r.body["data"]["po_number"].as_str().unwrap().to_owned())
-        .collect();
-    let created = replies.iter().filter(|r| r.status == 201).count();
-    assert_eq!(numbers.len(), created, "no number is used twice");
-    assert!(
-        replies
+on_both_backends! {
+    #[tokio::test]
+    async fn a_replay_is_decided_in_one_round_trip_and_a_fresh_draft_costs_its_reads_plus_one_transaction(backend) {
+        let app = spawn_app_on(backend).await;
+        let before = app.round_trips();
+        assert_eq!(
+            app.create_po_draft("buyer-sby", "k-cost", &po_input("r")).await.status,
+            201
+        );
+        let fresh = diff(&before, &app.round_trips());
+        match backend {
+            // Key lookup, then the vendor Query, the items BatchGetItem and
+            // the branch's open drafts of that vendor (one Query; the
+            // near-duplicate check), issued together, then the number (one
+            // atomic UpdateItem, so drafts of one branch never contend),
+            // then ONE transaction holding key record + PO + open-draft
+            // record + review-queue entry + audit item.
+            Backend::Builtin => assert_eq!(
+                fresh,
+                [
+                    ("BatchGetItem".into(), 1),
+                    ("GetItem".into(), 1),
+                    ("Query".into(), 2),
+                    ("TransactWriteItems".into(), 1),
+                    ("UpdateItem".into(), 1)
+                ]
+                .into()
+            ),
+            // Key lookup, the claim of the key with a lease (a conditional
+            // PutItem), then the completion under the fencing condition (ONE
+            // transaction: the stored response and the audit item). The
+            // reads and the draft itself go to Tryton.
+            Backend::Tryton => assert_eq!(
+                fresh,
+                [
+                    ("GetItem".into(), 1),
+                    ("PutItem".into(), 1),
+                    ("TransactWriteItems".into(), 1)
+                ]
+                .into()
+            ),
+        }
+
+        let before = app.round_trips();
+        assert_eq!(
+            app.create_po_draft("buyer-sby", "k-cost", &po_input("r")).await.status,
+            200
+        );
+        let replay = diff(&before, &app.round_trips());
+        // One round trip resolves the replay; the audit item of the replay is its own write.
+        assert_eq!(replay, [("GetItem".into(), 1), ("PutItem".into(), 1)].into());
+    }
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn the_same_key_with_other_arguments_is_a_conflict_and_writes_nothing(backend) {
+        let app = spawn_app_on(backend).await;
+        assert_eq!(
+            app.create_po_draft("buyer-sby", "k-x", &po_input("r")).await.status,
+            201
+        );
+        let before = app.kinds().await;
+        let mut other = po_input("r");
+        other["lines"][0]["qty"] = json!(11);
+        let reply = app.create_po_draft("buyer-sby", "k-x", &other).await;
+        assert_eq!(reply.status, 422, "{:?}", reply.body);
+        assert_eq!(reply.error_code(), "CONFLICT");
+        assert_eq!(reply.body["error"]["retryable"], false);
+        assert!(reply.message().contains("No draft was created"));
+        let mut after = app.kinds().await;
+        assert_eq!(after.remove("audit"), before.get("audit").map(|n| n + 1));
+        let mut before = before;
+        before.remove("audit");
+        assert_eq!(after, before, "only the audit item of the refused call was added");
+        let audit = app.audit_items().await.pop().unwrap();
+        assert_eq!(audit["outcome"], "tool_error");
+        assert_eq!(audit["code"], "CONFLICT");
+        // The audit keeps what the model was told.
+        assert_eq!(audit["error_message"], reply.message());
+    }
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn another_user_reusing_a_key_gets_a_draft_of_their_own_never_the_first_users(backend) {
+        let app = spawn_app_on(backend).await;
+        assert_eq!(
+            app.create_po_draft("buyer-sby", "shared-key", &po_input("r"))
+                .await
+                .status,
+            201
+        );
+        let reply = app.create_po_draft("buyer-jkt", "shared-key", &po_input("r")).await;
+        // Same tenant, same key, same arguments, different user and branch: keys
+        // are scoped by caller, so this is JKT's own first draft with that key.
+        assert_eq!(reply.status, 201, "{:?}", reply.body);
+        assert!(!reply.body.to_string().contains("PO-SBY"));
+        assert!(reply.body["data"]["po_number"].as_str().unwrap().starts_with("PO-JKT-"));
+    }
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn fifty_concurrent_identical_calls_create_exactly_one_document(backend) {
+        let app = spawn_app_on(backend).await;
+        let app = &app;
+        let input = po_input("race");
+        let input = &input;
+        let calls = (0..50).map(|_| async move { app.create_po_draft("buyer-sby", "k-race", input).await });
+        let replies = futures::future::join_all(calls).await;
+        let mut created = 0;
+        let mut numbers = BTreeSet::new();
+        for reply in &replies {
+            match reply.status {
+                201 => {
+                    created += 1;
+                    numbers.insert(reply.body["data"]["po_number"].as_str().unwrap().to_owned());
+                }
+                200 => {
+                    assert_eq!(reply.body["replayed"], true);
+                    numbers.insert(reply.body["data"]["po_number"].as_str().unwrap().to_owned());
+                }
+                409 => {
+                    assert_eq!(reply.body["error"]["retryable"], true);
+                    assert!(reply.header("retry-after").is_some());
+                }
+                // Tryton's own server takes one request at a time: under 50
+                // calls at once some of the reads before the claim time out,
+                // which is a retryable 503 that created nothing.
+                503 if backend == Backend::Tryton => {
+                    assert_eq!(reply.body["error"]["retryable"], true, "{:?}", reply.body);
+                    assert!(reply.message().contains("Nothing was read or changed"), "{:?}", reply.body);
+                }
+                other => panic!("unexpected status {other}: {:?}", reply.body),
+            }
+        }
+        assert_eq!(app.audit_items().await.len(), 50, "every call is audited");
+        if backend == Backend::Tryton {
+            // However the race went, the same call once more answers with
+            // the one document.
+            let settled = app.create_po_draft("buyer-sby", "k-race", input).await;
+            assert!(matches!(settled.status, 200 | 201), "{:?}", settled.body);
+            created += usize::from(settled.status == 201);
+            numbers.insert(settled.body["data"]["po_number"].as_str().unwrap().to_owned());
+        }
+        assert_eq!(created, 1, "exactly one call creates the draft");
+        // Every call answers with the one draft (callers that lost the race on
+        // the key may have reserved a number first: numbers can have gaps).
+        assert_eq!(numbers.len(), 1, "{numbers:?}");
+        assert!(numbers.iter().all(|n| n.starts_with("PO-SBY-")), "{numbers:?}");
+        assert_eq!(
+            app.new_documents("purchase_order").await,
+            1,
+            "one new draft besides the seeded ones"
+        );
+        assert_eq!(app.count_kind("idempotency_key").await, 1);
+    }
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn concurrent_drafts_with_different_keys_get_distinct_numbers(backend) {
+        let app = spawn_app_on(backend).await;
+        let app = &app;
+        let calls = (0..8).map(|i| async move {
+            app.create_po_draft("buyer-sby", &format!("k-{i}"), &po_input(&format!("r-{i}")))
+                .await
+        });
+        let replies = futures::future::join_all(calls).await;
+        let numbers: BTreeSet<String> = replies
             .iter()
-            .all(|r| r.status == 201 || (r.status == 409 && r.body["error"]["retryable"] == true))
-    );
-    assert_eq!(
-        app.count_kind("purchase_order").await,
-        created + seeded_purchase_orders()
-    );
+            .filter(|r| r.status == 201)
+            .map(|r| r.body["data"]["po_number"].as_str().unwrap().to_owned())
+            .collect();
+        let created = replies.iter().filter(|r| r.status == 201).count();
+        assert_eq!(numbers.len(), created, "no number is used twice");
+        assert!(
+            replies
+                .iter()
+                .all(|r| r.status == 201 || (r.status == 409 && r.body["error"]["retryable"] == true))
+        );
+        assert_eq!(
+            app.new_documents("purchase_order").await,
+            created
+        );
+    }
 }
 
-#[tokio::test]
-async fn an_agent_executor_key_is_the_run_id_and_client_ref() {
-    let app = spawn_app().await;
-    let headers = [
-        ("x-agent-run-id", "run-9".to_owned()),
-        ("x-tool-call-id", "call-1".to_owned()),
-    ];
-    let first = app
-        .call("buyer-sby", "purchasing_create_po_draft", &po_input("line-1"), &headers)
-        .await;
-    assert_eq!(first.status, 201, "{:?}", first.body);
-    let retry_headers = [
-        ("x-agent-run-id", "run-9".to_owned()),
-        ("x-tool-call-id", "call-2".to_owned()),
-    ];
-    let retry = app
-        .call(
-            "buyer-sby",
-            "purchasing_create_po_draft",
-            &po_input("line-1"),
-            &retry_headers,
-        )
-        .await;
-    assert_eq!(retry.status, 200);
-    assert_eq!(retry.body["data"]["po_number"], first.body["data"]["po_number"]);
-    let audits = app.audit_items().await;
-    let call_ids: Vec<&str> = audits.iter().map(|a| a["tool_call_id"].as_str()).collect();
-    assert_eq!(call_ids, ["call-1", "call-2"]);
-    assert!(audits.iter().all(|a| a["idempotency_key"] == "run-9:line-1"));
+on_both_backends! {
+    #[tokio::test]
+    async fn an_agent_executor_key_is_the_run_id_and_client_ref(backend) {
+        let app = spawn_app_on(backend).await;
+        let headers = [
+            ("x-agent-run-id", "run-9".to_owned()),
+            ("x-tool-call-id", "call-1".to_owned()),
+        ];
+        let first = app
+            .call("buyer-sby", "purchasing_create_po_draft", &po_input("line-1"), &headers)
+            .await;
+        assert_eq!(first.status, 201, "{:?}", first.body);
+        let retry_headers = [
+            ("x-agent-run-id", "run-9".to_owned()),
+            ("x-tool-call-id", "call-2".to_owned()),
+        ];
+        let retry = app
+            .call(
+                "buyer-sby",
+                "purchasing_create_po_draft",
+                &po_input("line-1"),
+                &retry_headers,
+            )
+            .await;
+        assert_eq!(retry.status, 200);
+        assert_eq!(retry.body["data"]["po_number"], first.body["data"]["po_number"]);
+        let audits = app.audit_items().await;
+        let call_ids: Vec<&str> = audits.iter().map(|a| a["tool_call_id"].as_str()).collect();
+        assert_eq!(call_ids, ["call-1", "call-2"]);
+        assert!(audits.iter().all(|a| a["idempotency_key"] == "run-9:line-1"));
+    }
 }
 
-#[tokio::test]
-async fn a_draft_without_any_key_is_refused_with_how_to_send_one() {
-    let app = spawn_app().await;
-    let reply = app
-        .call("buyer-sby", "purchasing_create_po_draft", &po_input("r"), &[])
-        .await;
-    assert_eq!(reply.status, 400);
-    assert_eq!(reply.error_code(), "VALIDATION_ERROR");
-    assert!(reply.message().contains("Idempotency-Key"));
-    assert!(reply.message().contains("X-Agent-Run-Id"));
-    assert_eq!(app.count_kind("purchase_order").await, seeded_purchase_orders());
+on_both_backends! {
+    #[tokio::test]
+    async fn a_draft_without_any_key_is_refused_with_how_to_send_one(backend) {
+        let app = spawn_app_on(backend).await;
+        let reply = app
+            .call("buyer-sby", "purchasing_create_po_draft", &po_input("r"), &[])
+            .await;
+        assert_eq!(reply.status, 400);
+        assert_eq!(reply.error_code(), "VALIDATION_ERROR");
+        assert!(reply.message().contains("Idempotency-Key"));
+        assert!(reply.message().contains("X-Agent-Run-Id"));
+        assert_eq!(app.new_documents("purchase_order").await, 0);
+    }
 }
 
-#[tokio::test]
-async fn an_expired_key_record_is_a_fresh_draft() {
-    let app = spawn_app().await;
-    assert_eq!(
-        app.create_po_draft("buyer-sby", "k-old", &po_input("r")).await.status,
-        201
-    );
-    // DynamoDB TTL deletes lazily: a record past expires_at must not answer.
-    app.clock.advance(chrono::Duration::hours(25));
-    let mut later = po_input("r");
-    later["needed_by"] = json!("2026-12-20");
-    let reply = app.create_po_draft("buyer-sby", "k-old", &later).await;
-    assert_eq!(reply.status, 201, "{:?}", reply.body);
-    assert_eq!(reply.body["data"]["po_number"], "PO-SBY-000002");
+on_both_backends! {
+    #[tokio::test]
+    async fn an_expired_key_record_is_a_fresh_draft(backend) {
+        let app = spawn_app_drafting_freely_on(backend).await;
+        let first = app.create_po_draft("buyer-sby", "k-old", &po_input("r")).await;
+        assert_eq!(first.status, 201);
+        // DynamoDB TTL deletes lazily: a record past expires_at must not answer.
+        app.clock.advance(chrono::Duration::hours(25));
+        let mut later = po_input("r");
+        later["needed_by"] = json!("2026-12-20");
+        let reply = app.create_po_draft("buyer-sby", "k-old", &later).await;
+        assert_eq!(reply.status, 201, "{:?}", reply.body);
+        assert_ne!(reply.body["data"]["po_number"], first.body["data"]["po_number"]);
+        assert_eq!(app.new_documents("purchase_order").await, 2, "a second document");
+    }
 }

@@ -21,7 +21,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-use crate::helpers::{TestApp, po_input, seeded_purchase_orders, test_now};
+use crate::helpers::{Backend, TestApp, po_input, seeded_purchase_orders, test_now};
 
 /// What the proxy does to one request of an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,15 +224,17 @@ async fn spawn_faulty_app(call_deadline: Option<Duration>) -> FaultyApp {
     direct.dynamodb_endpoint = Some(engine.endpoint());
     let inspect = Db::connect(&direct.table, direct.dynamodb_endpoint.as_deref()).await;
     FaultyApp {
-        app: TestApp {
+        app: TestApp::assemble(
             server,
-            http: reqwest::Client::builder()
+            reqwest::Client::builder()
                 .timeout(Duration::from_secs(30))
                 .build()
                 .unwrap(),
             inspect,
             clock,
-        },
+            Backend::Builtin,
+        )
+        .await,
         proxy,
         _engine: engine,
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{TimeZone, Utc};
-use draftline_cli::{LocalOptions, LocalServer, demo_spec, start_local, token_for};
+use draftline_cli::{LocalErp, LocalOptions, LocalServer, demo_spec, start_local, token_for};
 use draftline_contract::clock::ManualClock;
 use draftline_dynamo::Db;
 use serde_json::{Value, json};
@@ -16,12 +16,52 @@ pub fn test_now() -> chrono::DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 29, 9, 0, 0).unwrap()
 }
 
+/// The ERP behind the tools of a test's server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// The demo ERP in the test's own embedded DynamoDB engine.
+    Builtin,
+    /// A fresh Tryton demo database of the test's own ([`crate::tryton`]).
+    Tryton,
+}
+
+/// A black-box test run once per backend, as `<name>::builtin` and
+/// `<name>::tryton`, with `backend` bound to each: the same assertions
+/// against both.
+macro_rules! on_both_backends {
+    (#[$test:meta] async fn $name:ident($backend:ident) $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            async fn run($backend: $crate::helpers::Backend) $body
+
+            #[$test]
+            async fn builtin() {
+                run($crate::helpers::Backend::Builtin).await
+            }
+
+            #[$test]
+            async fn tryton() {
+                run($crate::helpers::Backend::Tryton).await
+            }
+        }
+    };
+}
+pub(crate) use on_both_backends;
+
 pub struct TestApp {
     pub server: LocalServer,
     pub http: reqwest::Client,
     /// A second client to the same table, for inspection (not counted in the app's round trips).
     pub inspect: Db,
     pub clock: ManualClock,
+    /// Which ERP the tools use.
+    pub backend: Backend,
+    /// Tryton's own REST API on the test's database (Tryton backend only).
+    pub tryton: Option<crate::tryton::TrytonRest>,
+    /// Documents of each kind when the server started.
+    seeded: BTreeMap<&'static str, usize>,
 }
 
 /// A response, read fully.
@@ -77,13 +117,54 @@ pub async fn spawn_app_drafting_freely() -> TestApp {
     .await
 }
 
-/// `spawn_app()` with `options` (port, clock and engine are the test's own).
+/// `spawn_app_with(options)` on the built-in backend.
 pub async fn spawn_app_with(options: LocalOptions) -> TestApp {
+    spawn_app_with_on(Backend::Builtin, options).await
+}
+
+/// `spawn_app()` on `backend`.
+pub async fn spawn_app_on(backend: Backend) -> TestApp {
+    spawn_app_with_on(backend, LocalOptions::default()).await
+}
+
+/// `spawn_app()` on `backend`, drafting the same items freely.
+pub async fn spawn_app_drafting_freely_on(backend: Backend) -> TestApp {
+    spawn_app_with_on(
+        backend,
+        LocalOptions {
+            no_near_duplicate_check: true,
+            ..LocalOptions::default()
+        },
+    )
+    .await
+}
+
+/// The local server on `backend` with `options` (port, clock, engine and
+/// ERP database are the test's own).
+pub async fn spawn_app_with_on(backend: Backend, options: LocalOptions) -> TestApp {
+    let erp = match backend {
+        Backend::Builtin => LocalErp::Builtin,
+        Backend::Tryton => LocalErp::Tryton(
+            tokio::task::spawn_blocking(crate::tryton::fresh_database)
+                .await
+                .expect("a Tryton database"),
+        ),
+    };
+    spawn_app_on_erp(erp, options).await
+}
+
+/// The local server on `erp` (a Tryton database of the test's choosing).
+pub async fn spawn_app_on_erp(erp: LocalErp, options: LocalOptions) -> TestApp {
     let clock = ManualClock::new(test_now());
+    let backend = match erp {
+        LocalErp::Builtin => Backend::Builtin,
+        LocalErp::Tryton(_) | LocalErp::LocalTryton => Backend::Tryton,
+    };
     let server = start_local(LocalOptions {
         port: 0,
         data: None,
         dynamodb_endpoint: None,
+        erp,
         clock: Some(Arc::new(clock.clone())),
         ..options
     })
@@ -94,15 +175,35 @@ pub async fn spawn_app_with(options: LocalOptions) -> TestApp {
         server.app.config().dynamodb_endpoint.as_deref(),
     )
     .await;
-    TestApp {
-        server,
-        http: reqwest::Client::new(),
-        inspect,
-        clock,
-    }
+    TestApp::assemble(server, reqwest::Client::new(), inspect, clock, backend).await
 }
 
 impl TestApp {
+    /// A test app of a started `server`, noting the documents it starts with.
+    pub async fn assemble(
+        server: LocalServer,
+        http: reqwest::Client,
+        inspect: Db,
+        clock: ManualClock,
+        backend: Backend,
+    ) -> TestApp {
+        let tryton = server.tryton.clone().map(crate::tryton::TrytonRest::new);
+        let mut app = TestApp {
+            server,
+            http,
+            inspect,
+            clock,
+            backend,
+            tryton,
+            seeded: BTreeMap::new(),
+        };
+        for kind in ["purchase_order", "quote"] {
+            let count = app.documents(kind).await;
+            app.seeded.insert(kind, count);
+        }
+        app
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.server.url())
     }
@@ -224,8 +325,43 @@ impl TestApp {
         self.kinds().await.get(kind).copied().unwrap_or(0)
     }
 
-    /// Audit items, as plain JSON-ish maps of their string attributes, oldest first.
+    /// Documents of `kind` (`purchase_order`, `quote`) in the ERP, wherever it
+    /// keeps them: items of the table, or records in Tryton read through its
+    /// own REST API (quotes: sales in state draft).
+    pub async fn documents(&self, kind: &str) -> usize {
+        match (self.backend, &self.tryton, kind) {
+            (Backend::Builtin, _, _) | (_, None, _) => self.count_kind(kind).await,
+            (_, Some(rest), "purchase_order") => rest.count("purchase.purchase").await,
+            (_, Some(rest), "quote") => rest
+                .search("sale.sale", json!([["state", "=", "draft"]]), &["id"])
+                .await
+                .len(),
+            (_, Some(_), other) => panic!("no document kind {other}"),
+        }
+    }
+
+    /// Documents of `kind` created since the server started.
+    pub async fn new_documents(&self, kind: &str) -> usize {
+        self.documents(kind).await - self.seeded.get(kind).copied().unwrap_or(0)
+    }
+
+    /// Requests the tools sent to the ERP outside the table so far (0 on the built-in backend).
+    pub fn erp_requests(&self) -> u64 {
+        self.server.backend.erp_requests().unwrap_or(0)
+    }
+
+    /// Audit items of the calls made since the server started (not those of
+    /// the demo data), as plain JSON-ish maps of their string attributes,
+    /// oldest first.
     pub async fn audit_items(&self) -> Vec<BTreeMap<String, String>> {
+        let start = test_now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let mut audits = self.all_audit_items().await;
+        audits.retain(|a| a.get("at").is_some_and(|at| *at >= start));
+        audits
+    }
+
+    /// Every audit item of the table, the demo data's included, oldest first.
+    pub async fn all_audit_items(&self) -> Vec<BTreeMap<String, String>> {
         let mut audits: Vec<BTreeMap<String, String>> = self
             .scan_all()
             .await
@@ -294,10 +430,20 @@ pub fn diff(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> BT
         .collect()
 }
 
-/// How many purchase orders the demo data seeds (all in Jakarta).
+/// How many purchase orders the demo data seeds: Jakarta's history and
+/// Surabaya's agent drafts of the days before (PO-SBY-000001..3).
 pub fn seeded_purchase_orders() -> usize {
+    seeded_jakarta_purchase_orders() + draftline_erp::demo::agent_purchase_orders().len()
+}
+
+/// How many purchase orders the demo data seeds in Jakarta.
+pub fn seeded_jakarta_purchase_orders() -> usize {
     draftline_erp::demo::jakarta_purchase_orders().len()
 }
+
+/// The number of the first PO a test drafts in Surabaya on the built-in
+/// backend: the demo seeds three agent drafts before it.
+pub const FIRST_SBY_PO: &str = "PO-SBY-000004";
 
 /// A valid PO draft input for buyer-sby.
 pub fn po_input(client_ref: &str) -> Value {

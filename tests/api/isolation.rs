@@ -13,7 +13,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use draftline_erp::demo::USERS;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, spawn_app};
+use crate::helpers::{Backend, TestApp, on_both_backends, spawn_app, spawn_app_on};
 
 /// Every read tool with inputs that name this branch's, other branches' and
 /// unknown documents; draft tools are checked separately (they write).
@@ -227,87 +227,96 @@ async fn no_read_list_count_or_sum_crosses_a_branch_or_a_tenant_for_any_user_or_
     }
 }
 
-#[tokio::test]
-async fn another_branchs_or_tenants_document_reads_exactly_like_a_missing_one() {
-    let app = spawn_app().await;
-    app.copy_tenant("demo", "other").await;
-    // Jakarta's PO, read from Surabaya and from the other tenant's Jakarta.
-    let jakarta = app
-        .call(
-            "buyer-jkt",
-            "purchasing_get_po",
-            &json!({"po_number": "PO-JKT-000001"}),
-            &[],
-        )
-        .await;
-    assert_eq!(jakarta.status, 200);
-    let foreign = app
-        .call(
-            "buyer-sby",
-            "purchasing_get_po",
-            &json!({"po_number": "PO-JKT-000001"}),
-            &[],
-        )
-        .await;
-    let missing = app
-        .call(
-            "buyer-sby",
-            "purchasing_get_po",
-            &json!({"po_number": "PO-JKT-999999"}),
-            &[],
-        )
-        .await;
-    assert_eq!(foreign.status, 404);
-    assert_eq!(
-        foreign.message().replace("PO-JKT-000001", "N"),
-        missing.message().replace("PO-JKT-999999", "N")
-    );
-    let other_tenant = crate::hardening::token_of("other", "buyer-jkt", "JKT-01", "JKT", "purchasing:read", &app);
-    let reply = app
-        .post_raw(
-            "purchasing_get_po",
-            &[("authorization", format!("Bearer {other_tenant}"))],
-            json!({"po_number": "PO-JKT-000001"}).to_string(),
-        )
-        .await;
-    assert_eq!(reply.status, 200, "the other tenant has its own copy");
-    app.inspect
-        .client()
-        .delete_item()
-        .table_name(app.inspect.table())
-        .key("pk", AttributeValue::S("T#other#B#JKT-01#PO".into()))
-        .key("sk", AttributeValue::S("PO#PO-JKT-000001".into()))
-        .send()
-        .await
-        .unwrap();
-    let reply = app
-        .post_raw(
-            "purchasing_get_po",
-            &[("authorization", format!("Bearer {other_tenant}"))],
-            json!({"po_number": "PO-JKT-000001"}).to_string(),
-        )
-        .await;
-    assert_eq!(reply.status, 404, "the demo tenant's PO does not show through");
+on_both_backends! {
+    #[tokio::test]
+    async fn another_branchs_or_tenants_document_reads_exactly_like_a_missing_one(backend) {
+        let app = spawn_app_on(backend).await;
+        app.copy_tenant("demo", "other").await;
+        // Jakarta's PO, read from Surabaya and from the other tenant's Jakarta.
+        let jakarta = app
+            .call(
+                "buyer-jkt",
+                "purchasing_get_po",
+                &json!({"po_number": "PO-JKT-000001"}),
+                &[],
+            )
+            .await;
+        assert_eq!(jakarta.status, 200);
+        let foreign = app
+            .call(
+                "buyer-sby",
+                "purchasing_get_po",
+                &json!({"po_number": "PO-JKT-000001"}),
+                &[],
+            )
+            .await;
+        let missing = app
+            .call(
+                "buyer-sby",
+                "purchasing_get_po",
+                &json!({"po_number": "PO-JKT-999999"}),
+                &[],
+            )
+            .await;
+        assert_eq!(foreign.status, 404);
+        assert_eq!(
+            foreign.message().replace("PO-JKT-000001", "N"),
+            missing.message().replace("PO-JKT-999999", "N")
+        );
+        let other_tenant = crate::hardening::token_of("other", "buyer-jkt", "JKT-01", "JKT", "purchasing:read", &app);
+        let reply = app
+            .post_raw(
+                "purchasing_get_po",
+                &[("authorization", format!("Bearer {other_tenant}"))],
+                json!({"po_number": "PO-JKT-000001"}).to_string(),
+            )
+            .await;
+        match backend {
+            Backend::Builtin => {
+                assert_eq!(reply.status, 200, "the other tenant has its own copy");
+                app.inspect
+                    .client()
+                    .delete_item()
+                    .table_name(app.inspect.table())
+                    .key("pk", AttributeValue::S("T#other#B#JKT-01#PO".into()))
+                    .key("sk", AttributeValue::S("PO#PO-JKT-000001".into()))
+                    .send()
+                    .await
+                    .unwrap();
+                let reply = app
+                    .post_raw(
+                        "purchasing_get_po",
+                        &[("authorization", format!("Bearer {other_tenant}"))],
+                        json!({"po_number": "PO-JKT-000001"}).to_string(),
+                    )
+                    .await;
+                assert_eq!(reply.status, 404, "the demo tenant's PO does not show through");
+            }
+            // A Tryton database serves one tenant: any other tenant's call
+            // sees nothing, not even a document of the same number.
+            Backend::Tryton => assert_eq!(reply.status, 404, "{:?}", reply.body),
+        }
 
-    // Customers: another branch's customer summary and quote read like missing ones.
-    let summary = app
-        .call(
-            "sales-bdg",
-            "sales_get_customer_summary",
-            &json!({"customer_code": "C-SBY-001"}),
-            &[],
-        )
-        .await;
-    assert_eq!(summary.status, 404, "{:?}", summary.body);
-    let quote = app
-        .call(
-            "sales-bdg",
-            "sales_create_quote_draft",
-            &json!({"customer_code": "C-SBY-001", "valid_until": "2026-12-20", "client_ref": "iso-q", "note": null,
-                    "lines": [{"item_code": "BRG-0042", "qty": 1, "uom": "BOX", "tax_code": "VAT11"}]}),
-            &[("idempotency-key", "iso-q".into())],
-        )
-        .await;
-    assert_eq!(quote.status, 400, "{:?}", quote.body);
-    assert!(quote.message().contains("No draft was created"));
+        // Customers: another branch's customer summary and quote read like missing ones.
+        let summary = app
+            .call(
+                "sales-bdg",
+                "sales_get_customer_summary",
+                &json!({"customer_code": "C-SBY-001"}),
+                &[],
+            )
+            .await;
+        assert_eq!(summary.status, 404, "{:?}", summary.body);
+        let quote = app
+            .call(
+                "sales-bdg",
+                "sales_create_quote_draft",
+                &json!({"customer_code": "C-SBY-001", "valid_until": "2026-12-20", "client_ref": "iso-q", "note": null,
+                        "lines": [{"item_code": "BRG-0042", "qty": 1, "uom": "BOX", "tax_code": "VAT11"}]}),
+                &[("idempotency-key", "iso-q".into())],
+            )
+            .await;
+        assert_eq!(quote.status, 400, "{:?}", quote.body);
+        assert!(quote.message().contains("No draft was created"));
+    }
 }

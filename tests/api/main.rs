@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod auth;
+mod browser;
 mod budget;
 mod catalogue;
 mod contract;
@@ -22,6 +23,9 @@ mod listing;
 mod mcp;
 mod observability;
 mod reads;
+mod review;
 mod startup_config;
+mod tryton;
+mod tryton_boundary;
 mod validation;
 mod vercel;

@@ -11,7 +11,7 @@ use draftline_server::listing;
 use draftline_server::mcp::tools::{PAGE_SIZE, cursor_after};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, po_input, spawn_app, spawn_app_drafting_freely};
+use crate::helpers::{TestApp, on_both_backends, po_input, spawn_app, spawn_app_drafting_freely_on, spawn_app_on};
 
 const LEGACY: &str = "2025-11-25";
 const MODERN: &str = "2026-07-28";
@@ -318,158 +318,166 @@ async fn tools_list_pages_with_an_opaque_cursor() {
     }
 }
 
-#[tokio::test]
-async fn a_read_tool_returns_structured_content_and_the_same_data_as_text() {
-    let app = spawn_app().await;
-    let answer = call_tool(
-        &app,
-        "buyer-sby",
-        "inventory_get_stock",
-        json!({"item_code": "BRG-0042"}),
-    )
-    .await;
-    assert_eq!(answer.status, 200, "{}", answer.text);
-    let result = answer.result();
-    assert_eq!(result["isError"], false);
-    let data = &result["structuredContent"];
-    assert_eq!(data["item_code"], "BRG-0042");
-    assert_eq!(data["branch_id"], "SBY-01", "the caller's branch only");
-    assert_eq!(result["content"][0]["type"], "text");
-    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
-    assert_eq!(&text, data, "the text is the JSON of the data");
-    assert_eq!(result["_meta"]["replayed"], false);
-    let request_id = result["_meta"]["requestId"].as_str().unwrap();
-    assert_eq!(answer.header("x-request-id"), Some(request_id));
-    let audits = app.audit_items().await;
-    assert_eq!(audits.len(), 1);
-    assert_eq!(audits[0]["tool"], "inventory_get_stock");
-    assert_eq!(audits[0]["transport"], "mcp");
-    assert_eq!(audits[0]["outcome"], "ok");
-    assert_eq!(audits[0]["request_id"], request_id);
-}
-
-#[tokio::test]
-async fn a_draft_retried_with_the_same_client_ref_is_replayed_not_created_twice() {
-    let app = spawn_app_drafting_freely().await;
-    let before = app.count_kind("purchase_order").await;
-    let first = call_tool(
-        &app,
-        "buyer-sby",
-        "purchasing_create_po_draft",
-        po_input("mcp-reorder-1"),
-    )
-    .await;
-    let first = first.result();
-    assert_eq!(first["isError"], false, "{first}");
-    assert_eq!(first["_meta"]["replayed"], false);
-    let po = &first["structuredContent"];
-    assert_eq!(po["status"], "draft");
-    assert_eq!(po["drafted_on_behalf_of"], "buyer-sby");
-    let number = po["po_number"].as_str().unwrap().to_owned();
-
-    // The client timed out and sends the same call again.
-    let again = call_tool(
-        &app,
-        "buyer-sby",
-        "purchasing_create_po_draft",
-        po_input("mcp-reorder-1"),
-    )
-    .await;
-    let again = again.result();
-    assert_eq!(again["isError"], false, "{again}");
-    assert_eq!(again["_meta"]["replayed"], true);
-    assert_eq!(again["structuredContent"]["po_number"], number.as_str());
-    assert_eq!(again["structuredContent"], first["structuredContent"]);
-    assert_eq!(app.count_kind("purchase_order").await, before + 1, "one document");
-
-    // The key is the user and the client_ref: a new client_ref is a new draft.
-    let other = call_tool(
-        &app,
-        "buyer-sby",
-        "purchasing_create_po_draft",
-        po_input("mcp-reorder-2"),
-    )
-    .await;
-    let other = other.result();
-    assert_eq!(other["_meta"]["replayed"], false);
-    assert_ne!(other["structuredContent"]["po_number"], number.as_str());
-    assert_eq!(app.count_kind("purchase_order").await, before + 2);
-
-    let keys: BTreeSet<String> = app
-        .audit_items()
-        .await
-        .into_iter()
-        .filter(|audit| audit["tool"] == "purchasing_create_po_draft")
-        .map(|audit| {
-            assert_eq!(audit["transport"], "mcp");
-            audit["idempotency_key"].clone()
-        })
-        .collect();
-    assert_eq!(
-        keys,
-        BTreeSet::from(["mcp-reorder-1".to_owned(), "mcp-reorder-2".to_owned()])
-    );
-}
-
-#[tokio::test]
-async fn concurrent_identical_drafts_through_mcp_create_one_document() {
-    let app = spawn_app().await;
-    let before = app.count_kind("purchase_order").await;
-    let call = || call_tool(&app, "buyer-sby", "purchasing_create_po_draft", po_input("mcp-race"));
-    let answers = futures::future::join_all((0..8).map(|_| call())).await;
-    let mut numbers = BTreeSet::new();
-    let mut fresh = 0;
-    for answer in &answers {
+on_both_backends! {
+    #[tokio::test]
+    async fn a_read_tool_returns_structured_content_and_the_same_data_as_text(backend) {
+        let app = spawn_app_on(backend).await;
+        let answer = call_tool(
+            &app,
+            "buyer-sby",
+            "inventory_get_stock",
+            json!({"item_code": "BRG-0042"}),
+        )
+        .await;
+        assert_eq!(answer.status, 200, "{}", answer.text);
         let result = answer.result();
-        if result["isError"] == true {
-            // Still in flight: retryable, says so, and created nothing.
-            assert_eq!(result["_meta"]["error"]["code"], "CONFLICT", "{result}");
-            assert_eq!(result["_meta"]["error"]["retryable"], true);
-            continue;
-        }
-        if result["_meta"]["replayed"] == false {
-            fresh += 1;
-        }
-        numbers.insert(result["structuredContent"]["po_number"].as_str().unwrap().to_owned());
+        assert_eq!(result["isError"], false);
+        let data = &result["structuredContent"];
+        assert_eq!(data["item_code"], "BRG-0042");
+        assert_eq!(data["branch_id"], "SBY-01", "the caller's branch only");
+        assert_eq!(result["content"][0]["type"], "text");
+        let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(&text, data, "the text is the JSON of the data");
+        assert_eq!(result["_meta"]["replayed"], false);
+        let request_id = result["_meta"]["requestId"].as_str().unwrap();
+        assert_eq!(answer.header("x-request-id"), Some(request_id));
+        let audits = app.audit_items().await;
+        assert_eq!(audits.len(), 1);
+        assert_eq!(audits[0]["tool"], "inventory_get_stock");
+        assert_eq!(audits[0]["transport"], "mcp");
+        assert_eq!(audits[0]["outcome"], "ok");
+        assert_eq!(audits[0]["request_id"], request_id);
     }
-    assert_eq!(fresh, 1, "exactly one call creates the draft");
-    assert_eq!(numbers.len(), 1, "every answer names the same draft: {numbers:?}");
-    assert_eq!(app.count_kind("purchase_order").await, before + 1);
 }
 
-#[tokio::test]
-async fn a_tool_failure_is_an_is_error_result_with_the_model_readable_message() {
-    let app = spawn_app().await;
-    let mut input = po_input("bad-unit");
-    input["lines"][0]["uom"] = json!("KG");
-    let answer = call_tool(&app, "buyer-sby", "purchasing_create_po_draft", input).await;
-    assert_eq!(answer.status, 200, "a tool failure is a result, not an HTTP error");
-    let result = answer.result();
-    assert_eq!(result["isError"], true);
-    let message = result["content"][0]["text"].as_str().unwrap();
-    assert!(message.contains("lines[0].uom"), "{message}");
-    assert!(message.contains("No draft was created"), "{message}");
-    let error: Value = serde_json::from_str(result["content"][1]["text"].as_str().unwrap()).unwrap();
-    assert_eq!(error["code"], "VALIDATION_ERROR");
-    assert_eq!(error["retryable"], false);
-    assert_eq!(error["details"][0]["path"], "lines[0].uom");
-    assert_eq!(result["_meta"]["error"], error);
-    assert!(
-        result.get("structuredContent").is_none(),
-        "no structuredContent: clients check it against the outputSchema even on errors"
-    );
+on_both_backends! {
+    #[tokio::test]
+    async fn a_draft_retried_with_the_same_client_ref_is_replayed_not_created_twice(backend) {
+        let app = spawn_app_drafting_freely_on(backend).await;
+        let before = app.documents("purchase_order").await;
+        let first = call_tool(
+            &app,
+            "buyer-sby",
+            "purchasing_create_po_draft",
+            po_input("mcp-reorder-1"),
+        )
+        .await;
+        let first = first.result();
+        assert_eq!(first["isError"], false, "{first}");
+        assert_eq!(first["_meta"]["replayed"], false);
+        let po = &first["structuredContent"];
+        assert_eq!(po["status"], "draft");
+        assert_eq!(po["drafted_on_behalf_of"], "buyer-sby");
+        let number = po["po_number"].as_str().unwrap().to_owned();
 
-    // A document of another branch reads exactly like a missing one.
-    let missing = call_tool(
-        &app,
-        "buyer-sby",
-        "purchasing_get_po",
-        json!({"po_number": "PO-SBY-999999"}),
-    )
-    .await;
-    let missing = missing.result();
-    assert_eq!(missing["isError"], true);
-    assert_eq!(missing["_meta"]["error"]["code"], "NOT_FOUND");
+        // The client timed out and sends the same call again.
+        let again = call_tool(
+            &app,
+            "buyer-sby",
+            "purchasing_create_po_draft",
+            po_input("mcp-reorder-1"),
+        )
+        .await;
+        let again = again.result();
+        assert_eq!(again["isError"], false, "{again}");
+        assert_eq!(again["_meta"]["replayed"], true);
+        assert_eq!(again["structuredContent"]["po_number"], number.as_str());
+        assert_eq!(again["structuredContent"], first["structuredContent"]);
+        assert_eq!(app.documents("purchase_order").await, before + 1, "one document");
+
+        // The key is the user and the client_ref: a new client_ref is a new draft.
+        let other = call_tool(
+            &app,
+            "buyer-sby",
+            "purchasing_create_po_draft",
+            po_input("mcp-reorder-2"),
+        )
+        .await;
+        let other = other.result();
+        assert_eq!(other["_meta"]["replayed"], false);
+        assert_ne!(other["structuredContent"]["po_number"], number.as_str());
+        assert_eq!(app.documents("purchase_order").await, before + 2);
+
+        let keys: BTreeSet<String> = app
+            .audit_items()
+            .await
+            .into_iter()
+            .filter(|audit| audit["tool"] == "purchasing_create_po_draft")
+            .map(|audit| {
+                assert_eq!(audit["transport"], "mcp");
+                audit["idempotency_key"].clone()
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            BTreeSet::from(["mcp-reorder-1".to_owned(), "mcp-reorder-2".to_owned()])
+        );
+    }
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn concurrent_identical_drafts_through_mcp_create_one_document(backend) {
+        let app = spawn_app_on(backend).await;
+        let before = app.documents("purchase_order").await;
+        let call = || call_tool(&app, "buyer-sby", "purchasing_create_po_draft", po_input("mcp-race"));
+        let answers = futures::future::join_all((0..8).map(|_| call())).await;
+        let mut numbers = BTreeSet::new();
+        let mut fresh = 0;
+        for answer in &answers {
+            let result = answer.result();
+            if result["isError"] == true {
+                // Still in flight: retryable, says so, and created nothing.
+                assert_eq!(result["_meta"]["error"]["code"], "CONFLICT", "{result}");
+                assert_eq!(result["_meta"]["error"]["retryable"], true);
+                continue;
+            }
+            if result["_meta"]["replayed"] == false {
+                fresh += 1;
+            }
+            numbers.insert(result["structuredContent"]["po_number"].as_str().unwrap().to_owned());
+        }
+        assert_eq!(fresh, 1, "exactly one call creates the draft");
+        assert_eq!(numbers.len(), 1, "every answer names the same draft: {numbers:?}");
+        assert_eq!(app.documents("purchase_order").await, before + 1);
+    }
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn a_tool_failure_is_an_is_error_result_with_the_model_readable_message(backend) {
+        let app = spawn_app_on(backend).await;
+        let mut input = po_input("bad-unit");
+        input["lines"][0]["uom"] = json!("KG");
+        let answer = call_tool(&app, "buyer-sby", "purchasing_create_po_draft", input).await;
+        assert_eq!(answer.status, 200, "a tool failure is a result, not an HTTP error");
+        let result = answer.result();
+        assert_eq!(result["isError"], true);
+        let message = result["content"][0]["text"].as_str().unwrap();
+        assert!(message.contains("lines[0].uom"), "{message}");
+        assert!(message.contains("No draft was created"), "{message}");
+        let error: Value = serde_json::from_str(result["content"][1]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(error["code"], "VALIDATION_ERROR");
+        assert_eq!(error["retryable"], false);
+        assert_eq!(error["details"][0]["path"], "lines[0].uom");
+        assert_eq!(result["_meta"]["error"], error);
+        assert!(
+            result.get("structuredContent").is_none(),
+            "no structuredContent: clients check it against the outputSchema even on errors"
+        );
+
+        // A document of another branch reads exactly like a missing one.
+        let missing = call_tool(
+            &app,
+            "buyer-sby",
+            "purchasing_get_po",
+            json!({"po_number": "PO-SBY-999999"}),
+        )
+        .await;
+        let missing = missing.result();
+        assert_eq!(missing["isError"], true);
+        assert_eq!(missing["_meta"]["error"]["code"], "NOT_FOUND");
+    }
 }
 
 #[tokio::test]
@@ -660,48 +668,50 @@ async fn server_discover_lists_the_versions_capabilities_and_identity() {
     assert!(result["ttlMs"].as_u64().is_some());
 }
 
-#[tokio::test]
-async fn the_stateless_revision_lists_and_calls_tools_without_a_handshake() {
-    let app = spawn_app().await;
-    let listed = modern(&app, "buyer-sby", "tools/list", json!({})).await;
-    assert_eq!(listed.status, 200, "{}", listed.text);
-    let listed = listed.result();
-    assert_eq!(listed["resultType"], "complete");
-    assert_eq!(
-        listed["cacheScope"], "private",
-        "the list depends on the caller's scopes"
-    );
-    assert!(listed["ttlMs"].as_u64().is_some());
-    let expected: Vec<String> = expected_tools(&app, "buyer-sby")
-        .iter()
-        .map(|d| d.name.to_owned())
-        .collect();
-    assert_eq!(names(&listed["tools"]), expected);
+on_both_backends! {
+    #[tokio::test]
+    async fn the_stateless_revision_lists_and_calls_tools_without_a_handshake(backend) {
+        let app = spawn_app_on(backend).await;
+        let listed = modern(&app, "buyer-sby", "tools/list", json!({})).await;
+        assert_eq!(listed.status, 200, "{}", listed.text);
+        let listed = listed.result();
+        assert_eq!(listed["resultType"], "complete");
+        assert_eq!(
+            listed["cacheScope"], "private",
+            "the list depends on the caller's scopes"
+        );
+        assert!(listed["ttlMs"].as_u64().is_some());
+        let expected: Vec<String> = expected_tools(&app, "buyer-sby")
+            .iter()
+            .map(|d| d.name.to_owned())
+            .collect();
+        assert_eq!(names(&listed["tools"]), expected);
 
-    let called = modern(
-        &app,
-        "buyer-sby",
-        "tools/call",
-        json!({"name": "purchasing_create_po_draft", "arguments": po_input("modern-1")}),
-    )
-    .await;
-    assert_eq!(called.status, 200, "{}", called.text);
-    let called = called.result();
-    assert_eq!(called["resultType"], "complete");
-    assert_eq!(called["isError"], false);
-    assert_eq!(called["_meta"]["replayed"], false);
-    assert_eq!(
-        called["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
-        "draftline"
-    );
-    let again = modern(
-        &app,
-        "buyer-sby",
-        "tools/call",
-        json!({"name": "purchasing_create_po_draft", "arguments": po_input("modern-1")}),
-    )
-    .await;
-    assert_eq!(again.result()["_meta"]["replayed"], true);
+        let called = modern(
+            &app,
+            "buyer-sby",
+            "tools/call",
+            json!({"name": "purchasing_create_po_draft", "arguments": po_input("modern-1")}),
+        )
+        .await;
+        assert_eq!(called.status, 200, "{}", called.text);
+        let called = called.result();
+        assert_eq!(called["resultType"], "complete");
+        assert_eq!(called["isError"], false);
+        assert_eq!(called["_meta"]["replayed"], false);
+        assert_eq!(
+            called["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+            "draftline"
+        );
+        let again = modern(
+            &app,
+            "buyer-sby",
+            "tools/call",
+            json!({"name": "purchasing_create_po_draft", "arguments": po_input("modern-1")}),
+        )
+        .await;
+        assert_eq!(again.result()["_meta"]["replayed"], true);
+    }
 }
 
 #[tokio::test]

@@ -108,7 +108,10 @@ describe("tool approval (AI SDK 7 toolApproval)", () => {
   /** @type {string} */
   let buyer;
   before(async () => {
-    server = await startDraftline();
+    // Every test here drafts the same item from the same vendor under its own key: the
+    // ask-rather-than-guess check (its own suite in mcp-client-tests) would rightly stop
+    // the second one, so it is off for this server.
+    server = await startDraftline({ env: { DRAFTLINE_NEAR_DUPLICATE_HOURS: "0" } });
     buyer = await server.token("buyer-sby");
   });
   after(async () => {

@@ -160,6 +160,9 @@ pub struct Call<'a> {
     /// How far back a draft looks for an open agent draft of the same items
     /// before it asks a person (`None`: it does not look).
     pub near_duplicate_window: Option<std::time::Duration>,
+    /// Where this deployment's review pages are (`<resource origin>/review`):
+    /// a draft's answer links to the page where a person reviews it.
+    pub review_pages: &'a str,
 }
 
 /// What a person decided when a draft closely matched an open agent draft.

@@ -3,7 +3,8 @@
 //! The one place a deployment chooses its ERP: `DRAFTLINE_ERP` (read by the
 //! server's one configuration parser) names a backend crate, and
 //! [`catalogue`] builds every tool over it. A new ERP (Odoo, ERPNext) is a
-//! crate implementing [`draftline_erp::port::Erp`] plus one arm here.
+//! crate implementing [`draftline_erp::port::Erp`] plus one arm of
+//! [`Backend::connect`].
 
 use std::sync::Arc;
 
@@ -11,22 +12,69 @@ use draftline_contract::Registry;
 use draftline_dynamo::Db;
 use draftline_erp::port::Erp;
 use draftline_erp_builtin::BuiltinErp;
+use draftline_erp_tryton::{TrytonErp, TrytonKey};
 use draftline_server::config::{Config, ConfigError, ErpSettings};
 
-/// The ERP `config` names, reached with `db` where it keeps its data in
-/// draftline's table.
-pub fn erp(config: &Config, db: &Db) -> Result<Arc<dyn Erp>, ConfigError> {
-    match &config.erp {
-        ErpSettings::Builtin => Ok(Arc::new(BuiltinErp::new(db.clone()))),
-        ErpSettings::Tryton(_) => Err(ConfigError::Invalid {
-            name: "DRAFTLINE_ERP",
-            reason: "the tryton backend is not part of this build".into(),
-        }),
+/// The ERP of a deployment, built once per instance (a backend keeps its
+/// caches, connections and counters for the instance's life).
+#[derive(Debug, Clone)]
+pub enum Backend {
+    /// The demo ERP in draftline's own table.
+    Builtin(BuiltinErp),
+    /// A Tryton database over its REST API.
+    Tryton(TrytonErp),
+}
+
+impl Backend {
+    /// The backend `config` names, reached with `db` where it keeps its data
+    /// in draftline's table. Makes no request.
+    pub fn connect(config: &Config, db: &Db) -> Result<Self, ConfigError> {
+        match &config.erp {
+            ErpSettings::Builtin => Ok(Self::Builtin(BuiltinErp::new(db.clone()))),
+            ErpSettings::Tryton(tryton) => {
+                let mut settings = draftline_erp_tryton::TrytonSettings::new(
+                    tryton.url.clone(),
+                    tryton.database.clone(),
+                    TrytonKey::new(tryton.key.expose()),
+                );
+                settings.tenant = tryton.tenant.clone();
+                TrytonErp::new(&settings)
+                    .map(Self::Tryton)
+                    .map_err(|err| ConfigError::Invalid {
+                        name: "DRAFTLINE_TRYTON_URL",
+                        reason: err.to_string(),
+                    })
+            }
+        }
+    }
+
+    /// The backend as the tools see it.
+    pub fn erp(&self) -> Arc<dyn Erp> {
+        match self {
+            Self::Builtin(erp) => Arc::new(erp.clone()),
+            Self::Tryton(erp) => Arc::new(erp.clone()),
+        }
+    }
+
+    /// Every tool over this backend.
+    pub fn catalogue(&self) -> Registry {
+        draftline_erp::catalogue(self.erp())
+    }
+
+    /// How many requests this instance sent to the ERP outside draftline's
+    /// table (`None` for the built-in backend, whose reads are DynamoDB
+    /// round trips).
+    pub fn erp_requests(&self) -> Option<u64> {
+        match self {
+            Self::Builtin(_) => None,
+            Self::Tryton(erp) => Some(erp.requests()),
+        }
     }
 }
 
-/// Every tool, over the ERP `config` names: a
-/// [`Catalogue`](draftline_server::runtime::Catalogue) for `run_function`.
+/// Every tool, over the ERP `config` names: the
+/// [`Catalogue`](draftline_server::runtime::Catalogue) every deployed
+/// function passes to `run_function`.
 pub fn catalogue(config: &Config, db: &Db) -> Result<Registry, ConfigError> {
-    Ok(draftline_erp::catalogue(erp(config, db)?))
+    Ok(Backend::connect(config, db)?.catalogue())
 }

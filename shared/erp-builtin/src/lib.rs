@@ -69,9 +69,30 @@ fn open_draft(
             .collect(),
         agent_run: run.clone(),
         created_at: created_at.to_owned(),
+        key: None,
     }
 }
 use crate::store::ErpStore;
+
+/// The open-draft record of a quote.
+fn quote_open_draft(quote: &Quote) -> OpenDraft {
+    OpenDraft {
+        number: quote.quote_number.clone(),
+        counterparty: quote.customer.code.clone(),
+        lines: quote
+            .lines
+            .iter()
+            .map(|l| OpenLine {
+                item_code: l.item_code.clone(),
+                qty: l.qty,
+                uom: l.uom,
+            })
+            .collect(),
+        agent_run: quote.drafted_by_agent_run.clone(),
+        created_at: quote.created_at.clone(),
+        key: None,
+    }
+}
 
 /// The demo ERP in draftline's table.
 #[derive(Debug, Clone)]
@@ -262,21 +283,7 @@ impl Sales for BuiltinErp {
         let sequence = self.store(scope).reserve_number(scope.branch, "QT").await?;
         let number = numbers::document_number("QT", scope.branch_code, sequence)?;
         let quote = draft.numbered(Self::id("qt"), number, now.to_rfc3339_opts(SecondsFormat::Millis, true));
-        let open = OpenDraft {
-            number: quote.quote_number.clone(),
-            counterparty: quote.customer.code.clone(),
-            lines: quote
-                .lines
-                .iter()
-                .map(|l| OpenLine {
-                    item_code: l.item_code.clone(),
-                    qty: l.qty,
-                    uom: l.uom,
-                })
-                .collect(),
-            agent_run: quote.drafted_by_agent_run.clone(),
-            created_at: quote.created_at.clone(),
-        };
+        let open = quote_open_draft(&quote);
         let batch = store::document_batch(
             &self.db,
             vec![
@@ -340,6 +347,8 @@ impl Review for BuiltinErp {
         };
         let item = store.raw(key).await?.ok_or_else(not_found)?;
         let recorded_id = item.get("decision_id").and_then(|v| v.as_s().ok()).cloned();
+        let decided_at =
+            chrono::DateTime::parse_from_rfc3339(&decision.decision.decided_at).map_or(0, |at| at.timestamp());
         let (document, decided, entry, open) = match kind {
             DocumentKind::PurchaseOrder => {
                 let po = PurchaseOrder::from_item(&item)?;
@@ -352,13 +361,15 @@ impl Review for BuiltinErp {
                 }
                 decision::still_draft(po.status.code(), number)?;
                 let po = po.decided(decision.decision.clone());
-                let open = keys::open_drafts(tenant, branch, "PO", &po.vendor.code);
-                (
-                    document,
-                    po.to_item(tenant, branch)?,
-                    AgentDraft::from(&po),
-                    (open, po.created_at),
+                let open = open_draft(
+                    &po.po_number,
+                    &po.vendor.code,
+                    &po.lines,
+                    &po.drafted_by_agent_run,
+                    &po.created_at,
                 )
+                .to_item(tenant, branch, "PO", decided_at)?;
+                (document, po.to_item(tenant, branch)?, AgentDraft::from(&po), open)
             }
             DocumentKind::Quote => {
                 let quote = Quote::from_item(&item)?;
@@ -371,22 +382,30 @@ impl Review for BuiltinErp {
                 }
                 decision::still_draft(quote.status.code(), number)?;
                 let quote = quote.decided(decision.decision.clone());
-                let open = keys::open_drafts(tenant, branch, "QT", &quote.customer.code);
-                (
-                    document,
-                    quote.to_item(tenant, branch)?,
-                    AgentDraft::from(&quote),
-                    (open, quote.created_at),
-                )
+                let open = quote_open_draft(&quote).to_item(tenant, branch, "QT", decided_at)?;
+                (document, quote.to_item(tenant, branch)?, AgentDraft::from(&quote), open)
             }
         };
+        // Only drafts that came through draftline have a queue entry; one
+        // drafted by hand in the ERP is decided there.
+        let queued = store
+            .raw(AgentDraft::key(tenant, branch, &entry.created_at, number))
+            .await?;
+        if queued.is_none() {
+            return Err(ToolError::invalid(
+                "number",
+                format!(
+                    "{number} was not drafted through draftline, so it is not reviewed here: decide on it in the \
+                     ERP. Nothing was changed."
+                ),
+            ));
+        }
         let batch = store::decision_batch(
             &self.db,
             decided,
             &decision.decision_id,
             entry.to_item(tenant, branch)?,
             open,
-            number,
         )?;
         Ok(DecisionPlacement::Atomic { document, batch })
     }

@@ -4,7 +4,10 @@ use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
 use draftline_contract::ToolError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_dynamo::{Db, store_error};
-use draftline_erp::demo::{self, BRANCHES, JAKARTA_PO_COUNT, TENANT};
+use draftline_erp::demo::{
+    self, BANDUNG_AGENT_QUOTE_COUNT, BRANCHES, JAKARTA_PO_COUNT, SURABAYA_AGENT_PO_COUNT, TENANT,
+};
+use draftline_erp::domain::AgentDraft;
 
 use crate::keys;
 use crate::model::attrs::{Item as Attrs, nv, sv};
@@ -13,7 +16,7 @@ use crate::model::*;
 /// The marker item that says the demo data is in the table.
 const MARKER_PK: &str = "T#demo#SEED";
 /// Bumped when the demo data set grows, so a persisted table gets the new items.
-const MARKER_SK: &str = "v3";
+const MARKER_SK: &str = "v4";
 
 /// What [`seed_demo`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +108,7 @@ pub async fn seed_demo(db: &Db) -> Result<Seeded, ToolError> {
             ));
         }
     }
+    let count = count.saturating_add(seed_agent_drafts(db).await?);
     db.client()
         .put_item()
         .table_name(db.table())
@@ -115,6 +119,61 @@ pub async fn seed_demo(db: &Db) -> Result<Seeded, ToolError> {
         .await
         .map_err(|e| store_error(e, "The demo data marker was not written."))?;
     Ok(Seeded::Wrote(count))
+}
+
+/// Writes the demo's agent drafts and their review-queue entries, each
+/// document only if its number is still free (a table kept with `--data`
+/// may already hold drafts of those numbers: they are never overwritten,
+/// and their queue entries are then not written either). Returns how many
+/// items it wrote.
+async fn seed_agent_drafts(db: &Db) -> Result<usize, ToolError> {
+    let tenant = TenantId::parse(TENANT).map_err(ToolError::internal)?;
+    let sby = BranchId::parse("SBY-01").map_err(ToolError::internal)?;
+    let bdg = BranchId::parse("BDG-01").map_err(ToolError::internal)?;
+    let mut drafts = Vec::new();
+    for (po, _) in demo::agent_purchase_orders() {
+        drafts.push((
+            po.to_item(&tenant, &sby)?,
+            AgentDraft::from(&po).to_item(&tenant, &sby)?,
+        ));
+    }
+    for (quote, _) in demo::agent_quotes() {
+        drafts.push((
+            quote.to_item(&tenant, &bdg)?,
+            AgentDraft::from(&quote).to_item(&tenant, &bdg)?,
+        ));
+    }
+    let mut wrote = 0usize;
+    for (document, entry) in drafts {
+        let put = db
+            .client()
+            .put_item()
+            .table_name(db.table())
+            .set_item(Some(document))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        match put {
+            Ok(_) => {}
+            Err(err)
+                if err
+                    .as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                continue;
+            }
+            Err(err) => return Err(store_error(err, "The demo data was only partly written.")),
+        }
+        db.client()
+            .put_item()
+            .table_name(db.table())
+            .set_item(Some(entry))
+            .send()
+            .await
+            .map_err(|e| store_error(e, "The demo data was only partly written."))?;
+        wrote = wrote.saturating_add(2);
+    }
+    Ok(wrote)
 }
 
 /// Every item of the demo data set, ready to write.
@@ -161,11 +220,18 @@ fn all_items() -> Result<Vec<Attrs>, draftline_contract::ToolError> {
     for po in demo::jakarta_purchase_orders() {
         out.push(po.to_item(&tenant, &jkt)?);
     }
-    out.push(Attrs::from([
-        ("pk".to_owned(), sv(keys::sequences(&tenant, &jkt))),
-        ("sk".to_owned(), sv("PO")),
-        ("kind".to_owned(), sv("sequence")),
-        ("last".to_owned(), nv(JAKARTA_PO_COUNT)),
-    ]));
+    // Each branch's numbers start after the documents the demo seeds.
+    for (branch_id, sequence, last) in [
+        ("JKT-01", "PO", JAKARTA_PO_COUNT),
+        ("SBY-01", "PO", SURABAYA_AGENT_PO_COUNT),
+        ("BDG-01", "QT", BANDUNG_AGENT_QUOTE_COUNT),
+    ] {
+        out.push(Attrs::from([
+            ("pk".to_owned(), sv(keys::sequences(&tenant, &branch(branch_id)?))),
+            ("sk".to_owned(), sv(sequence)),
+            ("kind".to_owned(), sv("sequence")),
+            ("last".to_owned(), nv(last)),
+        ]));
+    }
     Ok(out)
 }

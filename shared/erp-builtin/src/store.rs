@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use aws_sdk_dynamodb::types::{AttributeValue, Delete, KeysAndAttributes, Put, ReturnValue, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Put, ReturnValue, TransactWriteItem};
 use draftline_contract::ToolError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_contract::tool::StoreBatch;
@@ -50,16 +50,15 @@ pub fn document_batch(db: &Db, items: Vec<Attrs>) -> Result<StoreBatch, ToolErro
 
 /// The writes that record a decision on a draft: the decided document
 /// (only while it is still an undecided draft), its review-queue entry, and
-/// the removal of its open-draft item (a decided draft is no longer a
-/// near-duplicate candidate). `open` is the open-draft partition and the
-/// draft's creation time.
+/// its open-draft item written again as already expired (a decided draft is
+/// no longer a near-duplicate candidate; TTL sweeps it). Overwriting rather
+/// than deleting keeps `DeleteItem` out of every function's permissions.
 pub fn decision_batch(
     db: &Db,
     mut document: Attrs,
     decision_id: &str,
     entry: Attrs,
-    open: (String, String),
-    number: &str,
+    expired_open_draft: Attrs,
 ) -> Result<StoreBatch, ToolError> {
     document.insert("decision_id".to_owned(), sv(decision_id));
     let decided = Put::builder()
@@ -75,17 +74,15 @@ pub fn decision_batch(
         .set_item(Some(entry))
         .build()
         .map_err(ToolError::internal)?;
-    let (open_pk, created_at) = open;
-    let forget = Delete::builder()
+    let forget = Put::builder()
         .table_name(db.table())
-        .key("pk", sv(open_pk))
-        .key("sk", sv(keys::open_draft_sk(&created_at, number)))
+        .set_item(Some(expired_open_draft))
         .build()
         .map_err(ToolError::internal)?;
     Ok(draftline_dynamo::batch(vec![
         TransactWriteItem::builder().put(decided).build(),
         TransactWriteItem::builder().put(queue).build(),
-        TransactWriteItem::builder().delete(forget).build(),
+        TransactWriteItem::builder().put(forget).build(),
     ]))
 }
 

@@ -89,6 +89,7 @@ impl Inner {
             &[
                 "number",
                 "create_date",
+                "draftline_key",
                 "drafted_by_agent_run",
                 "lines.type",
                 "lines.product.code",
@@ -122,6 +123,7 @@ impl Inner {
                 lines,
                 agent_run: record.opt_text("drafted_by_agent_run")?,
                 created_at: value::rfc3339(record.datetime("create_date")?),
+                key: record.opt_text("draftline_key")?,
                 number,
             });
         }

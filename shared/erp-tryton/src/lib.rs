@@ -77,6 +77,7 @@ use crate::rest::Rest;
 
 /// The ERP port over one Tryton database. Cheap to share (`Arc` inside);
 /// build it once per instance, so its master data is read once.
+#[derive(Clone)]
 pub struct TrytonErp {
     inner: Arc<Inner>,
 }
@@ -405,9 +406,15 @@ impl Review for TrytonErp {
         number: &str,
         _decision: NewDecision,
     ) -> Result<DecisionPlacement, ToolError> {
-        Err(ToolError::internal(format!(
-            "a decision on {number} was sent to the Tryton backend, whose approvals happen in Tryton              (Approvals::InErp); nothing was recorded"
-        )))
+        // A person approves in Tryton's own workflow (Approvals::InErp):
+        // the review pages link there and never post a decision here.
+        Err(ToolError::invalid(
+            "number",
+            format!(
+                "{number} is approved or rejected in Tryton's own workflow (Quote, Confirm or Cancel on the \
+                 document there), not on draftline's review pages. Nothing was recorded."
+            ),
+        ))
     }
 }
 

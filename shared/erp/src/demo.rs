@@ -2,17 +2,25 @@
 //! branches, items with units, vendors with price lists (and the branches
 //! they supply), stock with items below their reorder point in every branch,
 //! customers with price lists, credit limits, open orders and overdue
-//! invoices, vendor bills, tax types, and four demo users.
+//! invoices, vendor bills, tax types, six demo users, and agent drafts
+//! waiting for review, approved and rejected.
 //!
 //! Dates are set around 2026-11-29 (the tests' clock), so invoices fall in
 //! every ageing bucket on that day. What each branch exercises:
 //! - SBY-01: three items due for reorder (one per unit rule), vendors
-//!   V-00231, V-00415, V-00508 (not V-00612), no purchase orders yet.
+//!   V-00231, V-00415, V-00508 (not V-00612), and three agent PO drafts of
+//!   the days before ([`agent_purchase_orders`]): one waiting for review,
+//!   one approved, one rejected with its reason.
 //! - JKT-01: two items due, PO-JKT-000001 (the document other branches must
 //!   not see), customers and bills.
 //! - BDG-01: three items due, one whose preferred vendor (V-00415) does not
 //!   supply Bandung; customers over their credit limit, on credit hold and
-//!   tax exempt; invoices overdue in every bucket.
+//!   tax exempt; invoices overdue in every bucket; three agent quote drafts
+//!   ([`agent_quotes`]) in every review status.
+//!
+//! The agent drafts are dated days before the tests' clock, outside the
+//! 24 h near-duplicate window, and the branches' number sequences start
+//! after them.
 
 // Fixed demo data computed from constants at seed time: no caller input
 // reaches this arithmetic.
@@ -22,8 +30,9 @@ use rust_decimal::Decimal;
 
 use crate::domain::po::{PoStatus, VendorRef};
 use crate::domain::{
-    BranchVendor, Customer, CustomerInvoice, Item, ListPrice, PoLine, PriceEntry, PurchaseOrder, ReorderPolicy,
-    SalesOrder, SalesOrderStatus, StockLevel, TaxCode, TaxType, UnitConversion, Vendor, VendorBill,
+    BranchVendor, Customer, CustomerInvoice, Decision, Item, ListPrice, PoLine, PriceEntry, PurchaseOrder, Quote,
+    QuoteLine, ReorderPolicy, SalesOrder, SalesOrderStatus, StockLevel, TaxCode, TaxType, UnitConversion, Vendor,
+    VendorBill, Verdict,
 };
 use crate::money::{Money, ROUNDING_RULE};
 use crate::units::Uom;
@@ -81,8 +90,10 @@ pub struct DemoUser {
     pub roles: &'static [&'static str],
 }
 
-/// The four demo users of DESIGN.md.
-pub const USERS: [DemoUser; 4] = [
+/// The demo users of DESIGN.md: four whose agents call the tools, and two
+/// approvers, people who decide on agent drafts on the review pages (their
+/// approve scopes are accepted by no tool).
+pub const USERS: [DemoUser; 6] = [
     DemoUser {
         sub: "buyer-sby",
         branch_id: "SBY-01",
@@ -110,6 +121,20 @@ pub const USERS: [DemoUser; 4] = [
         branch_code: "BDG",
         scope: "sales:read sales:draft finance:read inventory:read",
         roles: &["sales"],
+    },
+    DemoUser {
+        sub: "approver-sby",
+        branch_id: "SBY-01",
+        branch_code: "SBY",
+        scope: "purchasing:read purchasing:approve inventory:read",
+        roles: &["purchasing_manager"],
+    },
+    DemoUser {
+        sub: "approver-bdg",
+        branch_id: "BDG-01",
+        branch_code: "BDG",
+        scope: "sales:read sales:approve finance:read",
+        roles: &["sales_manager"],
     },
 ];
 
@@ -844,6 +869,7 @@ pub fn jakarta_po() -> PurchaseOrder {
         created_at: "2026-11-20T09:00:00.000Z".into(),
         next_step: "Draft PO-JKT-000001 awaits review.".into(),
         decision: None,
+        review_url: None,
     }
 }
 
@@ -916,7 +942,299 @@ pub fn jakarta_purchase_orders() -> Vec<PurchaseOrder> {
             created_at: format!("{created}T08:30:00.000Z"),
             next_step: format!("{number} was handled by a person in the ERP."),
             decision: None,
+            review_url: None,
         });
     }
     orders
+}
+
+/// How an agent came to draft a seeded document: what its audit trail says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentProvenance {
+    /// The agent run (`X-Agent-Run-Id`).
+    pub run_id: &'static str,
+    /// The draft call's tool-call id (`X-Tool-Call-Id`).
+    pub tool_call_id: &'static str,
+    /// The model (`X-Agent-Model`).
+    pub model: &'static str,
+    /// The prompt version (`X-Prompt-Version`).
+    pub prompt_version: &'static str,
+    /// The read the agent made a minute before drafting: tool, arguments
+    /// (JSON) and tool-call id.
+    pub looked_up: (&'static str, &'static str, &'static str),
+}
+
+/// How many purchase orders Surabaya's agent drafted before the demo starts.
+pub const SURABAYA_AGENT_PO_COUNT: i64 = 3;
+/// How many quotes Bandung's agent drafted before the demo starts.
+pub const BANDUNG_AGENT_QUOTE_COUNT: i64 = 3;
+
+fn decision(verdict: Verdict, reason: Option<&str>, by: &str, at: &str) -> Decision {
+    Decision {
+        verdict,
+        reason: reason.map(str::to_owned),
+        decided_by: by.to_owned(),
+        decided_at: at.to_owned(),
+    }
+}
+
+/// A line of a seeded purchase order, priced from the vendor's list.
+fn po_line(line_no: u32, vendor: &str, item_code: &str, qty: i64, uom: Uom) -> PoLine {
+    let items = items();
+    let item = items.iter().find(|i| i.code == item_code);
+    let unit_price = prices()
+        .into_iter()
+        .find(|p| p.vendor == vendor && p.item == item_code && p.uom == uom)
+        .map_or(Decimal::ZERO, |p| p.unit_price);
+    let factor = item.and_then(|i| i.unit(uom)).map_or(1, |u| u.factor);
+    PoLine {
+        line_no,
+        item_code: item_code.into(),
+        item_name: item.map(|i| i.name.clone()).unwrap_or_default(),
+        qty,
+        uom,
+        base_qty: qty * factor,
+        base_uom: item.map_or(uom, |i| i.base_uom),
+        unit_price: Money::new(unit_price, "IDR"),
+        price_source: format!("price list {vendor}, {item_code} per {uom}"),
+        line_total: Money::new(unit_price * Decimal::from(qty), "IDR"),
+    }
+}
+
+/// Surabaya's agent drafts of the days before: PO-SBY-000001 waits for
+/// review, PO-SBY-000002 was approved, PO-SBY-000003 rejected with a reason.
+pub fn agent_purchase_orders() -> Vec<(PurchaseOrder, AgentProvenance)> {
+    let vendors = vendors();
+    let po = |n: i64, vendor_code: &str, lines: Vec<PoLine>, created_at: &str, note: &str, needed_by: &str| {
+        let vendor = vendors.iter().find(|v| v.code == vendor_code);
+        let vendor_name = vendor.map(|v| v.name.clone()).unwrap_or_default();
+        let total: Decimal = lines
+            .iter()
+            .map(|l| l.line_total.amount.parse::<Decimal>().unwrap_or_default())
+            .sum();
+        let draft = crate::domain::PoDraft {
+            branch_id: "SBY-01".into(),
+            vendor: VendorRef {
+                code: vendor_code.into(),
+                name: vendor_name,
+            },
+            needed_by: day(needed_by),
+            currency: "IDR".into(),
+            lines,
+            subtotal: Money::new(total, "IDR"),
+            total: Money::new(total, "IDR"),
+            note: Some(note.into()),
+            client_ref: format!("reorder-{}", &created_at[..10]),
+            drafted_by_agent_run: Some(format!("run-sby-reorder-{}", &created_at[..10])),
+            drafted_on_behalf_of: "buyer-sby".into(),
+            drafted_by_tool_call: None,
+        };
+        draft.numbered(
+            format!("po_01jdemosby{n:016}"),
+            format!("PO-SBY-{n:06}"),
+            created_at.to_owned(),
+        )
+    };
+    let provenance = |run_id, tool_call_id, lookup_call_id| AgentProvenance {
+        run_id,
+        tool_call_id,
+        model: "gpt-5.1",
+        prompt_version: "reorder-agent@3",
+        looked_up: (
+            "inventory_list_below_reorder",
+            r#"{"limit":20,"cursor":null}"#,
+            lookup_call_id,
+        ),
+    };
+    vec![
+        (
+            po(
+                1,
+                "V-00231",
+                vec![
+                    po_line(1, "V-00231", "BRG-0042", 10, Uom::Box),
+                    po_line(2, "V-00231", "VBT-0220", 12, Uom::Pcs),
+                ],
+                "2026-11-26T02:14:09.000Z",
+                "Weekly reorder: BRG-0042 and VBT-0220 are below their reorder points.",
+                "2026-12-10",
+            ),
+            provenance("run-sby-reorder-2026-11-26", "call_sby_1126_02", "call_sby_1126_01"),
+        ),
+        (
+            po(
+                2,
+                "V-00508",
+                vec![po_line(1, "V-00508", "OIL-0310", 20, Uom::Ctn)],
+                "2026-11-25T01:05:42.000Z",
+                "Hydraulic oil for the December maintenance window.",
+                "2026-12-05",
+            )
+            .decided(decision(
+                Verdict::Approved,
+                None,
+                "approver-sby",
+                "2026-11-25T09:30:00.000Z",
+            )),
+            provenance("run-sby-reorder-2026-11-25", "call_sby_1125_02", "call_sby_1125_01"),
+        ),
+        (
+            po(
+                3,
+                "V-00415",
+                vec![po_line(1, "V-00415", "BLT-0107", 10, Uom::Box)],
+                "2026-11-24T01:02:17.000Z",
+                "Bolts below reorder point.",
+                "2026-12-03",
+            )
+            .decided(decision(
+                Verdict::Rejected,
+                Some("CV Baut Jaya raised the bolt price last week; ask them for a new quote before we order."),
+                "approver-sby",
+                "2026-11-24T10:12:00.000Z",
+            )),
+            provenance("run-sby-reorder-2026-11-24", "call_sby_1124_02", "call_sby_1124_01"),
+        ),
+    ]
+}
+
+/// A line of a seeded quote, priced from price list `list` and taxed at VAT 11 %.
+fn quote_line(line_no: u32, list: &str, item_code: &str, qty: i64, uom: Uom) -> QuoteLine {
+    let items = items();
+    let item = items.iter().find(|i| i.code == item_code);
+    let unit_price = list_prices()
+        .into_iter()
+        .find(|p| p.list == list && p.item == item_code && p.uom == uom)
+        .map_or(Decimal::ZERO, |p| p.unit_price);
+    let factor = item.and_then(|i| i.unit(uom)).map_or(1, |u| u.factor);
+    let net = crate::money::round(unit_price * Decimal::from(qty));
+    let tax = crate::money::round(net * Decimal::from(11) / Decimal::from(100));
+    QuoteLine {
+        line_no,
+        item_code: item_code.into(),
+        item_name: item.map(|i| i.name.clone()).unwrap_or_default(),
+        qty,
+        uom,
+        base_qty: qty * factor,
+        base_uom: item.map_or(uom, |i| i.base_uom),
+        unit_price: Money::new(unit_price, "IDR"),
+        price_source: format!("price list {list}, {item_code} per {uom}"),
+        net_amount: Money::new(net, "IDR"),
+        tax_code: TaxCode::Vat11,
+        tax_rate_percent: "11".into(),
+        tax_amount: Money::new(tax, "IDR"),
+        line_total: Money::new(net + tax, "IDR"),
+    }
+}
+
+/// Bandung's agent quote drafts of the days before: QT-BDG-000001 waits for
+/// review, QT-BDG-000002 was approved, QT-BDG-000003 rejected with a reason.
+pub fn agent_quotes() -> Vec<(Quote, AgentProvenance)> {
+    let customers = customers();
+    let quote = |n: i64, customer_code: &str, lines: Vec<QuoteLine>, created_at: &str, valid_until: &str| {
+        let customer = customers.iter().map(|(_, c)| c).find(|c| c.code == customer_code);
+        let amount = |f: fn(&QuoteLine) -> &Money| -> Decimal {
+            lines
+                .iter()
+                .map(|l| f(l).amount.parse::<Decimal>().unwrap_or_default())
+                .sum()
+        };
+        let (subtotal, tax_total) = (amount(|l| &l.net_amount), amount(|l| &l.tax_amount));
+        let draft = crate::domain::QuoteDraft {
+            branch_id: "BDG-01".into(),
+            customer: crate::domain::quote::CustomerRef {
+                code: customer_code.into(),
+                name: customer.map(|c| c.name.clone()).unwrap_or_default(),
+            },
+            price_list: customer.map(|c| c.price_list.clone()).unwrap_or_default(),
+            valid_until: day(valid_until),
+            currency: "IDR".into(),
+            lines,
+            subtotal: Money::new(subtotal, "IDR"),
+            tax_total: Money::new(tax_total, "IDR"),
+            total: Money::new(subtotal + tax_total, "IDR"),
+            credit_check: "Within the credit limit when it was drafted.".into(),
+            note: Some("Customer asked for a price by e-mail.".into()),
+            client_ref: format!("quote-{customer_code}-{}", &created_at[..10]),
+            drafted_by_agent_run: Some(format!("run-bdg-quotes-{}", &created_at[..10])),
+            drafted_on_behalf_of: "sales-bdg".into(),
+            drafted_by_tool_call: None,
+        };
+        draft.numbered(
+            format!("qt_01jdemobdg{n:016}"),
+            format!("QT-BDG-{n:06}"),
+            created_at.to_owned(),
+        )
+    };
+    let provenance = |run_id, tool_call_id, lookup_call_id, customer| AgentProvenance {
+        run_id,
+        tool_call_id,
+        model: "claude-sonnet-4.5",
+        prompt_version: "quote-agent@2",
+        looked_up: ("sales_get_customer_summary", customer, lookup_call_id),
+    };
+    vec![
+        (
+            quote(
+                1,
+                "C-BDG-001",
+                vec![
+                    quote_line(1, "PL-WHOLESALE", "BRG-0042", 5, Uom::Box),
+                    quote_line(2, "PL-WHOLESALE", "GLV-0015", 10, Uom::Box),
+                ],
+                "2026-11-26T03:20:00.000Z",
+                "2026-12-10",
+            ),
+            provenance(
+                "run-bdg-quotes-2026-11-26",
+                "call_bdg_1126_02",
+                "call_bdg_1126_01",
+                r#"{"customer_code":"C-BDG-001"}"#,
+            ),
+        ),
+        (
+            quote(
+                2,
+                "C-BDG-001",
+                vec![quote_line(1, "PL-WHOLESALE", "CBL-0220", 4, Uom::Roll)],
+                "2026-11-25T03:02:00.000Z",
+                "2026-12-09",
+            )
+            .decided(decision(
+                Verdict::Approved,
+                Some("Price matches the framework agreement."),
+                "approver-bdg",
+                "2026-11-25T08:45:00.000Z",
+            )),
+            provenance(
+                "run-bdg-quotes-2026-11-25",
+                "call_bdg_1125_02",
+                "call_bdg_1125_01",
+                r#"{"customer_code":"C-BDG-001"}"#,
+            ),
+        ),
+        (
+            quote(
+                3,
+                "C-BDG-002",
+                vec![quote_line(1, "PL-RETAIL", "OIL-0310", 3, Uom::Ctn)],
+                "2026-11-24T02:40:00.000Z",
+                "2026-12-08",
+            )
+            .decided(decision(
+                Verdict::Rejected,
+                Some(
+                    "CV Mitra Teknik Cimahi has overdue invoices (one since August); no new quote until they are paid.",
+                ),
+                "approver-bdg",
+                "2026-11-24T07:55:00.000Z",
+            )),
+            provenance(
+                "run-bdg-quotes-2026-11-24",
+                "call_bdg_1124_02",
+                "call_bdg_1124_01",
+                r#"{"customer_code":"C-BDG-002"}"#,
+            ),
+        ),
+    ]
 }

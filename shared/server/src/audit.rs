@@ -68,6 +68,41 @@ pub struct CallFacts {
     pub transport: &'static str,
     /// The executor's headers, as far as they were readable.
     pub agent: AgentContext,
+    /// The arguments as they arrived, bounded ([`stored_arguments`]), so a
+    /// reviewer can read what the agent asked for; `None` for no body.
+    pub arguments: Option<StoredArguments>,
+}
+
+/// The most of a call's arguments an audit item keeps, in bytes.
+pub const MAX_STORED_ARGUMENTS: usize = 4096;
+
+/// A bounded copy of a call's arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredArguments {
+    /// The text (UTF-8; invalid bytes replaced), at most [`MAX_STORED_ARGUMENTS`] bytes.
+    pub text: String,
+    /// Whether the body was longer and was cut.
+    pub truncated: bool,
+}
+
+/// The arguments an audit item keeps of `body`: the body as sent, cut at
+/// [`MAX_STORED_ARGUMENTS`] bytes (on a character boundary); `None` when
+/// the body is empty. They are stored as text, never interpreted: the
+/// review pages show them escaped.
+pub fn stored_arguments(body: &[u8]) -> Option<StoredArguments> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    let text = String::from_utf8_lossy(body);
+    let truncated = text.len() > MAX_STORED_ARGUMENTS;
+    let mut end = text.len().min(MAX_STORED_ARGUMENTS);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(StoredArguments {
+        text: text[..end].to_owned(),
+        truncated,
+    })
 }
 
 /// The idempotency facts of a draft call, once its key is known.
@@ -106,7 +141,13 @@ pub struct AuditRecord {
 impl AuditRecord {
     /// The record of an identified caller's call with `outcome`.
     pub fn new(facts: &CallFacts, caller: &Caller, outcome: &Outcome<'_>) -> Self {
-        let id = ulid::Ulid::new().to_string();
+        Self::with_id(ulid::Ulid::new().to_string(), facts, caller, outcome)
+    }
+
+    /// The record with a given item id (a ULID): for items written again
+    /// and again that must stay one item, such as the demo trail a seed
+    /// writes at every start. Calls always get a fresh id ([`Self::new`]).
+    pub fn with_id(id: String, facts: &CallFacts, caller: &Caller, outcome: &Outcome<'_>) -> Self {
         let s = |v: &str| AttributeValue::S(v.to_owned());
         let at = facts.at.to_rfc3339_opts(SecondsFormat::Millis, true);
         let tenant = caller.tenant().as_str();
@@ -146,6 +187,12 @@ impl AuditRecord {
         opt("approval_reason", facts.agent.approval_reason.as_deref());
         opt("idempotency_key", outcome.key.map(|k| k.key.as_str()));
         opt("fingerprint", outcome.key.map(|k| k.fingerprint.as_str()));
+        if let Some(arguments) = &facts.arguments {
+            opt("arguments", Some(&arguments.text));
+            if arguments.truncated {
+                opt("arguments_truncated", Some("true"));
+            }
+        }
         if let Some(doc) = outcome.document {
             opt("document_id", Some(&doc.id));
             opt("document_number", Some(&doc.number));
@@ -154,6 +201,11 @@ impl AuditRecord {
             opt("gsi1sk", Some(&sk));
         }
         Self { id, item }
+    }
+
+    /// The item's sort key (`AUDIT#<time>#<audit id>`).
+    pub fn sort_key(&self) -> Option<&str> {
+        self.item.get("sk").and_then(|v| v.as_s().ok()).map(String::as_str)
     }
 
     /// This item's own id (unique per item, not per request).
@@ -197,5 +249,25 @@ impl AuditRecord {
                 "The call could not be recorded, so its result was withheld.",
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_arguments_are_bounded_on_a_character_boundary() {
+        assert_eq!(stored_arguments(b"  \n"), None);
+        let short = stored_arguments(br#"{"note":"<script>"}"#).unwrap();
+        assert_eq!(short.text, r#"{"note":"<script>"}"#);
+        assert!(!short.truncated);
+        let long = "\u{e9}".repeat(MAX_STORED_ARGUMENTS);
+        let cut = stored_arguments(long.as_bytes()).unwrap();
+        assert!(cut.truncated);
+        assert!(cut.text.len() <= MAX_STORED_ARGUMENTS);
+        assert!(cut.text.chars().all(|c| c == '\u{e9}'));
+        let invalid = stored_arguments(&[b'{', 0xff, b'}']).unwrap();
+        assert_eq!(invalid.text, "{\u{fffd}}");
     }
 }

@@ -69,6 +69,9 @@ pub struct TrytonSettings {
     pub database: String,
     /// `DRAFTLINE_TRYTON_KEY`: the REST bearer key (a secret).
     pub key: Secret,
+    /// `DRAFTLINE_TRYTON_TENANT`: the one tenant id this database serves;
+    /// unset means the database name.
+    pub tenant: Option<String>,
 }
 
 impl ErpSettings {
@@ -97,10 +100,20 @@ impl ErpSettings {
                     });
                 }
                 let key = get("DRAFTLINE_TRYTON_KEY").ok_or(ConfigError::Missing("DRAFTLINE_TRYTON_KEY"))?;
+                let tenant = get("DRAFTLINE_TRYTON_TENANT").map(|t| t.trim().to_owned());
+                if let Some(tenant) = &tenant
+                    && draftline_contract::identity::TenantId::parse(tenant).is_err()
+                {
+                    return Err(ConfigError::Invalid {
+                        name: "DRAFTLINE_TRYTON_TENANT",
+                        reason: "must be a tenant id (letters, digits, '-', '_', '.')".into(),
+                    });
+                }
                 Ok(Self::Tryton(TrytonSettings {
                     url: url.trim_end_matches('/').to_owned(),
                     database,
                     key: Secret::new(key),
+                    tenant,
                 }))
             }
             Some(other) => Err(ConfigError::Invalid {
@@ -108,6 +121,103 @@ impl ErpSettings {
                 reason: format!("'{other}' is not an ERP backend; allowed: builtin, tryton"),
             }),
         }
+    }
+}
+
+/// The review pages: how people sign in and what they may decide.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewSettings {
+    /// `DRAFTLINE_SESSION_SECRET` (at least 32 bytes): the key material of
+    /// the signed session cookies and their CSRF tokens. Without it the JWT
+    /// secret is used; a deployed review function with neither refuses to start.
+    pub session_secret: Option<Secret>,
+    /// Sign-in with OpenID Connect (`DRAFTLINE_OIDC_*`); `None`: not configured.
+    pub oidc: Option<OidcSettings>,
+    /// `DRAFTLINE_REVIEW_ALLOW_SELF_APPROVAL`: whether the person an agent
+    /// drafted for may approve that draft themselves (four eyes off). Default false.
+    pub allow_self_approval: bool,
+    /// The demo sign-in page that lists the demo people. Never read from
+    /// the environment: only [`Config::local`] (`draftline serve`) turns it
+    /// on, so no deployed function can offer it.
+    pub demo_sign_in: bool,
+}
+
+/// OpenID Connect sign-in (authorization code with PKCE) against the
+/// identity provider that issues the access tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OidcSettings {
+    /// `DRAFTLINE_OIDC_ISSUER`: the provider's issuer URL (discovery at
+    /// `<issuer>/.well-known/openid-configuration`).
+    pub issuer: String,
+    /// `DRAFTLINE_OIDC_CLIENT_ID`: this deployment's client at the provider.
+    pub client_id: String,
+    /// `DRAFTLINE_OIDC_CLIENT_SECRET`: the client's secret; unset for a
+    /// public client (PKCE only).
+    pub client_secret: Option<Secret>,
+    /// `DRAFTLINE_OIDC_SCOPES`: the scopes asked for (space-separated;
+    /// `openid` is always included).
+    pub scopes: Vec<String>,
+}
+
+/// The scopes sign-in asks for when `DRAFTLINE_OIDC_SCOPES` is not set.
+pub const DEFAULT_OIDC_SCOPES: &str = "openid purchasing:read purchasing:approve sales:read sales:approve";
+
+impl ReviewSettings {
+    /// Reads the `DRAFTLINE_SESSION_SECRET`, `DRAFTLINE_OIDC_*` and
+    /// `DRAFTLINE_REVIEW_*` variables. The demo sign-in is always off here.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let session_secret = get("DRAFTLINE_SESSION_SECRET").map(Secret::new);
+        if let Some(secret) = &session_secret
+            && secret.expose().len() < 32
+        {
+            return Err(ConfigError::Invalid {
+                name: "DRAFTLINE_SESSION_SECRET",
+                reason: "must be at least 32 bytes".into(),
+            });
+        }
+        let oidc = match (get("DRAFTLINE_OIDC_ISSUER"), get("DRAFTLINE_OIDC_CLIENT_ID")) {
+            (None, None) => None,
+            (None, Some(_)) => return Err(ConfigError::Missing("DRAFTLINE_OIDC_ISSUER")),
+            (Some(_), None) => return Err(ConfigError::Missing("DRAFTLINE_OIDC_CLIENT_ID")),
+            (Some(issuer), Some(client_id)) => {
+                let issuer = issuer.trim().trim_end_matches('/').to_owned();
+                if !(issuer.starts_with("https://") || issuer.starts_with("http://")) {
+                    return Err(ConfigError::Invalid {
+                        name: "DRAFTLINE_OIDC_ISSUER",
+                        reason: "must be an absolute http(s) URL".into(),
+                    });
+                }
+                let mut scopes = vec!["openid".to_owned()];
+                let asked = get("DRAFTLINE_OIDC_SCOPES").unwrap_or_else(|| DEFAULT_OIDC_SCOPES.to_owned());
+                for scope in asked.split_whitespace() {
+                    if !scopes.iter().any(|s| s == scope) {
+                        scopes.push(scope.to_owned());
+                    }
+                }
+                Some(OidcSettings {
+                    issuer,
+                    client_id: client_id.trim().to_owned(),
+                    client_secret: get("DRAFTLINE_OIDC_CLIENT_SECRET").map(Secret::new),
+                    scopes,
+                })
+            }
+        };
+        let allow_self_approval = match get("DRAFTLINE_REVIEW_ALLOW_SELF_APPROVAL").as_deref().map(str::trim) {
+            None | Some("false" | "0" | "no") => false,
+            Some("true" | "1" | "yes") => true,
+            Some(other) => {
+                return Err(ConfigError::Invalid {
+                    name: "DRAFTLINE_REVIEW_ALLOW_SELF_APPROVAL",
+                    reason: format!("'{other}' is not true or false"),
+                });
+            }
+        };
+        Ok(Self {
+            session_secret,
+            oidc,
+            allow_self_approval,
+            demo_sign_in: false,
+        })
     }
 }
 
@@ -147,6 +257,8 @@ pub struct Config {
     /// `DRAFTLINE_NEAR_DUPLICATE_HOURS`: how far back a draft looks for an
     /// open agent draft of the same items before it asks a person (0: never).
     pub near_duplicate_window: Option<Duration>,
+    /// The review pages' settings.
+    pub review: ReviewSettings,
 }
 
 /// A setting is missing or malformed; the message names the variable.
@@ -285,7 +397,9 @@ impl Config {
             },
         };
         let erp = ErpSettings::from_lookup(get)?;
+        let review = ReviewSettings::from_lookup(get)?;
         Ok(Self {
+            review,
             near_duplicate_window,
             erp,
             lease,
@@ -319,6 +433,12 @@ impl Config {
             lease: DEFAULT_LEASE,
             erp: ErpSettings::Builtin,
             near_duplicate_window: Some(DEFAULT_NEAR_DUPLICATE_WINDOW),
+            review: ReviewSettings {
+                session_secret: None,
+                oidc: None,
+                allow_self_approval: false,
+                demo_sign_in: true,
+            },
         }
     }
 }
@@ -421,6 +541,46 @@ mod tests {
         assert!(!format!("{config:?}").contains("k3y-never-shown"));
         env.insert("DRAFTLINE_ERP", "odoo".to_owned());
         assert!(Config::from_lookup(|k| env.get(k).cloned()).is_err());
+    }
+
+    #[test]
+    fn review_settings_are_read_and_checked_and_the_demo_sign_in_never_comes_from_the_environment() {
+        let mut env = full();
+        let review = Config::from_lookup(|k| env.get(k).cloned()).unwrap().review;
+        assert!(!review.demo_sign_in);
+        assert!(!review.allow_self_approval);
+        assert_eq!(review.oidc, None);
+        env.insert("DRAFTLINE_OIDC_CLIENT_ID", "draftline-review".to_owned());
+        let err = Config::from_lookup(|k| env.get(k).cloned()).unwrap_err();
+        assert_eq!(err, ConfigError::Missing("DRAFTLINE_OIDC_ISSUER"));
+        env.insert("DRAFTLINE_OIDC_ISSUER", "https://id.example.com/".to_owned());
+        env.insert("DRAFTLINE_OIDC_CLIENT_SECRET", "oidc-s3cret-never-shown".to_owned());
+        env.insert("DRAFTLINE_SESSION_SECRET", "s".repeat(32));
+        env.insert("DRAFTLINE_REVIEW_ALLOW_SELF_APPROVAL", "true".to_owned());
+        // Whatever the environment says, a deployed function has no demo sign-in.
+        env.insert("DRAFTLINE_DEMO_SIGN_IN", "true".to_owned());
+        let config = Config::from_lookup(|k| env.get(k).cloned()).unwrap();
+        let oidc = config.review.oidc.clone().unwrap();
+        assert_eq!(oidc.issuer, "https://id.example.com");
+        assert_eq!(oidc.scopes[0], "openid");
+        assert!(config.review.allow_self_approval);
+        assert!(!config.review.demo_sign_in);
+        assert!(!format!("{config:?}").contains("oidc-s3cret-never-shown"));
+        for (name, bad) in [
+            ("DRAFTLINE_SESSION_SECRET", "short"),
+            ("DRAFTLINE_REVIEW_ALLOW_SELF_APPROVAL", "maybe"),
+            ("DRAFTLINE_OIDC_ISSUER", "id.example.com"),
+        ] {
+            let mut env = env.clone();
+            env.insert(name, bad.to_owned());
+            let err = Config::from_lookup(|k| env.get(k).cloned()).unwrap_err();
+            assert!(err.to_string().contains(name), "{err}");
+        }
+        assert!(
+            Config::local("http://127.0.0.1:1".into(), "http://127.0.0.1:2".into())
+                .review
+                .demo_sign_in
+        );
     }
 
     #[test]

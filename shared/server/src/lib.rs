@@ -21,6 +21,8 @@
 //! - [`listing`]: the caller's tool list as MCP, OpenAI, AI SDK and OpenAPI.
 //! - [`mcp`]: the stateless MCP endpoint (Streamable HTTP, JSON responses).
 //! - [`runtime`]: Vercel, AWS Lambda and local-server adapters.
+//! - [`pages`]: the seam for pages served next to the tools (the review
+//!   pages plug in here; the server does not depend on them).
 //! - [`config`] (settings, one parser), [`observe`] (logs).
 
 pub mod anonymous;
@@ -34,6 +36,7 @@ pub mod idempotency;
 pub mod listing;
 pub mod mcp;
 pub mod observe;
+pub mod pages;
 pub mod pipeline;
 pub mod response;
 pub mod runtime;

@@ -27,7 +27,10 @@ use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::confirm::{self, Answer};
 use crate::edge;
-use crate::idempotency::{Claim, CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, Resolution};
+use crate::idempotency::{
+    Claim, CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, RecordStatus, Resolution,
+};
+use crate::pages::Pages;
 use crate::response;
 use draftline_contract::canonical;
 use draftline_contract::clock::{Clock, SystemClock};
@@ -166,6 +169,8 @@ pub struct App {
     config: Config,
     cursors: CursorKey,
     anonymous: AnonymousTrace,
+    review_pages: String,
+    pages: Option<Arc<dyn Pages>>,
 }
 
 impl std::fmt::Debug for App {
@@ -195,12 +200,35 @@ impl App {
         Self {
             auth: Authenticator::new(&config),
             cursors,
+            review_pages: format!("{}/review", crate::auth::origin_of(&config.resource)),
+            pages: None,
             registry,
             db,
             clock,
             config,
             anonymous: AnonymousTrace::new(),
         }
+    }
+
+    /// This app, also serving `pages` (the review pages) under their prefix.
+    pub fn with_pages(mut self, pages: Arc<dyn Pages>) -> Self {
+        self.pages = Some(pages);
+        self
+    }
+
+    /// The pages this app serves besides the tools, if any.
+    pub fn pages(&self) -> Option<&Arc<dyn Pages>> {
+        self.pages.as_ref()
+    }
+
+    /// Where this deployment's review pages are (`<resource origin>/review`).
+    pub fn review_pages(&self) -> &str {
+        &self.review_pages
+    }
+
+    /// The key that seals this deployment's pagination cursors.
+    pub fn cursors(&self) -> &CursorKey {
+        &self.cursors
     }
 
     /// The tools.
@@ -325,6 +353,7 @@ impl App {
             tool: tool.chars().take(64).collect(),
             transport: entry.transport.as_str(),
             agent: AgentContext::lenient(entry.headers),
+            arguments: crate::audit::stored_arguments(body),
         };
         let caller = match entry.identity {
             Ok(caller) => caller,
@@ -396,6 +425,7 @@ impl App {
             draft_key: None,
             decision: None,
             near_duplicate_window: self.config.near_duplicate_window,
+            review_pages: &self.review_pages,
         };
         match tool {
             Registered::Read(read) => {
@@ -502,15 +532,26 @@ impl App {
         // One read answers every retry: replay, conflict or in flight. It
         // comes before the rules that depend on the clock, so a retry after
         // midnight still finds yesterday's draft.
-        match store.lookup(key).await {
+        // Which use of the key this call continues: a claim whose lease
+        // lapsed (its worker died, perhaps after the ERP write) is continued,
+        // anything else starts a new one.
+        let continued = match store.lookup(key).await {
             Ok(Some(record)) => {
                 if let Some(answer) = self.answer_from_record(&record, key, &key_facts.fingerprint, &owner) {
                     return Served::unaudited(answer, Some(key_facts));
                 }
+                let live = record.expires_at > self.clock.now().timestamp();
+                record
+                    .generation
+                    .filter(|_| live && record.status == RecordStatus::InProgress)
             }
-            Ok(None) => {}
+            Ok(None) => None,
             Err(err) => return fail(err, key_facts),
-        }
+        };
+        let generation = match continued {
+            Some(earlier) => Generation::Continued(earlier),
+            None => Generation::New(ulid::Ulid::new().to_string()),
+        };
         if let Err(err) = tool.check_rules(input, &self.rules()) {
             return fail(err, key_facts);
         }
@@ -532,7 +573,7 @@ impl App {
                 }
             }
         };
-        let draft_key = external_key(call.caller, key);
+        let draft_key = external_key(call.caller, key, generation.id());
         let call = Call {
             draft_key: Some(&draft_key),
             decision: decision.as_ref(),
@@ -574,7 +615,15 @@ impl App {
                 } => (document, batch, output),
                 Draft::External(external) => {
                     return self
-                        .draft_external(tool, &call, facts, key, key_facts, &owner, external.as_ref())
+                        .draft_external(
+                            tool,
+                            &call,
+                            facts,
+                            (key, &generation),
+                            key_facts,
+                            &owner,
+                            external.as_ref(),
+                        )
                         .await;
                 }
                 // A person chose the existing draft: nothing is written.
@@ -669,7 +718,7 @@ impl App {
         tool: &dyn ErasedDraft,
         call: &Call<'_>,
         facts: &CallFacts,
-        key: &IdempotencyKey,
+        (key, generation): (&IdempotencyKey, &Generation),
         key_facts: KeyFacts,
         owner: &str,
         external: &dyn ExternalDraft<Value>,
@@ -680,6 +729,7 @@ impl App {
         let claimed = store
             .claim(
                 key,
+                generation.id(),
                 name,
                 &key_facts.fingerprint,
                 owner,
@@ -699,9 +749,15 @@ impl App {
             }
             Err(err) => return fail(err, key_facts),
         };
-        // An earlier worker may have created the document and died before
-        // completing the key: its document carries the same key.
-        let created = match external.find().await {
+        // A worker continuing a lapsed claim looks first: the earlier worker
+        // may have created the document and died before completing the key,
+        // and its document carries the same external key. A new use of the
+        // key cannot have a document yet.
+        let found = match generation {
+            Generation::Continued(_) => external.find().await,
+            Generation::New(_) => Ok(None),
+        };
+        let created = match found {
             Ok(Some(created)) => Ok(created),
             Ok(None) => external.create().await,
             Err(err) => Err(err),
@@ -790,13 +846,32 @@ impl App {
     }
 }
 
+/// Which use of an idempotency key a draft is: the external key of its
+/// document depends on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Generation {
+    /// A new use: no document can carry its key yet.
+    New(String),
+    /// The use of a claim whose worker's lease lapsed: its document may exist.
+    Continued(String),
+}
+
+impl Generation {
+    fn id(&self) -> &str {
+        match self {
+            Self::New(id) | Self::Continued(id) => id,
+        }
+    }
+}
+
 /// The key as an external system stores it (`draftline_key`): the SHA-256
-/// of the tenant and the stored key, so it is unique per tenant and
-/// caller's key, bounded in length, and says nothing about either.
-fn external_key(caller: &Caller, key: &IdempotencyKey) -> String {
+/// of the tenant, the stored key and the use of it (`generation`, kept by a
+/// worker that takes a lapsed claim over), so it is unique per tenant,
+/// caller's key and use, bounded in length, and says nothing about either.
+fn external_key(caller: &Caller, key: &IdempotencyKey, generation: &str) -> String {
     use sha2::Digest;
     let mut digest = sha2::Sha256::new();
-    for part in [caller.tenant().as_str(), &key.storage_key(caller)] {
+    for part in [caller.tenant().as_str(), &key.storage_key(caller), generation] {
         digest.update(part.as_bytes());
         digest.update([0u8]);
     }

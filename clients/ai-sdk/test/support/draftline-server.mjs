@@ -81,16 +81,23 @@ function installExitHooks() {
 
 /**
  * Starts `draftline serve` on a free port and resolves once it prints `listening on`.
- * @param {{ readyTimeoutMs?: number, env?: Record<string, string> }} [options]
+ * `erp` picks the backend behind the tools (`--erp`): the built-in demo ERP, or a local
+ * Tryton (`tryton`; installed into the cache on first use). Default: $DRAFTLINE_TEST_ERP,
+ * else builtin, so a whole suite can run again against Tryton.
+ * @param {{ readyTimeoutMs?: number, env?: Record<string, string>, erp?: "builtin" | "tryton" }} [options]
  * @returns {Promise<DraftlineServer>}
  */
-export async function startDraftline({ readyTimeoutMs = 60_000, env = {} } = {}) {
+export async function startDraftline({
+  readyTimeoutMs = 300_000,
+  env = {},
+  erp = /** @type {"builtin" | "tryton"} */ (process.env.DRAFTLINE_TEST_ERP === "tryton" ? "tryton" : "builtin"),
+} = {}) {
   const bin = draftlineBin();
   if (!existsSync(bin)) {
     throw new Error(`${bin} does not exist: run \`cargo build -p draftline-cli\` (or set DRAFTLINE_BIN)`);
   }
   installExitHooks();
-  const child = spawn(bin, ["serve", "--port", "0"], {
+  const child = spawn(bin, ["serve", "--port", "0", "--erp", erp], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

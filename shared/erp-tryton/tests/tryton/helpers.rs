@@ -202,6 +202,7 @@ impl Context {
             draft_key: self.draft_key.as_deref(),
             decision: None,
             near_duplicate_window: self.window,
+            review_pages: "http://127.0.0.1:3000/review",
         }
     }
 }

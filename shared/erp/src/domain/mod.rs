@@ -27,7 +27,7 @@ pub use open_draft::{OpenDraft, OpenLine};
 pub use po::{DocumentStatus, PoDraft, PoLine, PoStatus, PurchaseOrder, VendorRef};
 pub use price_list::ListPrice;
 pub use quote::{CustomerRef, Quote, QuoteDraft, QuoteLine};
-pub use review::{AgentDraft, Decision, DocumentKind, DraftFilter, NewDecision, Verdict};
+pub use review::{AgentDraft, Decision, DocumentKind, DraftFilter, NewDecision, Reviewable, Verdict, review_url};
 pub use sales_order::{SalesOrder, SalesOrderStatus};
 pub use stock::{ReorderPolicy, StockLevel};
 pub use tax::{TaxCode, TaxType};

@@ -30,6 +30,11 @@ pub struct OpenDraft {
     pub agent_run: Option<String>,
     /// When it was drafted (RFC 3339, UTC).
     pub created_at: String,
+    /// The key it was drafted under, where the ERP keeps it (`draftline_key`):
+    /// a draft of the very call being made (a worker that died after the ERP
+    /// write) is not a duplicate of itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 impl OpenDraft {

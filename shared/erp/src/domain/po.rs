@@ -143,6 +143,11 @@ pub struct PurchaseOrder {
     /// decided), once there is one; null while the draft waits for review.
     #[serde(default)]
     pub decision: Option<Decision>,
+    /// The page where a person reviews this order
+    /// (`<deployment>/review/documents/<number>`): tell the user it waits
+    /// there. Set in every answer; not stored.
+    #[serde(default)]
+    pub review_url: Option<String>,
 }
 
 /// A purchase order the tool has priced and checked, not yet in the ERP:
@@ -202,6 +207,7 @@ impl PoDraft {
             drafted_on_behalf_of: self.drafted_on_behalf_of.clone(),
             created_at,
             decision: None,
+            review_url: None,
         }
     }
 }

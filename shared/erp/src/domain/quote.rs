@@ -106,6 +106,11 @@ pub struct Quote {
     /// decided), once there is one; null while the draft waits for review.
     #[serde(default)]
     pub decision: Option<super::review::Decision>,
+    /// The page where a person reviews this quote
+    /// (`<deployment>/review/documents/<number>`): tell the user it waits
+    /// there. Set in every answer; not stored.
+    #[serde(default)]
+    pub review_url: Option<String>,
 }
 
 /// A quote the tool has priced and checked, not yet in the ERP: the ERP
@@ -174,6 +179,7 @@ impl QuoteDraft {
             drafted_on_behalf_of: self.drafted_on_behalf_of.clone(),
             created_at,
             decision: None,
+            review_url: None,
         }
     }
 }

@@ -110,6 +110,32 @@ pub struct DraftFilter {
     pub status: Option<String>,
 }
 
+/// A document a person reviews on its own page.
+pub trait Reviewable {
+    /// This document with `review_url` set to its page under `review_pages`
+    /// (`https://host/review`).
+    fn with_review_url(self, review_pages: &str) -> Self;
+}
+
+/// The review page of document `number` under `review_pages`.
+pub fn review_url(review_pages: &str, number: &str) -> String {
+    format!("{}/documents/{number}", review_pages.trim_end_matches('/'))
+}
+
+impl Reviewable for PurchaseOrder {
+    fn with_review_url(mut self, review_pages: &str) -> Self {
+        self.review_url = Some(review_url(review_pages, &self.po_number));
+        self
+    }
+}
+
+impl Reviewable for Quote {
+    fn with_review_url(mut self, review_pages: &str) -> Self {
+        self.review_url = Some(review_url(review_pages, &self.quote_number));
+        self
+    }
+}
+
 impl Decision {
     /// What happens next after this decision on document `number`, for the
     /// model to tell the user (a rejection carries its reason).

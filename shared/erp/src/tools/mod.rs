@@ -31,6 +31,7 @@ use draftline_contract::ToolError;
 use draftline_contract::tool::{Created, DocumentRef, Draft, ExternalDraft};
 use validator::ValidationError;
 
+use crate::domain::Reviewable;
 use crate::port::{ExternalDocument, Placement};
 
 /// The start of the near-duplicate window ending `now` (`now` itself when
@@ -75,6 +76,7 @@ impl Check {
 /// until they decide. `None` when no open draft matches.
 pub(crate) fn near_duplicate<'a>(
     open: &[crate::domain::OpenDraft],
+    own_key: Option<&str>,
     items: impl IntoIterator<Item = &'a str> + Clone,
     counterparty: &str,
     kind: &str,
@@ -84,6 +86,7 @@ pub(crate) fn near_duplicate<'a>(
     use draftline_contract::error::{ExistingDraft, Question};
     let existing = open
         .iter()
+        .filter(|draft| own_key.is_none() || draft.key.as_deref() != own_key)
         .filter(|draft| draft.same_items(items.clone()))
         .max_by(|a, b| a.created_at.cmp(&b.created_at))?;
     let age = chrono::DateTime::parse_from_rfc3339(&existing.created_at)
@@ -136,26 +139,29 @@ pub(crate) fn near_duplicate<'a>(
 /// A placed draft as the contract's prepared draft: an atomic one as it is;
 /// an external one finished into the tool's answer once the ERP has numbered
 /// it (`numbered(draft, id, number, created_at)`).
+/// Either way the answer carries the document's `review_url` under `review_pages`.
 pub(crate) fn prepared<D, O>(
     placement: Placement<O>,
     draft: D,
     numbered: fn(&D, String, String, String) -> O,
     document: fn(&O) -> DocumentRef,
+    review_pages: &str,
 ) -> Draft<O>
 where
     D: Send + Sync + 'static,
-    O: Send + 'static,
+    O: Reviewable + Send + 'static,
 {
     match placement {
         Placement::Atomic { document: doc, batch } => Draft::Atomic {
             document: document(&doc),
             batch,
-            output: doc,
+            output: doc.with_review_url(review_pages),
         },
         Placement::External(external) => Draft::External(Box::new(Finishing {
             external,
             draft,
             numbered,
+            review_pages: review_pages.to_owned(),
         })),
     }
 }
@@ -165,10 +171,11 @@ struct Finishing<D, O> {
     external: Box<dyn ExternalDocument>,
     draft: D,
     numbered: fn(&D, String, String, String) -> O,
+    review_pages: String,
 }
 
 #[async_trait]
-impl<D: Send + Sync + 'static, O: Send + 'static> ExternalDraft<O> for Finishing<D, O> {
+impl<D: Send + Sync + 'static, O: Reviewable + Send + 'static> ExternalDraft<O> for Finishing<D, O> {
     async fn find(&self) -> Result<Option<Created>, ToolError> {
         self.external.find().await
     }
@@ -183,7 +190,8 @@ impl<D: Send + Sync + 'static, O: Send + 'static> ExternalDraft<O> for Finishing
             created.document.id.clone(),
             created.document.number.clone(),
             created.created_at.clone(),
-        ))
+        )
+        .with_review_url(&self.review_pages))
     }
 }
 

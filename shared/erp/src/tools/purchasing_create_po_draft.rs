@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use validator::Validate;
 
 use crate::domain::po::VendorRef;
-use crate::domain::{Item, PoDraft, PoLine, PriceEntry, PurchaseOrder, Vendor};
+use crate::domain::{Item, PoDraft, PoLine, PriceEntry, PurchaseOrder, Reviewable, Vendor};
 use crate::money::{self, Money};
 use crate::port::{Erp, Scope};
 use crate::pricing;
@@ -87,7 +87,8 @@ impl ToolSpec for PurchasingCreatePoDraft {
         description: "Creates a purchase order in status draft for your branch, priced by the server from the \
 vendor's price list. The draft does not reach the vendor, stock or the ledger: a person reviews and approves it in the \
 ERP. Each item must be supplied by the vendor and ordered in one of its units (e.g. PCS or BOX, 1 BOX = 24 PCS); \
-needed_by is today or later. Returns the draft with its PO number, priced lines and totals. Retrying with the same \
+needed_by is today or later. Returns the draft with its PO number, priced lines, totals and review_url: the page \
+where a person reviews it (tell the user the draft waits there). Retrying with the same \
 idempotency key (or the same X-Agent-Run-Id and client_ref) returns the same draft instead of a second one. Use \
 purchasing_search_vendors to find the vendor code and inventory_list_below_reorder for what to order; to read a draft \
 back use purchasing_get_po. Example: {\"vendor_code\": \"V-00231\", \"needed_by\": \"2026-12-15\", \"client_ref\": \
@@ -243,6 +244,7 @@ impl DraftTool for PurchasingCreatePoDraft {
         let items_asked = codes.iter().map(String::as_str);
         if let Some(question) = super::near_duplicate(
             &open,
+            call.draft_key,
             items_asked,
             &vendor.code,
             "purchase_order",
@@ -263,7 +265,7 @@ impl DraftTool for PurchasingCreatePoDraft {
                     number: existing.po_number.clone(),
                     kind: "purchase_order".to_owned(),
                 },
-                output: existing,
+                output: existing.with_review_url(call.review_pages),
             });
         }
 
@@ -300,6 +302,7 @@ impl DraftTool for PurchasingCreatePoDraft {
                 number: po.po_number.clone(),
                 kind: "purchase_order".to_owned(),
             },
+            call.review_pages,
         ))
     }
 }

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
-use crate::domain::PurchaseOrder;
+use crate::domain::{PurchaseOrder, Reviewable};
 use crate::port::{Erp, Scope};
 
 /// Input of `purchasing_get_po`.
@@ -64,6 +64,7 @@ impl ReadTool for PurchasingGetPo {
         self.erp
             .purchase_order(&Scope::of(call.caller), &input.po_number)
             .await?
+            .map(|po| po.with_review_url(call.review_pages))
             .ok_or_else(|| po_not_found(&input.po_number))
     }
 }

@@ -19,7 +19,7 @@ use validator::Validate;
 
 use super::sales_get_customer_summary::customer_not_found;
 use crate::domain::quote::CustomerRef;
-use crate::domain::{CreditPosition, Customer, ListPrice, Quote, QuoteDraft, QuoteLine, TaxCode, TaxType};
+use crate::domain::{CreditPosition, Customer, ListPrice, Quote, QuoteDraft, QuoteLine, Reviewable, TaxCode, TaxType};
 use crate::money::{self, Money};
 use crate::port::{Erp, Scope};
 use crate::pricing;
@@ -94,13 +94,14 @@ impl ToolSpec for SalesCreateQuoteDraft {
         name: "sales_create_quote_draft",
         title: "Create a sales quote draft",
         description: "Creates a sales quote in status draft for a customer of your branch, priced from the \
-customer's price list and taxed per line. The draft is not sent to the customer and reserves no stock: a person \
-reviews and sends it. Every line needs a tax_code (call finance_list_tax_types for the codes and rates; tax-exempt \
+customer's price list and taxed per line. It is not sent and reserves no stock: a person \
+reviews and sends it. Every line needs a tax_code (finance_list_tax_types lists codes and rates; tax-exempt \
 customers use EXEMPT); items must be on the customer's price list in the unit asked; customers on credit hold cannot \
-be quoted; valid_until is today or later. Returns the draft with its quote number, priced and taxed lines, subtotal, \
-tax total and total (tax included), and a credit check. Retrying with the same idempotency key (or the same \
-X-Agent-Run-Id and client_ref) returns the same draft instead of a second one. Use sales_get_customer_summary first \
-to see the price list, credit and overdue invoices. Example: {\"customer_code\": \"C-BDG-001\", \"valid_until\": \
+be quoted; valid_until is today or later. Returns the quote number, priced and taxed lines, subtotal, \
+tax total, total (tax included), a credit check, and review_url (tell the user it waits for review \
+there). A retry with the same idempotency key (or X-Agent-Run-Id and client_ref) returns the same draft, \
+not a second one. Call sales_get_customer_summary first \
+for the price list, credit and overdue invoices. Example: {\"customer_code\": \"C-BDG-001\", \"valid_until\": \
 \"2026-12-31\", \"client_ref\": \"quote-tekstil-1\", \"note\": null, \"lines\": [{\"item_code\": \"BRG-0042\", \
 \"qty\": 2, \"uom\": \"BOX\", \"tax_code\": \"VAT11\"}]}",
         module: "sales",
@@ -367,9 +368,15 @@ impl DraftTool for SalesCreateQuoteDraft {
         // Ask rather than guess: the same items for the same customer drafted
         // in the last day under another key.
         let items_asked = codes.iter().map(String::as_str);
-        if let Some(question) =
-            super::near_duplicate(&open, items_asked, &customer.code, "quote", "sales_get_quote", now)
-        {
+        if let Some(question) = super::near_duplicate(
+            &open,
+            call.draft_key,
+            items_asked,
+            &customer.code,
+            "quote",
+            "sales_get_quote",
+            now,
+        ) {
             return Err(question);
         }
         if let super::Check::UseExisting(number) = check {
@@ -385,7 +392,7 @@ impl DraftTool for SalesCreateQuoteDraft {
                     number: existing.quote_number.clone(),
                     kind: "quote".to_owned(),
                 },
-                output: existing,
+                output: existing.with_review_url(call.review_pages),
             });
         }
 
@@ -429,6 +436,7 @@ impl DraftTool for SalesCreateQuoteDraft {
                 number: quote.quote_number.clone(),
                 kind: "quote".to_owned(),
             },
+            call.review_pages,
         ))
     }
 }

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
-use crate::domain::Quote;
+use crate::domain::{Quote, Reviewable};
 use crate::port::{Erp, Scope};
 
 /// Input of `sales_get_quote`.
@@ -56,6 +56,7 @@ impl ReadTool for SalesGetQuote {
         self.erp
             .quote(&Scope::of(call.caller), &input.quote_number)
             .await?
+            .map(|quote| quote.with_review_url(call.review_pages))
             .ok_or_else(|| {
                 ToolError::NotFound(format!(
                     "Quote {} was not found in your branch. Nothing was read. Check the number; quote numbers look \

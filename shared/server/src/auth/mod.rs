@@ -140,6 +140,18 @@ pub fn normalize_resource(url: &str) -> String {
     format!("{scheme}://{authority}{path}").trim_end_matches('/').to_owned()
 }
 
+/// The origin (`scheme://host[:port]`) of a resource URL, without its path:
+/// where a deployment's pages (`/review`) live.
+pub fn origin_of(resource: &str) -> &str {
+    let Some((_, rest)) = resource.split_once("://") else {
+        return resource.trim_end_matches('/');
+    };
+    match rest.find('/') {
+        Some(at) => &resource[..resource.len() - rest.len() + at],
+        None => resource.trim_end_matches('/'),
+    }
+}
+
 /// The `aud` claim: one string or an array of them, normalized.
 #[derive(Debug, Default)]
 struct Audience(Vec<String>);
@@ -241,6 +253,13 @@ mod tests {
             normalize_resource("https://h.example/a"),
             normalize_resource("https://h.example/b")
         );
+    }
+
+    #[test]
+    fn the_origin_of_a_resource_drops_its_path() {
+        assert_eq!(origin_of("https://h.example/mcp"), "https://h.example");
+        assert_eq!(origin_of("http://127.0.0.1:3000"), "http://127.0.0.1:3000");
+        assert_eq!(origin_of("https://h.example/"), "https://h.example");
     }
 
     #[test]

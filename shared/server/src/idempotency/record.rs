@@ -53,6 +53,11 @@ pub struct IdempotencyRecord {
     pub lease_until_ms: Option<i64>,
     /// For in-progress records: the lease holder's token (fencing).
     pub lease_token: Option<String>,
+    /// For claimed records: which use of the key this is. Part of the key an
+    /// external system stores, so a worker taking over a lapsed lease finds
+    /// the document of the same use, and a key used again after its record
+    /// expired starts a new document.
+    pub generation: Option<String>,
 }
 
 /// What a stored record means for a new call with the same key.
@@ -132,6 +137,7 @@ impl IdempotencyRecord {
             expires_at: now.timestamp() + ttl.as_secs() as i64,
             lease_until_ms: None,
             lease_token: None,
+            generation: None,
         }
     }
 
@@ -164,6 +170,9 @@ impl IdempotencyRecord {
         }
         if let Some(token) = &self.lease_token {
             item.insert("lease_token".into(), AttributeValue::S(token.clone()));
+        }
+        if let Some(generation) = &self.generation {
+            item.insert("generation".into(), AttributeValue::S(generation.clone()));
         }
         item
     }
@@ -199,6 +208,7 @@ impl IdempotencyRecord {
             expires_at: n("expires_at")?,
             lease_until_ms: n("lease_until"),
             lease_token: s("lease_token"),
+            generation: s("generation"),
         })
     }
 }

@@ -36,6 +36,15 @@ const RECORD_SK: &str = "IDEM";
 const KEY_IS_FREE: &str = "attribute_not_exists(pk) OR expires_at <= :now_s \
      OR (#status = :in_progress AND lease_until <= :now_ms)";
 
+/// A key a draft in another system may claim for `:generation`: free, and
+/// either new (absent or expired: any generation starts) or a lapsed claim
+/// of that same generation (a takeover continues the same use of the key;
+/// a call that chose a new generation before another worker claimed and
+/// lapsed must look again rather than create a second document).
+const CLAIMABLE: &str = "(attribute_not_exists(pk) OR expires_at <= :now_s) \
+     OR (#status = :in_progress AND lease_until <= :now_ms \
+         AND (generation = :generation OR attribute_not_exists(generation)))";
+
 /// Why a draft's transaction did not commit. In every case nothing of it
 /// was written, except [`CommitFailure::Store`] with an uncertain outcome.
 #[derive(Debug)]
@@ -225,6 +234,7 @@ impl<'a> IdempotencyStore<'a> {
     pub async fn claim(
         &self,
         key: &IdempotencyKey,
+        generation: &str,
         tool: &str,
         fingerprint: &str,
         owner: &str,
@@ -247,18 +257,21 @@ impl<'a> IdempotencyStore<'a> {
             expires_at: now.timestamp() + ttl.as_secs() as i64,
             lease_until_ms: Some(now.timestamp_millis() + lease.as_millis() as i64),
             lease_token: Some(token.0.clone()),
+            generation: Some(generation.to_owned()),
         };
         let mut item = record.to_attributes();
         item.extend(self.key(key));
+        let mut values = Self::free_values(now);
+        values.insert(":generation".to_owned(), AttributeValue::S(generation.to_owned()));
         let result = self
             .db
             .client()
             .put_item()
             .table_name(self.db.table())
             .set_item(Some(item))
-            .condition_expression(KEY_IS_FREE)
+            .condition_expression(CLAIMABLE)
             .expression_attribute_names("#status", "status")
-            .set_expression_attribute_values(Some(Self::free_values(now)))
+            .set_expression_attribute_values(Some(values))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
             .await;

@@ -6,7 +6,9 @@
 //! - `GET /.well-known/oauth-protected-resource` (also with the `/api/mcp`
 //!   suffix): RFC 9728 metadata;
 //! - `GET /api/tools?format=…`: the caller's tool list;
-//! - `GET /healthz`: liveness.
+//! - `GET /healthz`: liveness;
+//! - everything under the prefix of the app's [`Pages`](crate::pages::Pages)
+//!   handler (`/review`), when it has one.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -45,6 +47,11 @@ pub async fn route(app: &App, request: Request<Bytes>) -> Response<Bytes> {
             &json!({"ok": true}),
             &crate::edge::request_id(request.headers()),
         );
+    }
+    if let Some(pages) = app.pages()
+        && crate::pages::owns(pages.prefix(), &path)
+    {
+        return pages.handle(app, request).await;
     }
     if path == "/api/tools" {
         return crate::listing::handle(app, request).await;

@@ -20,6 +20,7 @@ use http::{Request, Response};
 
 use crate::config::{Config, ConfigError};
 use crate::observe;
+use crate::pages::Pages;
 use crate::pipeline::App;
 use draftline_contract::clock::SystemClock;
 use draftline_contract::tool::Registry;
@@ -36,6 +37,8 @@ pub enum Function {
     Mcp,
     /// The caller's tool list (`GET /api/tools?format=`).
     Tools,
+    /// The app's [`Pages`] (the review pages), under their prefix.
+    Pages,
 }
 
 /// Serves one request to `function`.
@@ -45,6 +48,14 @@ pub async fn serve(app: &App, function: Function, request: Request<Bytes>) -> Re
         Function::ProtectedResourceMetadata => local::metadata_response(app, &request),
         Function::Mcp => crate::mcp::handle(app, request).await,
         Function::Tools => crate::listing::handle(app, request).await,
+        Function::Pages => match app.pages() {
+            Some(pages) => pages.handle(app, request).await,
+            None => crate::response::json(
+                http::StatusCode::NOT_FOUND,
+                &serde_json::json!({"ok": false, "error": {"code": "NOT_FOUND", "message": "This function serves no pages.", "retryable": false}}),
+                &crate::edge::request_id(request.headers()),
+            ),
+        },
     }
 }
 
@@ -57,6 +68,27 @@ pub type Catalogue = fn(&Config, &Db) -> Result<Registry, ConfigError>;
 /// requests through Lambda if `AWS_LAMBDA_RUNTIME_API` is set, else through
 /// the Vercel runtime.
 pub async fn run_function(catalogue: Catalogue, function: Function) -> ExitCode {
+    start(function, |config, db| Ok((catalogue(config, db)?, None))).await
+}
+
+/// Runs the deployed function of a [`Pages`] handler (`api/review.rs`):
+/// as [`run_function`], with `build` making the tools and the pages once
+/// per warm instance from the configuration (it refuses to start, naming
+/// the setting, when the pages cannot work with it).
+pub async fn run_pages<F>(build: F) -> ExitCode
+where
+    F: FnOnce(&Config, &Db) -> Result<(Registry, Arc<dyn Pages>), ConfigError>,
+{
+    start(Function::Pages, |config, db| {
+        build(config, db).map(|(registry, pages)| (registry, Some(pages)))
+    })
+    .await
+}
+
+async fn start<F>(function: Function, build: F) -> ExitCode
+where
+    F: FnOnce(&Config, &Db) -> Result<(Registry, Option<Arc<dyn Pages>>), ConfigError>,
+{
     observe::init_json_logs();
     let config = match Config::from_env() {
         Ok(config) => config,
@@ -70,8 +102,8 @@ pub async fn run_function(catalogue: Catalogue, function: Function) -> ExitCode 
         }
     };
     let db = Db::connect(&config.table, config.dynamodb_endpoint.as_deref()).await;
-    let registry = match catalogue(&config, &db) {
-        Ok(registry) => registry,
+    let (registry, pages) = match build(&config, &db) {
+        Ok(built) => built,
         Err(err) => {
             eprintln!("draftline: refusing to start: {err}");
             tracing::error!(error = %err, "refusing to start");
@@ -87,7 +119,11 @@ pub async fn run_function(catalogue: Catalogue, function: Function) -> ExitCode 
         eprintln!("draftline: refusing to start: no tool named {name} in the catalogue");
         return ExitCode::FAILURE;
     }
-    let app = Arc::new(App::with_parts(registry, config, db, Arc::new(SystemClock)));
+    let mut app = App::with_parts(registry, config, db, Arc::new(SystemClock));
+    if let Some(pages) = pages {
+        app = app.with_pages(pages);
+    }
+    let app = Arc::new(app);
     let served = if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
         lambda::run(app, function).await
     } else {

@@ -1,0 +1,9 @@
+//! `/review/*`: the review pages, where people sign in and approve or
+//! reject agent drafts; see `draftline_review`.
+
+use draftline_erp_backends::Backend;
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    draftline_review::run_function(|config, db| Ok(Backend::connect(config, db)?.erp())).await
+}

@@ -1,0 +1,288 @@
+//! `GET /review`: the queue of agent drafts of the person's branch, newest
+//! first, with what a reviewer decides on: who the agent acted for, which
+//! model and prompt version, the total, how old, and a link to its run.
+//!
+//! Filters: `kind` (`purchase_order`, `quote`) and `status`; pages are
+//! continued with a sealed cursor bound to the person's branch and the
+//! filters. A person sees the kinds their scopes allow (a read or approve
+//! scope of purchasing for orders, of sales for quotes).
+//!
+//! Model and prompt version are not on the documents: they come from the
+//! first audit item of each document (the call that drafted it), read
+//! together for the page. That works the same on every backend, because
+//! the audit is always in draftline's table.
+
+use std::fmt::Write;
+
+use bytes::Bytes;
+use draftline_contract::ToolError;
+use draftline_contract::cursor::CursorScope;
+use draftline_erp::domain::{AgentDraft, DocumentKind, DraftFilter};
+use draftline_erp::port::Scope;
+use http::{Request, Response, StatusCode};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::html::{self, attr, text};
+use crate::web::{Fields, encode};
+use crate::{Context, may_see, trail};
+
+/// Drafts per page.
+pub const PAGE_SIZE: usize = 20;
+
+/// The statuses a queue may be filtered by.
+pub const STATUSES: [&str; 6] = ["draft", "approved", "rejected", "sent", "received", "cancelled"];
+
+#[derive(Serialize, Deserialize)]
+struct Position {
+    after: String,
+}
+
+fn parse_kind(value: Option<&str>) -> Result<Option<DocumentKind>, ToolError> {
+    match value {
+        None => Ok(None),
+        Some("purchase_order") => Ok(Some(DocumentKind::PurchaseOrder)),
+        Some("quote") => Ok(Some(DocumentKind::Quote)),
+        Some(other) => Err(ToolError::invalid(
+            "kind",
+            format!(
+                "'{}' is not a kind of draft. Allowed: purchase_order, quote (or none for both).",
+                other.chars().take(40).collect::<String>()
+            ),
+        )),
+    }
+}
+
+fn parse_status(value: Option<&str>) -> Result<Option<String>, ToolError> {
+    match value {
+        None => Ok(None),
+        Some(status) if STATUSES.contains(&status) => Ok(Some(status.to_owned())),
+        Some(other) => Err(ToolError::invalid(
+            "status",
+            format!(
+                "'{}' is not a status. Allowed: {} (or none for all).",
+                other.chars().take(40).collect::<String>(),
+                STATUSES.join(", ")
+            ),
+        )),
+    }
+}
+
+/// `GET /review`.
+pub async fn page(cx: &Context<'_>, request: &Request<Bytes>) -> Response<Bytes> {
+    match render(cx, request).await {
+        Ok(main) => cx.page(StatusCode::OK, "Agent drafts", &main),
+        Err(err) => cx.error_page(&err),
+    }
+}
+
+async fn render(cx: &Context<'_>, request: &Request<Bytes>) -> Result<String, ToolError> {
+    let query = Fields::of_query(request.uri());
+    let asked_kind = parse_kind(query.get("kind"))?;
+    let status = parse_status(query.get("status"))?;
+    let person = cx.person();
+    let visible: Vec<DocumentKind> = [DocumentKind::PurchaseOrder, DocumentKind::Quote]
+        .into_iter()
+        .filter(|kind| may_see(person, *kind))
+        .collect();
+    let mut main = String::from("<h1>Agent drafts</h1>");
+    let _ = write!(
+        main,
+        "<p class=\"muted\">Drafts agents made for branch <strong>{}</strong>, newest first. Read every line \
+         before you decide: the agent chose the items, quantities and vendor; the prices come from the price \
+         lists.</p>",
+        text(person.branch().as_str())
+    );
+    if visible.is_empty() {
+        main.push_str(&html::notice(
+            "warn",
+            "Your sign-in grants no scope to see drafts (purchase orders need purchasing:read or \
+             purchasing:approve; quotes need sales:read or sales:approve).",
+        ));
+        return Ok(main);
+    }
+    let kind = match (asked_kind, visible.as_slice()) {
+        (Some(kind), _) if !visible.contains(&kind) => {
+            return Err(ToolError::Forbidden {
+                scope: crate::approve_scope(kind).to_owned(),
+                message: format!(
+                    "Your sign-in cannot see {}: that needs {}.",
+                    kind_plural(kind),
+                    match kind {
+                        DocumentKind::PurchaseOrder => "purchasing:read or purchasing:approve",
+                        DocumentKind::Quote => "sales:read or sales:approve",
+                    }
+                ),
+            });
+        }
+        (Some(kind), _) => Some(kind),
+        (None, [only]) => Some(*only),
+        (None, _) => None,
+    };
+    filters(&mut main, &visible, kind, status.as_deref());
+
+    let cursors = CursorScope::new(
+        cx.app.cursors(),
+        person,
+        "review.queue",
+        &json!({"kind": kind.map(DocumentKind::code), "status": status}),
+    )?;
+    let after: Option<Position> = cursors.open(query.get("cursor"))?;
+    let filter = DraftFilter {
+        kind,
+        status: status.clone(),
+    };
+    let page = cx
+        .pages
+        .erp
+        .agent_drafts(
+            &Scope::of(person),
+            &filter,
+            after.as_ref().map(|p| p.after.as_str()),
+            PAGE_SIZE,
+        )
+        .await?;
+    // Model and prompt version: the call that drafted each document.
+    let creations = futures::future::join_all(
+        page.items
+            .iter()
+            .map(|draft| trail::creating_call(cx.app.db(), person, &draft.id)),
+    )
+    .await;
+    if page.items.is_empty() {
+        main.push_str(&html::notice(
+            "info",
+            if after.is_some() {
+                "No more drafts."
+            } else {
+                "No agent drafts match these filters."
+            },
+        ));
+    } else {
+        main.push_str(
+            "<table class=\"cards\"><caption>Each row is one draft an agent made; open it to read its lines \
+             and decide.</caption><thead><tr><th scope=\"col\">Draft</th><th scope=\"col\">Status</th>\
+             <th scope=\"col\">Counterparty</th><th scope=\"col\">On behalf of</th><th scope=\"col\">Model · \
+             prompt</th><th scope=\"col\" class=\"num\">Total</th><th scope=\"col\">Drafted</th>\
+             <th scope=\"col\">Run</th></tr></thead><tbody>",
+        );
+        let now = cx.app.clock().now();
+        for (draft, created) in page.items.iter().zip(creations) {
+            // A trail that cannot be read leaves the columns empty, not the page.
+            let created = created.unwrap_or_else(|err| {
+                tracing::warn!(error = %err, number = %draft.number, "creating call not read");
+                None
+            });
+            row(&mut main, draft, created.as_ref(), now);
+        }
+        main.push_str("</tbody></table>");
+    }
+    let base = format!(
+        "/review?kind={}&status={}",
+        encode(kind.map(DocumentKind::code).unwrap_or_default()),
+        encode(status.as_deref().unwrap_or_default())
+    );
+    main.push_str("<nav class=\"pager\" aria-label=\"Pages\">");
+    if after.is_some() {
+        let _ = write!(main, "<a href=\"{}\">First page</a>", attr(&base));
+    }
+    if let Some(next) = page.next_after {
+        let cursor = cursors.seal(&Position { after: next })?;
+        let _ = write!(
+            main,
+            "<a href=\"{}&amp;cursor={}\" rel=\"next\">Next page →</a>",
+            attr(&base),
+            attr(&encode(&cursor))
+        );
+    }
+    main.push_str("</nav>");
+    Ok(main)
+}
+
+fn kind_plural(kind: DocumentKind) -> &'static str {
+    match kind {
+        DocumentKind::PurchaseOrder => "purchase orders",
+        DocumentKind::Quote => "quotes",
+    }
+}
+
+fn filters(main: &mut String, visible: &[DocumentKind], kind: Option<DocumentKind>, status: Option<&str>) {
+    main.push_str("<form class=\"filters\" method=\"get\" action=\"/review\">");
+    if visible.len() > 1 {
+        main.push_str("<label>Kind<select name=\"kind\"><option value=\"\">Orders and quotes</option>");
+        for option in visible {
+            let _ = write!(
+                main,
+                "<option value=\"{}\"{}>{}</option>",
+                option.code(),
+                if kind == Some(*option) { " selected" } else { "" },
+                match option {
+                    DocumentKind::PurchaseOrder => "Purchase orders",
+                    DocumentKind::Quote => "Quotes",
+                }
+            );
+        }
+        main.push_str("</select></label>");
+    } else if let Some(kind) = kind {
+        let _ = write!(main, "<input type=\"hidden\" name=\"kind\" value=\"{}\">", kind.code());
+    }
+    main.push_str("<label>Status<select name=\"status\"><option value=\"\">Any status</option>");
+    for option in STATUSES {
+        let _ = write!(
+            main,
+            "<option value=\"{option}\"{}>{}</option>",
+            if status == Some(option) { " selected" } else { "" },
+            match option {
+                "draft" => "Waiting for review",
+                "approved" => "Approved",
+                "rejected" => "Rejected",
+                "sent" => "Sent",
+                "received" => "Received",
+                _ => "Cancelled",
+            }
+        );
+    }
+    main.push_str("</select></label><button type=\"submit\" class=\"plain\">Filter</button></form>");
+}
+
+fn row(main: &mut String, draft: &AgentDraft, created: Option<&trail::CallRecord>, now: chrono::DateTime<chrono::Utc>) {
+    let kind = match draft.kind {
+        DocumentKind::PurchaseOrder => "Purchase order",
+        DocumentKind::Quote => "Quote",
+    };
+    let model = created
+        .map(|c| {
+            format!(
+                "{}<br><span class=\"small muted\">{}</span>",
+                text(c.model.as_deref().unwrap_or("model not sent")),
+                text(c.prompt_version.as_deref().unwrap_or("prompt not sent"))
+            )
+        })
+        .unwrap_or_else(|| "<span class=\"muted\">not recorded</span>".to_owned());
+    let run = match &draft.drafted_by_agent_run {
+        Some(run) => format!("<a href=\"/review/runs/{}\">{}</a>", attr(&encode(run)), text(run)),
+        None => "<span class=\"muted\">no run id</span>".to_owned(),
+    };
+    let _ = write!(
+        main,
+        "<tr><td data-label=\"Draft\"><a href=\"/review/documents/{number_attr}\"><strong>{number}</strong></a><br>\
+         <span class=\"small muted\">{kind}</span> {badge}</td>\
+         <td data-label=\"Status\">{status}</td>\
+         <td data-label=\"Counterparty\">{name}<br><span class=\"small muted\">{code}</span></td>\
+         <td data-label=\"On behalf of\">{behalf}</td>\
+         <td data-label=\"Model · prompt\">{model}</td>\
+         <td data-label=\"Total\" class=\"num\">{total}</td>\
+         <td data-label=\"Drafted\">{age}<br><span class=\"small muted\">{at}</span></td>\
+         <td data-label=\"Run\">{run}</td></tr>",
+        number_attr = attr(&encode(&draft.number)),
+        number = text(&draft.number),
+        badge = html::AGENT_BADGE,
+        status = html::status_badge(&draft.status),
+        name = text(&draft.counterparty_name),
+        code = text(&draft.counterparty_code),
+        behalf = text(&draft.drafted_on_behalf_of),
+        total = html::money(&draft.total.amount, &draft.total.currency),
+        age = text(&html::age(&draft.created_at, now)),
+        at = html::time(&draft.created_at),
+    );
+}

@@ -1,0 +1,207 @@
+//! `GET /review/runs/<run id>`: every tool call of one agent run made in
+//! the person's branch, in order, including denied, failed and replayed
+//! ones: time, tool, outcome, the error text the model got, the document
+//! produced, the tool-call id, model and prompt version, and the arguments
+//! as the audit stored them (shown as text, never interpreted).
+//!
+//! Pages hold at most [`PAGE_CALLS`] calls and about [`PAGE_BUDGET_BYTES`]
+//! of rows, so a run of any length renders in bounded pages; the cursor is
+//! sealed to the person's branch and the run. A run with no call in the
+//! person's branch reads exactly like one that does not exist.
+
+use std::fmt::Write;
+
+use bytes::Bytes;
+use draftline_contract::ToolError;
+use draftline_contract::cursor::CursorScope;
+use http::{Request, Response, StatusCode};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::Context;
+use crate::html::{self, attr, text};
+use crate::trail::{self, CallRecord};
+use crate::web::{Fields, encode};
+
+/// The most calls one page of a run shows.
+pub const PAGE_CALLS: usize = 50;
+/// The most bytes of rows one page renders before it stops short (the
+/// page itself stays below twice this).
+pub const PAGE_BUDGET_BYTES: usize = 160 * 1024;
+
+#[derive(Serialize, Deserialize)]
+struct Position {
+    after: String,
+}
+
+/// Whether `run` is a run id as `X-Agent-Run-Id` allows (1-128 of
+/// letters, digits, `.`, `_`, `-`, `:`).
+fn valid_run_id(run: &str) -> bool {
+    !run.is_empty()
+        && run.len() <= 128
+        && run
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b':'))
+}
+
+fn not_found(run: &str) -> ToolError {
+    ToolError::NotFound(format!(
+        "No calls of run {} were made in your branch.",
+        run.chars().take(128).collect::<String>()
+    ))
+}
+
+/// `GET /review/runs/<run id>`.
+pub async fn page(cx: &Context<'_>, request: &Request<Bytes>, run: &str) -> Response<Bytes> {
+    let run = percent_decoded(run);
+    match render(cx, request, &run).await {
+        Ok(main) => cx.page(StatusCode::OK, &format!("Run {run}"), &main),
+        Err(err) => cx.error_page(&err),
+    }
+}
+
+/// A path segment, percent-decoded (run ids may carry `:`).
+fn percent_decoded(segment: &str) -> String {
+    form_urlencoded::parse(format!("x={}", segment.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
+}
+
+async fn render(cx: &Context<'_>, request: &Request<Bytes>, run: &str) -> Result<String, ToolError> {
+    if !valid_run_id(run) {
+        return Err(not_found(run));
+    }
+    let person = cx.person();
+    let query = Fields::of_query(request.uri());
+    let cursors = CursorScope::new(cx.app.cursors(), person, "review.run", &json!({ "run": run }))?;
+    let after: Option<Position> = cursors.open(query.get("cursor"))?;
+    let page = trail::run_calls(
+        cx.app.db(),
+        person,
+        run,
+        after.as_ref().map(|p| p.after.as_str()),
+        PAGE_CALLS,
+    )
+    .await?;
+    if page.calls.is_empty() && after.is_none() {
+        return Err(not_found(run));
+    }
+    let mut main = String::new();
+    let _ = write!(
+        main,
+        "<h1>Run <code>{}</code></h1><p class=\"muted\">Every call this agent run made in branch {}, in order — \
+         including refused, failed and replayed ones. Arguments are shown exactly as they arrived.</p>",
+        text(run),
+        text(person.branch().as_str())
+    );
+    if let Some(first) = page.calls.first() {
+        let _ = write!(
+            main,
+            "<div class=\"card\"><dl class=\"facts\"><dt>On behalf of</dt><dd>{}</dd><dt>Model</dt><dd>{}</dd>\
+             <dt>Prompt version</dt><dd>{}</dd></dl></div>",
+            text(&first.on_behalf_of),
+            text(first.model.as_deref().unwrap_or("not sent")),
+            text(first.prompt_version.as_deref().unwrap_or("not sent"))
+        );
+    }
+    main.push_str(
+        "<table class=\"cards\"><caption>Calls of this run</caption><thead><tr><th scope=\"col\">Time</th>\
+         <th scope=\"col\">Tool</th><th scope=\"col\">Outcome</th><th scope=\"col\">What the model was told</th>\
+         <th scope=\"col\">Document</th><th scope=\"col\">Tool call · model · prompt</th>\
+         <th scope=\"col\">Arguments</th></tr></thead><tbody>",
+    );
+    let rows_start = main.len();
+    let mut more_after = page.more_after.clone();
+    for (shown, call) in page.calls.iter().enumerate() {
+        if main.len() - rows_start > PAGE_BUDGET_BYTES && shown > 0 {
+            // Out of room: the next page starts after the last row shown.
+            more_after = page.calls.get(shown - 1).map(|c| c.position.clone());
+            break;
+        }
+        row(&mut main, call);
+    }
+    main.push_str("</tbody></table>");
+    let base = format!("/review/runs/{}", encode(run));
+    main.push_str("<nav class=\"pager\" aria-label=\"Pages\">");
+    if after.is_some() {
+        let _ = write!(main, "<a href=\"{}\">First page</a>", attr(&base));
+    }
+    if let Some(next) = more_after {
+        let cursor = cursors.seal(&Position { after: next })?;
+        let _ = write!(
+            main,
+            "<a href=\"{}?cursor={}\" rel=\"next\">Next page →</a>",
+            attr(&base),
+            attr(&encode(&cursor))
+        );
+    }
+    main.push_str("</nav>");
+    Ok(main)
+}
+
+fn row(main: &mut String, call: &CallRecord) {
+    let told = match (&call.code, &call.error_message) {
+        (Some(code), Some(message)) => format!("<strong>{}</strong> {}", text(code), text(message)),
+        (Some(code), None) => format!("<strong>{}</strong>", text(code)),
+        _ => "<span class=\"muted\">—</span>".to_owned(),
+    };
+    let document = match &call.document {
+        Some((number, _)) => format!(
+            "<a href=\"/review/documents/{}\">{}</a>",
+            attr(&encode(number)),
+            text(number)
+        ),
+        None => "<span class=\"muted\">—</span>".to_owned(),
+    };
+    let arguments = match &call.arguments {
+        Some((stored, truncated)) => format!(
+            "<details><summary>Show</summary><pre class=\"args\">{}</pre>{}</details>",
+            text(&html::arguments(stored)),
+            if *truncated {
+                "<p class=\"small muted\">Cut: the audit keeps the first 4 KiB.</p>"
+            } else {
+                ""
+            }
+        ),
+        None => "<span class=\"muted\">none</span>".to_owned(),
+    };
+    let _ = write!(
+        main,
+        "<tr><td data-label=\"Time\">{at}</td>\
+         <td data-label=\"Tool\"><code>{tool}</code><br><span class=\"small muted\">{behalf} · {transport} · HTTP \
+         {status}</span></td>\
+         <td data-label=\"Outcome\">{outcome}</td>\
+         <td data-label=\"What the model was told\">{told}</td>\
+         <td data-label=\"Document\">{document}</td>\
+         <td data-label=\"Tool call · model · prompt\"><code>{call_id}</code><br><span class=\"small\">{model}</span>\
+         <br><span class=\"small muted\">{prompt}</span></td>\
+         <td data-label=\"Arguments\">{arguments}</td></tr>",
+        at = html::time(&call.at),
+        tool = text(&call.tool),
+        behalf = text(&call.on_behalf_of),
+        transport = text(&call.transport),
+        status = text(&call.http_status),
+        outcome = html::outcome_badge(&call.outcome),
+        call_id = text(call.tool_call_id.as_deref().unwrap_or("—")),
+        model = text(call.model.as_deref().unwrap_or("—")),
+        prompt = text(call.prompt_version.as_deref().unwrap_or("—")),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids_follow_the_header_grammar() {
+        assert!(valid_run_id("run-sby-reorder-2026-11-26"));
+        assert!(valid_run_id("a:b.c_d"));
+        assert!(!valid_run_id(""));
+        assert!(!valid_run_id("x y"));
+        assert!(!valid_run_id("<script>"));
+        assert!(!valid_run_id(&"r".repeat(129)));
+        assert_eq!(percent_decoded("a%3Ab"), "a:b");
+        assert_eq!(percent_decoded("a+b"), "a+b");
+    }
+}

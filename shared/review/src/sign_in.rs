@@ -1,0 +1,140 @@
+//! Signing in and out.
+//!
+//! - `GET /review/signin`: the sign-in page. In a deployment it offers the
+//!   organisation's identity provider ([`crate::oidc`]); `draftline serve`
+//!   also lists the demo people, each one button.
+//! - `POST /review/signin/demo`: signs a demo person in. Only where the
+//!   configuration says so ([`ReviewSettings::demo_sign_in`]), which only
+//!   `draftline serve` does: a deployed function answers 404.
+//! - `POST /review/signout`: clears the session cookie (CSRF token required).
+//!
+//! [`ReviewSettings::demo_sign_in`]: draftline_server::config::ReviewSettings::demo_sign_in
+
+use std::fmt::Write;
+
+use bytes::Bytes;
+use draftline_contract::ToolError;
+use draftline_contract::identity::Scopes;
+use draftline_erp::demo;
+use draftline_server::App;
+use http::{Request, Response, StatusCode};
+
+use crate::html::{attr, text};
+use crate::session::{Session, SignedInWith};
+use crate::web::{self, Fields};
+use crate::{ReviewPages, anonymous_page};
+
+/// What a demo person reviews, in words.
+fn reviews(scope: &str) -> &'static str {
+    let scopes = Scopes::from_claim(scope);
+    match (scopes.grants("purchasing:approve"), scopes.grants("sales:approve")) {
+        (true, true) => "approves purchase orders and quotes",
+        (true, false) => "approves purchase orders",
+        (false, true) => "approves quotes",
+        (false, false) if scopes.grants("purchasing:read") || scopes.grants("sales:read") => {
+            "reads drafts, cannot approve"
+        }
+        _ => "sees no drafts",
+    }
+}
+
+/// `GET /review/signin`.
+pub fn page(app: &App, pages: &ReviewPages, request: &Request<Bytes>) -> Response<Bytes> {
+    let query = Fields::of_query(request.uri());
+    let next = web::safe_next(query.get("next"));
+    if pages.session(app, request).is_some() {
+        return web::see_other(&next);
+    }
+    let mut main = String::from("<h1>Sign in to review agent drafts</h1>");
+    main.push_str(
+        "<p class=\"muted\">Agents only read and draft. People sign in here to read what an agent did and to \
+         approve or reject its drafts.</p>",
+    );
+    if pages.oidc.is_some() {
+        let _ = write!(
+            main,
+            "<p><a class=\"badge status-done\" href=\"/review/signin/oidc?next={}\">Sign in with your organisation's \
+             account</a></p>",
+            attr(&web::encode(&next))
+        );
+    }
+    if pages.demo_sign_in {
+        main.push_str(
+            "<h2>Demo people</h2><p class=\"muted\">Only on <code>draftline serve</code>: pick who you are. A \
+             deployment signs people in with its identity provider instead.</p><ul class=\"people\">",
+        );
+        for user in demo::USERS {
+            let _ = write!(
+                main,
+                "<li><form method=\"post\" action=\"/review/signin/demo\">\
+                 <input type=\"hidden\" name=\"user\" value=\"{user}\">\
+                 <input type=\"hidden\" name=\"next\" value=\"{next}\">\
+                 <button type=\"submit\"><strong>{name}</strong>\
+                 <span class=\"small\">{branch} · {what}</span><br><span class=\"small muted\">{scope}</span>\
+                 </button></form></li>",
+                user = attr(user.sub),
+                next = attr(&next),
+                name = text(user.sub),
+                branch = text(user.branch_id),
+                what = text(reviews(user.scope)),
+                scope = text(user.scope),
+            );
+        }
+        main.push_str("</ul>");
+    }
+    anonymous_page(StatusCode::OK, "Sign in", &main)
+}
+
+/// `POST /review/signin/demo`.
+pub fn demo(app: &App, pages: &ReviewPages, request: &Request<Bytes>, request_id: &str) -> Response<Bytes> {
+    if !pages.demo_sign_in {
+        let err = ToolError::NotFound(
+            "There is no demo sign-in here: a deployment signs people in with its identity provider. Nothing was \
+             done."
+                .into(),
+        );
+        return crate::anonymous_error(&err, request_id);
+    }
+    let form = Fields::parse(request.body());
+    let Some(user) = form.get("user").and_then(demo::user) else {
+        let err = ToolError::invalid(
+            "user",
+            format!(
+                "That is not a demo person. Demo people: {}. Nobody was signed in.",
+                demo::USERS.iter().map(|u| u.sub).collect::<Vec<_>>().join(", ")
+            ),
+        );
+        return crate::anonymous_error(&err, request_id);
+    };
+    let person = crate::demo::demo_person(user.sub);
+    let Some(person) = person else {
+        return crate::anonymous_error(&ToolError::internal("a demo person does not parse"), request_id);
+    };
+    let now = app.clock().now();
+    let session = Session::start(person, SignedInWith::Demo, now);
+    let mut response = web::see_other(&web::safe_next(form.get("next")));
+    web::set_cookie(&mut response, &pages.keys.session_set_cookie(&session, now));
+    tracing::info!(request_id, person = user.sub, "signed in (demo)");
+    response
+}
+
+/// `POST /review/signout`.
+pub fn sign_out(pages: &ReviewPages, app: &App, request: &Request<Bytes>) -> Response<Bytes> {
+    let form = Fields::parse(request.body());
+    if let Some(session) = pages.session(app, request)
+        && !pages.keys.csrf_matches(&session, form.get("csrf"))
+    {
+        let main = format!(
+            "<h1>Not signed out</h1>{}",
+            crate::html::notice(
+                "error",
+                "This sign-out form does not belong to your session (it is old, or came from another page). \
+                 Reload the page and sign out again."
+            )
+        );
+        return anonymous_page(StatusCode::FORBIDDEN, "Not signed out", &main);
+    }
+    let mut response = web::see_other("/review/signin");
+    web::set_cookie(&mut response, &pages.keys.clear(pages.keys.session_cookie()));
+    response
+}
