@@ -6,7 +6,7 @@
 //!   `infra/dynamodb/table.json`, the functions are least-privilege, and every
 //!   `api/*.rs` is deployed and routed.
 //! - `vercel.json`: every `api/*.rs` gets function settings, the RFC 9728
-//!   metadata paths are rewritten, no legacy runtime string.
+//!   metadata paths and every review page are rewritten, no legacy runtime string.
 //!
 //! The template's `Fn::ForEach` loops are expanded here the way the transform
 //! (and cfn-lint) expands them, so the checks see the resources that
@@ -877,6 +877,90 @@ fn vercel_json_rewrites_the_protected_resource_metadata_paths() {
             "rewrite destination {destination} is not a deployed function"
         );
     }
+}
+
+/// Matches a Vercel rewrite `source` (path-to-regexp: literal segments,
+/// `:name` for one segment, `:name*` for zero or more, `:name+` for one or
+/// more) against a request path.
+fn source_matches(source: &str, path: &str) -> bool {
+    fn go(pattern: &[&str], path: &[&str]) -> bool {
+        match pattern {
+            [] => path.is_empty(),
+            [param, rest @ ..] if param.starts_with(':') && param.ends_with('*') => {
+                (0..=path.len()).any(|taken| go(rest, &path[taken..]))
+            }
+            [param, rest @ ..] if param.starts_with(':') && param.ends_with('+') => {
+                (1..=path.len()).any(|taken| go(rest, &path[taken..]))
+            }
+            [param, rest @ ..] if param.starts_with(':') => !path.is_empty() && go(rest, &path[1..]),
+            [literal, rest @ ..] => path.first() == Some(literal) && go(rest, &path[1..]),
+        }
+    }
+    let segments = |s: &'_ str| -> Vec<String> { s.split('/').filter(|p| !p.is_empty()).map(str::to_owned).collect() };
+    let pattern = segments(source);
+    let path = segments(path);
+    let pattern: Vec<&str> = pattern.iter().map(String::as_str).collect();
+    let path: Vec<&str> = path.iter().map(String::as_str).collect();
+    go(&pattern, &path)
+}
+
+/// Vercel serves `api/review.rs` at `/api/review` only; every page of
+/// `/review` reaches it through a rewrite, as `ANY /review` and
+/// `ANY /review/{proxy+}` do on Lambda. (The function sees the browser's
+/// path: a rewrite keeps it, and appends the matched `path` to the query,
+/// which the pages ignore.)
+#[test]
+fn vercel_json_rewrites_every_review_page_to_the_review_function() {
+    let vercel = read_json("vercel.json");
+    let rewrites = vercel
+        .get("rewrites")
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("vercel.json has no rewrites list"));
+    let destination_of = |path: &str| {
+        rewrites
+            .iter()
+            .find(|r| {
+                r.get("source")
+                    .and_then(Value::as_str)
+                    .is_some_and(|source| source_matches(source, path))
+            })
+            .and_then(|r| r.get("destination").and_then(Value::as_str))
+    };
+    for path in [
+        "/review",
+        "/review/",
+        "/review/assets/review.css",
+        "/review/signin",
+        "/review/signin/oidc",
+        "/review/signin/demo",
+        "/review/callback",
+        "/review/signout",
+        "/review/runs/run-1",
+        "/review/documents/PO-SBY-000001",
+        "/review/documents/PO-SBY-000001/approve",
+        "/review/documents/PO-SBY-000001/reject",
+    ] {
+        assert_eq!(
+            destination_of(path),
+            Some("/api/review"),
+            "vercel.json: {path} must be rewritten to /api/review"
+        );
+    }
+    for path in ["/reviewer", "/api/mcp", "/"] {
+        assert_ne!(destination_of(path), Some("/api/review"), "{path} is not a review page");
+    }
+}
+
+#[test]
+fn source_matching_follows_vercel_patterns() {
+    assert!(source_matches("/review", "/review"));
+    assert!(source_matches("/review/:path*", "/review"));
+    assert!(source_matches("/review/:path*", "/review/a/b/c"));
+    assert!(!source_matches("/review/:path+", "/review"));
+    assert!(source_matches("/review/:path+", "/review/a"));
+    assert!(source_matches("/resize/:w/:h", "/resize/1/2"));
+    assert!(!source_matches("/resize/:w/:h", "/resize/1"));
+    assert!(!source_matches("/review/:path*", "/reviews/a"));
 }
 
 #[test]

@@ -6,7 +6,8 @@
 #   infra/vercel/dev.sh            # serve on http://127.0.0.1:3300 until Ctrl-C
 #   infra/vercel/dev.sh --smoke    # start, check a read, a draft, its replay, the MCP
 #                                  # endpoint, the tool list and the well-known
-#                                  # metadata, then stop (used by scripts/test)
+#                                  # metadata, the review pages' rewrites, then stop
+#                                  # (used by scripts/test)
 #
 # Environment: VERCEL_PORT (3300), DRAFTLINE_BIN (a prebuilt `draftline`;
 # otherwise `cargo build -p draftline-cli`), CARGO_TARGET_DIR (honoured by the
@@ -61,6 +62,15 @@ DRAFTLINE_ISSUER=draftline-local
 DRAFTLINE_JWT_SECRET=draftline-local-development-secret-do-not-use-in-production
 DRAFTLINE_DYNAMODB_ENDPOINT=$endpoint
 ENV
+if $smoke; then
+  # The review function refuses to start where nobody could sign in; the smoke
+  # only checks that /review reaches it (no provider is asked until a sign-in).
+  cat >> "$root/.env" <<ENV
+DRAFTLINE_SESSION_SECRET=draftline-vercel-smoke-session-secret-not-for-use
+DRAFTLINE_OIDC_ISSUER=http://127.0.0.1:9
+DRAFTLINE_OIDC_CLIENT_ID=draftline-vercel-smoke
+ENV
+fi
 
 export VERCEL_TELEMETRY_DISABLED=1 NO_UPDATE_NOTIFIER=1
 cd "$root"
@@ -98,4 +108,15 @@ grep -q '"purchasing_create_po_draft"' "$work/body" || fail "tools/list lacks th
 call '/api/tools?format=openai' 200
 call /.well-known/oauth-protected-resource 200
 grep -q "\"resource\":\"$url\"" "$work/body" || fail "the metadata names another resource"
+# The review pages: vercel.json rewrites /review and /review/* to api/review.rs,
+# which sees the browser's path (a signed-out reader is sent to sign in).
+call /review 303
+call /review/documents/PO-SBY-000001 303
+location="$(curl -s -m 60 -o /dev/null -w '%{redirect_url}' "$url/review/documents/PO-SBY-000001")"
+case "$location" in
+  *"/review/signin?next=%2Freview%2Fdocuments%2FPO-SBY-000001"*) ;;
+  *) fail "/review/documents/… redirected to '$location', not to its sign-in" ;;
+esac
+call /review/signin 200
+grep -q "Sign in" "$work/body" || fail "/review/signin is not the sign-in page"
 echo "vercel dev --local: every check passed"
