@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
 use crate::function_process::{FunctionProcess, function_env};
-use crate::helpers::{FIRST_SBY_PO, TestApp, po_input, spawn_app, test_now};
+use crate::helpers::{Backend, FIRST_SBY_PO, TestApp, po_input, spawn_app, spawn_app_on, test_now};
 
 /// The most a review page may weigh.
 pub const PAGE_SIZE_LIMIT: usize = 256 * 1024;
@@ -1126,4 +1126,101 @@ async fn a_deployed_review_function_never_offers_the_demo_sign_in() {
     .unwrap();
     assert!(keys.secure());
     assert_eq!(keys.session_cookie(), "__Host-draftline_session");
+}
+
+#[tokio::test]
+async fn on_tryton_an_agent_draft_is_reviewed_here_and_approved_only_in_tryton() {
+    let app = spawn_app_on(Backend::Tryton).await;
+    let tryton = app.tryton.clone().expect("Tryton's REST API");
+    let run = "run-tryton-review";
+    let draft = agent_po(&app, "buyer-sby", run, "tryton-review-1", po_input("tryton-review-1")).await;
+    let number = draft["po_number"].as_str().unwrap().to_owned();
+    let denied = app
+        .call(
+            "clerk-sby",
+            "purchasing_create_po_draft",
+            &po_of("tryton-denied", "V-00231", "BRG-0043", 5, "PCS"),
+            &[
+                ("x-agent-run-id", run.to_owned()),
+                ("x-tool-call-id", "tryton-denied-call".to_owned()),
+            ],
+        )
+        .await;
+    assert_eq!(denied.status, 403, "{:?}", denied.body);
+    let person = Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+
+    // The queue: the draft, badged, with its run.
+    let queue = person.get("/review").await;
+    assert_eq!(queue.status, 200, "{}", queue.body);
+    let at = queue
+        .body
+        .find(&format!("<strong>{number}</strong>"))
+        .unwrap_or_else(|| panic!("{number} is not in the queue:\n{}", queue.body));
+    let row = &queue.body[at..at + queue.body[at..].find("</tr>").unwrap()];
+    assert!(row.contains("Drafted by agent"), "{row}");
+    assert!(row.contains("Waiting for review"), "{row}");
+    assert!(row.contains("buyer-sby"), "{row}");
+    assert!(row.contains(&format!("/review/runs/{run}")), "{row}");
+    assert!(row.contains("gpt-test-1") && row.contains("reorder@test"), "{row}");
+    let drafts_only = person.get("/review?status=draft&kind=purchase_order").await;
+    assert_eq!(drafts_only.status, 200, "{}", drafts_only.body);
+    assert!(drafts_only.body.contains(&number));
+
+    // The run: the draft call and the denied one, in order.
+    let run_page = person.get(&format!("/review/runs/{run}")).await;
+    assert_eq!(run_page.status, 200, "{}", run_page.body);
+    assert_eq!(run_page.rows(), 2, "{}", run_page.body);
+    for expected in [
+        "tryton-review-1-call",
+        "tryton-denied-call",
+        "purchasing_create_po_draft",
+        &number,
+    ] {
+        assert!(run_page.body.contains(expected), "{expected}: {}", run_page.body);
+    }
+    assert!(run_page.body.find("tryton-review-1-call") < run_page.body.find("tryton-denied-call"));
+
+    // The document: its lines, a link into Tryton, no approve or reject form.
+    let document = person.get(&format!("/review/documents/{number}")).await;
+    assert_eq!(document.status, 200, "{}", document.body);
+    for expected in ["BRG-0042", "BRG-0043", "BOX", "PCS", "Drafted by agent", "Tryton"] {
+        assert!(document.body.contains(expected), "{expected}: {}", document.body);
+    }
+    let id = draft["draft_id"].as_str().unwrap_or_default();
+    let tryton_id = id.rsplit('_').next().unwrap_or_default();
+    let link = format!(
+        "tryton://127.0.0.1:{}/{}/model/purchase.purchase/{tryton_id}",
+        reqwest::Url::parse(&tryton.settings.url).unwrap().port().unwrap(),
+        tryton.settings.database
+    );
+    assert!(document.body.contains(&link), "{link}: {}", document.body);
+    assert!(!document.body.contains("/approve\""), "{}", document.body);
+    assert!(!document.body.contains("/reject\""), "{}", document.body);
+
+    // Approving here anyway (a valid session and CSRF token) is refused, says
+    // where it happens, and changes nothing.
+    let csrf = document.field_after("action=\"/review/signout\"", "csrf");
+    for verb in ["approve", "reject"] {
+        let page = person
+            .post(
+                &format!("/review/documents/{number}/{verb}"),
+                &[("csrf", &csrf), ("decision_id", "01TRYTON"), ("reason", "looks right")],
+            )
+            .await;
+        assert_eq!(page.status, 400, "{verb}: {}", page.body);
+        assert!(
+            page.body.contains("approved or rejected in Tryton") && page.body.contains("Nothing was changed"),
+            "{verb}: {}",
+            page.body
+        );
+    }
+    let in_tryton = tryton
+        .search("purchase.purchase", json!([["number", "=", number]]), &["state"])
+        .await;
+    assert_eq!(in_tryton.len(), 1, "{in_tryton:?}");
+    assert_eq!(in_tryton[0]["state"], "draft", "{in_tryton:?}");
+    assert_eq!(po_as_read(&app, &number).await["status"], "draft");
+    let counts = audit_counts(&app).await;
+    assert_eq!(counts.get(&("review.approve".into(), "ok".into())), None, "{counts:?}");
+    assert_eq!(counts.get(&("review.reject".into(), "ok".into())), None, "{counts:?}");
 }

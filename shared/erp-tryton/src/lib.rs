@@ -375,7 +375,7 @@ impl Finance for TrytonErp {
 impl Review for TrytonErp {
     fn approvals(&self) -> Approvals {
         // A person approves in Tryton (quote, confirm); draftline records nothing.
-        Approvals::InErp
+        Approvals::InErp { erp: "Tryton" }
     }
 
     fn erp_link(&self, kind: DocumentKind, id: &str) -> Option<String> {

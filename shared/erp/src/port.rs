@@ -250,7 +250,10 @@ pub enum Approvals {
     /// On draftline's review pages (the ERP has no workflow of its own here).
     InDraftline,
     /// In the ERP's own workflow; the review pages link to the document there.
-    InErp,
+    InErp {
+        /// The ERP's name as people know it ("Tryton"), for the pages that send them there.
+        erp: &'static str,
+    },
 }
 
 /// How a person's decision is recorded.

@@ -269,10 +269,13 @@ async fn decide(
             ),
         });
     }
-    if cx.pages.erp.approvals() == Approvals::InErp {
+    if let Approvals::InErp { erp } = cx.pages.erp.approvals() {
         return Err(ToolError::invalid(
             "number",
-            format!("{number} is approved or rejected in the ERP's own workflow, not here. {NOTHING_CHANGED}"),
+            format!(
+                "{number} is approved or rejected in {erp}, in its own workflow, not on this page: open it in {erp} \
+                 (the document page links to it). {NOTHING_CHANGED}"
+            ),
         ));
     }
     let decision_id = decision_id(form)?;

@@ -339,15 +339,18 @@ fn decision_section(cx: &Context<'_>, main: &mut String, number: &str, document:
         ));
         return;
     }
-    if cx.pages.erp.approvals() == Approvals::InErp {
+    if let Approvals::InErp { erp } = cx.pages.erp.approvals() {
         let link = cx.pages.erp.erp_link(kind, document.id());
         let _ = write!(
             main,
-            "<p class=\"notice notice-info\">Approvals of this ERP happen in its own workflow, not here. {}</p>",
+            "<p class=\"notice notice-info\">{number} is approved or rejected in {erp}, in its own workflow, not \
+             here. {}</p>",
             match link {
-                Some(link) => format!("<a href=\"{}\">Open {} in the ERP</a>.", attr(&link), text(number)),
-                None => "Open it in the ERP.".to_owned(),
-            }
+                Some(link) => format!("<a href=\"{}\">Open {number} in {erp}</a>.", attr(&link)),
+                None => format!("Open it in {erp}."),
+            },
+            number = text(number),
+            erp = text(erp),
         );
         return;
     }
