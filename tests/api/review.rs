@@ -1224,3 +1224,62 @@ async fn on_tryton_an_agent_draft_is_reviewed_here_and_approved_only_in_tryton()
     assert_eq!(counts.get(&("review.approve".into(), "ok".into())), None, "{counts:?}");
     assert_eq!(counts.get(&("review.reject".into(), "ok".into())), None, "{counts:?}");
 }
+
+#[tokio::test]
+async fn a_person_allowed_orders_and_quotes_filters_the_queue_by_kind() {
+    let app = spawn_app().await;
+    let keys = SessionKeys::of(app.server.app.config()).unwrap();
+    let spec = demo_spec("approver-bdg").unwrap();
+    let both = draftline_contract::identity::Caller::from_verified(
+        draftline_contract::identity::TenantId::parse("demo").unwrap(),
+        draftline_contract::identity::BranchId::parse(&spec.branch).unwrap(),
+        draftline_contract::identity::BranchCode::parse(&spec.branch_code).unwrap(),
+        draftline_contract::identity::UserId::parse("approver-bdg-both").unwrap(),
+        Vec::new(),
+        draftline_contract::identity::Scopes::from_claim("purchasing:read purchasing:approve sales:read sales:approve"),
+    );
+    let person = Reviewer::with_session(
+        &app.server.url(),
+        &keys,
+        &Session::start(both, SignedInWith::Demo, test_now()),
+    );
+    let queue = person.get("/review").await;
+    assert_eq!(queue.status, 200, "{}", queue.body);
+    for option in [
+        "<select name=\"kind\">",
+        "<option value=\"\">Orders and quotes</option>",
+        "<option value=\"purchase_order\">Purchase orders</option>",
+        "<option value=\"quote\">Quotes</option>",
+    ] {
+        assert!(queue.body.contains(option), "{option}: {}", queue.body);
+    }
+    assert!(queue.body.contains("QT-BDG-000001"));
+    let quotes = person.get("/review?kind=quote").await;
+    assert_eq!(quotes.status, 200, "{}", quotes.body);
+    assert!(quotes.body.contains("<option value=\"quote\" selected>Quotes</option>"));
+    assert!(quotes.body.contains("QT-BDG-000001"));
+    let orders = person.get("/review?kind=purchase_order").await;
+    assert_eq!(orders.status, 200, "{}", orders.body);
+    assert!(!orders.body.contains("QT-BDG-"), "{}", orders.body);
+    // A person allowed one kind gets no kind filter: there is nothing to choose.
+    let sby = Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+    assert!(!sby.get("/review").await.body.contains("<select name=\"kind\">"));
+    // Keyboard users see where they are.
+    let css = app
+        .http
+        .get(app.url("/review/assets/review.css"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for rule in [
+        "a:focus-visible",
+        "button:focus-visible",
+        "select:focus-visible",
+        "@media (max-width",
+    ] {
+        assert!(css.contains(rule), "{rule}");
+    }
+}
