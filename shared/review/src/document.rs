@@ -329,6 +329,34 @@ fn decision_section(cx: &Context<'_>, main: &mut String, number: &str, document:
         return;
     }
     let kind = document.kind();
+    // Where the ERP decides, the page links there whatever the status (a
+    // confirmed purchase is looked at in the ERP too).
+    if let Approvals::InErp { erp } = cx.pages.erp.approvals() {
+        let link = cx.pages.erp.erp_link(kind, document.id());
+        let state = if document.status() == "draft" {
+            format!(
+                "{} is approved or rejected in {}, in its own workflow, not here.",
+                text(number),
+                text(erp)
+            )
+        } else {
+            format!("{} is {} in {}.", text(number), text(document.status()), text(erp))
+        };
+        let _ = write!(
+            main,
+            "<p class=\"notice notice-info\">{state} {}</p>",
+            match link {
+                Some(link) => format!(
+                    "<a href=\"{}\">Open {} in {}</a>.",
+                    attr(&link),
+                    text(number),
+                    text(erp)
+                ),
+                None => format!("Open it in {}.", text(erp)),
+            },
+        );
+        return;
+    }
     if document.status() != "draft" {
         main.push_str(&html::notice(
             "info",
@@ -337,21 +365,6 @@ fn decision_section(cx: &Context<'_>, main: &mut String, number: &str, document:
                 document.status()
             ),
         ));
-        return;
-    }
-    if let Approvals::InErp { erp } = cx.pages.erp.approvals() {
-        let link = cx.pages.erp.erp_link(kind, document.id());
-        let _ = write!(
-            main,
-            "<p class=\"notice notice-info\">{number} is approved or rejected in {erp}, in its own workflow, not \
-             here. {}</p>",
-            match link {
-                Some(link) => format!("<a href=\"{}\">Open {number} in {erp}</a>.", attr(&link)),
-                None => format!("Open it in {erp}."),
-            },
-            number = text(number),
-            erp = text(erp),
-        );
         return;
     }
     let person = cx.person();
