@@ -82,7 +82,8 @@ const QUOTE_FIELDS: &[&str] = &[
 ];
 
 impl Inner {
-    /// Quote `number` of `branch`: a sale in state draft or quotation (one request).
+    /// Quote `number` of `branch`: a sale in state draft or quotation, or
+    /// one cancelled before it was confirmed (rejected; one request).
     pub(crate) async fn quote(&self, branch: &str, number: &str) -> Result<Option<Quote>, ToolError> {
         let search = Search::new(
             "sale.sale",
@@ -90,7 +91,11 @@ impl Inner {
                 ["number", "=", number],
                 ["warehouse.code", "=", branch],
                 ["company", "=", 1],
-                ["state", "in", ["draft", "quotation"]]
+                [
+                    "OR",
+                    [["state", "in", ["draft", "quotation"]]],
+                    [["state", "=", "cancelled"], ["sale_date", "=", null]]
+                ]
             ]),
             QUOTE_FIELDS,
         )
@@ -128,7 +133,10 @@ impl Inner {
                 ["warehouse.code", "=", branch],
                 ["company", "=", 1],
                 ["number", "!=", null],
-                ["state", "not in", ["draft", "quotation"]]
+                ["state", "not in", ["draft", "quotation"]],
+                // A quote cancelled before it was confirmed (a rejected
+                // agent draft) never became an order: it has no sale date.
+                ["OR", [["state", "!=", "cancelled"]], [["sale_date", "!=", null]]]
             ]),
             ORDER_FIELDS,
         )
@@ -357,9 +365,12 @@ fn quote(record: &Record) -> Result<Quote, ToolError> {
         number,
         value::rfc3339(created),
     );
-    if state == "quotation" {
+    match state.as_str() {
         // A person pressed Quote in Tryton: approved, for the customer.
-        quote.status = DocumentStatus::Approved;
+        "quotation" => quote.status = DocumentStatus::Approved,
+        // A person cancelled the quote in Tryton: rejected (as the review queue says).
+        "cancelled" => quote.status = DocumentStatus::Rejected,
+        _ => {}
     }
     if !agent_draft {
         quote.next_step = format!("Quote {} is handled by a person in the ERP.", quote.quote_number);
