@@ -272,28 +272,46 @@ on_both_backends! {
 on_both_backends! {
     #[tokio::test]
     async fn concurrent_drafts_with_different_keys_get_distinct_numbers(backend) {
-        let app = spawn_app_on(backend).await;
+        // Eight drafts of the same items: without the near-duplicate
+        // question, whose answer would depend on which create came first.
+        let app = spawn_app_drafting_freely_on(backend).await;
         let app = &app;
-        let calls = (0..8).map(|i| async move {
+        let call = |i: usize| async move {
             app.create_po_draft("buyer-sby", &format!("k-{i}"), &po_input(&format!("r-{i}")))
                 .await
-        });
-        let replies = futures::future::join_all(calls).await;
+        };
+        let mut replies = futures::future::join_all((0..8).map(call)).await;
+        if backend == Backend::Tryton {
+            // Tryton's own server takes one write at a time: under load a
+            // create may not answer within the deadline, a retryable 503
+            // that may or may not have created the draft. The retry with
+            // the same key settles it (the draft once, whichever it was).
+            // (A retry while the first call's lease lives is in flight: 409.)
+            let settle_by = std::time::Instant::now() + std::time::Duration::from_secs(90);
+            for (i, reply) in replies.iter_mut().enumerate() {
+                while matches!(reply.status, 409 | 503) && std::time::Instant::now() < settle_by {
+                    assert_eq!(reply.body["error"]["retryable"], true, "{:?}", reply.body);
+                    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+                    *reply = call(i).await;
+                }
+            }
+        }
         let numbers: BTreeSet<String> = replies
             .iter()
-            .filter(|r| r.status == 201)
+            .filter(|r| matches!(r.status, 200 | 201))
             .map(|r| r.body["data"]["po_number"].as_str().unwrap().to_owned())
             .collect();
-        let created = replies.iter().filter(|r| r.status == 201).count();
-        assert_eq!(numbers.len(), created, "no number is used twice");
+        let answered = replies.iter().filter(|r| matches!(r.status, 200 | 201)).count();
+        assert_eq!(numbers.len(), answered, "no number is used twice");
         assert!(
-            replies
-                .iter()
-                .all(|r| r.status == 201 || (r.status == 409 && r.body["error"]["retryable"] == true))
+            replies.iter().all(|r| matches!(r.status, 200 | 201)
+                || (r.status == 409 && r.body["error"]["retryable"] == true)),
+            "{:?}",
+            replies.iter().map(|r| (r.status, &r.body["error"])).collect::<Vec<_>>()
         );
         assert_eq!(
             app.new_documents("purchase_order").await,
-            created
+            answered
         );
     }
 }
