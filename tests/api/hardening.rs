@@ -266,7 +266,7 @@ async fn audit_items_are_append_only_even_when_a_request_id_repeats() {
     assert!(
         audits
             .iter()
-            .any(|a| a.get("document_number").map(String::as_str) == Some(crate::helpers::FIRST_SBY_PO)),
+            .any(|a| a.get("document_number").map(String::as_str) == Some(crate::helpers::first_sby_po().as_str())),
         "the item that links the document survives"
     );
 }

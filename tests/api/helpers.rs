@@ -441,9 +441,18 @@ pub fn seeded_jakarta_purchase_orders() -> usize {
     draftline_erp::demo::jakarta_purchase_orders().len()
 }
 
-/// The number of the first PO a test drafts in Surabaya on the built-in
-/// backend: the demo seeds three agent drafts before it.
-pub const FIRST_SBY_PO: &str = "PO-SBY-000004";
+/// The number of the first PO a test drafts in Surabaya, on either backend
+/// (PO-SBY-000004): the demo seeds Surabaya's agent drafts of the days
+/// before (`demo::agent_purchase_orders`) first.
+pub fn first_sby_po() -> String {
+    format!("PO-SBY-{:06}", draftline_erp::demo::SURABAYA_AGENT_PO_COUNT + 1)
+}
+
+/// The number of the first quote a test drafts in Bandung, on either backend
+/// (QT-BDG-000004), after the demo's agent quotes (`demo::agent_quotes`).
+pub fn first_bdg_quote() -> String {
+    format!("QT-BDG-{:06}", draftline_erp::demo::BANDUNG_AGENT_QUOTE_COUNT + 1)
+}
 
 /// A valid PO draft input for buyer-sby.
 pub fn po_input(client_ref: &str) -> Value {

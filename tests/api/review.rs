@@ -20,7 +20,9 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
 use crate::function_process::{FunctionProcess, function_env};
-use crate::helpers::{Backend, FIRST_SBY_PO, TestApp, po_input, spawn_app, spawn_app_on, test_now};
+use crate::helpers::{
+    Backend, TestApp, first_bdg_quote, first_sby_po, on_both_backends, po_input, spawn_app, spawn_app_on, test_now,
+};
 
 /// The most a review page may weigh.
 pub const PAGE_SIZE_LIMIT: usize = 256 * 1024;
@@ -615,43 +617,55 @@ async fn the_demo_queue_has_agent_drafts_in_every_status_and_the_agent_reads_the
     assert!(!quotes.body.contains("PO-SBY"));
 }
 
-#[tokio::test]
-async fn a_draft_tool_answers_with_the_review_url_of_its_document() {
-    let app = spawn_app().await;
-    let draft = agent_po(&app, "buyer-sby", "run-url", "url-1", po_input("url-1")).await;
-    let url = format!("{}/review/documents/{FIRST_SBY_PO}", app.server.url());
-    assert_eq!(draft["po_number"], FIRST_SBY_PO);
-    assert_eq!(draft["review_url"], url);
-    // A replay answers the same, and the page is where a person finds it.
-    let replay = app
-        .call(
-            "buyer-sby",
-            "purchasing_create_po_draft",
-            &po_input("url-1"),
-            &[("x-agent-run-id", "run-url".to_owned())],
-        )
-        .await;
-    assert_eq!(replay.body["replayed"], true);
-    assert_eq!(replay.body["data"]["review_url"], url);
-    let person = Reviewer::sign_in(&app.server.url(), "approver-sby").await;
-    let page = person.get(url.strip_prefix(&app.server.url()).unwrap()).await;
-    assert_eq!(page.status, 200);
-    assert!(page.body.contains("Approve PO-SBY-000004"));
-    // Quotes too.
-    let quote = app
-        .call(
-            "sales-bdg",
-            "sales_create_quote_draft",
-            &json!({"customer_code": "C-BDG-001", "valid_until": "2026-12-31", "client_ref": "q-url", "note": null,
-                    "lines": [{"item_code": "BRG-0042", "qty": 2, "uom": "BOX", "tax_code": "VAT11"}]}),
-            &[("x-agent-run-id", "run-url-q".to_owned())],
-        )
-        .await;
-    assert_eq!(quote.status, 201, "{:?}", quote.body);
-    assert_eq!(
-        quote.body["data"]["review_url"],
-        format!("{}/review/documents/QT-BDG-000004", app.server.url())
-    );
+on_both_backends! {
+    #[tokio::test]
+    async fn a_draft_tool_answers_with_the_review_url_of_its_document(backend) {
+        let app = spawn_app_on(backend).await;
+        // Numbered after the demo's agent drafts, on either backend.
+        let number = first_sby_po();
+        let draft = agent_po(&app, "buyer-sby", "run-url", "url-1", po_input("url-1")).await;
+        let url = format!("{}/review/documents/{number}", app.server.url());
+        assert_eq!(draft["po_number"], number.as_str());
+        assert_eq!(draft["review_url"], url);
+        // A replay answers the same, and the page is where a person finds it.
+        let replay = app
+            .call(
+                "buyer-sby",
+                "purchasing_create_po_draft",
+                &po_input("url-1"),
+                &[("x-agent-run-id", "run-url".to_owned())],
+            )
+            .await;
+        assert_eq!(replay.body["replayed"], true);
+        assert_eq!(replay.body["data"]["review_url"], url);
+        let person = Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+        let page = person.get(url.strip_prefix(&app.server.url()).unwrap()).await;
+        assert_eq!(page.status, 200);
+        match backend {
+            Backend::Builtin => assert!(page.body.contains(&format!("Approve {number}"))),
+            Backend::Tryton => assert!(
+                page.body.contains(&format!("{number} is approved or rejected in Tryton")),
+                "{}",
+                page.body
+            ),
+        }
+        // Quotes too.
+        let quote = app
+            .call(
+                "sales-bdg",
+                "sales_create_quote_draft",
+                &json!({"customer_code": "C-BDG-001", "valid_until": "2026-12-31", "client_ref": "q-url", "note": null,
+                        "lines": [{"item_code": "BRG-0042", "qty": 2, "uom": "BOX", "tax_code": "VAT11"}]}),
+                &[("x-agent-run-id", "run-url-q".to_owned())],
+            )
+            .await;
+        assert_eq!(quote.status, 201, "{:?}", quote.body);
+        assert_eq!(quote.body["data"]["quote_number"], first_bdg_quote().as_str());
+        assert_eq!(
+            quote.body["data"]["review_url"],
+            format!("{}/review/documents/{}", app.server.url(), first_bdg_quote())
+        );
+    }
 }
 
 #[tokio::test]
@@ -1223,6 +1237,123 @@ async fn on_tryton_an_agent_draft_is_reviewed_here_and_approved_only_in_tryton()
     let counts = audit_counts(&app).await;
     assert_eq!(counts.get(&("review.approve".into(), "ok".into())), None, "{counts:?}");
     assert_eq!(counts.get(&("review.reject".into(), "ok".into())), None, "{counts:?}");
+}
+
+/// Queue row of `number` on `page`.
+fn queue_row<'p>(page: &'p Page, number: &str) -> &'p str {
+    let at = page
+        .body
+        .find(&format!("<strong>{number}</strong>"))
+        .unwrap_or_else(|| panic!("{number} is not in the queue:\n{}", page.body));
+    &page.body[at..at + page.body[at..].find("</tr>").unwrap()]
+}
+
+#[tokio::test]
+async fn on_tryton_the_demo_queue_has_the_agents_drafts_in_every_status_as_tryton_tells_them() {
+    use draftline_erp::demo;
+    let app = spawn_app_on(Backend::Tryton).await;
+    let orders = demo::agent_purchase_orders();
+    let quotes = demo::agent_quotes();
+    let codes = |statuses: Vec<&str>| statuses.into_iter().map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(
+        orders
+            .iter()
+            .map(|(po, _)| po.status.code().to_owned())
+            .collect::<Vec<_>>(),
+        codes(vec!["draft", "approved", "rejected"])
+    );
+    // Tryton's workflow decided them: approved is Quote pressed; a rejected
+    // order is a cancelled purchase (Tryton has no rejected purchases), a
+    // rejected quote a cancelled sale, which reads as rejected.
+    let person = Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+    let queue = person.get("/review").await;
+    assert_eq!(queue.status, 200, "{}", queue.body);
+    for ((po, _), status) in orders.iter().zip(["Waiting for review", "Approved", "Cancelled"]) {
+        let row = queue_row(&queue, &po.po_number);
+        assert!(row.contains("Drafted by agent"), "{row}");
+        assert!(row.contains(status), "{}: {row}", po.po_number);
+        assert!(row.contains(&po.vendor.code) && row.contains("buyer-sby"), "{row}");
+        let run = po.drafted_by_agent_run.as_deref().unwrap();
+        assert!(row.contains(&format!("/review/runs/{run}")), "{row}");
+        // This server's audit trail never saw these calls: no model or prompt.
+        assert!(row.contains("not recorded"), "{row}");
+    }
+    // Newest first (by the demo's creation instants), and the filters narrow it.
+    let first = |n: &str| queue.body.find(&format!("<strong>{n}</strong>")).unwrap();
+    assert!(first("PO-SBY-000001") < first("PO-SBY-000002") && first("PO-SBY-000002") < first("PO-SBY-000003"));
+    let cancelled = person.get("/review?status=cancelled").await;
+    assert!(cancelled.body.contains("PO-SBY-000003") && !cancelled.body.contains("PO-SBY-000001"));
+    let rejected = person.get("/review?status=rejected").await;
+    assert_eq!(rejected.status, 200, "{}", rejected.body);
+    assert!(!rejected.body.contains("PO-SBY-00000"), "{}", rejected.body);
+
+    // The document: its lines, and where it was decided.
+    let document = person.get("/review/documents/PO-SBY-000003").await;
+    assert_eq!(document.status, 200, "{}", document.body);
+    assert!(
+        document.body.contains("PO-SBY-000003 is cancelled in Tryton"),
+        "{}",
+        document.body
+    );
+    assert!(document.body.contains("model/purchase.purchase/"), "{}", document.body);
+    assert!(document.body.contains("price list V-00415, BLT-0107 per BOX"));
+    assert!(document.body.contains("1,100,000.00&nbsp;IDR"));
+
+    // The agent reads each back in its Tryton status.
+    for ((po, _), status) in orders.iter().zip(["draft", "approved", "cancelled"]) {
+        let read = po_as_read(&app, &po.po_number).await;
+        assert_eq!(read["status"], status, "{read}");
+        assert_eq!(read["created_at"], po.created_at.as_str(), "{read}");
+        assert_eq!(read["total"], json!(po.total), "{read}");
+    }
+
+    // Bandung's approver: Bandung's quotes, in every status.
+    let bdg = Reviewer::sign_in(&app.server.url(), "approver-bdg").await;
+    let queue = bdg.get("/review").await;
+    assert_eq!(queue.status, 200, "{}", queue.body);
+    for ((quote, _), status) in quotes.iter().zip(["Waiting for review", "Approved", "Rejected"]) {
+        let row = queue_row(&queue, &quote.quote_number);
+        assert!(row.contains(status), "{}: {row}", quote.quote_number);
+        assert!(row.contains(&quote.customer.code) && row.contains("sales-bdg"), "{row}");
+    }
+    assert!(!queue.body.contains("PO-SBY"));
+    let rejected = bdg.get("/review/documents/QT-BDG-000003").await;
+    assert_eq!(rejected.status, 200, "{}", rejected.body);
+    assert!(
+        rejected.body.contains("QT-BDG-000003 is rejected in Tryton"),
+        "{}",
+        rejected.body
+    );
+    for ((quote, _), status) in quotes.iter().zip(["draft", "approved", "rejected"]) {
+        let reply = app
+            .call(
+                "sales-bdg",
+                "sales_get_quote",
+                &json!({"quote_number": quote.quote_number}),
+                &[],
+            )
+            .await;
+        assert_eq!(reply.status, 200, "{:?}", reply.body);
+        assert_eq!(reply.body["data"]["status"], status, "{:?}", reply.body);
+        assert_eq!(reply.body["data"]["total"], json!(quote.total), "{:?}", reply.body);
+    }
+
+    // The next agent draft is numbered after them, as on the built-in backend.
+    let draft = agent_po(
+        &app,
+        "buyer-sby",
+        "run-after-demo",
+        "after-demo",
+        po_input("after-demo"),
+    )
+    .await;
+    assert_eq!(draft["po_number"], first_sby_po().as_str());
+    let queue = person.get("/review").await;
+    assert!(first_of(&queue, &first_sby_po()) < first_of(&queue, "PO-SBY-000001"));
+}
+
+fn first_of(page: &Page, number: &str) -> usize {
+    page.body.find(&format!("<strong>{number}</strong>")).unwrap()
 }
 
 #[tokio::test]

@@ -6,14 +6,17 @@ The same story as shared/erp/src/demo.rs (the built-in backend), mapped to
 Tryton as MAPPING.md says: one company (the tenant `demo`, IDR), three
 warehouses (the branches), storage locations (the demo's warehouses), items,
 vendors and their prices, stock on hand and reserved, reorder points, taxes,
-price lists, customers, sales orders, invoices and bills, and Jakarta's
-purchase orders (PO-JKT-000001 .. PO-JKT-000024). Deterministic: no clock, no
+price lists, customers, sales orders, invoices and bills, Jakarta's
+purchase orders (PO-JKT-000001 .. PO-JKT-000024), and the agents' drafts of
+the days before in every review status (PO-SBY-000001 .. 3, QT-BDG-000001 ..
+3; MAPPING.md). Deterministic: no clock, no
 randomness (stock moves and documents carry the demo's dates, which are all
 on or before 2026-11-28, so the machine's date must be later than that).
 It checks what it wrote (totals, due dates, amounts to pay, stock) and fails
 loudly if Tryton computed anything else than demo.rs says.
 """
 import datetime as dt
+import hashlib
 import sys
 from collections import OrderedDict
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -245,6 +248,62 @@ JAKARTA_PO_COUNT = 24
 PO_STATUSES = ['received', 'received', 'sent', 'approved', 'cancelled']
 
 
+# Surabaya's agent PO drafts of the days before (demo.rs
+# agent_purchase_orders()): (n, vendor, [(item, qty, unit)], created (UTC),
+# note, needed_by, decision: None (waiting for review), ('approved', None,
+# person, at) or ('rejected', reason, person, at)).
+SURABAYA_AGENT_PO_COUNT = 3
+AGENT_POS = [
+    (1, 'V-00231', [('BRG-0042', 10, 'BOX'), ('VBT-0220', 12, 'PCS')],
+        '2026-11-26T02:14:09',
+        'Weekly reorder: BRG-0042 and VBT-0220 are below their reorder '
+        'points.', '2026-12-10', None),
+    (2, 'V-00508', [('OIL-0310', 20, 'CTN')], '2026-11-25T01:05:42',
+        'Hydraulic oil for the December maintenance window.', '2026-12-05',
+        ('approved', None, 'approver-sby', '2026-11-25T09:30:00')),
+    (3, 'V-00415', [('BLT-0107', 10, 'BOX')], '2026-11-24T01:02:17',
+        'Bolts below reorder point.', '2026-12-03',
+        ('rejected', 'CV Baut Jaya raised the bolt price last week; ask them '
+            'for a new quote before we order.', 'approver-sby',
+            '2026-11-24T10:12:00')),
+]
+
+# Bandung's agent quote drafts (demo.rs agent_quotes()): (n, customer,
+# price list, [(item, qty, unit)], created (UTC), valid_until, decision)
+BANDUNG_AGENT_QUOTE_COUNT = 3
+AGENT_QUOTES = [
+    (1, 'C-BDG-001', 'PL-WHOLESALE',
+        [('BRG-0042', 5, 'BOX'), ('GLV-0015', 10, 'BOX')],
+        '2026-11-26T03:20:00', '2026-12-10', None),
+    (2, 'C-BDG-001', 'PL-WHOLESALE', [('CBL-0220', 4, 'ROLL')],
+        '2026-11-25T03:02:00', '2026-12-09',
+        ('approved', 'Price matches the framework agreement.', 'approver-bdg',
+            '2026-11-25T08:45:00')),
+    (3, 'C-BDG-002', 'PL-RETAIL', [('OIL-0310', 3, 'CTN')],
+        '2026-11-24T02:40:00', '2026-12-08',
+        ('rejected', 'CV Mitra Teknik Cimahi has overdue invoices (one since '
+            'August); no new quote until they are paid.', 'approver-bdg',
+            '2026-11-24T07:55:00')),
+]
+AGENT_QUOTE_NOTE = 'Customer asked for a price by e-mail.'
+AGENT_QUOTE_CREDIT_CHECK = 'Within the credit limit when it was drafted.'
+
+
+def agent_key(branch, user, run, client_ref):
+    """The draftline_key of a seeded agent draft, in the form the server
+    gives the keys it sends (shared/server/src/pipeline.rs external_key):
+    dl1- and the SHA-256 of the tenant, the stored idempotency key
+    (<branch>#<user>#R#<run>:<client_ref>, the key an agent run forms) and
+    the key's use, each followed by a NUL byte. The use is `demo-seed`
+    where a real call's is a ULID, so no call can ever form these keys."""
+    digest = hashlib.sha256()
+    for part in ('demo', f'{branch}#{user}#R#{run}:{client_ref}',
+            'demo-seed'):
+        digest.update(part.encode())
+        digest.update(b'\0')
+    return 'dl1-' + digest.hexdigest()
+
+
 def jakarta_purchase_orders():
     "demo.rs jakarta_purchase_orders(): (n, vendor, item, unit, price, qty,"
     " status, created, needed_by, note)"
@@ -443,7 +502,10 @@ def main(conf_file, database):
             'sale.sequence_type_sale', config.context))
     lost_found, = Location.find([('type', '=', 'lost_found')], limit=1)
     warehouses, storages = {}, {}
-    po_count = {'JKT-01': JAKARTA_PO_COUNT}
+    # Each branch's numbers start after the documents the seed makes.
+    po_count = {'JKT-01': JAKARTA_PO_COUNT,
+        'SBY-01': SURABAYA_AGENT_PO_COUNT}
+    qt_count = {'BDG-01': BANDUNG_AGENT_QUOTE_COUNT}
     for branch, code, city, demo_warehouses in BRANCHES:
         input_ = Location(name=f'{city} Input', code=f'{branch}-IN',
             type='storage')
@@ -460,7 +522,7 @@ def main(conf_file, database):
         po_sequence.save()
         qt_sequence = SequenceStrict(name=f'Draftline quote {branch}',
             sequence_type=so_type, company=company, prefix=f'QT-{code}-',
-            padding=6, number_next=1)
+            padding=6, number_next=qt_count.get(branch, 0) + 1)
         qt_sequence.save()
         warehouse = Location(name=f'{city} ({branch})', code=branch,
             type='warehouse', input_location=input_, output_location=output,
@@ -628,9 +690,114 @@ def main(conf_file, database):
             purchase.reload()
             check(f'{number} shipment', purchase.shipment_state, 'received')
 
+    # ---- the agents' drafts of the days before, in every review status
+    log('agent drafts (Surabaya POs, Bandung quotes)')
+    Sale = Model.get('sale.sale')
+    Note = Model.get('ir.note')
+    created_at = {}  # (model, id) -> demo.rs's created_at
+
+    def decided(record, decision):
+        "A person's decision: Tryton's button, the reason as a note on it"
+        verdict, reason, person, at = decision
+        # approved = Quote pressed (PO status approved, quote approved);
+        # rejected = Cancel pressed on the draft: Tryton has no rejected
+        # state, so the adapter reads a PO as cancelled (a quote: rejected)
+        record.click('quote' if verdict == 'approved' else 'cancel')
+        if reason:
+            Note(resource=record, message=f'{verdict.capitalize()} by '
+                f'{person} on {at[:10]}: {reason}').save()
+
+    for (n, vendor, lines, created, note, needed_by,
+            decision) in AGENT_POS:
+        number = f'PO-SBY-{n:06d}'
+        run = f'run-sby-reorder-{created[:10]}'
+        client_ref = f'reorder-{created[:10]}'
+        purchase = Purchase(party=vendors[vendor],
+            warehouse=warehouses['SBY-01'], currency=idr,
+            invoice_method='manual', delivery_date=day(needed_by),
+            comment=note, draftline_number=number,
+            draftline_key=agent_key('SBY-01', 'buyer-sby', run, client_ref),
+            draftline_client_ref=client_ref, drafted_by_agent_run=run,
+            drafted_on_behalf_of='buyer-sby')
+        purchase.payment_term = vendors[vendor].supplier_payment_term
+        total = 0
+        for item, qty, unit in lines:
+            price, = [p for v, i, u, p in PRICES
+                if (v, i, u) == (vendor, item, unit)]
+            line = purchase.lines.new()
+            line.product = products[item]
+            line.quantity = qty
+            line.unit = item_units[item][unit]
+            line.unit_price = D(price)
+            line.note = f'price list {vendor}, {item} per {unit}'
+            total += price * qty
+        purchase.save()
+        check(f'{number} number', purchase.number, number)
+        check(f'{number} total', purchase.total_amount, cents(total))
+        if decision:
+            decided(purchase, decision)
+        created_at['purchase.purchase', purchase.id] = created
+
+    for (n, customer, list_, lines, created, valid_until,
+            decision) in AGENT_QUOTES:
+        number = f'QT-BDG-{n:06d}'
+        run = f'run-bdg-quotes-{created[:10]}'
+        client_ref = f'quote-{customer}-{created[:10]}'
+        quoted = day(created[:10])
+        sale = Sale(party=customers[customer],
+            warehouse=warehouses['BDG-01'], currency=idr,
+            price_list=price_lists[list_], quotation_date=quoted,
+            quotation_validity=day(valid_until) - quoted,
+            comment=AGENT_QUOTE_NOTE, description=AGENT_QUOTE_CREDIT_CHECK,
+            draftline_number=number,
+            draftline_key=agent_key('BDG-01', 'sales-bdg', run, client_ref),
+            draftline_client_ref=client_ref, drafted_by_agent_run=run,
+            drafted_on_behalf_of='sales-bdg')
+        sale.payment_term = customers[customer].customer_payment_term
+        net = 0
+        for item, qty, unit in lines:
+            price, = [p for l, i, u, p in LIST_PRICES
+                if (l, i, u) == (list_, item, unit)]
+            line = sale.lines.new()
+            line.product = products[item]
+            line.quantity = qty
+            line.unit = item_units[item][unit]
+            line.unit_price = D(price)
+            line.note = f'price list {list_}, {item} per {unit}'
+            net += price * qty
+        sale.save()
+        check(f'{number} number', sale.number, number)
+        check(f'{number} taxes', [[t.name for t in l.taxes]
+                for l in sale.lines], [['VAT11']] * len(lines))
+        check(f'{number} total', sale.total_amount,
+            cents(net) + cents(D(net) * D('0.11')))
+        check(f'{number} valid until', sale.quotation_expire,
+            day(valid_until))
+        if decision:
+            decided(sale, decision)
+        created_at['sale.sale', sale.id] = created
+
+    # Tryton sets create_date itself (the seed's clock); the adapter dates
+    # an agent draft by it, so the seed writes demo.rs's instants there, by
+    # a direct SQL update in a transaction of its own (nothing else of
+    # these documents depends on when they were created).
+    from trytond.pool import Pool
+    from trytond.transaction import Transaction
+    with Transaction().start(database, 0) as transaction:
+        pool = Pool(database)
+        cursor = transaction.connection.cursor()
+        for (model, id_), at in created_at.items():
+            table = pool.get(model).__table__()
+            cursor.execute(*table.update([table.create_date],
+                    [dt.datetime.fromisoformat(at)],
+                    where=table.id == id_))
+    for (model, id_), at in created_at.items():
+        check(f'{model} {id_} create_date',
+            Model.get(model)(id_).create_date,
+            dt.datetime.fromisoformat(at))
+
     # ---- sales orders
     log('sales orders')
-    Sale = Model.get('sale.sale')
     sale_invoices = {}
     for (branch, number, customer, date, status, total, open_amount,
             (item, qty, unit), shipped) in SALES_ORDERS:

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use draftline_contract::tool::Draft;
 use draftline_contract::{DraftTool, ErrorCode};
+use draftline_erp::demo;
 use draftline_erp::domain::{PurchaseOrder, Quote, TaxCode};
 use draftline_erp::port::{Erp, PoFilter, Purchasing, Sales};
 use draftline_erp::tools::purchasing_create_po_draft::{CreatePoDraftInput, PoLineInput, PurchasingCreatePoDraft};
@@ -14,7 +15,7 @@ use draftline_erp::units::Uom;
 use draftline_erp_tryton::TrytonErp;
 use serde_json::json;
 
-use crate::helpers::{Context, branch, in_days, own, shared};
+use crate::helpers::{Context, bdg_quote, branch, in_days, own, sby_po, shared};
 
 pub fn po_input(client_ref: &str) -> CreatePoDraftInput {
     CreatePoDraftInput {
@@ -57,12 +58,13 @@ async fn a_po_draft_is_created_once_in_tryton_as_a_draft_with_its_provenance() {
     let erp = Arc::new(db.erp());
     let sby = branch("SBY-01");
     let key = "dl1-test-po-001";
+    let number = sby_po(1);
     let external = prepared_po(&erp, key, po_input("reorder-BRG-0042")).await;
     assert_eq!(external.find().await.unwrap(), None, "nothing has this key yet");
     let before = erp.requests();
     let created = external.create().await.unwrap();
     assert_eq!(erp.requests() - before, 1, "a create is one request");
-    assert_eq!(created.document.number, "PO-SBY-000001");
+    assert_eq!(created.document.number, number);
     assert_eq!(created.document.kind, "purchase_order");
     assert!(created.document.id.starts_with("po_tryton_"), "{}", created.document.id);
     let answered = external.output(&created).unwrap();
@@ -70,7 +72,7 @@ async fn a_po_draft_is_created_once_in_tryton_as_a_draft_with_its_provenance() {
         answered
             .review_url
             .as_deref()
-            .is_some_and(|url| url.ends_with("/review/documents/PO-SBY-000001"))
+            .is_some_and(|url| url.ends_with(&format!("/review/documents/{number}")))
     );
     // The adapter knows nothing of review pages: the tool adds the link.
     let answered = PurchaseOrder {
@@ -81,22 +83,18 @@ async fn a_po_draft_is_created_once_in_tryton_as_a_draft_with_its_provenance() {
     assert_eq!(answered.lines[0].price_source, "price list V-00231, BRG-0042 per BOX");
 
     // The adapter reads back exactly what the tool answered.
-    let read = erp
-        .purchase_order(&sby.scope(), "PO-SBY-000001")
-        .await
-        .unwrap()
-        .unwrap();
+    let read = erp.purchase_order(&sby.scope(), &number).await.unwrap().unwrap();
     assert_eq!(read, answered);
     let listed = erp
         .search_purchase_orders(&sby.scope(), &PoFilter::default(), None, 20, 5)
         .await
         .unwrap();
-    assert_eq!(listed.items, std::slice::from_ref(&answered));
+    // Highest number first: the new draft, then the demo's agent drafts.
+    assert_eq!(listed.items.first(), Some(&answered));
+    assert_eq!(listed.items.len(), 1 + demo::agent_purchase_orders().len());
     // Jakarta does not see it.
     assert_eq!(
-        erp.purchase_order(&branch("JKT-01").scope(), "PO-SBY-000001")
-            .await
-            .unwrap(),
+        erp.purchase_order(&branch("JKT-01").scope(), &number).await.unwrap(),
         None
     );
 
@@ -129,7 +127,7 @@ async fn a_po_draft_is_created_once_in_tryton_as_a_draft_with_its_provenance() {
     assert_eq!(found.len(), 1);
     let po = &found[0];
     assert_eq!(po["state"], "draft");
-    assert_eq!(po["number"], "PO-SBY-000001");
+    assert_eq!(po["number"], number.as_str());
     assert_eq!(po["draftline_key"], key);
     assert_eq!(po["draftline_client_ref"], "reorder-BRG-0042");
     assert_eq!(po["drafted_by_agent_run"], "run-7f3a");
@@ -206,7 +204,7 @@ async fn a_po_draft_is_created_once_in_tryton_as_a_draft_with_its_provenance() {
         .await
         .unwrap();
     assert_eq!(open.len(), 1);
-    assert_eq!(open[0].number, "PO-SBY-000001");
+    assert_eq!(open[0].number, number);
     assert_eq!(open[0].agent_run.as_deref(), Some("run-7f3a"));
     assert_eq!(open[0].created_at, created.created_at);
     assert_eq!(open[0].describe_lines(), "10 BOX of BRG-0042 and 30 PCS of BRG-0043");
@@ -221,7 +219,7 @@ async fn a_po_draft_is_created_once_in_tryton_as_a_draft_with_its_provenance() {
     ctx.window = Some(std::time::Duration::from_secs(3600));
     let asked = tool.draft(&ctx.call(), po_input("reorder-again")).await.err().unwrap();
     assert_eq!(asked.code(), ErrorCode::InputRequired);
-    assert!(asked.to_string().contains("PO-SBY-000001"), "{asked}");
+    assert!(asked.to_string().contains(&number), "{asked}");
 }
 
 #[tokio::test]
@@ -242,8 +240,8 @@ async fn concurrent_creates_with_one_key_make_one_document() {
     let other = prepared_po(&erp, "dl1-test-race-2", po_input("race-2")).await;
     let second = other.create().await.unwrap();
     assert_ne!(second.document.id, created[0].document.id);
-    assert_eq!(created[0].document.number, "PO-SBY-000001");
-    assert_eq!(second.document.number, "PO-SBY-000002");
+    assert_eq!(created[0].document.number, sby_po(1));
+    assert_eq!(second.document.number, sby_po(2));
 }
 
 #[tokio::test]
@@ -252,6 +250,7 @@ async fn a_quote_draft_is_created_with_its_taxes_and_reads_back_as_answered() {
     let erp = Arc::new(db.erp());
     let bdg = branch("BDG-01");
     let key = "dl1-test-qt-001";
+    let number = bdg_quote(1);
     let tool = SalesCreateQuoteDraft::new(erp.clone() as Arc<dyn Erp>);
     let ctx = Context::new(branch("BDG-01"), "run-9b1c", Some(key));
     let input = CreateQuoteDraftInput {
@@ -280,7 +279,7 @@ async fn a_quote_draft_is_created_with_its_taxes_and_reads_back_as_answered() {
     let before = erp.requests();
     let created = external.create().await.unwrap();
     assert_eq!(erp.requests() - before, 1);
-    assert_eq!(created.document.number, "QT-BDG-000001");
+    assert_eq!(created.document.number, number);
     assert_eq!(created.document.kind, "quote");
     assert!(created.document.id.starts_with("qt_tryton_"));
     let answered: Quote = external.output(&created).unwrap();
@@ -297,12 +296,9 @@ async fn a_quote_draft_is_created_with_its_taxes_and_reads_back_as_answered() {
         ),
         ("2880000.00", "74800.00", "2954800.00")
     );
-    let read = erp.quote(&bdg.scope(), "QT-BDG-000001").await.unwrap().unwrap();
+    let read = erp.quote(&bdg.scope(), &number).await.unwrap().unwrap();
     assert_eq!(read, answered);
-    assert_eq!(
-        erp.quote(&branch("SBY-01").scope(), "QT-BDG-000001").await.unwrap(),
-        None
-    );
+    assert_eq!(erp.quote(&branch("SBY-01").scope(), &number).await.unwrap(), None);
 
     let found = db
         .raw_search(
@@ -357,7 +353,7 @@ async fn a_quote_draft_is_created_with_its_taxes_and_reads_back_as_answered() {
         .unwrap();
     assert_eq!(
         open.iter().map(|d| d.number.as_str()).collect::<Vec<_>>(),
-        ["QT-BDG-000001"]
+        [number.as_str()]
     );
 }
 
@@ -370,7 +366,15 @@ async fn a_draft_without_its_key_is_refused_before_anything_is_written() {
     let refused = tool.draft(&ctx.call(), po_input("no-key")).await.err().unwrap();
     assert_eq!(refused.code(), ErrorCode::InternalError);
     let none = db
-        .raw_search("purchase.purchase", json!([["warehouse.code", "=", "SBY-01"]]), &["id"])
+        .raw_search(
+            "purchase.purchase",
+            json!([["draftline_client_ref", "=", "no-key"]]),
+            &["id"],
+        )
         .await;
     assert!(none.is_empty());
+    let sby = db
+        .raw_search("purchase.purchase", json!([["warehouse.code", "=", "SBY-01"]]), &["id"])
+        .await;
+    assert_eq!(sby.len(), demo::agent_purchase_orders().len(), "only the demo's drafts");
 }

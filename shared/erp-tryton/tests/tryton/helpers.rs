@@ -211,3 +211,16 @@ impl Context {
 pub fn in_days(days: i64) -> chrono::NaiveDate {
     chrono::Utc::now().date_naive() + chrono::Duration::days(days)
 }
+
+/// The number of the `n`th purchase order a test drafts in Surabaya: the
+/// demo database holds its agent's drafts of the days before
+/// (`demo::agent_purchase_orders`), so the branch's numbers go on after them.
+pub fn sby_po(n: i64) -> String {
+    format!("PO-SBY-{:06}", draftline_erp::demo::SURABAYA_AGENT_PO_COUNT + n)
+}
+
+/// The number of the `n`th quote a test drafts in Bandung, after the demo's
+/// agent quotes (`demo::agent_quotes`).
+pub fn bdg_quote(n: i64) -> String {
+    format!("QT-BDG-{:06}", draftline_erp::demo::BANDUNG_AGENT_QUOTE_COUNT + n)
+}

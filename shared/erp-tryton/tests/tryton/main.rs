@@ -11,4 +11,5 @@ mod faults;
 mod helpers;
 mod proxy;
 mod reads;
+mod review;
 mod tools;

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 use draftline_contract::ErrorCode;
 use draftline_erp::demo::{self, BRANCHES};
 use draftline_erp::domain::{
-    BranchVendor, CustomerInvoice, PoStatus, PriceEntry, PurchaseOrder, StockLevel, VendorBill,
+    BranchVendor, CustomerInvoice, PoStatus, PriceEntry, PurchaseOrder, Quote, StockLevel, VendorBill,
 };
 use draftline_erp::port::{DueItem, Finance, Inventory, PoFilter, Purchasing, Sales};
 use draftline_erp::reorder;
@@ -363,12 +363,89 @@ async fn purchase_orders_are_searched_highest_number_first_page_by_page() {
     });
     assert!(!want.is_empty());
     assert_eq!(numbers(&page.items), want);
-    // Surabaya has no orders; Jakarta's are not its.
+    // Surabaya has only its agent's drafts; Jakarta's are not its.
     let sby = erp
         .search_purchase_orders(&branch("SBY-01").scope(), &all, None, 20, 5)
         .await
         .unwrap();
-    assert!(sby.items.is_empty() && sby.next_after.is_none());
+    let mut want: Vec<String> = demo::agent_purchase_orders()
+        .into_iter()
+        .map(|(po, _)| po.po_number)
+        .collect();
+    want.sort();
+    want.reverse();
+    assert_eq!(numbers(&sby.items), want);
+    assert!(sby.next_after.is_none());
+}
+
+/// A seeded agent PO as Tryton tells it: its Tryton id, and a person's
+/// decision is Tryton's workflow, so there is no decision record, the order
+/// says a person handled it, and a rejection is a cancellation.
+fn agent_po_as_tryton(mut po: PurchaseOrder, read: &PurchaseOrder) -> PurchaseOrder {
+    assert!(read.draft_id.starts_with("po_tryton_"), "{}", read.draft_id);
+    po.draft_id = read.draft_id.clone();
+    if po.decision.take().is_some() {
+        if po.status == PoStatus::Rejected {
+            po.status = PoStatus::Cancelled;
+        }
+        po.next_step = format!("{} was handled by a person in the ERP.", po.po_number);
+    }
+    po
+}
+
+/// A seeded agent quote as Tryton tells it (see [`agent_po_as_tryton`]; a
+/// cancelled quote reads as rejected).
+fn agent_quote_as_tryton(mut quote: Quote, read: &Quote) -> Quote {
+    assert!(read.quote_id.starts_with("qt_tryton_"), "{}", read.quote_id);
+    quote.quote_id = read.quote_id.clone();
+    if quote.decision.take().is_some() {
+        quote.next_step = format!("Quote {} is handled by a person in the ERP.", quote.quote_number);
+    }
+    quote
+}
+
+#[tokio::test]
+async fn the_agents_drafts_of_the_days_before_read_back_as_in_the_demo() {
+    let erp = shared().erp();
+    let sby = branch("SBY-01");
+    let statuses: Vec<PoStatus> = demo::agent_purchase_orders()
+        .into_iter()
+        .map(|(want, _)| want.status)
+        .collect();
+    assert_eq!(statuses, [PoStatus::Draft, PoStatus::Approved, PoStatus::Rejected]);
+    for (want, _) in demo::agent_purchase_orders() {
+        let read = erp
+            .purchase_order(&sby.scope(), &want.po_number)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{} is not in Tryton", want.po_number));
+        assert_eq!(read, agent_po_as_tryton(want, &read));
+    }
+    // The one waiting for review is an agent draft like any other.
+    let waiting = erp
+        .purchase_order(&sby.scope(), "PO-SBY-000001")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(waiting.created_at, "2026-11-26T02:14:09.000Z");
+    assert!(waiting.next_step.contains("awaits"), "{}", waiting.next_step);
+    let bdg = branch("BDG-01");
+    for (want, _) in demo::agent_quotes() {
+        let read = erp
+            .quote(&bdg.scope(), &want.quote_number)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("{} is not in Tryton", want.quote_number));
+        assert_eq!(read, agent_quote_as_tryton(want, &read));
+    }
+    // Agents' drafts are not another branch's.
+    assert_eq!(
+        erp.purchase_order(&branch("JKT-01").scope(), "PO-SBY-000001")
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(erp.quote(&sby.scope(), "QT-BDG-000001").await.unwrap(), None);
 }
 
 #[tokio::test]

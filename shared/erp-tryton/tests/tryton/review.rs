@@ -1,0 +1,108 @@
+//! The review queue over Tryton (`Review::agent_drafts`): the demo
+//! database holds the agents' drafts of the days before in every status,
+//! as the built-in backend seeds them, each as Tryton's workflow says it.
+
+use draftline_erp::demo;
+use draftline_erp::domain::{AgentDraft, DocumentKind, DraftFilter};
+use draftline_erp::port::Review;
+
+use crate::helpers::{branch, shared};
+
+/// A seeded agent draft as Tryton's queue lists it: its Tryton id, no
+/// decision record (the decision is Tryton's workflow: the status tells
+/// it), and a rejected purchase order is a cancelled one (Tryton has no
+/// rejected purchases; a rejected quote is a cancelled sale, read as rejected).
+fn as_tryton(mut want: AgentDraft, read: &AgentDraft) -> AgentDraft {
+    let prefix = match want.kind {
+        DocumentKind::PurchaseOrder => "po_tryton_",
+        DocumentKind::Quote => "qt_tryton_",
+    };
+    assert!(read.id.starts_with(prefix), "{}", read.id);
+    want.id = read.id.clone();
+    want.decision = None;
+    if want.kind == DocumentKind::PurchaseOrder && want.status == "rejected" {
+        want.status = "cancelled".to_owned();
+    }
+    want
+}
+
+#[tokio::test]
+async fn the_demo_queue_holds_the_agents_drafts_in_every_status_newest_first() {
+    let erp = shared().erp();
+    let all = DraftFilter::default();
+
+    let sby = erp
+        .agent_drafts(&branch("SBY-01").scope(), &all, None, 20)
+        .await
+        .unwrap();
+    let want: Vec<AgentDraft> = demo::agent_purchase_orders()
+        .iter()
+        .map(|(po, _)| AgentDraft::from(po))
+        .collect();
+    assert_eq!(sby.items.len(), want.len(), "{:?}", sby.items);
+    assert_eq!(sby.next_after, None);
+    for (read, want) in sby.items.iter().zip(want) {
+        assert_eq!(read, &as_tryton(want, read));
+    }
+    let statuses: Vec<&str> = sby.items.iter().map(|d| d.status.as_str()).collect();
+    assert_eq!(statuses, ["draft", "approved", "cancelled"]);
+
+    let bdg = erp
+        .agent_drafts(&branch("BDG-01").scope(), &all, None, 20)
+        .await
+        .unwrap();
+    let want: Vec<AgentDraft> = demo::agent_quotes().iter().map(|(q, _)| AgentDraft::from(q)).collect();
+    assert_eq!(bdg.items.len(), want.len(), "{:?}", bdg.items);
+    for (read, want) in bdg.items.iter().zip(want) {
+        assert_eq!(read, &as_tryton(want, read));
+    }
+    let statuses: Vec<&str> = bdg.items.iter().map(|d| d.status.as_str()).collect();
+    assert_eq!(statuses, ["draft", "approved", "rejected"]);
+
+    // Jakarta's orders were made by people: not in its queue.
+    let jkt = erp
+        .agent_drafts(&branch("JKT-01").scope(), &all, None, 20)
+        .await
+        .unwrap();
+    assert!(jkt.items.is_empty(), "{:?}", jkt.items);
+}
+
+#[tokio::test]
+async fn the_demo_queue_filters_by_status_and_kind_and_pages() {
+    let erp = shared().erp();
+    let sby = branch("SBY-01");
+    let numbers = |drafts: &[AgentDraft]| drafts.iter().map(|d| d.number.clone()).collect::<Vec<_>>();
+    for (status, want) in [
+        ("draft", vec!["PO-SBY-000001"]),
+        ("approved", vec!["PO-SBY-000002"]),
+        ("cancelled", vec!["PO-SBY-000003"]),
+        ("rejected", vec![]),
+    ] {
+        let filter = DraftFilter {
+            status: Some(status.to_owned()),
+            ..DraftFilter::default()
+        };
+        let page = erp.agent_drafts(&sby.scope(), &filter, None, 20).await.unwrap();
+        assert_eq!(numbers(&page.items), want, "{status}");
+    }
+    let quotes = DraftFilter {
+        kind: Some(DocumentKind::Quote),
+        status: Some("rejected".to_owned()),
+    };
+    let page = erp
+        .agent_drafts(&branch("BDG-01").scope(), &quotes, None, 20)
+        .await
+        .unwrap();
+    assert_eq!(numbers(&page.items), ["QT-BDG-000003"]);
+
+    // Two to a page: newest first, then the rest.
+    let all = DraftFilter::default();
+    let first = erp.agent_drafts(&sby.scope(), &all, None, 2).await.unwrap();
+    assert_eq!(numbers(&first.items), ["PO-SBY-000001", "PO-SBY-000002"]);
+    let rest = erp
+        .agent_drafts(&sby.scope(), &all, first.next_after.as_deref(), 2)
+        .await
+        .unwrap();
+    assert_eq!(numbers(&rest.items), ["PO-SBY-000003"]);
+    assert_eq!(rest.next_after, None);
+}
