@@ -2,7 +2,7 @@
 
 use draftline_server::runtime::{Function, run_function};
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
     run_function(draftline_erp_backends::catalogue, Function::Tool("inventory_get_stock")).await
 }

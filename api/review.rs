@@ -3,7 +3,7 @@
 
 use draftline_erp_backends::Backend;
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
     draftline_review::run_function(|config, db| Ok(Backend::connect(config, db)?.erp())).await
 }

@@ -1,36 +1,63 @@
 #!/usr/bin/env python3
 """Benchmarks of draftline's release build, measured, not asserted.
 
-  scripts/bench.py [--target-dir DIR] [--requests N] [--cold-starts N]
+  scripts/bench.py [--target-dir DIR | --bin-dir DIR] [--load-calls N] [--connections N] [--backends] ...
 
-Builds the release binaries (fat LTO: minutes on 2 cores), then reports:
-  - the size of a function binary;
+Builds the release binaries (fat LTO: minutes on 2 cores) unless --bin-dir
+names a directory holding `draftline`, `inventory_get_stock` and
+`purchasing_create_po_draft` already built, then reports:
+  - the size of a function binary, and checks it against --max-size-mb
+    (8 MB; the one check of this script that fails it);
   - cold start: exec of a function binary (Vercel mode, VERCEL_DEV_PORT) until
     its first successful tool call, against the embedded DynamoDB engine of a
-    running `draftline serve`;
+    running `draftline serve`; the function's resident memory at rest after
+    51 calls (VmRSS) and its peak (VmHWM);
+  - CPU per call: the function binaries (`inventory_get_stock` for a read,
+    `purchasing_create_po_draft` for a replay and a fresh draft), each in its
+    own process in Vercel mode, the DynamoDB engine in the `draftline serve`
+    process, under a fixed load of --connections keep-alive connections
+    (16) that each send their next request as soon as the last is answered.
+    CPU per call = (utime + stime of the function process, all threads, from
+    /proc/<pid>/stat) / calls, after a warm-up; beside it requests/s and
+    p50/p99 under that load (latency and req/s depend on what else runs on
+    the machine; CPU per call much less);
   - per-request latency (p50/p90/p99) of a read, a fresh draft and a replay
-    over loopback HTTP, one request at a time (keep-alive);
-  - the function process's peak resident memory (VmHWM) after the run;
+    through the local server, one request at a time (keep-alive);
   - fresh drafts of one branch under 16 and 64 concurrent clients (each
     with its own keep-alive connection and its own keys): answers by
-    status, requests/s and p50/p99 — every answer must be 2xx.
+    status, requests/s and p50/p99 — every answer must be 2xx;
+  - with --backends (off by default: the first run installs trytond into
+    ~/.cache, ~2 min): p50/p99 of a read, a fresh draft and a replay, one
+    request at a time (keep-alive), through `draftline serve` on the
+    built-in ERP and through `draftline serve --erp tryton`, with the Tryton
+    REST requests per call counted in trytond's access log
+    (<data>/tryton/trytond.log, one werkzeug line per request).
+The bench drafts the same items again and again, so it turns the
+near-duplicate question off (DRAFTLINE_NEAR_DUPLICATE_HOURS=0); with it on,
+a fresh draft adds one Query (see tests/api/drafts.rs). Functions log at
+their production default (one JSON line per call, to /dev/null here).
 Everything runs on 127.0.0.1; every loop is bounded.
 """
 import argparse
 import collections
 import http.client
-import threading
 import json
 import os
 import re
+import selectors
 import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SECRET = "draftline-local-development-secret-do-not-use-in-production"
+BINARIES = ("draftline", "inventory_get_stock", "purchasing_create_po_draft")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+FUNCTION_LOG = None  # DRAFTLINE_LOG of the function processes; None: their default
 
 
 def free_port():
@@ -50,6 +77,189 @@ def post(conn, path, token, body, headers=None):
     conn.request("POST", path, body=json.dumps(body), headers=h)
     r = conn.getresponse()
     return r.status, r.read()
+
+
+def cpu_seconds(pid):
+    """utime + stime of every thread of `pid` so far, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        # The command name may hold spaces: the fields after it start after ')'.
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def memory(pid):
+    with open(f"/proc/{pid}/status") as f:
+        values = dict(line.split(":", 1) for line in f if ":" in line)
+    kib = lambda name: int(values[name].split()[0])  # noqa: E731
+    return kib("VmRSS"), kib("VmHWM")
+
+
+def raw_request(path, token, body, headers=()):
+    payload = json.dumps(body).encode()
+    head = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", f"Authorization: Bearer {token}",
+            "Content-Type: application/json", f"Content-Length: {len(payload)}"]
+    head += [f"{k}: {v}" for k, v in headers]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + payload
+
+
+class Load:
+    """`connections` keep-alive HTTP/1.1 connections driven from one thread:
+    each sends its next request as soon as its last one is answered, until
+    `calls` requests have been answered. `request(conn, i)` builds the bytes
+    of the i-th request on connection `conn`. Far cheaper per request than
+    http.client in threads, so the client is not what limits the server."""
+
+    def __init__(self, port, connections, request):
+        self.port, self.request = port, request
+        self.selector = selectors.DefaultSelector()
+        self.issued = 0
+        self.socks = []
+        for n in range(connections):
+            s = socket.create_connection(("127.0.0.1", port), timeout=10)
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            s.setblocking(False)
+            self.socks.append(s)
+
+    def close(self):
+        for s in self.socks:
+            s.close()
+        self.selector.close()
+
+    def run(self, calls, deadline_s=600):
+        statuses = collections.Counter()
+        latencies = []
+        state = {}
+        issued = 0
+
+        def send(n, s):
+            nonlocal issued
+            data = self.request(n, self.issued)
+            issued += 1
+            self.issued += 1
+            s.setblocking(True)
+            s.sendall(data)
+            s.setblocking(False)
+            state[n] = [time.perf_counter(), b""]
+
+        for n, s in enumerate(self.socks):
+            if issued < calls:
+                send(n, s)
+                self.selector.register(s, selectors.EVENT_READ, n)
+        started = time.perf_counter()
+        done = 0
+        while done < calls:
+            if time.perf_counter() - started > deadline_s:
+                raise RuntimeError("load did not finish in time")
+            for key, _ in self.selector.select(timeout=10):
+                n, s = key.data, key.fileobj
+                try:
+                    chunk = s.recv(65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    raise RuntimeError("the server closed a keep-alive connection")
+                state[n][1] += chunk
+                buf = state[n][1]
+                end = buf.find(b"\r\n\r\n")
+                if end < 0:
+                    continue
+                head = buf[:end].decode("latin-1")
+                length = int(re.search(r"(?im)^content-length:\s*(\d+)", head).group(1))
+                if len(buf) < end + 4 + length:
+                    continue
+                latencies.append((time.perf_counter() - state[n][0]) * 1000)
+                statuses[int(head.split(" ", 2)[1])] += 1
+                done += 1
+                if issued < calls:
+                    send(n, s)
+                else:
+                    self.selector.unregister(s)
+        elapsed = time.perf_counter() - started
+        return statuses, latencies, elapsed
+
+
+def spawn_function(binary, endpoint, resource, extra_env=None):
+    port = free_port()
+    env = {"PATH": os.environ.get("PATH", ""), "VERCEL_DEV_PORT": str(port),
+           "DRAFTLINE_RESOURCE": resource, "DRAFTLINE_ISSUER": "draftline-local",
+           "DRAFTLINE_JWT_SECRET": SECRET, "DRAFTLINE_DYNAMODB_ENDPOINT": endpoint,
+           "DRAFTLINE_NEAR_DUPLICATE_HOURS": "0"}
+    if FUNCTION_LOG:
+        env["DRAFTLINE_LOG"] = FUNCTION_LOG
+    env.update(extra_env or {})
+    proc = subprocess.Popen([binary], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return proc, port
+
+
+def wait_for_port(port, proc, limit_s=20):
+    started = time.perf_counter()
+    while time.perf_counter() - started < limit_s:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the function exited with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.002)
+    raise RuntimeError("the function did not listen")
+
+
+def stop(proc):
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def cpu_per_call(bins, endpoint, fn_token, needed_by, connections, calls, warmup):
+    """CPU per call of the function process under a fixed concurrent load."""
+    resource = "https://bench.example.com"
+    read_body = {"item_code": "BRG-0042"}
+
+    def draft(ref):
+        return {"vendor_code": "V-00231", "needed_by": needed_by, "client_ref": ref, "note": None,
+                "lines": [{"item_code": "BRG-0042", "qty": 10, "uom": "BOX"}]}
+
+    run_id = uuid.uuid4().hex[:8]
+    read = raw_request("/api/inventory_get_stock", fn_token, read_body)
+    replays = [raw_request("/api/purchasing_create_po_draft", fn_token, draft(f"replay-{run_id}-{n}"),
+                           [("Idempotency-Key", f"replay-{run_id}-{n}")]) for n in range(connections)]
+
+    def fresh(n, i):
+        ref = f"fresh-{run_id}-{n}-{i}"
+        return raw_request("/api/purchasing_create_po_draft", fn_token, draft(ref), [("Idempotency-Key", ref)])
+
+    cases = [
+        ("read", "inventory_get_stock", lambda n, i: read, (200,)),
+        ("replay", "purchasing_create_po_draft", lambda n, i: replays[n], (200,)),
+        ("fresh draft", "purchasing_create_po_draft", fresh, (201,)),
+    ]
+    results = {}
+    for name, binary, request, ok in cases:
+        proc, port = spawn_function(os.path.join(bins, binary), endpoint, resource)
+        try:
+            wait_for_port(port, proc)
+            load = Load(port, connections, request)
+            try:
+                # Warm-up: connections to DynamoDB, caches, every replay's key created.
+                statuses, _, _ = load.run(max(warmup, connections))
+                before = cpu_seconds(proc.pid)
+                statuses, latencies, elapsed = load.run(calls)
+                used = cpu_seconds(proc.pid) - before
+            finally:
+                load.close()
+            bad = {s: n for s, n in statuses.items() if s not in ok}
+            results[name] = used / calls * 1e6
+            print(f"{name:12s} {binary:27s} n={calls} c={connections}  CPU {used / calls * 1e6:6.0f} µs/call  "
+                  f"{calls / elapsed:6.0f} req/s  p50 {pct(latencies, 50):.2f} ms  p99 {pct(latencies, 99):.2f} ms"
+                  + (f"  UNEXPECTED {bad}" if bad else ""))
+            if bad:
+                raise RuntimeError(f"{name}: unexpected statuses {bad}")
+        finally:
+            stop(proc)
+    return results
 
 
 def concurrent_drafts(port, tok, needed_by, clients, total):
@@ -88,27 +298,161 @@ def concurrent_drafts(port, tok, needed_by, clients, total):
     return non_2xx
 
 
+TRYTON_REST = re.compile(r'"(?:GET|POST|PUT|PATCH|DELETE) /([^/ ]+)/rest/')
+
+
+def tryton_requests(log_path, database):
+    """REST requests trytond has logged so far for `database` (werkzeug's
+    access log, one line per request, in the trytond.log the CLI's local
+    trytond writes). Waits briefly so the last lines are flushed."""
+    time.sleep(0.3)
+    try:
+        with open(log_path, errors="replace") as f:
+            return sum(1 for line in f if (m := TRYTON_REST.search(line)) and m.group(1) == database)
+    except FileNotFoundError:
+        return None
+
+
+def start_server(bins, erp, data_dir, env_extra, limit_s=600):
+    """`draftline serve` on a free port; returns (process, base URL, tryton database or None)."""
+    port = free_port()
+    cmd = [os.path.join(bins, "draftline"), "serve", "--port", str(port), "--data", data_dir]
+    if erp != "builtin":
+        cmd += ["--erp", erp]
+    server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              env={**os.environ, "DRAFTLINE_LOG": "warn", **env_extra})
+    database = None
+    deadline = time.time() + limit_s
+    while time.time() < deadline:
+        line = server.stdout.readline()
+        if not line:
+            raise RuntimeError(f"draftline serve --erp {erp} exited with {server.poll()}")
+        m = re.match(r"tryton: \S+ database (\S+)", line)
+        if m:
+            database = m.group(1)
+        if line.startswith("tools:"):
+            return server, f"http://127.0.0.1:{port}", database
+    stop(server)
+    raise RuntimeError(f"draftline serve --erp {erp} did not start in {limit_s} s")
+
+
+def backends(bins, needed_by, requests):
+    """One request at a time (keep-alive) through `draftline serve` on the
+    built-in ERP and on a local Tryton: p50/p99 of a read, a fresh draft and
+    a replay, and the Tryton REST requests per call from trytond's access log."""
+    import tempfile
+    rows = []
+    for erp in ("builtin", "tryton"):
+        with tempfile.TemporaryDirectory(prefix=f"draftline-bench-{erp}-") as data:
+            # The same items are drafted again and again: the near-duplicate
+            # question is off (with it on, a fresh draft adds one Query on the
+            # built-in ERP, one search on Tryton: 5 requests, tests/api/tryton_boundary.rs).
+            server, base, database = start_server(bins, erp, data, {"DRAFTLINE_NEAR_DUPLICATE_HOURS": "0"})
+            log_path = os.path.join(data, "tryton", "trytond.log")
+            try:
+                tok = subprocess.run([os.path.join(bins, "draftline"), "token", "--user", "buyer-sby",
+                                      "--resource", base], check=True, capture_output=True, text=True).stdout.strip()
+                conn = http.client.HTTPConnection("127.0.0.1", int(base.rsplit(":", 1)[1]), timeout=30)
+                run_id = uuid.uuid4().hex[:8]
+
+                def draft(ref):
+                    return {"vendor_code": "V-00231", "needed_by": needed_by, "client_ref": ref, "note": None,
+                            "lines": [{"item_code": "BRG-0042", "qty": 10, "uom": "BOX"}]}
+                cases = [
+                    ("read inventory_get_stock", lambda i: post(conn, "/api/inventory_get_stock", tok,
+                                                                {"item_code": "BRG-0042"})),
+                    ("fresh draft", lambda i: post(conn, "/api/purchasing_create_po_draft", tok,
+                                                   draft(f"f-{run_id}-{i}"),
+                                                   {"Idempotency-Key": f"fresh-{run_id}-{i}"})),
+                    ("replay", lambda i: post(conn, "/api/purchasing_create_po_draft", tok, draft(f"r-{run_id}"),
+                                              {"Idempotency-Key": f"replay-{run_id}"})),
+                ]
+                for name, call in cases:
+                    # Warm-up: master data cached, the replay's key created.
+                    for i in range(-3, 0):
+                        status, body = call(i)
+                        assert status in (200, 201), (erp, name, status, body[:300])
+                    before = tryton_requests(log_path, database) if database else None
+                    times = []
+                    for i in range(requests):
+                        t = time.perf_counter()
+                        status, body = call(i)
+                        times.append((time.perf_counter() - t) * 1000)
+                        assert status in (200, 201), (erp, name, status, body[:300])
+                    after = tryton_requests(log_path, database) if database else None
+                    per_call = (after - before) / requests if before is not None and after is not None else None
+                    rows.append((erp, name, len(times), pct(times, 50), pct(times, 99), per_call))
+                    tr = f"{per_call:.2f}" if per_call is not None else ("-" if erp == "builtin" else "no log")
+                    print(f"{erp:8s} {name:26s} n={len(times)} p50 {pct(times, 50):7.2f} ms  "
+                          f"p99 {pct(times, 99):7.2f} ms  Tryton requests/call {tr}")
+            finally:
+                stop(server)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--target-dir", default=os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")))
+    ap.add_argument("--bin-dir", help="use the binaries in this directory instead of building them")
     ap.add_argument("--requests", type=int, default=300)
     ap.add_argument("--cold-starts", type=int, default=10)
+    ap.add_argument("--connections", type=int, default=16, help="connections of the CPU-per-call load")
+    ap.add_argument("--load-calls", type=int, default=4000, help="measured calls per CPU-per-call case")
+    ap.add_argument("--warmup", type=int, default=400, help="calls before each CPU-per-call measurement")
+    ap.add_argument("--max-size-mb", type=float, default=8.0, help="the most a function binary may weigh")
+    ap.add_argument("--only", choices=["size", "cold", "cpu", "latency", "concurrent", "backends"],
+                    action="append", help="run only these parts (repeatable)")
+    ap.add_argument("--backends", action="store_true",
+                    help="also compare the built-in ERP with a local Tryton through `draftline serve` "
+                         "(installs trytond into ~/.cache on the first run, ~2 min)")
+    ap.add_argument("--backend-requests", type=int, default=100, help="calls per case in --backends")
     ap.add_argument("--concurrent-total", type=int, default=640,
                     help="fresh drafts per concurrency level (16 and 64 clients)")
+    ap.add_argument("--function-log", help="DRAFTLINE_LOG of the function processes (default: theirs, info)")
     args = ap.parse_args()
+    global FUNCTION_LOG
+    FUNCTION_LOG = args.function_log
+    parts = set(args.only or ["size", "cold", "cpu", "latency", "concurrent"])
+    if args.backends:
+        parts.add("backends")
 
-    for package, binary in (("draftline-cli", "draftline"), ("draftline-functions", "inventory_get_stock")):
+    if args.bin_dir:
+        bins = args.bin_dir
+    else:
         subprocess.run(
-            ["cargo", "build", "--release", "--locked", "-p", package, "--bin", binary],
+            ["cargo", "build", "--release", "--locked", "-p", "draftline-cli", "--bin", "draftline",
+             "-p", "draftline-functions", "--bin", "inventory_get_stock", "--bin", "purchasing_create_po_draft"],
             cwd=ROOT, check=True, env={**os.environ, "CARGO_TARGET_DIR": args.target_dir},
         )
-    rel = os.path.join(args.target_dir, "release")
-    fn = os.path.join(rel, "inventory_get_stock")
-    print(f"function binary size: {os.path.getsize(fn) / 1e6:.2f} MB ({fn})")
+        bins = os.path.join(args.target_dir, "release")
+    fn = os.path.join(bins, "inventory_get_stock")
+    failed = []
+    if "size" in parts:
+        # Every function binary in the directory (the release profile strips
+        # symbols), at least the two this script builds.
+        api = sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, "api")) if f.endswith(".rs"))
+        for name in api:
+            path = os.path.join(bins, name)
+            if not os.path.exists(path):
+                continue
+            size = os.path.getsize(path) / 1e6
+            verdict = "ok" if size <= args.max_size_mb else f"OVER {args.max_size_mb:g} MB"
+            print(f"function binary size: {size:5.2f} MB  {name}: {verdict}")
+            if size > args.max_size_mb:
+                failed.append(f"function binary {name} is {size:.2f} MB, over {args.max_size_mb:g} MB")
+
+    needed_by = time.strftime("%Y-%m-%d", time.gmtime(time.time() + 14 * 86400))
+    if parts <= {"size", "backends"}:
+        if "backends" in parts:
+            backends(bins, needed_by, args.backend_requests)
+        for failure in failed:
+            print(f"FAILED: {failure}")
+        return 1 if failed else 0
 
     port = free_port()
-    server = subprocess.Popen([os.path.join(rel, "draftline"), "serve", "--port", str(port)],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    server = subprocess.Popen([os.path.join(bins, "draftline"), "serve", "--port", str(port)],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              env={**os.environ, "DRAFTLINE_NEAR_DUPLICATE_HOURS": "0", "DRAFTLINE_LOG": "warn"})
     try:
         endpoint = None
         deadline = time.time() + 60
@@ -123,77 +467,85 @@ def main():
         base = f"http://127.0.0.1:{port}"
 
         def token(user, resource):
-            return subprocess.run([os.path.join(rel, "draftline"), "token", "--user", user, "--resource", resource],
+            return subprocess.run([os.path.join(bins, "draftline"), "token", "--user", user, "--resource", resource],
                                   check=True, capture_output=True, text=True).stdout.strip()
 
-        # Cold start of one function binary, Vercel mode.
-        samples, hwm = [], None
         fn_resource = "https://bench.example.com"
         fn_token = token("buyer-sby", fn_resource)
-        for _ in range(args.cold_starts):
-            fport = free_port()
-            env = {"PATH": os.environ.get("PATH", ""), "VERCEL_DEV_PORT": str(fport),
-                   "DRAFTLINE_RESOURCE": fn_resource, "DRAFTLINE_ISSUER": "draftline-local",
-                   "DRAFTLINE_JWT_SECRET": "draftline-local-development-secret-do-not-use-in-production",
-                   "DRAFTLINE_DYNAMODB_ENDPOINT": endpoint, "DRAFTLINE_LOG": "warn"}
-            started = time.perf_counter()
-            proc = subprocess.Popen([fn], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            ok = False
-            while time.perf_counter() - started < 20:
-                try:
+
+        if "cold" in parts:
+            # Cold start of one function binary, Vercel mode.
+            samples, rss, hwm = [], [], []
+            for _ in range(args.cold_starts):
+                started = time.perf_counter()
+                proc, fport = spawn_function(fn, endpoint, fn_resource)
+                ok = False
+                while time.perf_counter() - started < 20:
+                    try:
+                        c = http.client.HTTPConnection("127.0.0.1", fport, timeout=5)
+                        status, _ = post(c, "/api/inventory_get_stock", fn_token, {"item_code": "BRG-0042"})
+                        ok = status == 200
+                        break
+                    except OSError:
+                        time.sleep(0.002)
+                samples.append((time.perf_counter() - started) * 1000)
+                if ok:
                     c = http.client.HTTPConnection("127.0.0.1", fport, timeout=5)
-                    status, _ = post(c, "/api/inventory_get_stock", fn_token, {"item_code": "BRG-0042"})
-                    ok = status == 200
-                    break
-                except OSError:
-                    time.sleep(0.002)
-            samples.append((time.perf_counter() - started) * 1000)
-            if ok:
-                c = http.client.HTTPConnection("127.0.0.1", fport, timeout=5)
-                for _ in range(50):
-                    post(c, "/api/inventory_get_stock", fn_token, {"item_code": "BRG-0042"})
-                with open(f"/proc/{proc.pid}/status") as f:
-                    hwm = next(l.split()[1] for l in f if l.startswith("VmHWM"))
-            proc.terminate()
-            proc.wait(timeout=10)
-            assert ok, "the function did not answer"
-        print(f"cold start to first 200 (n={len(samples)}): median {statistics.median(samples):.1f} ms, "
-              f"max {max(samples):.1f} ms")
-        print(f"function peak RSS after 51 calls: {int(hwm) / 1024:.1f} MiB")
+                    for _ in range(50):
+                        post(c, "/api/inventory_get_stock", fn_token, {"item_code": "BRG-0042"})
+                    time.sleep(0.2)
+                    now_kib, peak_kib = memory(proc.pid)
+                    rss.append(now_kib)
+                    hwm.append(peak_kib)
+                stop(proc)
+                assert ok, "the function did not answer"
+            print(f"cold start to first 200 (n={len(samples)}): median {statistics.median(samples):.1f} ms, "
+                  f"max {max(samples):.1f} ms")
+            print(f"function memory after 51 calls: idle RSS {statistics.median(rss) / 1024:.1f} MiB, "
+                  f"peak RSS {statistics.median(hwm) / 1024:.1f} MiB")
 
-        # Warm latency through the local server.
+        if "cpu" in parts:
+            cpu_per_call(bins, endpoint, fn_token, needed_by, args.connections, args.load_calls, args.warmup)
+
         tok = token("buyer-sby", base)
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        needed_by = time.strftime("%Y-%m-%d", time.gmtime(time.time() + 14 * 86400))
-        def draft(ref):
-            return {"vendor_code": "V-00231", "needed_by": needed_by, "client_ref": ref, "note": None,
-                    "lines": [{"item_code": "BRG-0042", "qty": 10, "uom": "BOX"}]}
-        cases = {
-            "read inventory_get_stock": lambda i: post(conn, "/api/inventory_get_stock", tok, {"item_code": "BRG-0042"}),
-            "fresh draft": lambda i: post(conn, "/api/purchasing_create_po_draft", tok, draft(f"b-{i}"),
-                                          {"Idempotency-Key": f"bench-{uuid.uuid4()}"}),
-            "replay": lambda i: post(conn, "/api/purchasing_create_po_draft", tok, draft("b-replay"),
-                                     {"Idempotency-Key": "bench-replay"}),
-        }
-        for name, call in cases.items():
-            times = []
-            for i in range(args.requests):
-                t = time.perf_counter()
-                status, body = call(i)
-                times.append((time.perf_counter() - t) * 1000)
-                assert status in (200, 201), (name, status, body[:200])
-            print(f"{name:28s} n={len(times)} p50 {pct(times, 50):.2f} ms  p90 {pct(times, 90):.2f} ms  "
-                  f"p99 {pct(times, 99):.2f} ms")
+        if "latency" in parts:
+            # Warm latency through the local server, one request at a time.
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
 
-        # Fresh drafts of one branch, concurrently: numbering must not serialize them.
-        failures = sum(concurrent_drafts(port, tok, needed_by, clients, args.concurrent_total)
-                       for clients in (16, 64))
-        if failures:
-            print(f"FAILED: {failures} concurrent fresh drafts were not answered 2xx")
-            return 1
+            def draft(ref):
+                return {"vendor_code": "V-00231", "needed_by": needed_by, "client_ref": ref, "note": None,
+                        "lines": [{"item_code": "BRG-0042", "qty": 10, "uom": "BOX"}]}
+            cases = {
+                "read inventory_get_stock": lambda i: post(conn, "/api/inventory_get_stock", tok,
+                                                           {"item_code": "BRG-0042"}),
+                "fresh draft": lambda i: post(conn, "/api/purchasing_create_po_draft", tok, draft(f"b-{i}"),
+                                              {"Idempotency-Key": f"bench-{uuid.uuid4()}"}),
+                "replay": lambda i: post(conn, "/api/purchasing_create_po_draft", tok, draft("b-replay"),
+                                         {"Idempotency-Key": "bench-replay"}),
+            }
+            for name, call in cases.items():
+                times = []
+                for i in range(args.requests):
+                    t = time.perf_counter()
+                    status, body = call(i)
+                    times.append((time.perf_counter() - t) * 1000)
+                    assert status in (200, 201), (name, status, body[:200])
+                print(f"{name:28s} n={len(times)} p50 {pct(times, 50):.2f} ms  p90 {pct(times, 90):.2f} ms  "
+                      f"p99 {pct(times, 99):.2f} ms")
+
+        if "concurrent" in parts:
+            # Fresh drafts of one branch, concurrently: numbering must not serialize them.
+            failures = sum(concurrent_drafts(port, tok, needed_by, clients, args.concurrent_total)
+                           for clients in (16, 64))
+            if failures:
+                failed.append(f"{failures} concurrent fresh drafts were not answered 2xx")
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        stop(server)
+    if "backends" in parts:
+        backends(bins, needed_by, args.backend_requests)
+    for failure in failed:
+        print(f"FAILED: {failure}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -95,10 +95,10 @@ fn substitute(text: &str, bindings: &[(String, String)]) -> String {
 fn expand(value: &Value, bindings: &[(String, String)]) -> Value {
     match value {
         Value::Object(object) => {
-            if let (1, Some(Value::String(name))) = (object.len(), object.get("Ref")) {
-                if let Some((_, bound)) = bindings.iter().find(|(id, _)| id == name) {
-                    return Value::String(bound.clone());
-                }
+            if let (1, Some(Value::String(name))) = (object.len(), object.get("Ref"))
+                && let Some((_, bound)) = bindings.iter().find(|(id, _)| id == name)
+            {
+                return Value::String(bound.clone());
             }
             let mut out = Map::new();
             for (key, inner) in object {

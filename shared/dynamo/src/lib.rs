@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::config::StalledStreamProtectionConfig;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::{Credentials, Region, SharedInterceptor};
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
@@ -126,6 +127,10 @@ impl Db {
             .with_max_backoff(Duration::from_millis(400));
         let client = Client::from_conf(
             builder
+                // Stalled-stream protection wraps every response body and adds
+                // two interceptors per request; DynamoDB's answers are small
+                // and the attempt timeout above already bounds a stalled one.
+                .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
                 .retry_config(retries)
                 .timeout_config(timeouts)
                 .interceptor(SharedInterceptor::new(CountRoundTrips(round_trips.clone())))

@@ -221,10 +221,11 @@ fn warehouse(record: &Record) -> Result<Option<(String, Warehouse)>, ToolError> 
     let mut storages = Vec::new();
     for child in record.many("childs", "stock.location")? {
         let id = child.id()?;
-        if child.opt_text("type")?.as_deref() == Some("storage") && !not_storage.contains(&Some(id)) {
-            if let Some(code) = child.opt_text("code")? {
-                storages.push(Storage { id, code });
-            }
+        if child.opt_text("type")?.as_deref() == Some("storage")
+            && !not_storage.contains(&Some(id))
+            && let Some(code) = child.opt_text("code")?
+        {
+            storages.push(Storage { id, code });
         }
     }
     storages.sort_by(|a, b| a.code.cmp(&b.code));

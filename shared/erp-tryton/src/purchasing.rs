@@ -342,15 +342,14 @@ fn vendor(record: &Record, currency: &str) -> Result<(Vendor, PartyRef), ToolErr
 pub(crate) fn payment_days(term: Option<&Record>) -> Result<i64, ToolError> {
     let Some(term) = term else { return Ok(0) };
     let lines = term.many("lines", "account.invoice.payment_term.line")?;
-    if let [line] = lines.as_slice() {
-        if let [delta] = line
+    if let [line] = lines.as_slice()
+        && let [delta] = line
             .many("relativedeltas", "account.invoice.payment_term.line.delta")?
             .as_slice()
-        {
-            let months = delta.get("months").and_then(Value::as_i64).unwrap_or(0);
-            if let (Some(days), 0) = (delta.get("days").and_then(Value::as_i64), months) {
-                return Ok(days);
-            }
+    {
+        let months = delta.get("months").and_then(Value::as_i64).unwrap_or(0);
+        if let (Some(days), 0) = (delta.get("days").and_then(Value::as_i64), months) {
+            return Ok(days);
         }
     }
     let from_name = term

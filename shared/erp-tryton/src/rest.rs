@@ -179,6 +179,7 @@ impl Rest {
     /// The client of `settings` (no request is made).
     pub fn new(settings: &TrytonSettings) -> Result<Self, SettingsError> {
         let base = settings.model_base()?;
+        draftline_contract::tls::install_crypto_provider();
         let http = reqwest::Client::builder()
             .connect_timeout(settings.connect_timeout)
             .timeout(settings.request_timeout)
@@ -334,10 +335,10 @@ async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, Failur
 /// `<p>` of werkzeug's HTML page, else its `<title>`; at most 300 characters.
 pub fn error_text(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
-    if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text) {
-        if let Some(message) = map.get("message").and_then(Value::as_str) {
-            return message.chars().take(300).collect();
-        }
+    if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text)
+        && let Some(message) = map.get("message").and_then(Value::as_str)
+    {
+        return message.chars().take(300).collect();
     }
     let between = |open: &str, close: &str| {
         let start = text.find(open)?.checked_add(open.len())?;

@@ -42,3 +42,8 @@ pub mod response;
 pub mod runtime;
 
 pub use pipeline::App;
+
+// The functions and the CLI enable the feature; see Cargo.toml.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

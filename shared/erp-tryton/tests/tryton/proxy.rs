@@ -80,10 +80,10 @@ async fn connection(client: TcpStream, upstream: SocketAddr, mode: Arc<Mutex<Mod
                     });
                     to_upstream = Some(writer);
                 }
-                if let Some(writer) = to_upstream.as_mut() {
-                    if writer.write_all(&buf[..n]).await.is_err() {
-                        return;
-                    }
+                if let Some(writer) = to_upstream.as_mut()
+                    && writer.write_all(&buf[..n]).await.is_err()
+                {
+                    return;
                 }
             }
             Mode::Hang => {

@@ -43,18 +43,33 @@ struct AccessClaims {
 /// Verifies bearer tokens for one deployment.
 #[derive(Debug)]
 pub struct Authenticator {
-    issuer: String,
     audience: String,
     hs256: Option<DecodingKey>,
     jwks: Option<JwksCache>,
+    /// The checks of each allowed algorithm, built once (not per call).
+    validations: [(Algorithm, Validation); 3],
 }
 
 impl Authenticator {
     /// An authenticator for `config`: HS256 if a secret is set, RS256/ES256 if
     /// a JWKS URL is set (both may be).
     pub fn new(config: &Config) -> Self {
+        let validation = |alg| {
+            let mut validation = Validation::new(alg);
+            validation.leeway = LEEWAY_SECONDS;
+            validation.validate_nbf = true;
+            validation.set_issuer(&[&config.issuer]);
+            // The audience is compared in `authenticate`, both sides in one normal form.
+            validation.validate_aud = false;
+            validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+            (alg, validation)
+        };
         Self {
-            issuer: config.issuer.clone(),
+            validations: [
+                validation(Algorithm::HS256),
+                validation(Algorithm::RS256),
+                validation(Algorithm::ES256),
+            ],
             audience: config.resource.clone(),
             hs256: config
                 .jwt_secret
@@ -69,10 +84,11 @@ impl Authenticator {
     pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, ToolError> {
         let token = bearer_token(headers)?;
         let alg = header_algorithm(token)?;
+        let fetched;
         let key = match alg {
             Algorithm::HS256 => self
                 .hs256
-                .clone()
+                .as_ref()
                 .ok_or(ToolError::Unauthenticated(AuthFailure::DisallowedAlgorithm))?,
             Algorithm::RS256 | Algorithm::ES256 => {
                 let jwks = self
@@ -83,18 +99,17 @@ impl Authenticator {
                     .ok()
                     .and_then(|h| h.kid)
                     .ok_or(ToolError::Unauthenticated(AuthFailure::BadSignature))?;
-                jwks.key(&kid, alg).await?
+                fetched = jwks.key(&kid, alg).await?;
+                &fetched
             }
             _ => return Err(ToolError::Unauthenticated(AuthFailure::DisallowedAlgorithm)),
         };
-        let mut validation = Validation::new(alg);
-        validation.leeway = LEEWAY_SECONDS;
-        validation.validate_nbf = true;
-        validation.set_issuer(&[&self.issuer]);
-        // The audience is compared below, both sides in one normal form.
-        validation.validate_aud = false;
-        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-        let data = jsonwebtoken::decode::<AccessClaims>(token, &key, &validation).map_err(|e| {
+        let validation = self
+            .validations
+            .iter()
+            .find_map(|(allowed, validation)| (*allowed == alg).then_some(validation))
+            .ok_or(ToolError::Unauthenticated(AuthFailure::DisallowedAlgorithm))?;
+        let data = jsonwebtoken::decode::<AccessClaims>(token, key, validation).map_err(|e| {
             let failure = match e.kind() {
                 ErrorKind::ExpiredSignature => AuthFailure::Expired,
                 ErrorKind::ImmatureSignature => AuthFailure::NotYetValid,
