@@ -159,6 +159,8 @@ pub struct Rest {
     database: String,
     key: TrytonKey,
     requests: AtomicU64,
+    /// The slots of [`TrytonSettings::max_in_flight`], handed out in order.
+    in_flight: tokio::sync::Semaphore,
 }
 
 impl std::fmt::Debug for Rest {
@@ -192,6 +194,7 @@ impl Rest {
             database: settings.database.clone(),
             key: settings.key.clone(),
             requests: AtomicU64::new(0),
+            in_flight: tokio::sync::Semaphore::new(settings.max_in_flight.max(1)),
         })
     }
 
@@ -233,6 +236,11 @@ impl Rest {
 
     /// Sends `request`, counted, and reads its answer (at most [`MAX_BODY`]).
     async fn send(&self, method: &str, model: &str, request: reqwest::RequestBuilder) -> Result<Value, Failure> {
+        let queued = Instant::now();
+        // The semaphore is never closed; without a slot the request is sent
+        // all the same rather than failed.
+        let _slot = self.in_flight.acquire().await.ok();
+        let queued_ms = u64::try_from(queued.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.requests.fetch_add(1, Ordering::Relaxed);
         let started = Instant::now();
         let result = async {
@@ -258,9 +266,9 @@ impl Rest {
         .await;
         let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         match &result {
-            Ok(_) => tracing::debug!(database = %self.database, method, model, elapsed_ms, "tryton request"),
+            Ok(_) => tracing::debug!(database = %self.database, method, model, queued_ms, elapsed_ms, "tryton request"),
             Err(failure) => tracing::debug!(
-                database = %self.database, method, model, elapsed_ms, failure = %failure.cause("request"),
+                database = %self.database, method, model, queued_ms, elapsed_ms, failure = %failure.cause("request"),
                 "tryton request failed"
             ),
         }

@@ -62,8 +62,16 @@ pub struct TrytonSettings {
     pub tenant: Option<String>,
     /// How long a TCP connection may take (2 s).
     pub connect_timeout: Duration,
-    /// How long a whole request may take, body included (5 s).
+    /// How long a whole request may take, body included (5 s), counted
+    /// from when it is sent (not while it waits for an in-flight slot).
     pub request_timeout: Duration,
+    /// How many requests one backend instance sends at once (4); more wait
+    /// their turn in order. Tryton's own server runs Python under one lock
+    /// per process: fifty requests sent at once all share it, each takes as
+    /// long as all of them together, and every one meets its timeout. A
+    /// queue on draftline's side keeps each request as fast as Tryton is and
+    /// the wait inside the call's deadline.
+    pub max_in_flight: usize,
 }
 
 impl TrytonSettings {
@@ -76,6 +84,7 @@ impl TrytonSettings {
             tenant: None,
             connect_timeout: Duration::from_secs(2),
             request_timeout: Duration::from_secs(5),
+            max_in_flight: 4,
         }
     }
 

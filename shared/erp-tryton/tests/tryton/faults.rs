@@ -149,3 +149,34 @@ async fn nothing_listening_is_unreachable() {
     assert_eq!(kind(&err), (UNAVAILABLE, false, Some(2)));
     assert_eq!(erp.requests(), 1, "the failed request is counted");
 }
+
+#[tokio::test]
+async fn a_burst_of_calls_reaches_tryton_at_most_max_in_flight_at_a_time_and_every_one_is_answered() {
+    // trytond runs one request at a time per process: a burst sent at once
+    // makes every request as slow as the whole burst and each one times out.
+    // The connector queues instead, so each request is as fast as Tryton is.
+    let db = shared();
+    let proxy = Proxy::start(&db.settings.url).await;
+    proxy.set(Mode::Slow(300));
+    let mut settings = db.settings.clone();
+    settings.url = proxy.url();
+    settings.max_in_flight = 3;
+    // Twelve requests of 300 ms, three at a time, take 1.2 s: well inside
+    // the timeout, which counts from when a request is sent.
+    settings.request_timeout = Duration::from_secs(2);
+    let erp = TrytonErp::new(&settings).unwrap();
+    let sby = branch("SBY-01");
+    let scope = sby.scope();
+    // A purchase order read is one search, no master data first.
+    let numbers: Vec<String> = (1..=12).map(sby_po).collect();
+    let calls = numbers.iter().map(|number| erp.purchase_order(&scope, number));
+    let answers = futures::future::join_all(calls).await;
+    for answer in &answers {
+        // An empty search: the document is not there.
+        assert!(matches!(answer, Ok(None)), "{answer:?}");
+    }
+    let (most, answered) = proxy.held();
+    assert_eq!(most, 3, "requests held by Tryton at once");
+    assert_eq!(answered, 12);
+    assert_eq!(erp.requests(), 12);
+}

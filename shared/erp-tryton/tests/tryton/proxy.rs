@@ -1,9 +1,11 @@
 //! A loopback proxy in front of the real trytond that can stop forwarding:
 //! hang (accept and never answer) or answer a fixed status itself. The mode
 //! is checked on every chunk a client sends, so pooled keep-alive
-//! connections switch too.
+//! connections switch too. It also counts how many requests it holds at
+//! once.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -18,11 +20,22 @@ pub enum Mode {
     Hang,
     /// Answer with this HTTP status and a small HTML page.
     Answer(u16),
+    /// Answer `200 []` (an empty search) after this many milliseconds.
+    Slow(u64),
+}
+
+/// Requests held at once by the proxy ([`Mode::Slow`]).
+#[derive(Debug, Default)]
+struct Held {
+    now: AtomicUsize,
+    most: AtomicUsize,
+    total: AtomicUsize,
 }
 
 pub struct Proxy {
     address: SocketAddr,
     mode: Arc<Mutex<Mode>>,
+    held: Arc<Held>,
 }
 
 impl Proxy {
@@ -32,13 +45,22 @@ impl Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let mode = Arc::new(Mutex::new(Mode::Forward));
-        let shared = mode.clone();
+        let held = Arc::new(Held::default());
+        let (shared, counts) = (mode.clone(), held.clone());
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
-                tokio::spawn(connection(client, upstream, shared.clone()));
+                tokio::spawn(connection(client, upstream, shared.clone(), counts.clone()));
             }
         });
-        Self { address, mode }
+        Self { address, mode, held }
+    }
+
+    /// The most requests [`Mode::Slow`] held at the same time, and how many it answered.
+    pub fn held(&self) -> (usize, usize) {
+        (
+            self.held.most.load(Ordering::SeqCst),
+            self.held.total.load(Ordering::SeqCst),
+        )
     }
 
     pub fn url(&self) -> String {
@@ -50,7 +72,7 @@ impl Proxy {
     }
 }
 
-async fn connection(client: TcpStream, upstream: SocketAddr, mode: Arc<Mutex<Mode>>) {
+async fn connection(client: TcpStream, upstream: SocketAddr, mode: Arc<Mutex<Mode>>, held: Arc<Held>) {
     let (mut from_client, to_client) = client.into_split();
     let to_client = Arc::new(tokio::sync::Mutex::new(to_client));
     let mut to_upstream = None;
@@ -96,6 +118,21 @@ async fn connection(client: TcpStream, upstream: SocketAddr, mode: Arc<Mutex<Mod
                     "HTTP/1.1 {status} INJECTED\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                     body.len()
                 );
+                let mut writer = to_client.lock().await;
+                let _ = writer.write_all(answer.as_bytes()).await;
+                let _ = writer.shutdown().await;
+                return;
+            }
+            Mode::Slow(ms) => {
+                // A GET has no body: its first chunk is the whole request.
+                let now = held.now.fetch_add(1, Ordering::SeqCst) + 1;
+                held.most.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                // Released before the answer goes out: the client's next
+                // request can only come after this one is answered.
+                held.now.fetch_sub(1, Ordering::SeqCst);
+                held.total.fetch_add(1, Ordering::SeqCst);
+                let answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n[]";
                 let mut writer = to_client.lock().await;
                 let _ = writer.write_all(answer.as_bytes()).await;
                 let _ = writer.shutdown().await;
