@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use draftline_cli::{TokenSpec, token_for};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, po_input, spawn_app, spawn_app_drafting_freely};
+use crate::helpers::{TestApp, diff, po_input, spawn_app, spawn_app_drafting_freely};
 
 fn spec(sub: &str, branch: &str, branch_code: &str, scope: &str) -> TokenSpec {
     TokenSpec {
@@ -447,4 +447,72 @@ pub fn token_of(tenant: &str, sub: &str, branch: &str, branch_code: &str, scope:
         ..spec(sub, branch, branch_code, scope)
     };
     token_for(&spec, &app.server.url(), 600).unwrap()
+}
+
+/// An audit-shaped item of run `run` (its own partition, so nothing else reads it).
+fn appended(
+    run: &str,
+    n: usize,
+    note: &str,
+) -> std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue> {
+    use aws_sdk_dynamodb::types::AttributeValue::S;
+    std::collections::HashMap::from([
+        ("pk".to_owned(), S(format!("T#demo#RUN#{run}"))),
+        ("sk".to_owned(), S(format!("AUDIT#2026-12-01T00:00:00.000Z#{n:04}"))),
+        ("kind".to_owned(), S("append-test".to_owned())),
+        ("note".to_owned(), S(note.to_owned())),
+    ])
+}
+
+#[tokio::test]
+async fn appended_items_written_at_once_share_one_transaction_and_never_overwrite_an_item() {
+    // This test's runtime has one thread: every append below is queued
+    // before the writer runs, so they form one group.
+    let app = spawn_app().await;
+    let db = &app.inspect;
+    let counts = || db.round_trips().snapshot();
+    let failed = "Nothing was recorded.";
+
+    let before = counts();
+    let first = (0..5).map(|n| db.append(appended("append-1", n, "first"), failed));
+    assert!(futures::future::join_all(first).await.iter().all(Result::is_ok));
+    assert_eq!(diff(&before, &counts()), [("TransactWriteItems".into(), 1)].into());
+
+    // Items 3 and 4 exist: their conditions cancel the group's transaction,
+    // then each item goes on its own, and the existing ones stay as they were.
+    let before = counts();
+    let second = (3..8).map(|n| db.append(appended("append-1", n, "second"), failed));
+    assert!(futures::future::join_all(second).await.iter().all(Result::is_ok));
+    assert_eq!(
+        diff(&before, &counts()),
+        [("PutItem".into(), 5), ("TransactWriteItems".into(), 1)].into()
+    );
+    let stored = db
+        .client()
+        .query()
+        .table_name(db.table())
+        .key_condition_expression("pk = :pk")
+        .expression_attribute_values(
+            ":pk",
+            aws_sdk_dynamodb::types::AttributeValue::S("T#demo#RUN#append-1".into()),
+        )
+        .send()
+        .await
+        .unwrap();
+    let notes: Vec<String> = stored
+        .items()
+        .iter()
+        .map(|i| i["note"].as_s().unwrap().clone())
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "first", "first", "first", "first", "first", "second", "second", "second"
+        ]
+    );
+
+    // One item alone is one conditional PutItem.
+    let before = counts();
+    db.append(appended("append-2", 0, "alone"), failed).await.unwrap();
+    assert_eq!(diff(&before, &counts()), [("PutItem".into(), 1)].into());
 }

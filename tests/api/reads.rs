@@ -170,3 +170,41 @@ async fn the_protected_resource_metadata_names_the_resource_and_issuer() {
         );
     }
 }
+
+#[tokio::test]
+async fn concurrent_calls_share_their_audit_writes_and_every_call_still_has_its_own_item() {
+    // Calls served at the same time on one instance: their audit items go
+    // together (one conditional put each, in one transaction) instead of
+    // one request per call.
+    let app = spawn_app().await;
+    let app = &app;
+    let before = app.round_trips();
+    let calls = (0..24).map(|_| async move {
+        app.call(
+            "clerk-sby",
+            "inventory_get_stock",
+            &json!({"item_code": "BRG-0042"}),
+            &[],
+        )
+        .await
+    });
+    let replies = futures::future::join_all(calls).await;
+    assert!(
+        replies.iter().all(|r| r.status == 200),
+        "{:?}",
+        replies.iter().map(|r| r.status).collect::<Vec<_>>()
+    );
+    let cost = diff(&before, &app.round_trips());
+    // The reads are each call's own.
+    assert_eq!(cost.get("GetItem"), Some(&24));
+    assert_eq!(cost.get("Query"), Some(&24));
+    let audit_writes = cost.get("PutItem").copied().unwrap_or(0) + cost.get("TransactWriteItems").copied().unwrap_or(0);
+    assert!(audit_writes < 24, "no audit write was shared: {cost:?}");
+    let audits = app.audit_items().await;
+    assert_eq!(audits.len(), 24);
+    let mut request_ids: Vec<&str> = replies.iter().filter_map(|r| r.body["requestId"].as_str()).collect();
+    request_ids.sort_unstable();
+    let mut audited: Vec<&str> = audits.iter().map(|a| a["request_id"].as_str()).collect();
+    audited.sort_unstable();
+    assert_eq!(request_ids, audited, "each call's own item");
+}

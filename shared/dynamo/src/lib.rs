@@ -31,6 +31,9 @@ use aws_smithy_types::timeout::TimeoutConfig;
 
 use aws_sdk_dynamodb::types::TransactWriteItem;
 use draftline_contract::ToolError;
+
+mod append;
+pub use append::MAX_GROUP;
 use draftline_contract::tool::StoreBatch;
 
 tokio::task_local! {
@@ -88,6 +91,7 @@ pub struct Db {
     client: Client,
     table: Arc<str>,
     round_trips: Arc<RoundTrips>,
+    appender: Arc<append::Appender>,
 }
 
 impl Db {
@@ -140,6 +144,7 @@ impl Db {
             client,
             table: Arc::from(table),
             round_trips,
+            appender: Arc::default(),
         }
     }
 

@@ -17,7 +17,6 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 use chrono::{DateTime, SecondsFormat, Utc};
 
@@ -25,7 +24,7 @@ use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
 use draftline_contract::request::AgentContext;
 use draftline_contract::tool::DocumentRef;
-use draftline_dynamo::{Db, store_error};
+use draftline_dynamo::Db;
 
 /// What became of a call, as stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,26 +228,14 @@ impl AuditRecord {
         Ok(TransactWriteItem::builder().put(put).build())
     }
 
-    /// Writes this record on its own (append-only).
+    /// Writes this record (append-only); records written at the same time
+    /// on this instance share one request ([`Db::append`]).
     pub async fn write(&self, db: &Db) -> Result<(), ToolError> {
-        let written = db
-            .client()
-            .put_item()
-            .table_name(db.table())
-            .set_item(Some(self.item.clone()))
-            .condition_expression("attribute_not_exists(pk)")
-            .send()
-            .await;
-        match written {
-            Ok(_) => Ok(()),
-            // The id is minted per item: an existing item means this very
-            // write already landed (an SDK retry after a lost response).
-            Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => Ok(()),
-            Err(err) => Err(store_error(
-                err,
-                "The call could not be recorded, so its result was withheld.",
-            )),
-        }
+        db.append(
+            self.item.clone(),
+            "The call could not be recorded, so its result was withheld.",
+        )
+        .await
     }
 }
 

@@ -1,0 +1,171 @@
+//! Append-only writes that concurrent calls share: group commit.
+//!
+//! Every call writes one audit item that must be new
+//! (`attribute_not_exists(pk)`). On an instance that serves many calls at
+//! once (the local server, Vercel's concurrent invocations) one request per
+//! item is most of a read's cost: each DynamoDB request pays the SDK's
+//! per-operation work (runtime plugins, interceptors, endpoint, SigV4) again.
+//! So the items that arrive while a write is in flight wait for it and then
+//! go together, in one `TransactWriteItems` of conditional puts: every item
+//! keeps its condition, and each call still answers only after its own item
+//! is stored. An item that arrives alone (one call at a time, as on Lambda)
+//! is one conditional `PutItem`, as before.
+//!
+//! The writer is a task of its own, started by the first item of a burst,
+//! so a caller that stops waiting (its deadline) never cancels the items of
+//! the others. If a transaction is cancelled (an item already there because
+//! an SDK retry after a lost answer landed it, or a conflict), each item is
+//! written on its own, where an existing item means it already landed.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
+use draftline_contract::ToolError;
+use tokio::sync::oneshot;
+
+use crate::{Db, store_error};
+
+/// The most items one transaction carries (DynamoDB allows 100 actions and
+/// 4 MB; an audit item is at most a few KiB).
+pub const MAX_GROUP: usize = 25;
+
+/// An item, and where its outcome goes.
+struct Pending {
+    item: HashMap<String, AttributeValue>,
+    failed: &'static str,
+    done: oneshot::Sender<Result<(), ToolError>>,
+}
+
+#[derive(Default)]
+struct Queue {
+    pending: Vec<Pending>,
+    writing: bool,
+}
+
+/// The items waiting for the writer of one [`Db`].
+#[derive(Default)]
+pub(crate) struct Appender {
+    queue: Mutex<Queue>,
+}
+
+impl std::fmt::Debug for Appender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Appender").finish_non_exhaustive()
+    }
+}
+
+impl Db {
+    /// Writes `item`, which must not exist yet (its `pk`), and returns once
+    /// it is stored. Items written at the same time share one request.
+    /// `failed` is what a failure tells the caller did not happen.
+    pub async fn append(&self, item: HashMap<String, AttributeValue>, failed: &'static str) -> Result<(), ToolError> {
+        let (done, outcome) = oneshot::channel();
+        let start_writer = {
+            let mut queue = self.appender.queue.lock().unwrap_or_else(|p| p.into_inner());
+            queue.pending.push(Pending { item, failed, done });
+            !std::mem::replace(&mut queue.writing, true)
+        };
+        if start_writer {
+            tokio::spawn(write_all(self.clone()));
+        }
+        outcome
+            .await
+            .unwrap_or_else(|_| Err(ToolError::internal("the append writer stopped before writing the item")))
+    }
+}
+
+/// Writes what is queued, a group at a time, until the queue is empty.
+async fn write_all(db: Db) {
+    loop {
+        let group: Vec<Pending> = {
+            let mut queue = db.appender.queue.lock().unwrap_or_else(|p| p.into_inner());
+            if queue.pending.is_empty() {
+                queue.writing = false;
+                return;
+            }
+            let n = queue.pending.len().min(MAX_GROUP);
+            queue.pending.drain(..n).collect()
+        };
+        if group.len() == 1 {
+            for pending in group {
+                let outcome = put_new(&db, pending.item, pending.failed).await;
+                let _ = pending.done.send(outcome);
+            }
+        } else {
+            write_group(&db, group).await;
+        }
+    }
+}
+
+/// One conditional `PutItem`; an existing item is this very item (ids are
+/// minted per item), landed by an earlier attempt.
+async fn put_new(db: &Db, item: HashMap<String, AttributeValue>, failed: &str) -> Result<(), ToolError> {
+    let written = db
+        .client()
+        .put_item()
+        .table_name(db.table())
+        .set_item(Some(item))
+        .condition_expression("attribute_not_exists(pk)")
+        .send()
+        .await;
+    match written {
+        Ok(_) => Ok(()),
+        Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => Ok(()),
+        Err(err) => Err(store_error(err, failed)),
+    }
+}
+
+async fn write_group(db: &Db, group: Vec<Pending>) {
+    let mut actions = Vec::with_capacity(group.len());
+    for pending in &group {
+        let put = Put::builder()
+            .table_name(db.table())
+            .set_item(Some(pending.item.clone()))
+            .condition_expression("attribute_not_exists(pk)")
+            .build();
+        match put {
+            Ok(put) => actions.push(TransactWriteItem::builder().put(put).build()),
+            // Table name and item are always set: not reachable.
+            Err(err) => {
+                let err = ToolError::internal(err);
+                for pending in group {
+                    let _ = pending.done.send(Err(err.clone()));
+                }
+                return;
+            }
+        }
+    }
+    let written = db
+        .client()
+        .transact_write_items()
+        .set_transact_items(Some(actions))
+        .send()
+        .await;
+    match written {
+        Ok(_) => {
+            for pending in group {
+                let _ = pending.done.send(Ok(()));
+            }
+        }
+        Err(SdkError::ServiceError(service)) if service.err().is_transaction_canceled_exception() => {
+            // One item's condition (or a conflict) cancelled them all:
+            // nothing of the group was written; each goes on its own (rare:
+            // one after the other is fast enough).
+            for pending in group {
+                let outcome = put_new(db, pending.item, pending.failed).await;
+                let _ = pending.done.send(outcome);
+            }
+        }
+        Err(err) => {
+            // One error for the group, told with the first item's text
+            // (every caller passes the same one).
+            let failed = group.first().map_or("Nothing was written.", |p| p.failed);
+            let err = store_error(err, failed);
+            for pending in group {
+                let _ = pending.done.send(Err(err.clone()));
+            }
+        }
+    }
+}
