@@ -35,7 +35,8 @@ pub const MAX_GROUP: usize = 25;
 struct Pending {
     item: HashMap<String, AttributeValue>,
     failed: &'static str,
-    done: oneshot::Sender<Result<(), ToolError>>,
+    /// The outcome, and how many requests the item took part in.
+    done: oneshot::Sender<(Result<(), ToolError>, u64)>,
 }
 
 #[derive(Default)]
@@ -70,9 +71,16 @@ impl Db {
         if start_writer {
             tokio::spawn(write_all(self.clone()));
         }
+        let (outcome, requests) = outcome.await.unwrap_or_else(|_| {
+            (
+                Err(ToolError::internal("the append writer stopped before writing the item")),
+                0,
+            )
+        });
+        // The writer's requests are counted for the instance by the
+        // interceptor; the call that waited for them counts its share here.
+        crate::count_for_call(requests);
         outcome
-            .await
-            .unwrap_or_else(|_| Err(ToolError::internal("the append writer stopped before writing the item")))
     }
 }
 
@@ -91,7 +99,7 @@ async fn write_all(db: Db) {
         if group.len() == 1 {
             for pending in group {
                 let outcome = put_new(&db, pending.item, pending.failed).await;
-                let _ = pending.done.send(outcome);
+                let _ = pending.done.send((outcome, 1));
             }
         } else {
             write_group(&db, group).await;
@@ -131,7 +139,7 @@ async fn write_group(db: &Db, group: Vec<Pending>) {
             Err(err) => {
                 let err = ToolError::internal(err);
                 for pending in group {
-                    let _ = pending.done.send(Err(err.clone()));
+                    let _ = pending.done.send((Err(err.clone()), 0));
                 }
                 return;
             }
@@ -146,7 +154,7 @@ async fn write_group(db: &Db, group: Vec<Pending>) {
     match written {
         Ok(_) => {
             for pending in group {
-                let _ = pending.done.send(Ok(()));
+                let _ = pending.done.send((Ok(()), 1));
             }
         }
         Err(SdkError::ServiceError(service)) if service.err().is_transaction_canceled_exception() => {
@@ -155,7 +163,7 @@ async fn write_group(db: &Db, group: Vec<Pending>) {
             // one after the other is fast enough).
             for pending in group {
                 let outcome = put_new(db, pending.item, pending.failed).await;
-                let _ = pending.done.send(outcome);
+                let _ = pending.done.send((outcome, 2));
             }
         }
         Err(err) => {
@@ -164,7 +172,7 @@ async fn write_group(db: &Db, group: Vec<Pending>) {
             let failed = group.first().map_or("Nothing was written.", |p| p.failed);
             let err = store_error(err, failed);
             for pending in group {
-                let _ = pending.done.send(Err(err.clone()));
+                let _ = pending.done.send((Err(err.clone()), 1));
             }
         }
     }

@@ -33,6 +33,7 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 use draftline_contract::ToolError;
 
 mod append;
+mod http;
 pub use append::MAX_GROUP;
 use draftline_contract::tool::StoreBatch;
 
@@ -45,6 +46,12 @@ pub async fn counting_round_trips<F: std::future::Future>(fut: F) -> (F::Output,
     let counter = Arc::new(AtomicU64::new(0));
     let out = CALL_ROUND_TRIPS.scope(counter.clone(), fut).await;
     (out, counter.load(Ordering::Relaxed))
+}
+
+/// Adds `n` round trips to the call being served (requests another task
+/// made for it, such as a shared audit write).
+pub(crate) fn count_for_call(n: u64) {
+    let _ = CALL_ROUND_TRIPS.try_with(|c| c.fetch_add(n, Ordering::Relaxed));
 }
 
 /// Round trips made by one client, by operation name.
@@ -109,6 +116,7 @@ impl Db {
                 // A local or self-hosted DynamoDB API: no AWS account involved, so
                 // the environment's credentials are used only if present.
                 let shared = aws_config::defaults(aws_config::BehaviorVersion::latest())
+                    .http_client(http::client())
                     .region(Region::new(
                         std::env::var("AWS_REGION").unwrap_or_else(|_| "us-east-1".to_owned()),
                     ))
@@ -118,7 +126,10 @@ impl Db {
                 aws_sdk_dynamodb::config::Builder::from(&shared).endpoint_url(endpoint)
             }
             None => {
-                let shared = aws_config::defaults(aws_config::BehaviorVersion::latest()).load().await;
+                let shared = aws_config::defaults(aws_config::BehaviorVersion::latest())
+                    .http_client(http::client())
+                    .load()
+                    .await;
                 aws_sdk_dynamodb::config::Builder::from(&shared)
             }
         };
