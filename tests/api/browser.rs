@@ -111,13 +111,12 @@ async fn browser(driver: &Driver) -> Client {
 async fn wait_for_text(client: &Client, needle: &str) -> String {
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
-        let text = client
-            .find(Locator::Css("body"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap_or_default();
+        // Right after a click or a form post the old document may be gone
+        // and the new one not yet there ("no such element: body"): look again.
+        let text = match client.find(Locator::Css("body")).await {
+            Ok(body) => body.text().await.unwrap_or_default(),
+            Err(err) => format!("(no page yet: {err})"),
+        };
         if text.contains(needle) {
             return text;
         }
