@@ -2,14 +2,15 @@
 //!
 //! Every call writes one audit item that must be new
 //! (`attribute_not_exists(pk)`). On an instance that serves many calls at
-//! once (the local server, Vercel's concurrent invocations) one request per
-//! item is most of a read's cost: each DynamoDB request pays the SDK's
-//! per-operation work (runtime plugins, interceptors, endpoint, SigV4) again.
-//! So the items that arrive while a write is in flight wait for it and then
-//! go together, in one `TransactWriteItems` of conditional puts: every item
-//! keeps its condition, and each call still answers only after its own item
-//! is stored. An item that arrives alone (one call at a time, as on Lambda)
-//! is one conditional `PutItem`, as before.
+//! once (the local server, Vercel's concurrent invocations) the items that
+//! arrive while a write is in flight wait for it and then go together, in
+//! one `TransactWriteItems` of conditional puts: every item keeps its
+//! condition, and each call still answers only after its own item is
+//! stored. An item that arrives alone (one call at a time, as on Lambda) is
+//! one conditional `PutItem`, as before. What it saves is requests and
+//! their round trips (24 concurrent reads: 2 writes instead of 24, asserted
+//! in `tests/api/reads.rs`); it did not measurably save CPU per call (README,
+//! Benchmarks), and on AWS a transactional write costs 2 WCU per item.
 //!
 //! The writer is a task of its own, started by the first item of a burst,
 //! so a caller that stops waiting (its deadline) never cancels the items of
@@ -29,7 +30,7 @@ use crate::{Db, store_error};
 
 /// The most items one transaction carries (DynamoDB allows 100 actions and
 /// 4 MB; an audit item is at most a few KiB).
-pub const MAX_GROUP: usize = 25;
+const MAX_GROUP: usize = 25;
 
 /// An item, and where its outcome goes.
 struct Pending {
@@ -87,7 +88,7 @@ impl Db {
 /// Writes what is queued, a group at a time, until the queue is empty.
 async fn write_all(db: Db) {
     loop {
-        let group: Vec<Pending> = {
+        let mut group: Vec<Pending> = {
             let mut queue = db.appender.queue.lock().unwrap_or_else(|p| p.into_inner());
             if queue.pending.is_empty() {
                 queue.writing = false;
@@ -96,13 +97,11 @@ async fn write_all(db: Db) {
             let n = queue.pending.len().min(MAX_GROUP);
             queue.pending.drain(..n).collect()
         };
-        if group.len() == 1 {
-            for pending in group {
-                let outcome = put_new(&db, pending.item, pending.failed).await;
-                let _ = pending.done.send((outcome, 1));
-            }
-        } else {
+        if group.len() > 1 {
             write_group(&db, group).await;
+        } else if let Some(alone) = group.pop() {
+            let outcome = put_new(&db, alone.item, alone.failed).await;
+            let _ = alone.done.send((outcome, 1));
         }
     }
 }

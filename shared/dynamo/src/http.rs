@@ -5,8 +5,9 @@
 //! default client also links an HTTP/2 client (`h2`), its own hyper client
 //! and TLS set-up into every function, and none of it is needed. (`reqwest`
 //! itself was measured here first: its per-request URL parsing and header
-//! copies cost 5–15 % more CPU per call than this.) The SDK still does everything above the transport: signing,
-//! retries, timeouts, endpoint, (de)serialisation.
+//! copies cost 5–15 % more CPU per call than this.) The SDK still does
+//! everything above the transport: signing, retries, timeouts, endpoint,
+//! (de)serialisation.
 //!
 //! Failures are told to the SDK as it tells its own: a timeout is a
 //! timeout, a refused or broken connection is I/O (both transient: the

@@ -34,7 +34,6 @@ use draftline_contract::ToolError;
 
 mod append;
 mod http;
-pub use append::MAX_GROUP;
 use draftline_contract::tool::StoreBatch;
 
 tokio::task_local! {

@@ -707,6 +707,21 @@ def main(conf_file, database):
             Note(resource=record, message=f'{verdict.capitalize()} by '
                 f'{person} on {at[:10]}: {reason}').save()
 
+    def priced_lines(document, lines, prices, source):
+        "Adds (item, qty, unit) lines at their `prices` price; their net total"
+        total = 0
+        for item, qty, unit in lines:
+            price, = [p for s, i, u, p in prices
+                if (s, i, u) == (source, item, unit)]
+            line = document.lines.new()
+            line.product = products[item]
+            line.quantity = qty
+            line.unit = item_units[item][unit]
+            line.unit_price = D(price)
+            line.note = f'price list {source}, {item} per {unit}'
+            total += price * qty
+        return total
+
     for (n, vendor, lines, created, note, needed_by,
             decision) in AGENT_POS:
         number = f'PO-SBY-{n:06d}'
@@ -720,17 +735,7 @@ def main(conf_file, database):
             draftline_client_ref=client_ref, drafted_by_agent_run=run,
             drafted_on_behalf_of='buyer-sby')
         purchase.payment_term = vendors[vendor].supplier_payment_term
-        total = 0
-        for item, qty, unit in lines:
-            price, = [p for v, i, u, p in PRICES
-                if (v, i, u) == (vendor, item, unit)]
-            line = purchase.lines.new()
-            line.product = products[item]
-            line.quantity = qty
-            line.unit = item_units[item][unit]
-            line.unit_price = D(price)
-            line.note = f'price list {vendor}, {item} per {unit}'
-            total += price * qty
+        total = priced_lines(purchase, lines, PRICES, vendor)
         purchase.save()
         check(f'{number} number', purchase.number, number)
         check(f'{number} total', purchase.total_amount, cents(total))
@@ -754,17 +759,7 @@ def main(conf_file, database):
             draftline_client_ref=client_ref, drafted_by_agent_run=run,
             drafted_on_behalf_of='sales-bdg')
         sale.payment_term = customers[customer].customer_payment_term
-        net = 0
-        for item, qty, unit in lines:
-            price, = [p for l, i, u, p in LIST_PRICES
-                if (l, i, u) == (list_, item, unit)]
-            line = sale.lines.new()
-            line.product = products[item]
-            line.quantity = qty
-            line.unit = item_units[item][unit]
-            line.unit_price = D(price)
-            line.note = f'price list {list_}, {item} per {unit}'
-            net += price * qty
+        net = priced_lines(sale, lines, LIST_PRICES, list_)
         sale.save()
         check(f'{number} number', sale.number, number)
         check(f'{number} taxes', [[t.name for t in l.taxes]

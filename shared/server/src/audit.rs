@@ -230,12 +230,9 @@ impl AuditRecord {
 
     /// Writes this record (append-only); records written at the same time
     /// on this instance share one request ([`Db::append`]).
-    pub async fn write(&self, db: &Db) -> Result<(), ToolError> {
-        db.append(
-            self.item.clone(),
-            "The call could not be recorded, so its result was withheld.",
-        )
-        .await
+    pub async fn write(self, db: &Db) -> Result<(), ToolError> {
+        db.append(self.item, "The call could not be recorded, so its result was withheld.")
+            .await
     }
 }
 
