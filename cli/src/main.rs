@@ -87,7 +87,7 @@ enum TableAction {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    draftline_contract::tls::install_crypto_provider();
+    draftline_contract::crypto::install_crypto_provider();
     match Cli::parse().command {
         Command::Serve {
             port,

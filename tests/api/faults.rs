@@ -96,7 +96,7 @@ impl FaultProxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let plan = Arc::new(Plan::default());
-        draftline_contract::tls::install_crypto_provider();
+        draftline_contract::crypto::install_crypto_provider();
         let http = reqwest::Client::new();
         let shared = plan.clone();
         let task = tokio::spawn(async move {

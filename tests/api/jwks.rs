@@ -65,6 +65,7 @@ impl IdpKey {
     }
 
     fn from_encoding(kid: &'static str, alg: Algorithm, encoding: EncodingKey) -> Self {
+        draftline_contract::crypto::install_crypto_provider();
         let mut jwk = Jwk::from_encoding_key(&encoding, alg).unwrap();
         jwk.common.key_id = Some(kid.to_owned());
         jwk.common.public_key_use = Some(PublicKeyUse::Signature);

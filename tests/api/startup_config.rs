@@ -146,7 +146,7 @@ async fn a_function_on_lambda_refuses_to_start_the_same_way() {
 async fn a_fully_configured_function_starts_and_never_prints_its_secret() {
     let (mut function, port) =
         start_vercel_function(env!("CARGO_BIN_EXE_purchasing_create_po_draft"), &deployed_env()).await;
-    draftline_contract::tls::install_crypto_provider();
+    draftline_contract::crypto::install_crypto_provider();
     let http = reqwest::Client::builder()
         .timeout(std::time::Duration::from_secs(10))
         .build()

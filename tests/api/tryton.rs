@@ -75,7 +75,7 @@ pub struct TrytonRest {
 
 impl TrytonRest {
     pub fn new(settings: TrytonSettings) -> Self {
-        draftline_contract::tls::install_crypto_provider();
+        draftline_contract::crypto::install_crypto_provider();
         Self {
             settings,
             http: reqwest::Client::new(),

@@ -24,7 +24,7 @@ impl VercelFunction {
 
     /// Starts `binary` with exactly `env` and waits until it answers `/_vercel/ping`.
     pub async fn start_with_env(binary: &str, env: &[(String, String)]) -> Self {
-        draftline_contract::tls::install_crypto_provider();
+        draftline_contract::crypto::install_crypto_provider();
         let (process, port) = start_vercel_function(binary, env).await;
         let function = Self {
             process,

@@ -17,7 +17,7 @@
 //! - [`cursor`]: opaque pagination cursors, sealed and bound to the caller.
 //! - [`canonical`]: canonical JSON and the fingerprint (property-tested).
 //! - [`clock`]: time, injected.
-//! - [`tls`]: the process's one TLS crypto provider (aws-lc-rs).
+//! - [`crypto`]: the process's one crypto provider (*ring*), for TLS and JWTs.
 
 pub mod canonical;
 pub mod clock;
@@ -26,7 +26,7 @@ pub mod error;
 pub mod identity;
 pub mod request;
 pub mod schema;
-pub mod tls;
+pub mod crypto;
 pub mod tool;
 pub mod validation;
 

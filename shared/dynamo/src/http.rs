@@ -39,7 +39,7 @@ struct Transport {
 
 /// The HTTP client to give the SDK (DynamoDB and the credential providers).
 pub(crate) fn client() -> SharedHttpClient {
-    draftline_contract::tls::install_crypto_provider();
+    draftline_contract::crypto::install_crypto_provider();
     SharedHttpClient::new(Transport::default())
 }
 

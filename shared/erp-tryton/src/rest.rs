@@ -181,7 +181,7 @@ impl Rest {
     /// The client of `settings` (no request is made).
     pub fn new(settings: &TrytonSettings) -> Result<Self, SettingsError> {
         let base = settings.model_base()?;
-        draftline_contract::tls::install_crypto_provider();
+        draftline_contract::crypto::install_crypto_provider();
         let http = reqwest::Client::builder()
             .connect_timeout(settings.connect_timeout)
             .timeout(settings.request_timeout)

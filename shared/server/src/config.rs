@@ -299,7 +299,7 @@ impl Config {
         // Settings are read before any HTTPS client is built from them (the
         // JWKS cache's, the ERP's, the review pages' sign-in): for a program
         // other than ours (a test), this is where the provider gets installed.
-        draftline_contract::tls::install_crypto_provider();
+        draftline_contract::crypto::install_crypto_provider();
         let get = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         let resource = get("DRAFTLINE_RESOURCE").ok_or(ConfigError::Missing("DRAFTLINE_RESOURCE"))?;
         if !(resource.starts_with("https://") || resource.starts_with("http://")) {
@@ -424,7 +424,7 @@ impl Config {
     /// from the port it listens on.
     pub fn local(resource: String, dynamodb_endpoint: String) -> Self {
         // As in `from_lookup`.
-        draftline_contract::tls::install_crypto_provider();
+        draftline_contract::crypto::install_crypto_provider();
         Self {
             table: DEFAULT_TABLE.to_owned(),
             dynamodb_endpoint: Some(dynamodb_endpoint),

@@ -192,7 +192,7 @@ impl App {
     pub fn with_parts(registry: Registry, config: Config, db: Db, clock: Arc<dyn Clock>) -> Self {
         // For an app built by a program other than ours (the tests): the
         // review pages and the ERP backends build HTTPS clients of their own.
-        draftline_contract::tls::install_crypto_provider();
+        draftline_contract::crypto::install_crypto_provider();
         let cursors = config.cursor_key();
         if cursors.source() == KeySource::PublicFacts {
             tracing::warn!(

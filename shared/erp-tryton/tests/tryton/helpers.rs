@@ -83,7 +83,7 @@ impl Database {
                 query.append_pair("f", f);
             }
         }
-        draftline_contract::tls::install_crypto_provider();
+        draftline_contract::crypto::install_crypto_provider();
         let client = reqwest::Client::new();
         let mut request = match method {
             "POST" => client.post(url),

@@ -157,7 +157,7 @@ impl JwksCache {
 
     /// A cache for the JWKS at `url` that tells time by `ticker`.
     pub fn with_ticker(url: String, ticker: Arc<dyn Ticker>) -> Self {
-        draftline_contract::tls::install_crypto_provider();
+        draftline_contract::crypto::install_crypto_provider();
         let http = reqwest::Client::builder()
             .timeout(FETCH_TIMEOUT)
             .build()

@@ -65,6 +65,7 @@ impl TokenClaims {
 
 /// Signs `claims` with HS256 and `secret`.
 pub fn mint_hs256(secret: &str, claims: &TokenClaims) -> Result<String, jsonwebtoken::errors::Error> {
+    draftline_contract::crypto::install_crypto_provider();
     let mut header = Header::new(jsonwebtoken::Algorithm::HS256);
     header.typ = Some("at+jwt".to_owned());
     let key = EncodingKey::from_secret(secret.as_bytes())?;

@@ -54,6 +54,7 @@ impl Authenticator {
     /// An authenticator for `config`: HS256 if a secret is set, RS256/ES256 if
     /// a JWKS URL is set (both may be).
     pub fn new(config: &Config) -> Self {
+        draftline_contract::crypto::install_crypto_provider();
         let validation = |alg| {
             let mut validation = Validation::new(alg);
             validation.leeway = LEEWAY_SECONDS;

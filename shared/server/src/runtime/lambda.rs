@@ -26,7 +26,7 @@ fn body_bytes(body: Body) -> Bytes {
 /// configuration error in the invocation's logs rather than a bare exit.
 /// Best effort, bounded to two seconds: the process exits non-zero anyway.
 pub async fn report_init_error(runtime_api: &str, message: &str) {
-    draftline_contract::tls::install_crypto_provider();
+    draftline_contract::crypto::install_crypto_provider();
     let Ok(client) = reqwest::Client::builder()
         .timeout(std::time::Duration::from_secs(2))
         .build()

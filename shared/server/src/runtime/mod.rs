@@ -89,7 +89,7 @@ async fn start<F>(function: Function, build: F) -> ExitCode
 where
     F: FnOnce(&Config, &Db) -> Result<(Registry, Option<Arc<dyn Pages>>), ConfigError>,
 {
-    draftline_contract::tls::install_crypto_provider();
+    draftline_contract::crypto::install_crypto_provider();
     observe::init_json_logs();
     let config = match Config::from_env() {
         Ok(config) => config,
