@@ -1,3 +1,4 @@
+use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::json;
 
 use crate::helpers::{Backend, diff, on_both_backends, spawn_app, spawn_app_on};
@@ -61,11 +62,9 @@ on_both_backends! {
         assert_eq!(reply.status, 200);
         let cost = diff(&before, &app.round_trips());
         match backend {
-            // The item, its stock levels, the audit item.
-            Backend::Builtin => assert_eq!(
-                cost,
-                [("GetItem".into(), 1), ("PutItem".into(), 1), ("Query".into(), 1)].into()
-            ),
+            // The item's records in the branch's stock partition (its copy of
+            // the item master, its stock levels, its policy), the audit item.
+            Backend::Builtin => assert_eq!(cost, [("PutItem".into(), 1), ("Query".into(), 1)].into()),
             // The data is Tryton's: only the audit item (Tryton's requests
             // are counted in tryton_boundary.rs).
             Backend::Tryton => assert_eq!(cost, [("PutItem".into(), 1)].into()),
@@ -145,6 +144,94 @@ on_both_backends! {
 }
 
 #[tokio::test]
+async fn an_item_the_branch_does_not_stock_is_read_from_the_item_master() {
+    // Surabaya keeps no CBL-0220 (Jakarta and Bandung do): its stock
+    // partition holds no copy of the item, so the master is read as well.
+    let app = spawn_app().await;
+    let before = app.round_trips();
+    let reply = app
+        .call(
+            "clerk-sby",
+            "inventory_get_stock",
+            &json!({"item_code": "CBL-0220"}),
+            &[],
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    assert_eq!(
+        reply.body["data"],
+        json!({
+            "item_code": "CBL-0220",
+            "item_name": "NYY power cable 3x2.5 mm2",
+            "branch_id": "SBY-01",
+            "uom": "M",
+            "warehouses": [],
+            "total_on_hand": 0,
+            "total_available": 0,
+            "reorder_point": null,
+            "below_reorder_point": false
+        })
+    );
+    assert_eq!(
+        diff(&before, &app.round_trips()),
+        [("GetItem".into(), 1), ("PutItem".into(), 1), ("Query".into(), 1)].into()
+    );
+
+    // An item no master holds: the same two reads, and NOT_FOUND.
+    let before = app.round_trips();
+    let reply = app
+        .call(
+            "clerk-sby",
+            "inventory_get_stock",
+            &json!({"item_code": "BRG-9999"}),
+            &[],
+        )
+        .await;
+    assert_eq!(reply.status, 404, "{:?}", reply.body);
+    assert_eq!(
+        diff(&before, &app.round_trips()),
+        [("GetItem".into(), 1), ("PutItem".into(), 1), ("Query".into(), 1)].into()
+    );
+}
+
+#[tokio::test]
+async fn a_stock_read_without_the_items_copy_answers_the_same_from_the_item_master() {
+    // A table seeded before the copies existed, or a copy lost: the answer
+    // does not change, only its cost (the master's GetItem).
+    let app = spawn_app().await;
+    let read = || async {
+        let reply = app
+            .call(
+                "buyer-jkt",
+                "inventory_get_stock",
+                &json!({"item_code": "BRG-0042"}),
+                &[],
+            )
+            .await;
+        assert_eq!(reply.status, 200, "{:?}", reply.body);
+        reply.body["data"].clone()
+    };
+    let with_copy = read().await;
+    app.inspect
+        .client()
+        .delete_item()
+        .table_name(app.inspect.table())
+        .key("pk", AttributeValue::S("T#demo#B#JKT-01#STOCK".into()))
+        .key("sk", AttributeValue::S("ITEM#BRG-0042#ITEM".into()))
+        .send()
+        .await
+        .unwrap();
+    let before = app.round_trips();
+    assert_eq!(read().await, with_copy);
+    assert_eq!(
+        diff(&before, &app.round_trips()),
+        [("GetItem".into(), 1), ("PutItem".into(), 1), ("Query".into(), 1)].into()
+    );
+    assert_eq!(with_copy["item_name"], "Deep groove ball bearing 6204-2RS");
+    assert_eq!(with_copy["total_on_hand"], 520);
+}
+
+#[tokio::test]
 async fn a_tool_answers_only_post() {
     let app = spawn_app().await;
     let response = app.http.get(app.url("/api/inventory_get_stock")).send().await.unwrap();
@@ -195,8 +282,8 @@ async fn concurrent_calls_share_their_audit_writes_and_every_call_still_has_its_
         replies.iter().map(|r| r.status).collect::<Vec<_>>()
     );
     let cost = diff(&before, &app.round_trips());
-    // The reads are each call's own.
-    assert_eq!(cost.get("GetItem"), Some(&24));
+    // The reads are each call's own: one Query each.
+    assert_eq!(cost.get("GetItem"), None);
     assert_eq!(cost.get("Query"), Some(&24));
     let audit_writes = cost.get("PutItem").copied().unwrap_or(0) + cost.get("TransactWriteItems").copied().unwrap_or(0);
     assert!(audit_writes < 24, "no audit write was shared: {cost:?}");

@@ -28,7 +28,8 @@ pub fn price_sk(item: &str, uom: &str) -> String {
     format!("PRICE#{item}#{uom}")
 }
 
-/// Partition of a branch's stock and reorder policies.
+/// Partition of a branch's stock and reorder policies, with a copy of the
+/// item master record of every item it stocks.
 pub fn stock(tenant: &TenantId, branch: &BranchId) -> String {
     format!("T#{tenant}#B#{branch}#STOCK")
 }
@@ -41,6 +42,18 @@ pub fn stock_sk(item: &str, warehouse: &str) -> String {
 /// Sort key of an item's reorder policy in a branch.
 pub fn policy_sk(item: &str) -> String {
     format!("ITEM#{item}#POLICY")
+}
+
+/// Sort key of the copy of an item's master record in the stock partition
+/// of a branch that stocks it (so one `Query` reads the item with its stock).
+pub fn item_copy_sk(item: &str) -> String {
+    format!("ITEM#{item}#ITEM")
+}
+
+/// Sort-key prefix of every record of `item` in a branch's stock partition:
+/// its master copy, its policy and its warehouses.
+pub fn stock_of_item(item: &str) -> String {
+    format!("ITEM#{item}#")
 }
 
 /// Partition of a branch's purchase orders.
@@ -63,9 +76,10 @@ pub fn branches(tenant: &TenantId) -> String {
     format!("T#{tenant}#BRANCH")
 }
 
-/// Sort key just after every stock record of `item` (its policy and its
-/// warehouses), to continue a listing of a branch's stock after that item.
-/// Codes are `A-Z 0-9 -`, all above `#`, and `~` sorts above `POLICY` and `WH#`.
+/// Sort key just after every stock record of `item` (its master copy, its
+/// policy and its warehouses), to continue a listing of a branch's stock
+/// after that item. Codes are `A-Z 0-9 -`, all above `#`, and `~` sorts
+/// above `ITEM`, `POLICY` and `WH#`.
 pub fn stock_after_item(item: &str) -> String {
     format!("ITEM#{item}#~")
 }

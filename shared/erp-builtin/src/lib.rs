@@ -35,8 +35,8 @@ use draftline_erp::domain::{
 };
 use draftline_erp::numbers;
 use draftline_erp::port::{
-    Approvals, DecisionPlacement, DueItem, Finance, Inventory, Page, Placement, PoFilter, Purchasing, Review, Sales,
-    Scope,
+    Approvals, DecisionPlacement, DueItem, Finance, Inventory, ItemStock, Page, Placement, PoFilter, Purchasing,
+    Review, Sales, Scope,
 };
 use draftline_erp::units::Uom;
 
@@ -132,6 +132,10 @@ impl Inventory for BuiltinErp {
         item: &str,
     ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ToolError> {
         self.store(scope).item_stock(scope.branch, item).await
+    }
+
+    async fn item_with_stock(&self, scope: &Scope<'_>, code: &str) -> Result<Option<ItemStock>, ToolError> {
+        self.store(scope).item_with_stock(scope.branch, code).await
     }
 
     async fn due_items(&self, scope: &Scope<'_>, after: Option<&str>, want: usize) -> Result<Page<DueItem>, ToolError> {

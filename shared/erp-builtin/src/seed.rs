@@ -1,5 +1,7 @@
 //! Writing the demo data set, once.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
 use draftline_contract::ToolError;
 use draftline_contract::identity::{BranchId, TenantId};
@@ -16,7 +18,7 @@ use crate::model::*;
 /// The marker item that says the demo data is in the table.
 const MARKER_PK: &str = "T#demo#SEED";
 /// Bumped when the demo data set grows, so a persisted table gets the new items.
-const MARKER_SK: &str = "v4";
+const MARKER_SK: &str = "v5";
 
 /// What [`seed_demo`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,7 +192,24 @@ fn all_items() -> Result<Vec<Attrs>, draftline_contract::ToolError> {
             ("name".to_owned(), sv(b.name)),
         ]));
     }
-    out.extend(demo::items().iter().map(|i| i.to_item(&tenant)));
+    // Each item with its copy in the stock partition of every branch that
+    // keeps stock or a reorder policy of it.
+    let mut stocked_in: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+    for (b, level) in demo::stock() {
+        stocked_in.entry(level.item).or_default().insert(b);
+    }
+    for (b, policy) in demo::policies() {
+        stocked_in.entry(policy.item).or_default().insert(b);
+    }
+    for item in demo::items() {
+        let branches = stocked_in
+            .get(&item.code)
+            .into_iter()
+            .flatten()
+            .map(|b| branch(b))
+            .collect::<Result<Vec<_>, _>>()?;
+        out.extend(item.to_items(&tenant, &branches));
+    }
     out.extend(demo::vendors().iter().map(|v| v.to_item(&tenant)));
     out.extend(demo::prices().iter().map(|p| p.to_item(&tenant)));
     for (b, level) in demo::stock() {

@@ -1,6 +1,7 @@
 //! The ERP's reads, each one DynamoDB round trip (or a bounded loop of
-//! them for batch leftovers). Every read is scoped by the caller's tenant,
-//! and branch-owned reads by the caller's branch.
+//! them for batch leftovers; an item the branch does not stock adds the
+//! item master's `GetItem` to its stock read). Every read is scoped by the
+//! caller's tenant, and branch-owned reads by the caller's branch.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -13,12 +14,13 @@ use draftline_erp::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, DraftFilter, Item, ListPrice, OpenDraft, PriceEntry,
     PurchaseOrder, Quote, ReorderPolicy, SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
 };
-use draftline_erp::port::{DueItem, Page, PoFilter};
+use draftline_erp::port::{DueItem, ItemStock, Page, PoFilter};
 use draftline_erp::reorder;
 use draftline_erp::units::Uom;
 
 use crate::keys;
 use crate::model::attrs::{self, Item as Attrs, sv};
+use crate::model::item::ITEM_COPY_KIND;
 use crate::model::*;
 
 /// How many items one `Query` page of a filtered listing evaluates.
@@ -318,18 +320,45 @@ impl<'a> ErpStore<'a> {
         branch: &BranchId,
         item: &str,
     ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ToolError> {
+        let (_, levels, policy) = self.stock_records(branch, item).await?;
+        Ok((levels, policy))
+    }
+
+    /// Item `code` with its stock in every warehouse of `branch` and its
+    /// reorder policy: one `Query` of the item's records in the branch's
+    /// stock partition, which hold a copy of the item where the branch
+    /// stocks it. Where it does not (no copy), one `GetItem` of the item
+    /// master follows, so the answer is the same either way.
+    pub async fn item_with_stock(&self, branch: &BranchId, code: &str) -> Result<Option<ItemStock>, ToolError> {
+        let (copy, levels, policy) = self.stock_records(branch, code).await?;
+        let item = match copy {
+            Some(item) => Some(item),
+            None => self.item(code).await?,
+        };
+        Ok(item.map(|item| ItemStock { item, levels, policy }))
+    }
+
+    /// Every record of `item` in `branch`'s stock partition: the item
+    /// master's copy, the stock per warehouse, the reorder policy (one `Query`).
+    async fn stock_records(
+        &self,
+        branch: &BranchId,
+        item: &str,
+    ) -> Result<(Option<Item>, Vec<StockLevel>, Option<ReorderPolicy>), ToolError> {
         let pk = keys::stock(self.tenant, branch);
-        let items = self.query_partition(&pk, Some(&format!("ITEM#{item}#"))).await?;
+        let items = self.query_partition(&pk, Some(&keys::stock_of_item(item))).await?;
+        let mut copy = None;
         let mut levels = Vec::new();
         let mut policy = None;
         for found in &items {
             match attrs::s_opt(found, "kind").as_deref() {
+                Some(ITEM_COPY_KIND) => copy = Some(Item::from_item(found)?),
                 Some("stock") => levels.push(StockLevel::from_item(found)?),
                 Some("reorder_policy") => policy = Some(ReorderPolicy::from_item(found)?),
                 _ => {}
             }
         }
-        Ok((levels, policy))
+        Ok((copy, levels, policy))
     }
 
     /// One item of the item master.
@@ -364,8 +393,9 @@ impl<'a> ErpStore<'a> {
     ) -> Result<Page<DueItem>, ToolError> {
         let pk = keys::stock(self.tenant, branch);
         let mut due: Vec<DueItem> = Vec::new();
-        // Records of one item arrive together (policy, then warehouses);
-        // an item is judged once all its records are in.
+        // Records of one item arrive together (the item master's copy, the
+        // policy, then the warehouses); an item is judged once all its
+        // records are in.
         let mut current: Option<(String, Option<ReorderPolicy>, Vec<StockLevel>)> = None;
         let finish = |group: Option<(String, Option<ReorderPolicy>, Vec<StockLevel>)>, due: &mut Vec<DueItem>| {
             if let Some((_, Some(policy), levels)) = group {
@@ -402,6 +432,8 @@ impl<'a> ErpStore<'a> {
                     match attrs::s_opt(found, "kind").as_deref() {
                         Some("stock") => levels.push(StockLevel::from_item(found)?),
                         Some("reorder_policy") => *policy = Some(ReorderPolicy::from_item(found)?),
+                        // The item master's copy: an item is judged by its
+                        // policy and stock alone.
                         _ => {}
                     }
                 }

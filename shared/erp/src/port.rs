@@ -73,6 +73,17 @@ impl DueItem {
     }
 }
 
+/// One item of the item master with its stock in the caller's branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemStock {
+    /// The item.
+    pub item: Item,
+    /// Stock per warehouse of the branch (empty where the branch holds none).
+    pub levels: Vec<StockLevel>,
+    /// The branch's reorder policy for the item, if it has one.
+    pub policy: Option<ReorderPolicy>,
+}
+
 /// A page of a listing and whether more follows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page<T> {
@@ -134,6 +145,15 @@ pub trait Inventory: Send + Sync {
         scope: &Scope<'_>,
         item: &str,
     ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ToolError>;
+    /// One item of the item master with its stock in every warehouse of the
+    /// branch and its reorder policy; `None` when the item master has no
+    /// such item (whatever the branch stocks). By default [`Inventory::item`]
+    /// and [`Inventory::item_stock`], read concurrently; a backend that keeps
+    /// the item next to its stock reads them together.
+    async fn item_with_stock(&self, scope: &Scope<'_>, code: &str) -> Result<Option<ItemStock>, ToolError> {
+        let (item, (levels, policy)) = tokio::try_join!(self.item(scope, code), self.item_stock(scope, code))?;
+        Ok(item.map(|item| ItemStock { item, levels, policy }))
+    }
     /// Up to `want` items of the branch at or below their reorder point, in
     /// item code order, after item `after`; `next_after` when more follow.
     async fn due_items(&self, scope: &Scope<'_>, after: Option<&str>, want: usize) -> Result<Page<DueItem>, ToolError>;

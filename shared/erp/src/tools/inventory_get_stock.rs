@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
-use crate::port::{Erp, Scope};
+use crate::port::{Erp, ItemStock, Scope};
 use crate::units::Uom;
 
 /// Input of `inventory_get_stock`.
@@ -95,11 +95,8 @@ impl ReadTool for InventoryGetStock {
     async fn read(&self, call: &Call<'_>, input: GetStockInput) -> Result<GetStockOutput, ToolError> {
         let scope = Scope::of(call.caller);
         let branch = call.caller.branch();
-        let (item, (levels, policy)) = tokio::try_join!(
-            self.erp.item(&scope, &input.item_code),
-            self.erp.item_stock(&scope, &input.item_code)
-        )?;
-        let item = item.ok_or_else(|| {
+        let found = self.erp.item_with_stock(&scope, &input.item_code).await?;
+        let ItemStock { item, levels, policy } = found.ok_or_else(|| {
             ToolError::NotFound(format!(
                 "Item {} was not found. Nothing was read. Check the code; inventory_list_below_reorder lists the \
                  items of your branch that need reordering.",
