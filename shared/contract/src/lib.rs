@@ -21,12 +21,12 @@
 
 pub mod canonical;
 pub mod clock;
+pub mod crypto;
 pub mod cursor;
 pub mod error;
 pub mod identity;
 pub mod request;
 pub mod schema;
-pub mod crypto;
 pub mod tool;
 pub mod validation;
 

@@ -1,8 +1,7 @@
-//! The SDK's HTTP transport: hyper's pooled HTTP/1.1 client over the same
-//! `hyper-rustls` connector (rustls with the process's one crypto provider)
-//! that `reqwest` already links for the rest of draftline, in place of the
-//! SDK's default client. DynamoDB speaks HTTP/1.1 and JSON; the SDK's
-//! default client also links an HTTP/2 client (`h2`), its own hyper client
+//! The SDK's HTTP transport: draftline's one HTTP client
+//! ([`draftline_http`]: hyper's pooled HTTP/1.1 client over rustls with the
+//! process's one crypto provider), in place of the SDK's default client.
+//! DynamoDB speaks HTTP/1.1 and JSON; the SDK's default client also links an HTTP/2 client (`h2`), its own hyper client
 //! and TLS set-up into every function, and none of it is needed. (`reqwest`
 //! itself was measured here first: its per-request URL parsing and header
 //! copies cost 5–15 % more CPU per call than this.) The SDK still does
@@ -13,7 +12,7 @@
 //! timeout, a refused or broken connection is I/O (both transient: the
 //! SDK's retry policy applies, and [`crate::classify`] says unavailable).
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use aws_smithy_runtime_api::client::http::{
@@ -39,7 +38,6 @@ struct Transport {
 
 /// The HTTP client to give the SDK (DynamoDB and the credential providers).
 pub(crate) fn client() -> SharedHttpClient {
-    draftline_contract::crypto::install_crypto_provider();
     SharedHttpClient::new(Transport::default())
 }
 
@@ -56,58 +54,21 @@ impl HttpClient for Transport {
     }
 }
 
-/// The hyper clients: HTTP/1.1, pooled keep-alive connections.
-type Plain = hyper_util::client::legacy::Client<
-    hyper_util::client::legacy::connect::HttpConnector,
-    http_body_util::Full<bytes::Bytes>,
->;
-type Tls = hyper_util::client::legacy::Client<
-    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
-    http_body_util::Full<bytes::Bytes>,
->;
+/// The largest answer read: DynamoDB's are at most 16 MiB (`BatchGetItem`).
+const MAX_ANSWER: usize = 32 * 1024 * 1024;
 
 #[derive(Debug, Clone)]
 struct Connector {
-    tcp: hyper_util::client::legacy::connect::HttpConnector,
-    /// For `http://` endpoints (a local engine).
-    plain: Plain,
-    /// For `https://` (AWS), built on the first such request: reading the
-    /// system's root certificates costs milliseconds a local engine never
-    /// needs to pay at a cold start. `Err` if there is no TLS set-up.
-    tls: Arc<OnceLock<Result<Tls, String>>>,
+    client: draftline_http::Client,
     read_timeout: Option<Duration>,
 }
 
 impl Connector {
     fn new(connect_timeout: Option<Duration>, read_timeout: Option<Duration>) -> Self {
-        let mut tcp = hyper_util::client::legacy::connect::HttpConnector::new();
-        tcp.set_connect_timeout(Some(connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT)));
-        tcp.set_nodelay(true);
-        let plain =
-            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build(tcp.clone());
-        tcp.enforce_http(false);
         Self {
-            tcp,
-            plain,
-            tls: Arc::default(),
+            client: draftline_http::Client::new(connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT)),
             read_timeout,
         }
-    }
-
-    fn tls(&self) -> Result<Tls, ConnectorError> {
-        let built = self.tls.get_or_init(|| {
-            let provider = rustls::crypto::CryptoProvider::get_default()
-                .cloned()
-                .ok_or_else(|| "no TLS crypto provider installed".to_owned())?;
-            let builder = hyper_rustls::HttpsConnectorBuilder::new()
-                .with_provider_and_native_roots(provider)
-                .map_err(|e| format!("no TLS root certificates: {e}"))?;
-            let https = builder.https_only().enable_http1().wrap_connector(self.tcp.clone());
-            Ok(hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build(https))
-        });
-        built
-            .clone()
-            .map_err(|reason| ConnectorError::other(format!("DynamoDB over HTTPS: {reason}").into(), None))
     }
 
     async fn send(self, request: HttpRequest) -> Result<HttpResponse, ConnectorError> {
@@ -118,29 +79,18 @@ impl Connector {
             .bytes()
             .map(bytes::Bytes::copy_from_slice)
             .ok_or_else(|| ConnectorError::user("a streaming request body is not supported".into()))?;
-        let https = parts.uri.scheme() == Some(&http::uri::Scheme::HTTPS);
-        let request = http::Request::from_parts(parts, http_body_util::Full::new(body));
-        let exchange = async {
-            let response = if https {
-                self.tls()?.request(request).await
-            } else {
-                self.plain.request(request).await
-            }
+        let limits = draftline_http::Limits {
+            timeout: self.read_timeout,
+            max_body: MAX_ANSWER,
+        };
+        let response = self
+            .client
+            .send(http::Request::from_parts(parts, body), limits)
+            .await
             .map_err(failure)?;
-            let (parts, body) = response.into_parts();
-            let body = http_body_util::BodyExt::collect(body)
-                .await
-                .map_err(|e| ConnectorError::io(e.into()))?
-                .to_bytes();
-            Ok::<_, ConnectorError>(http::Response::from_parts(parts, SdkBody::from(body)))
-        };
-        let response = match self.read_timeout {
-            Some(limit) => tokio::time::timeout(limit, exchange)
-                .await
-                .map_err(|e| ConnectorError::timeout(e.into()))??,
-            None => exchange.await?,
-        };
-        HttpResponse::try_from(response).map_err(|e| ConnectorError::other(e.into(), None))
+        let (parts, body) = response.into_parts();
+        HttpResponse::try_from(http::Response::from_parts(parts, SdkBody::from(body)))
+            .map_err(|e| ConnectorError::other(e.into(), None))
     }
 }
 
@@ -150,14 +100,16 @@ impl HttpConnector for Connector {
     }
 }
 
-fn failure(err: hyper_util::client::legacy::Error) -> ConnectorError {
-    let timed_out = std::error::Error::source(&err)
-        .and_then(|source| source.downcast_ref::<std::io::Error>())
-        .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut);
-    if timed_out {
-        ConnectorError::timeout(err.into())
-    } else {
+fn failure(err: draftline_http::Error) -> ConnectorError {
+    use draftline_http::ErrorKind;
+    if err.is_timeout() {
+        return ConnectorError::timeout(err.into());
+    }
+    match err.kind() {
         // A refused, reset or closed connection, or an answer cut short.
-        ConnectorError::io(err.into())
+        ErrorKind::Connect | ErrorKind::Lost | ErrorKind::Timeout => ConnectorError::io(err.into()),
+        ErrorKind::NotSent | ErrorKind::TooLarge => {
+            ConnectorError::other(format!("DynamoDB request: {err}").into(), None)
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! The REST client: one `reqwest` client per backend instance, every
+//! The REST client: one [`draftline_http::Client`] per backend instance, every
 //! request counted, bearer key and company context on each, answers bounded
 //! in size, and every failure classified once into the contract's errors
 //! (REST.md, "Conventions" and "Errors").
@@ -17,8 +17,8 @@ use std::time::Instant;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE;
 use draftline_contract::ToolError;
-use reqwest::StatusCode;
-use reqwest::header::{AUTHORIZATION, HeaderValue};
+use http::StatusCode;
+use http::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use crate::settings::{SettingsError, TrytonKey, TrytonSettings};
@@ -91,9 +91,9 @@ impl Search {
 #[derive(Debug)]
 pub enum Failure {
     /// Nothing reached Tryton.
-    Unreachable(reqwest::Error),
+    Unreachable(draftline_http::Error),
     /// The request may have reached Tryton, but no complete answer came back.
-    NoAnswer(reqwest::Error),
+    NoAnswer(draftline_http::Error),
     /// Tryton answered with another status than 200; `message` is its text.
     Status {
         /// The HTTP status.
@@ -154,8 +154,10 @@ impl Failure {
 
 /// One Tryton database's REST API.
 pub struct Rest {
-    http: reqwest::Client,
-    base: reqwest::Url,
+    http: draftline_http::Client,
+    /// `<url>/<database>/rest/model/`, checked by the settings.
+    base: http::Uri,
+    limits: draftline_http::Limits,
     database: String,
     key: TrytonKey,
     requests: AtomicU64,
@@ -166,7 +168,7 @@ pub struct Rest {
 impl std::fmt::Debug for Rest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Rest")
-            .field("base", &self.base.as_str())
+            .field("base", &self.base)
             .field("key", &self.key)
             .field("requests", &self.requests)
             .finish_non_exhaustive()
@@ -181,16 +183,13 @@ impl Rest {
     /// The client of `settings` (no request is made).
     pub fn new(settings: &TrytonSettings) -> Result<Self, SettingsError> {
         let base = settings.model_base()?;
-        draftline_contract::crypto::install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .connect_timeout(settings.connect_timeout)
-            .timeout(settings.request_timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| SettingsError::new(format!("HTTP client: {e}")))?;
         Ok(Self {
-            http,
+            http: draftline_http::Client::new(settings.connect_timeout),
             base,
+            limits: draftline_http::Limits {
+                timeout: Some(settings.request_timeout),
+                max_body: MAX_BODY,
+            },
             database: settings.database.clone(),
             key: settings.key.clone(),
             requests: AtomicU64::new(0),
@@ -209,21 +208,33 @@ impl Rest {
     }
 
     /// The base of the model paths (`<url>/<database>/rest/model/`).
-    pub fn base(&self) -> &reqwest::Url {
+    pub fn base(&self) -> &http::Uri {
         &self.base
     }
 
-    fn url(&self, model: &str) -> Result<reqwest::Url, Failure> {
-        self.base
-            .join(model)
-            .map_err(|e| Failure::BadBody(format!("model path {model}: {e}")))
-    }
-
-    fn headers(&self, request: reqwest::RequestBuilder, context: &Map<String, Value>) -> reqwest::RequestBuilder {
+    /// A request to `model` (a model name, or `model/<id>`) with `query`,
+    /// carrying the key and the company `context`.
+    fn request(
+        &self,
+        method: http::Method,
+        model: &str,
+        query: &[(&str, &str)],
+        context: &Map<String, Value>,
+    ) -> http::request::Builder {
+        let mut target = format!("{}{model}", self.base);
+        if !query.is_empty() {
+            let mut pairs = form_urlencoded::Serializer::new(String::new());
+            pairs.extend_pairs(query);
+            target.push('?');
+            target.push_str(&pairs.finish());
+        }
         let mut full = Map::new();
         full.insert("company".to_owned(), json!(COMPANY));
         full.extend(context.iter().map(|(k, v)| (k.clone(), v.clone())));
-        let request = request.header("X-Tryton-Context", b64(&Value::Object(full)));
+        let request = http::Request::builder()
+            .method(method)
+            .uri(target)
+            .header("X-Tryton-Context", b64(&Value::Object(full)));
         match HeaderValue::from_str(&format!("Bearer {}", self.key.expose())) {
             Ok(mut value) => {
                 value.set_sensitive(true);
@@ -235,7 +246,11 @@ impl Rest {
     }
 
     /// Sends `request`, counted, and reads its answer (at most [`MAX_BODY`]).
-    async fn send(&self, method: &str, model: &str, request: reqwest::RequestBuilder) -> Result<Value, Failure> {
+    async fn send(&self, model: &str, request: http::request::Builder, body: bytes::Bytes) -> Result<Value, Failure> {
+        let request = request
+            .body(body)
+            .map_err(|e| Failure::BadBody(format!("request to {model}: {e}")))?;
+        let method = request.method().clone();
         let queued = Instant::now();
         // The semaphore is never closed; without a slot the request is sent
         // all the same rather than failed.
@@ -244,31 +259,31 @@ impl Rest {
         self.requests.fetch_add(1, Ordering::Relaxed);
         let started = Instant::now();
         let result = async {
-            let response = request.send().await.map_err(|e| {
-                if e.is_connect() {
-                    Failure::Unreachable(e)
-                } else {
-                    Failure::NoAnswer(e)
+            let response = self.http.send(request, self.limits).await.map_err(|e| match e.kind() {
+                draftline_http::ErrorKind::NotSent | draftline_http::ErrorKind::Connect => Failure::Unreachable(e),
+                draftline_http::ErrorKind::TooLarge => {
+                    Failure::BadBody(format!("Tryton's answer is larger than {MAX_BODY} bytes"))
                 }
+                draftline_http::ErrorKind::Timeout | draftline_http::ErrorKind::Lost => Failure::NoAnswer(e),
             })?;
             let status = response.status();
-            let body = read_bounded(response).await;
+            let body = response.into_body();
             if status != StatusCode::OK {
-                let body = body.unwrap_or_default();
                 return Err(Failure::Status {
                     status,
                     message: error_text(&body),
                 });
             }
-            let body = body?;
             serde_json::from_slice(&body).map_err(|e| Failure::BadBody(format!("{method} {model}: not JSON: {e}")))
         }
         .await;
         let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         match &result {
-            Ok(_) => tracing::debug!(database = %self.database, method, model, queued_ms, elapsed_ms, "tryton request"),
+            Ok(_) => {
+                tracing::debug!(database = %self.database, %method, model, queued_ms, elapsed_ms, "tryton request")
+            }
             Err(failure) => tracing::debug!(
-                database = %self.database, method, model, queued_ms, elapsed_ms, failure = %failure.cause("request"),
+                database = %self.database, %method, model, queued_ms, elapsed_ms, failure = %failure.cause("request"),
                 "tryton request failed"
             ),
         }
@@ -277,22 +292,19 @@ impl Rest {
 
     /// The records of a search.
     pub async fn search(&self, search: &Search) -> Result<Vec<Record>, Failure> {
-        let mut url = self.url(search.model)?;
-        {
-            let mut query = url.query_pairs_mut();
-            query.append_pair("d", &b64(&search.domain));
-            for field in &search.fields {
-                query.append_pair("f", field);
-            }
-            if let Some(order) = &search.order {
-                query.append_pair("o", &b64(order));
-            }
-            if let Some(limit) = search.limit {
-                query.append_pair("s", &limit.to_string());
-            }
+        let domain = b64(&search.domain);
+        let order = search.order.as_ref().map(b64);
+        let limit = search.limit.map(|limit| limit.to_string());
+        let mut query: Vec<(&str, &str)> = vec![("d", &domain)];
+        query.extend(search.fields.iter().map(|field| ("f", *field)));
+        if let Some(order) = &order {
+            query.push(("o", order));
         }
-        let request = self.headers(self.http.get(url), &search.context);
-        match self.send("GET", search.model, request).await? {
+        if let Some(limit) = &limit {
+            query.push(("s", limit));
+        }
+        let request = self.request(http::Method::GET, search.model, &query, &search.context);
+        match self.send(search.model, request, bytes::Bytes::new()).await? {
             Value::Array(items) => items
                 .into_iter()
                 .map(|item| Record::new(search.model, item))
@@ -308,35 +320,13 @@ impl Rest {
 
     /// Creates one record of `model` from `body` and reads `fields` of it.
     pub async fn create(&self, model: &'static str, body: &Value, fields: &[&str]) -> Result<Record, Failure> {
-        let mut url = self.url(model)?;
-        {
-            let mut query = url.query_pairs_mut();
-            for field in fields {
-                query.append_pair("f", field);
-            }
-        }
-        let request = self.headers(self.http.post(url).json(body), &Map::new());
-        let answer = self.send("POST", model, request).await?;
+        let query: Vec<(&str, &str)> = fields.iter().map(|field| ("f", *field)).collect();
+        let request = self
+            .request(http::Method::POST, model, &query, &Map::new())
+            .header(CONTENT_TYPE, "application/json");
+        let answer = self.send(model, request, bytes::Bytes::from(body.to_string())).await?;
         Record::new(model, answer).map_err(|e| Failure::BadBody(e.to_string()))
     }
-}
-
-async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, Failure> {
-    let too_large = || Failure::BadBody(format!("Tryton's answer is larger than {MAX_BODY} bytes"));
-    if response
-        .content_length()
-        .is_some_and(|n| usize::try_from(n).map_or(true, |n| n > MAX_BODY))
-    {
-        return Err(too_large());
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(Failure::NoAnswer)? {
-        if body.len().saturating_add(chunk.len()) > MAX_BODY {
-            return Err(too_large());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
 }
 
 /// Tryton's text of an error answer: `message` of a JSON error, else the

@@ -196,14 +196,18 @@ fn agent_draft(kind: DocumentKind, record: &Record) -> Result<(DateTime<Utc>, Ag
 }
 
 /// The Tryton desktop client's link to document `id` (`po_tryton_25`) of `database` at `url`.
-pub(crate) fn erp_link(url: &reqwest::Url, database: &str, kind: DocumentKind, id: &str) -> Option<String> {
+pub(crate) fn erp_link(url: &http::Uri, database: &str, kind: DocumentKind, id: &str) -> Option<String> {
     let (prefix, model) = match kind {
         DocumentKind::PurchaseOrder => (PO_ID_PREFIX, "purchase.purchase"),
         DocumentKind::Quote => (QUOTE_ID_PREFIX, "sale.sale"),
     };
     let number: u64 = id.strip_prefix(prefix)?.parse().ok()?;
-    let host = url.host_str()?;
-    let port = url.port_or_known_default()?;
+    let host = url.host()?;
+    let port = url.port_u16().or(match url.scheme_str()? {
+        "https" => Some(443),
+        "http" => Some(80),
+        _ => None,
+    })?;
     Some(format!("tryton://{host}:{port}/{database}/model/{model}/{number}"))
 }
 
@@ -213,7 +217,7 @@ mod tests {
 
     #[test]
     fn a_document_links_to_the_tryton_client() {
-        let url = reqwest::Url::parse("http://127.0.0.1:8123/demo/rest/model/").unwrap();
+        let url: http::Uri = "http://127.0.0.1:8123/demo/rest/model/".parse().unwrap();
         assert_eq!(
             erp_link(&url, "demo", DocumentKind::PurchaseOrder, "po_tryton_25").as_deref(),
             Some("tryton://127.0.0.1:8123/demo/model/purchase.purchase/25")

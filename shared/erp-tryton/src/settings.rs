@@ -34,12 +34,6 @@ impl fmt::Debug for TrytonKey {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettingsError(String);
 
-impl SettingsError {
-    pub(crate) fn new(reason: impl Into<String>) -> Self {
-        Self(reason.into())
-    }
-}
-
 impl fmt::Display for SettingsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
@@ -102,7 +96,7 @@ impl TrytonSettings {
     }
 
     /// The base of every model path, `<url>/<database>/rest/model/`, checked.
-    pub(crate) fn model_base(&self) -> Result<reqwest::Url, SettingsError> {
+    pub(crate) fn model_base(&self) -> Result<http::Uri, SettingsError> {
         let database_ok = !self.database.is_empty()
             && self
                 .database
@@ -115,9 +109,10 @@ impl TrytonSettings {
             )));
         }
         let url = self.url.trim_end_matches('/');
-        let base = reqwest::Url::parse(&format!("{url}/{}/rest/model/", self.database))
+        let base: http::Uri = format!("{url}/{}/rest/model/", self.database)
+            .parse()
             .map_err(|e| SettingsError(format!("Tryton URL '{url}': {e}")))?;
-        if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
+        if !matches!(base.scheme_str(), Some("http" | "https")) || base.host().is_none() || base.query().is_some() {
             return Err(SettingsError(format!(
                 "Tryton URL '{url}' must be an absolute http(s) URL"
             )));
@@ -149,7 +144,7 @@ mod tests {
     fn paths_are_built_from_a_checked_url_and_database() {
         let settings = TrytonSettings::new("http://127.0.0.1:8000/", "demo", TrytonKey::new("k"));
         assert_eq!(
-            settings.model_base().unwrap().as_str(),
+            settings.model_base().unwrap().to_string(),
             "http://127.0.0.1:8000/demo/rest/model/"
         );
         for bad in ["", "de/mo", "demo?x", "../x"] {

@@ -135,7 +135,7 @@ enum Found {
 /// Keys of one identity provider, by `kid`.
 pub struct JwksCache {
     url: String,
-    http: reqwest::Client,
+    http: draftline_http::Client,
     ticker: Arc<dyn Ticker>,
     state: RwLock<State>,
     fetching: tokio::sync::Mutex<()>,
@@ -157,11 +157,7 @@ impl JwksCache {
 
     /// A cache for the JWKS at `url` that tells time by `ticker`.
     pub fn with_ticker(url: String, ticker: Arc<dyn Ticker>) -> Self {
-        draftline_contract::crypto::install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .timeout(FETCH_TIMEOUT)
-            .build()
-            .unwrap_or_default();
+        let http = draftline_http::Client::new(FETCH_TIMEOUT);
         Self {
             url,
             http,
@@ -294,18 +290,19 @@ impl JwksCache {
     }
 
     async fn fetch(&self) -> Result<KeySet, Box<dyn std::error::Error + Send + Sync>> {
-        let mut response = self.http.get(&self.url).send().await?.error_for_status()?;
-        if response.content_length().is_some_and(|len| len > MAX_JWKS_BYTES as u64) {
-            return Err(format!("the JWKS is larger than {MAX_JWKS_BYTES} bytes").into());
+        let request = http::Request::get(self.url.as_str())
+            .header(http::header::ACCEPT, "application/json")
+            .body(bytes::Bytes::new())?;
+        let limits = draftline_http::Limits {
+            timeout: Some(FETCH_TIMEOUT),
+            max_body: MAX_JWKS_BYTES,
+        };
+        let response = self.http.send(request, limits).await?;
+        if !response.status().is_success() {
+            return Err(format!("the identity provider answered {}", response.status()).into());
         }
         let max_age = max_age(response.headers());
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await? {
-            if body.len() + chunk.len() > MAX_JWKS_BYTES {
-                return Err(format!("the JWKS is larger than {MAX_JWKS_BYTES} bytes").into());
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = response.into_body();
         let set: JwkSet = serde_json::from_slice(&body)?;
         let fetched_at = self.ticker.now();
         let keys: HashMap<String, (Algorithm, DecodingKey)> = set

@@ -26,19 +26,23 @@ fn body_bytes(body: Body) -> Bytes {
 /// configuration error in the invocation's logs rather than a bare exit.
 /// Best effort, bounded to two seconds: the process exits non-zero anyway.
 pub async fn report_init_error(runtime_api: &str, message: &str) {
-    draftline_contract::crypto::install_crypto_provider();
-    let Ok(client) = reqwest::Client::builder()
-        .timeout(std::time::Duration::from_secs(2))
-        .build()
-    else {
-        return;
-    };
-    let sent = client
-        .post(format!("http://{runtime_api}/2018-06-01/runtime/init/error"))
+    let body = serde_json::json!({"errorMessage": message, "errorType": "Runtime.ConfigError"});
+    let request = http::Request::post(format!("http://{runtime_api}/2018-06-01/runtime/init/error"))
         .header("Lambda-Runtime-Function-Error-Type", "Runtime.ConfigError")
-        .json(&serde_json::json!({"errorMessage": message, "errorType": "Runtime.ConfigError"}))
-        .send()
-        .await;
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(bytes::Bytes::from(body.to_string()));
+    let limits = draftline_http::Limits {
+        timeout: Some(std::time::Duration::from_secs(2)),
+        max_body: 64 * 1024,
+    };
+    let sent = match request {
+        Ok(request) => draftline_http::Client::new(std::time::Duration::from_secs(2))
+            .send(request, limits)
+            .await
+            .map(drop)
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
     if let Err(err) = sent {
         tracing::warn!(error = %err, "could not report the start-up error to the Lambda Runtime API");
     }
