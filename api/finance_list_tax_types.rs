@@ -1,12 +1,8 @@
 //! `POST /api/finance_list_tax_types`: see `draftline_erp::tools::finance_list_tax_types`.
 
-use draftline_server::runtime::{Function, run_function};
+use draftline_erp::tools::finance_list_tax_types::FinanceListTaxTypes;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
-    run_function(
-        draftline_erp_backends::catalogue,
-        Function::Tool("finance_list_tax_types"),
-    )
-    .await
+    draftline_erp_backends::run_tool::<FinanceListTaxTypes>().await
 }

@@ -1,12 +1,8 @@
 //! `POST /api/purchasing_create_po_draft`: see `draftline_erp::tools::purchasing_create_po_draft`.
 
-use draftline_server::runtime::{Function, run_function};
+use draftline_erp::tools::purchasing_create_po_draft::PurchasingCreatePoDraft;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
-    run_function(
-        draftline_erp_backends::catalogue,
-        Function::Tool("purchasing_create_po_draft"),
-    )
-    .await
+    draftline_erp_backends::run_tool::<PurchasingCreatePoDraft>().await
 }

@@ -1,8 +1,8 @@
 //! `POST /api/purchasing_get_po`: see `draftline_erp::tools::purchasing_get_po`.
 
-use draftline_server::runtime::{Function, run_function};
+use draftline_erp::tools::purchasing_get_po::PurchasingGetPo;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
-    run_function(draftline_erp_backends::catalogue, Function::Tool("purchasing_get_po")).await
+    draftline_erp_backends::run_tool::<PurchasingGetPo>().await
 }

@@ -1,12 +1,8 @@
 //! `POST /api/purchasing_search_pos`: see `draftline_erp::tools::purchasing_search_pos`.
 
-use draftline_server::runtime::{Function, run_function};
+use draftline_erp::tools::purchasing_search_pos::PurchasingSearchPos;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
-    run_function(
-        draftline_erp_backends::catalogue,
-        Function::Tool("purchasing_search_pos"),
-    )
-    .await
+    draftline_erp_backends::run_tool::<PurchasingSearchPos>().await
 }

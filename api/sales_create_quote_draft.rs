@@ -1,12 +1,8 @@
 //! `POST /api/sales_create_quote_draft`: see `draftline_erp::tools::sales_create_quote_draft`.
 
-use draftline_server::runtime::{Function, run_function};
+use draftline_erp::tools::sales_create_quote_draft::SalesCreateQuoteDraft;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
-    run_function(
-        draftline_erp_backends::catalogue,
-        Function::Tool("sales_create_quote_draft"),
-    )
-    .await
+    draftline_erp_backends::run_tool::<SalesCreateQuoteDraft>().await
 }

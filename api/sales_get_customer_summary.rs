@@ -1,12 +1,8 @@
 //! `POST /api/sales_get_customer_summary`: see `draftline_erp::tools::sales_get_customer_summary`.
 
-use draftline_server::runtime::{Function, run_function};
+use draftline_erp::tools::sales_get_customer_summary::SalesGetCustomerSummary;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
-    run_function(
-        draftline_erp_backends::catalogue,
-        Function::Tool("sales_get_customer_summary"),
-    )
-    .await
+    draftline_erp_backends::run_tool::<SalesGetCustomerSummary>().await
 }

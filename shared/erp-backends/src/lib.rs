@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use draftline_contract::Registry;
 use draftline_dynamo::Db;
+use draftline_erp::CatalogueTool;
 use draftline_erp::port::Erp;
 use draftline_erp_builtin::BuiltinErp;
 use draftline_erp_tryton::{TrytonErp, TrytonKey};
@@ -73,8 +74,20 @@ impl Backend {
 }
 
 /// Every tool, over the ERP `config` names: the
-/// [`Catalogue`](draftline_server::runtime::Catalogue) every deployed
-/// function passes to `run_function`.
+/// [`Catalogue`](draftline_server::runtime::Catalogue) the functions that
+/// serve every tool (MCP, the listings) pass to `run_function`.
 pub fn catalogue(config: &Config, db: &Db) -> Result<Registry, ConfigError> {
     Ok(Backend::connect(config, db)?.catalogue())
+}
+
+/// Tool `T` alone, over the ERP `config` names.
+pub fn catalogue_of<T: CatalogueTool>(config: &Config, db: &Db) -> Result<Registry, ConfigError> {
+    Ok(draftline_erp::catalogue_of::<T>(Backend::connect(config, db)?.erp()))
+}
+
+/// The whole `main` of tool `T`'s deployed function: `T` over the ERP of
+/// the deployment's settings, and nothing else (no other tool, no MCP, no
+/// listing is linked into its binary).
+pub async fn run_tool<T: CatalogueTool>() -> std::process::ExitCode {
+    draftline_server::runtime::run_tool(catalogue_of::<T>, T::META.name).await
 }

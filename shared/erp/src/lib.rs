@@ -38,7 +38,7 @@ pub mod units;
 
 use std::sync::Arc;
 
-use draftline_contract::tool::{ModuleMeta, Registry};
+use draftline_contract::tool::{ModuleMeta, Registry, ToolSpec};
 
 /// The modules (namespaces) and what each cannot do.
 pub const MODULES: [ModuleMeta; 4] = [
@@ -64,24 +64,53 @@ write off or change anything in the ledger.",
     },
 ];
 
-/// Every tool of draftline over `erp`, sorted by name.
-pub fn catalogue(erp: Arc<dyn port::Erp>) -> Registry {
-    use tools::*;
-    MODULES
-        .into_iter()
-        .fold(Registry::new(), Registry::module)
-        .read(inventory_get_stock::InventoryGetStock::new(erp.clone()))
-        .read(inventory_list_below_reorder::InventoryListBelowReorder::new(
-            erp.clone(),
-        ))
-        .read(purchasing_search_vendors::PurchasingSearchVendors::new(erp.clone()))
-        .read(purchasing_search_pos::PurchasingSearchPos::new(erp.clone()))
-        .read(purchasing_get_po::PurchasingGetPo::new(erp.clone()))
-        .draft(purchasing_create_po_draft::PurchasingCreatePoDraft::new(erp.clone()))
-        .read(sales_search_customers::SalesSearchCustomers::new(erp.clone()))
-        .read(sales_get_customer_summary::SalesGetCustomerSummary::new(erp.clone()))
-        .read(sales_get_quote::SalesGetQuote::new(erp.clone()))
-        .draft(sales_create_quote_draft::SalesCreateQuoteDraft::new(erp.clone()))
-        .read(finance_list_tax_types::FinanceListTaxTypes::new(erp.clone()))
-        .read(finance_get_account_summary::FinanceGetAccountSummary::new(erp))
+/// A tool of the catalogue: built over the ERP port and added to a
+/// registry in its tier. A deployed tool's function registers its one tool
+/// ([`catalogue_of`]), so its binary links no other tool's code.
+pub trait CatalogueTool: ToolSpec {
+    /// Adds the tool, built over `erp`, to `registry`.
+    fn register(registry: Registry, erp: Arc<dyn port::Erp>) -> Registry;
+}
+
+/// Implements [`CatalogueTool`] for each tool of its tier, and [`catalogue`]
+/// as all of them.
+macro_rules! catalogue {
+    ($($tier:ident $tool:ty),* $(,)?) => {
+        $(impl CatalogueTool for $tool {
+            fn register(registry: Registry, erp: Arc<dyn port::Erp>) -> Registry {
+                registry.$tier(<$tool>::new(erp))
+            }
+        })*
+
+        /// Every tool of draftline over `erp`, sorted by name.
+        pub fn catalogue(erp: Arc<dyn port::Erp>) -> Registry {
+            let registry = modules();
+            $(let registry = <$tool as CatalogueTool>::register(registry, erp.clone());)*
+            registry
+        }
+    };
+}
+
+catalogue! {
+    read tools::inventory_get_stock::InventoryGetStock,
+    read tools::inventory_list_below_reorder::InventoryListBelowReorder,
+    read tools::purchasing_search_vendors::PurchasingSearchVendors,
+    read tools::purchasing_search_pos::PurchasingSearchPos,
+    read tools::purchasing_get_po::PurchasingGetPo,
+    draft tools::purchasing_create_po_draft::PurchasingCreatePoDraft,
+    read tools::sales_search_customers::SalesSearchCustomers,
+    read tools::sales_get_customer_summary::SalesGetCustomerSummary,
+    read tools::sales_get_quote::SalesGetQuote,
+    draft tools::sales_create_quote_draft::SalesCreateQuoteDraft,
+    read tools::finance_list_tax_types::FinanceListTaxTypes,
+    read tools::finance_get_account_summary::FinanceGetAccountSummary,
+}
+
+/// Tool `T` alone over `erp`, with the module descriptions.
+pub fn catalogue_of<T: CatalogueTool>(erp: Arc<dyn port::Erp>) -> Registry {
+    T::register(modules(), erp)
+}
+
+fn modules() -> Registry {
+    MODULES.into_iter().fold(Registry::new(), Registry::module)
 }

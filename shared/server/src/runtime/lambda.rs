@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use lambda_http::{Body, RequestExt, service_fn};
 
-use super::Function;
+use super::Serve;
 use crate::pipeline::App;
 
 fn body_bytes(body: Body) -> Bytes {
@@ -49,7 +49,7 @@ pub async fn report_init_error(runtime_api: &str, message: &str) {
 }
 
 /// Serves `function` on AWS Lambda until the runtime stops it.
-pub async fn run(app: Arc<App>, function: Function) -> Result<(), lambda_http::Error> {
+pub async fn run(app: Arc<App>, function: impl Serve) -> Result<(), lambda_http::Error> {
     lambda_http::run(service_fn(move |request: lambda_http::Request| {
         let app = app.clone();
         async move {
@@ -71,7 +71,9 @@ pub async fn run(app: Arc<App>, function: Function) -> Result<(), lambda_http::E
             {
                 parts.headers.insert("x-request-id", value);
             }
-            let response = super::serve(&app, function, http::Request::from_parts(parts, body_bytes(body))).await;
+            let response = function
+                .serve(&app, http::Request::from_parts(parts, body_bytes(body)))
+                .await;
             let (parts, body) = response.into_parts();
             let body = match String::from_utf8(body.to_vec()) {
                 Ok(text) => Body::Text(text),

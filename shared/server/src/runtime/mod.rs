@@ -6,7 +6,8 @@
 //! - [`local`]: the local server (`draftline serve`) and the tests: every
 //!   function under `/api/<name>` on one port.
 //!
-//! [`run_function`] is the whole `main` of a deployed function.
+//! [`run_function`] is the whole `main` of a deployed function, and
+//! [`run_tool`] of a tool's function.
 
 pub mod lambda;
 pub mod local;
@@ -59,6 +60,43 @@ pub async fn serve(app: &App, function: Function, request: Request<Bytes>) -> Re
     }
 }
 
+/// What a deployed function does with each request. The platform adapters
+/// are generic over it, so a tool's function ([`ToolOnly`]) links the
+/// pipeline of its tool and nothing of MCP, the listings or the pages.
+pub trait Serve: Copy + Send + Sync + 'static {
+    /// The tool the function serves, if it serves one.
+    fn tool(self) -> Option<&'static str>;
+    /// Serves one request.
+    fn serve(self, app: &App, request: Request<Bytes>) -> impl Future<Output = Response<Bytes>> + Send;
+}
+
+impl Serve for Function {
+    fn tool(self) -> Option<&'static str> {
+        match self {
+            Function::Tool(name) => Some(name),
+            _ => None,
+        }
+    }
+
+    fn serve(self, app: &App, request: Request<Bytes>) -> impl Future<Output = Response<Bytes>> + Send {
+        serve(app, self, request)
+    }
+}
+
+/// One tool's function: `POST` its input, whatever the path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolOnly(pub &'static str);
+
+impl Serve for ToolOnly {
+    fn tool(self) -> Option<&'static str> {
+        Some(self.0)
+    }
+
+    fn serve(self, app: &App, request: Request<Bytes>) -> impl Future<Output = Response<Bytes>> + Send {
+        app.handle_tool(self.0, request)
+    }
+}
+
 /// How a deployment builds its tools: from its settings (which ERP) and its
 /// table. `draftline-erp-backends` provides the one every function uses.
 pub type Catalogue = fn(&Config, &Db) -> Result<Registry, ConfigError>;
@@ -69,6 +107,13 @@ pub type Catalogue = fn(&Config, &Db) -> Result<Registry, ConfigError>;
 /// the Vercel runtime.
 pub async fn run_function(catalogue: Catalogue, function: Function) -> ExitCode {
     start(function, |config, db| Ok((catalogue(config, db)?, None))).await
+}
+
+/// Runs the deployed function of tool `name`, as [`run_function`] with
+/// `Function::Tool(name)` but linking nothing a tool does not serve;
+/// `catalogue` should build that one tool.
+pub async fn run_tool(catalogue: Catalogue, name: &'static str) -> ExitCode {
+    start(ToolOnly(name), |config, db| Ok((catalogue(config, db)?, None))).await
 }
 
 /// Runs the deployed function of a [`Pages`] handler (`api/review.rs`):
@@ -85,7 +130,7 @@ where
     .await
 }
 
-async fn start<F>(function: Function, build: F) -> ExitCode
+async fn start<S: Serve, F>(function: S, build: F) -> ExitCode
 where
     F: FnOnce(&Config, &Db) -> Result<(Registry, Option<Arc<dyn Pages>>), ConfigError>,
 {
@@ -114,7 +159,7 @@ where
             return ExitCode::FAILURE;
         }
     };
-    if let Function::Tool(name) = function
+    if let Some(name) = function.tool()
         && registry.get(name).is_none()
     {
         eprintln!("draftline: refusing to start: no tool named {name} in the catalogue");

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 
-use super::Function;
+use super::Serve;
 use crate::pipeline::App;
 use draftline_contract::validation::MAX_BODY_BYTES;
 
@@ -27,13 +27,13 @@ where
 }
 
 /// Serves `function` under the Vercel runtime until the platform stops it.
-pub async fn run(app: Arc<App>, function: Function) -> Result<(), vercel_runtime::Error> {
+pub async fn run(app: Arc<App>, function: impl Serve) -> Result<(), vercel_runtime::Error> {
     let handler = move |request: vercel_runtime::Request| {
         let app = app.clone();
         async move {
             let (parts, body) = request.into_parts();
             let body = read_body(body).await;
-            let response = super::serve(&app, function, http::Request::from_parts(parts, body)).await;
+            let response = function.serve(&app, http::Request::from_parts(parts, body)).await;
             let (parts, body) = response.into_parts();
             Ok::<_, vercel_runtime::Error>(http::Response::from_parts(
                 parts,
