@@ -21,6 +21,9 @@ names a directory holding `draftline`, `inventory_get_stock` and
     /proc/<pid>/stat) / calls, after a warm-up; beside it requests/s and
     p50/p99 under that load (latency and req/s depend on what else runs on
     the machine; CPU per call much less);
+  - the floor of one DynamoDB request: CPU per `GetItem` and per `Query`
+    of draftline's DynamoDB client alone (`shared/dynamo/examples/request_floor.rs`,
+    one runtime thread, the same concurrency), against the same engine;
   - per-request latency (p50/p90/p99) of a read, a fresh draft and a replay
     through the local server, one request at a time (keep-alive);
   - fresh drafts of one branch under 16 and 64 concurrent clients (each
@@ -400,7 +403,7 @@ def main():
     ap.add_argument("--load-calls", type=int, default=4000, help="measured calls per CPU-per-call case")
     ap.add_argument("--warmup", type=int, default=400, help="calls before each CPU-per-call measurement")
     ap.add_argument("--max-size-mb", type=float, default=8.0, help="the most a function binary may weigh")
-    ap.add_argument("--only", choices=["size", "cold", "cpu", "latency", "concurrent", "backends"],
+    ap.add_argument("--only", choices=["size", "cold", "cpu", "floor", "latency", "concurrent", "backends"],
                     action="append", help="run only these parts (repeatable)")
     ap.add_argument("--backends", action="store_true",
                     help="also compare the built-in ERP with a local Tryton through `draftline serve` "
@@ -412,7 +415,7 @@ def main():
     args = ap.parse_args()
     global FUNCTION_LOG
     FUNCTION_LOG = args.function_log
-    parts = set(args.only or ["size", "cold", "cpu", "latency", "concurrent"])
+    parts = set(args.only or ["size", "cold", "cpu", "floor", "latency", "concurrent"])
     if args.backends:
         parts.add("backends")
 
@@ -421,7 +424,8 @@ def main():
     else:
         subprocess.run(
             ["cargo", "build", "--release", "--locked", "-p", "draftline-cli", "--bin", "draftline",
-             "-p", "draftline-functions", "--bin", "inventory_get_stock", "--bin", "purchasing_create_po_draft"],
+             "-p", "draftline-functions", "--bin", "inventory_get_stock", "--bin", "purchasing_create_po_draft",
+             "-p", "draftline-dynamo", "--example", "request_floor"],
             cwd=ROOT, check=True, env={**os.environ, "CARGO_TARGET_DIR": args.target_dir},
         )
         bins = os.path.join(args.target_dir, "release")
@@ -506,6 +510,18 @@ def main():
 
         if "cpu" in parts:
             cpu_per_call(bins, endpoint, fn_token, needed_by, args.connections, args.load_calls, args.warmup)
+
+        if "floor" in parts:
+            # One DynamoDB request through draftline's client and nothing else:
+            # the SDK's CPU floor under which no call that makes one can go.
+            floor = next((p for p in (os.path.join(bins, "request_floor"),
+                                      os.path.join(bins, "examples", "request_floor")) if os.path.exists(p)), None)
+            if floor is None:
+                print("request floor: no request_floor binary in --bin-dir (cargo build --release "
+                      "-p draftline-dynamo --example request_floor)")
+            else:
+                subprocess.run([floor, endpoint, "draftline", str(max(args.load_calls, 3000)), str(args.connections)],
+                               check=True)
 
         tok = token("buyer-sby", base)
         if "latency" in parts:
