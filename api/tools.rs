@@ -1,8 +1,8 @@
 //! `GET /api/tools?format=ai-sdk|mcp|openai|openapi`: the caller's tool list.
 
-use draftline_server::runtime::{Function, run_function};
+use draftline_server::runtime::{ToolsFunction, run_function};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
-    run_function(draftline_erp_backends::catalogue, Function::Tools).await
+    run_function(draftline_erp_backends::catalogue, ToolsFunction).await
 }

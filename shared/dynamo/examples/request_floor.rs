@@ -11,13 +11,17 @@
 //! Sends `requests` `GetItem`s of one demo item, then as many `Query`s of
 //! one item's stock records, `concurrency` at a time on one runtime thread
 //! (as a deployed function serves), and prints the process's CPU time
-//! (user + system) per request after a warm-up.
+//! (user + system) per request after a warm-up. It allocates with
+//! mimalloc, as the functions do.
 
 use std::time::Instant;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use draftline_dynamo::Db;
 use futures::stream::{self, StreamExt};
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// CPU time of the process, user + system, every thread (`/proc/self/stat`,
 /// in clock ticks of 10 ms: run enough requests for that not to matter).

@@ -27,42 +27,22 @@ use draftline_contract::clock::SystemClock;
 use draftline_contract::tool::Registry;
 use draftline_dynamo::Db;
 
-/// What a deployed function serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Function {
-    /// One tool: `POST` its input, whatever the path.
-    Tool(&'static str),
-    /// The RFC 9728 metadata document.
-    ProtectedResourceMetadata,
-    /// The stateless MCP endpoint.
-    Mcp,
-    /// The caller's tool list (`GET /api/tools?format=`).
-    Tools,
-    /// The app's [`Pages`] (the review pages), under their prefix.
-    Pages,
-}
-
-/// Serves one request to `function`.
-pub async fn serve(app: &App, function: Function, request: Request<Bytes>) -> Response<Bytes> {
-    match function {
-        Function::Tool(name) => app.handle_tool(name, request).await,
-        Function::ProtectedResourceMetadata => local::metadata_response(app, &request),
-        Function::Mcp => crate::mcp::handle(app, request).await,
-        Function::Tools => crate::listing::handle(app, request).await,
-        Function::Pages => match app.pages() {
-            Some(pages) => pages.handle(app, request).await,
-            None => crate::response::json(
-                http::StatusCode::NOT_FOUND,
-                &serde_json::json!({"ok": false, "error": {"code": "NOT_FOUND", "message": "This function serves no pages.", "retryable": false}}),
-                &crate::edge::request_id(request.headers()),
-            ),
-        },
+async fn serve_pages(app: &App, request: Request<Bytes>) -> Response<Bytes> {
+    match app.pages() {
+        Some(pages) => pages.handle(app, request).await,
+        None => crate::response::json(
+            http::StatusCode::NOT_FOUND,
+            &serde_json::json!({"ok": false, "error": {"code": "NOT_FOUND", "message": "This function serves no pages.", "retryable": false}}),
+            &crate::edge::request_id(request.headers()),
+        ),
     }
 }
 
-/// What a deployed function does with each request. The platform adapters
-/// are generic over it, so a tool's function ([`ToolOnly`]) links the
-/// pipeline of its tool and nothing of MCP, the listings or the pages.
+/// What a deployed function does with each request: [`ToolFunction`],
+/// [`McpFunction`], [`ToolsFunction`], [`MetadataFunction`] or
+/// [`PagesFunction`]. The platform adapters are generic over it, so each
+/// function's binary links its own path and nothing else (a tool's, the
+/// pipeline of its tool and nothing of MCP, the listings or the pages).
 pub trait Serve: Copy + Send + Sync + 'static {
     /// The tool the function serves, if it serves one.
     fn tool(self) -> Option<&'static str>;
@@ -70,24 +50,11 @@ pub trait Serve: Copy + Send + Sync + 'static {
     fn serve(self, app: &App, request: Request<Bytes>) -> impl Future<Output = Response<Bytes>> + Send;
 }
 
-impl Serve for Function {
-    fn tool(self) -> Option<&'static str> {
-        match self {
-            Function::Tool(name) => Some(name),
-            _ => None,
-        }
-    }
-
-    fn serve(self, app: &App, request: Request<Bytes>) -> impl Future<Output = Response<Bytes>> + Send {
-        serve(app, self, request)
-    }
-}
-
 /// One tool's function: `POST` its input, whatever the path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ToolOnly(pub &'static str);
+pub struct ToolFunction(pub &'static str);
 
-impl Serve for ToolOnly {
+impl Serve for ToolFunction {
     fn tool(self) -> Option<&'static str> {
         Some(self.0)
     }
@@ -95,6 +62,45 @@ impl Serve for ToolOnly {
     fn serve(self, app: &App, request: Request<Bytes>) -> impl Future<Output = Response<Bytes>> + Send {
         app.handle_tool(self.0, request)
     }
+}
+
+/// Declares a [`Serve`] that serves one path other than a tool, so its
+/// binary links that one path.
+macro_rules! serves {
+    ($(#[$doc:meta] $name:ident, |$app:ident, $request:ident| $body:expr;)*) => {
+        $(
+            #[$doc]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+            pub struct $name;
+
+            impl Serve for $name {
+                fn tool(self) -> Option<&'static str> {
+                    None
+                }
+
+                #[allow(clippy::manual_async_fn)]
+                fn serve(self, $app: &App, $request: Request<Bytes>) -> impl Future<Output = Response<Bytes>> + Send {
+                    async move { $body }
+                }
+            }
+        )*
+    };
+}
+
+serves! {
+    /// The function of the RFC 9728 metadata document.
+    MetadataFunction, |app, request| local::metadata_response(app, &request);
+    /// The function of the stateless MCP endpoint.
+    McpFunction, |app, request| crate::mcp::handle(app, request).await;
+    /// The function of the tool lists.
+    ToolsFunction, |app, request| crate::listing::handle(app, request).await;
+    /// The function of the app's pages.
+    PagesFunction, |app, request| serve_pages(app, request).await;
+}
+
+/// The catalogue of a function that serves no tool (the metadata document).
+pub fn no_tools(_: &Config, _: &Db) -> Result<Registry, ConfigError> {
+    Ok(Registry::new())
 }
 
 /// How a deployment builds its tools: from its settings (which ERP) and its
@@ -105,15 +111,14 @@ pub type Catalogue = fn(&Config, &Db) -> Result<Registry, ConfigError>;
 /// without it), builds the DynamoDB client and the tools once, and serves
 /// requests through Lambda if `AWS_LAMBDA_RUNTIME_API` is set, else through
 /// the Vercel runtime.
-pub async fn run_function(catalogue: Catalogue, function: Function) -> ExitCode {
+pub async fn run_function(catalogue: Catalogue, function: impl Serve) -> ExitCode {
     start(function, |config, db| Ok((catalogue(config, db)?, None))).await
 }
 
-/// Runs the deployed function of tool `name`, as [`run_function`] with
-/// `Function::Tool(name)` but linking nothing a tool does not serve;
-/// `catalogue` should build that one tool.
+/// Runs the deployed function of tool `name`: [`run_function`] with
+/// [`ToolFunction`]; `catalogue` should build that one tool.
 pub async fn run_tool(catalogue: Catalogue, name: &'static str) -> ExitCode {
-    start(ToolOnly(name), |config, db| Ok((catalogue(config, db)?, None))).await
+    start(ToolFunction(name), |config, db| Ok((catalogue(config, db)?, None))).await
 }
 
 /// Runs the deployed function of a [`Pages`] handler (`api/review.rs`):
@@ -124,7 +129,7 @@ pub async fn run_pages<F>(build: F) -> ExitCode
 where
     F: FnOnce(&Config, &Db) -> Result<(Registry, Arc<dyn Pages>), ConfigError>,
 {
-    start(Function::Pages, |config, db| {
+    start(PagesFunction, |config, db| {
         build(config, db).map(|(registry, pages)| (registry, Some(pages)))
     })
     .await
