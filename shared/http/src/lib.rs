@@ -49,6 +49,8 @@ pub struct Limits {
 #[derive(Debug)]
 pub struct Error {
     kind: ErrorKind,
+    /// A connect that timed out (`kind` is then `Connect`).
+    connect_timed_out: bool,
     detail: String,
 }
 
@@ -75,6 +77,7 @@ impl Error {
     fn new(kind: ErrorKind, detail: impl Into<String>) -> Self {
         Self {
             kind,
+            connect_timed_out: false,
             detail: detail.into(),
         }
     }
@@ -86,12 +89,9 @@ impl Error {
 
     /// Whether the failure was a timeout, of the connection or of the answer.
     pub fn is_timeout(&self) -> bool {
-        self.kind == ErrorKind::Timeout || self.detail.contains(CONNECT_TIMED_OUT)
+        self.kind == ErrorKind::Timeout || self.connect_timed_out
     }
 }
-
-/// How a connect timeout is told apart from other connect failures.
-const CONNECT_TIMED_OUT: &str = "connect timed out";
 
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -205,10 +205,10 @@ fn failure(err: hyper_util::client::legacy::Error) -> Error {
         source = cause.source();
     }
     if err.is_connect() {
-        if timed_out {
-            detail = format!("{CONNECT_TIMED_OUT}: {detail}");
+        Error {
+            connect_timed_out: timed_out,
+            ..Error::new(ErrorKind::Connect, detail)
         }
-        Error::new(ErrorKind::Connect, detail)
     } else {
         // A reset, closed or cut-short connection after the request went out.
         Error::new(ErrorKind::Lost, detail)
