@@ -89,5 +89,6 @@ pub fn catalogue_of<T: CatalogueTool>(config: &Config, db: &Db) -> Result<Regist
 /// the deployment's settings, and nothing else (no other tool, no MCP, no
 /// listing is linked into its binary).
 pub async fn run_tool<T: CatalogueTool>() -> std::process::ExitCode {
-    draftline_server::runtime::run_tool(catalogue_of::<T>, T::META.name).await
+    use draftline_server::runtime::{ToolFunction, run_function};
+    run_function(catalogue_of::<T>, ToolFunction(T::META.name)).await
 }

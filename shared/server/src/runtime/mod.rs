@@ -6,8 +6,7 @@
 //! - [`local`]: the local server (`draftline serve`) and the tests: every
 //!   function under `/api/<name>` on one port.
 //!
-//! [`run_function`] is the whole `main` of a deployed function, and
-//! [`run_tool`] of a tool's function.
+//! [`run_function`] is the whole `main` of a deployed function.
 
 pub mod lambda;
 pub mod local;
@@ -113,12 +112,6 @@ pub type Catalogue = fn(&Config, &Db) -> Result<Registry, ConfigError>;
 /// the Vercel runtime.
 pub async fn run_function(catalogue: Catalogue, function: impl Serve) -> ExitCode {
     start(function, |config, db| Ok((catalogue(config, db)?, None))).await
-}
-
-/// Runs the deployed function of tool `name`: [`run_function`] with
-/// [`ToolFunction`]; `catalogue` should build that one tool.
-pub async fn run_tool(catalogue: Catalogue, name: &'static str) -> ExitCode {
-    start(ToolFunction(name), |config, db| Ok((catalogue(config, db)?, None))).await
 }
 
 /// Runs the deployed function of a [`Pages`] handler (`api/review.rs`):
