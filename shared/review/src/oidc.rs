@@ -75,6 +75,8 @@ impl Oidc {
         let origin = draftline_server::auth::origin_of(&config.resource);
         let redirect = RedirectUrl::new(format!("{origin}/review/callback"))
             .map_err(|e| invalid("DRAFTLINE_RESOURCE", e.to_string()))?;
+        // reqwest is built without a TLS provider of its own.
+        draftline_contract::crypto::install_crypto_provider();
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(5))

@@ -296,10 +296,6 @@ impl Config {
 
     /// Reads the configuration through `lookup` (the environment, or a map in tests).
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        // Settings are read before any HTTPS client is built from them (the
-        // JWKS cache's, the ERP's, the review pages' sign-in): for a program
-        // other than ours (a test), this is where the provider gets installed.
-        draftline_contract::crypto::install_crypto_provider();
         let get = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         let resource = get("DRAFTLINE_RESOURCE").ok_or(ConfigError::Missing("DRAFTLINE_RESOURCE"))?;
         if !(resource.starts_with("https://") || resource.starts_with("http://")) {
@@ -423,8 +419,6 @@ impl Config {
     /// The local server's configuration: defaults for everything, `resource`
     /// from the port it listens on.
     pub fn local(resource: String, dynamodb_endpoint: String) -> Self {
-        // As in `from_lookup`.
-        draftline_contract::crypto::install_crypto_provider();
         Self {
             table: DEFAULT_TABLE.to_owned(),
             dynamodb_endpoint: Some(dynamodb_endpoint),

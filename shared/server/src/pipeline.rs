@@ -190,9 +190,6 @@ impl App {
 
     /// Builds the app from parts (tests inject a clock).
     pub fn with_parts(registry: Registry, config: Config, db: Db, clock: Arc<dyn Clock>) -> Self {
-        // For an app built by a program other than ours (the tests): the
-        // review pages and the ERP backends build HTTPS clients of their own.
-        draftline_contract::crypto::install_crypto_provider();
         let cursors = config.cursor_key();
         if cursors.source() == KeySource::PublicFacts {
             tracing::warn!(
