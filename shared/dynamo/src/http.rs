@@ -1,8 +1,9 @@
 //! The SDK's HTTP transport: draftline's one HTTP client
 //! ([`draftline_http`]: hyper's pooled HTTP/1.1 client over rustls with the
 //! process's one crypto provider), in place of the SDK's default client.
-//! DynamoDB speaks HTTP/1.1 and JSON; the SDK's default client also links an HTTP/2 client (`h2`), its own hyper client
-//! and TLS set-up into every function, and none of it is needed. (`reqwest`
+//! DynamoDB speaks HTTP/1.1 and JSON; the SDK's default client also links
+//! an HTTP/2 client (`h2`), its own hyper client and TLS set-up into every
+//! function, and none of it is needed. (`reqwest`
 //! itself was measured here first: its per-request URL parsing and header
 //! copies cost 5–15 % more CPU per call than this.) The SDK still does
 //! everything above the transport: signing, retries, timeouts, endpoint,
