@@ -1,7 +1,9 @@
+use std::collections::BTreeMap;
+
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::json;
 
-use crate::helpers::{Backend, diff, on_both_backends, spawn_app, spawn_app_on};
+use crate::helpers::{Backend, Reply, TestApp, diff, on_both_backends, spawn_app, spawn_app_on};
 
 on_both_backends! {
     #[tokio::test]
@@ -143,20 +145,27 @@ on_both_backends! {
     }
 }
 
+/// `user`'s `inventory_get_stock` of `item`: the answer, and the DynamoDB
+/// round trips it cost.
+async fn stock_read(app: &TestApp, user: &str, item: &str) -> (Reply, BTreeMap<String, u64>) {
+    let before = app.round_trips();
+    let reply = app
+        .call(user, "inventory_get_stock", &json!({"item_code": item}), &[])
+        .await;
+    (reply, diff(&before, &app.round_trips()))
+}
+
+/// The cost of a stock read that also reads the item master.
+fn with_the_master() -> BTreeMap<String, u64> {
+    [("GetItem".into(), 1), ("PutItem".into(), 1), ("Query".into(), 1)].into()
+}
+
 #[tokio::test]
 async fn an_item_the_branch_does_not_stock_is_read_from_the_item_master() {
     // Surabaya keeps no CBL-0220 (Jakarta and Bandung do): its stock
     // partition holds no copy of the item, so the master is read as well.
     let app = spawn_app().await;
-    let before = app.round_trips();
-    let reply = app
-        .call(
-            "clerk-sby",
-            "inventory_get_stock",
-            &json!({"item_code": "CBL-0220"}),
-            &[],
-        )
-        .await;
+    let (reply, cost) = stock_read(&app, "clerk-sby", "CBL-0220").await;
     assert_eq!(reply.status, 200, "{:?}", reply.body);
     assert_eq!(
         reply.body["data"],
@@ -172,26 +181,12 @@ async fn an_item_the_branch_does_not_stock_is_read_from_the_item_master() {
             "below_reorder_point": false
         })
     );
-    assert_eq!(
-        diff(&before, &app.round_trips()),
-        [("GetItem".into(), 1), ("PutItem".into(), 1), ("Query".into(), 1)].into()
-    );
+    assert_eq!(cost, with_the_master());
 
     // An item no master holds: the same two reads, and NOT_FOUND.
-    let before = app.round_trips();
-    let reply = app
-        .call(
-            "clerk-sby",
-            "inventory_get_stock",
-            &json!({"item_code": "BRG-9999"}),
-            &[],
-        )
-        .await;
+    let (reply, cost) = stock_read(&app, "clerk-sby", "BRG-9999").await;
     assert_eq!(reply.status, 404, "{:?}", reply.body);
-    assert_eq!(
-        diff(&before, &app.round_trips()),
-        [("GetItem".into(), 1), ("PutItem".into(), 1), ("Query".into(), 1)].into()
-    );
+    assert_eq!(cost, with_the_master());
 }
 
 #[tokio::test]
@@ -199,19 +194,9 @@ async fn a_stock_read_without_the_items_copy_answers_the_same_from_the_item_mast
     // A table seeded before the copies existed, or a copy lost: the answer
     // does not change, only its cost (the master's GetItem).
     let app = spawn_app().await;
-    let read = || async {
-        let reply = app
-            .call(
-                "buyer-jkt",
-                "inventory_get_stock",
-                &json!({"item_code": "BRG-0042"}),
-                &[],
-            )
-            .await;
-        assert_eq!(reply.status, 200, "{:?}", reply.body);
-        reply.body["data"].clone()
-    };
-    let with_copy = read().await;
+    let (with_copy, cost) = stock_read(&app, "buyer-jkt", "BRG-0042").await;
+    assert_eq!(with_copy.status, 200, "{:?}", with_copy.body);
+    assert_eq!(cost, [("PutItem".into(), 1), ("Query".into(), 1)].into());
     app.inspect
         .client()
         .delete_item()
@@ -221,14 +206,12 @@ async fn a_stock_read_without_the_items_copy_answers_the_same_from_the_item_mast
         .send()
         .await
         .unwrap();
-    let before = app.round_trips();
-    assert_eq!(read().await, with_copy);
-    assert_eq!(
-        diff(&before, &app.round_trips()),
-        [("GetItem".into(), 1), ("PutItem".into(), 1), ("Query".into(), 1)].into()
-    );
-    assert_eq!(with_copy["item_name"], "Deep groove ball bearing 6204-2RS");
-    assert_eq!(with_copy["total_on_hand"], 520);
+    let (without_copy, cost) = stock_read(&app, "buyer-jkt", "BRG-0042").await;
+    assert_eq!(without_copy.status, 200, "{:?}", without_copy.body);
+    assert_eq!(without_copy.body["data"], with_copy.body["data"]);
+    assert_eq!(cost, with_the_master());
+    assert_eq!(with_copy.body["data"]["item_name"], "Deep groove ball bearing 6204-2RS");
+    assert_eq!(with_copy.body["data"]["total_on_hand"], 520);
 }
 
 #[tokio::test]
