@@ -322,6 +322,41 @@ mod tests {
         }
     }
 
+    /// A 2048-bit RSA key made for these tests only (`openssl genrsa`), and
+    /// its public key (PKCS#1, as `jsonwebtoken`'s PEM reader hands both over).
+    const RSA_PRIVATE: &str = include_str!("test-rsa-2048.pem");
+    const RSA_PUBLIC: &str = include_str!("test-rsa-2048.pub.pem");
+
+    #[test]
+    fn rsa_tokens_verify_through_the_jwk_and_the_public_key_and_a_changed_one_never() {
+        install();
+        let key = EncodingKey::from_rsa_pem(RSA_PRIVATE.as_bytes()).unwrap();
+        let public = DecodingKey::from_rsa_pem(RSA_PUBLIC.as_bytes()).unwrap();
+        for algorithm in [
+            Algorithm::RS256,
+            Algorithm::RS384,
+            Algorithm::RS512,
+            Algorithm::PS256,
+            Algorithm::PS384,
+            Algorithm::PS512,
+        ] {
+            // The JWK's n and e come from the private key (KeyUtils).
+            let jwk = jsonwebtoken::jwk::Jwk::from_encoding_key(&key, algorithm).unwrap();
+            let through_jwk = DecodingKey::from_jwk(&jwk).unwrap();
+            for verifying in [&through_jwk, &public] {
+                let claims = round_trip(algorithm, &key, verifying).unwrap();
+                assert_eq!(claims["sub"], "buyer-sby", "{algorithm:?}");
+            }
+            let token = encode(&Header::new(algorithm), &json!({"sub": "buyer-sby"}), &key).unwrap();
+            let (signed, signature) = token.rsplit_once('.').unwrap();
+            let changed = format!("{signed}x.{signature}");
+            let mut validation = Validation::new(algorithm);
+            validation.required_spec_claims.clear();
+            let err = decode::<Value>(&changed, &public, &validation).unwrap_err();
+            assert_eq!(err.kind(), &ErrorKind::InvalidSignature, "{algorithm:?}");
+        }
+    }
+
     #[test]
     fn ed25519_tokens_verify_with_their_public_key() {
         install();
