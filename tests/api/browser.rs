@@ -288,6 +288,19 @@ async fn a_reviewer_signs_in_reads_a_run_approves_rejects_and_is_held_to_four_ey
             page.contains("needs the scope 'purchasing:draft'"),
             "the model-readable text: {page}"
         );
+        // The header card comes from the authorized calls only: not the clerk's refused one.
+        let card = client
+            .find(Locator::Id("run-facts"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(card.contains("buyer-sby") && card.contains("gpt-test-1"), "{card}");
+        assert!(
+            !card.contains("clerk-sby"),
+            "a refused call set the header card: {card}"
+        );
         assert!(
             page.contains("browser-denied-call") && page.contains("clerk-sby"),
             "{page}"
@@ -333,7 +346,8 @@ async fn a_reviewer_signs_in_reads_a_run_approves_rejects_and_is_held_to_four_ey
         assert!(page.contains("four eyes"), "{page}");
         assert!(client.find(Locator::Id("approve")).await.is_err(), "no approve button");
         // The server refuses it too, with this very browser session.
-        let cookie = client.get_named_cookie("draftline_session").await.unwrap();
+        let cookie_name = format!("draftline_session_{}", app.server.addr.port());
+        let cookie = client.get_named_cookie(&cookie_name).await.unwrap();
         let csrf = client
             .find(Locator::Css("form[action$='/reject'] input[name=csrf]"))
             .await
@@ -345,7 +359,7 @@ async fn a_reviewer_signs_in_reads_a_run_approves_rejects_and_is_held_to_four_ey
         let refused = read(
             no_redirects()
                 .post(app.url(&format!("/review/documents/{c}/approve")))
-                .header("cookie", format!("draftline_session={}", cookie.value()))
+                .header("cookie", format!("{cookie_name}={}", cookie.value()))
                 .form(&[("csrf", csrf.as_str()), ("decision_id", "01JBROWSEROWN")])
                 .send()
                 .await
@@ -359,6 +373,32 @@ async fn a_reviewer_signs_in_reads_a_run_approves_rejects_and_is_held_to_four_ey
         client.goto(&app.url("/review")).await.unwrap();
         assert!(row_with(&client, &a).await.text().await.unwrap().contains("Approved"));
         assert!(row_with(&client, &b).await.text().await.unwrap().contains("Rejected"));
+
+        // Sign out, and sign in as the clerk (inventory:read only): the run of
+        // purchase orders is a missing run to them, its arguments nowhere.
+        client
+            .find(Locator::Css("form[action='/review/signout'] button"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        wait_for_text(&client, "Sign in to review agent drafts").await;
+        client
+            .find(Locator::XPath(
+                "//input[@name='user' and @value='clerk-sby']/following-sibling::button",
+            ))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        wait_for_text(&client, "Agent drafts").await;
+        client.goto(&app.url(&format!("/review/runs/{run}"))).await.unwrap();
+        let page = wait_for_text(&client, "No calls of run").await;
+        for hidden in [a.as_str(), b.as_str(), "V-00231", "purchasing_create_po_draft"] {
+            assert!(!page.contains(hidden), "the clerk sees {hidden}: {page}");
+        }
         reason
     };
     let reason = tokio::time::timeout(Duration::from_secs(180), walk)

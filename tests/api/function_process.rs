@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use draftline_cli::{demo_spec, token_for};
-use draftline_server::config::{LOCAL_DEV_SECRET, LOCAL_ISSUER};
+use draftline_cli::demo_spec;
+use draftline_server::config::LOCAL_ISSUER;
 
 use crate::helpers::TestApp;
 
@@ -19,8 +19,13 @@ pub const FUNCTION_RESOURCE: &str = "https://tools.draftline.test";
 /// How long a child may take to start, answer or exit.
 pub const CHILD_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// The HS256 secret of the deployed functions the tests start: not the
+/// public local-development secret, which a function whose resource is not
+/// loopback refuses to start with.
+pub const FUNCTION_SECRET: &str = "function-test-secret-3f9c1e7a5b2d8c4f6a0e9b3d1c7f5a2e";
+
 /// The environment of a function deployed against `app`'s embedded DynamoDB:
-/// same table, local issuer and development secret, [`FUNCTION_RESOURCE`].
+/// same table, local issuer, [`FUNCTION_SECRET`], [`FUNCTION_RESOURCE`].
 pub fn function_env(app: &TestApp) -> Vec<(String, String)> {
     let config = app.server.app.config();
     vec![
@@ -34,14 +39,30 @@ pub fn function_env(app: &TestApp) -> Vec<(String, String)> {
         ),
         ("DRAFTLINE_RESOURCE".into(), FUNCTION_RESOURCE.into()),
         ("DRAFTLINE_ISSUER".into(), LOCAL_ISSUER.into()),
-        ("DRAFTLINE_JWT_SECRET".into(), LOCAL_DEV_SECRET.into()),
+        ("DRAFTLINE_JWT_SECRET".into(), FUNCTION_SECRET.into()),
         ("AWS_REGION".into(), "us-east-1".into()),
     ]
 }
 
 /// A token of a demo user for the function children.
 pub fn function_token(user: &str) -> String {
-    token_for(&demo_spec(user).unwrap(), FUNCTION_RESOURCE, 600).unwrap()
+    function_token_for(&demo_spec(user).unwrap(), FUNCTION_RESOURCE)
+}
+
+/// A token for `spec` with audience `aud`, signed with [`FUNCTION_SECRET`].
+pub fn function_token_for(spec: &draftline_cli::TokenSpec, aud: &str) -> String {
+    let claims = draftline_server::auth::mint::TokenClaims::new(
+        LOCAL_ISSUER,
+        aud,
+        &spec.sub,
+        &spec.tenant,
+        &spec.branch,
+        &spec.branch_code,
+        &spec.scope,
+        spec.roles.clone(),
+        600,
+    );
+    draftline_server::auth::mint::mint_hs256(FUNCTION_SECRET, &claims).unwrap()
 }
 
 /// A running function binary; dropping it kills the process.

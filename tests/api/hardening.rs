@@ -414,7 +414,7 @@ async fn a_resource_url_with_a_trailing_slash_accepts_a_token_for_exactly_that_u
     let function = crate::vercel::VercelFunction::start_with_env(env!("CARGO_BIN_EXE_inventory_get_stock"), &env).await;
     let stock = json!({"item_code": "BRG-0042"}).to_string();
     for aud in [resource.clone(), crate::function_process::FUNCTION_RESOURCE.to_owned()] {
-        let token = token_for(&draftline_cli::demo_spec("buyer-sby").unwrap(), &aud, 600).unwrap();
+        let token = crate::function_process::function_token_for(&draftline_cli::demo_spec("buyer-sby").unwrap(), &aud);
         let (status, _, body) = function
             .post(
                 "/api/inventory_get_stock",
@@ -424,12 +424,10 @@ async fn a_resource_url_with_a_trailing_slash_accepts_a_token_for_exactly_that_u
             .await;
         assert_eq!(status, 200, "aud {aud}: {body}");
     }
-    let other = token_for(
+    let other = crate::function_process::function_token_for(
         &draftline_cli::demo_spec("buyer-sby").unwrap(),
         "https://elsewhere.test/",
-        600,
-    )
-    .unwrap();
+    );
     let (status, _, _) = function
         .post(
             "/api/inventory_get_stock",

@@ -31,7 +31,7 @@ async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
     let ttl = Duration::from_secs(86_400);
 
     let Claim::Acquired(first) = store
-        .claim(&key, "g1", "t", "fp", "SBY-01/u", "r1", now, lease, ttl)
+        .claim(&key, "g1", "t", "fp", "SBY-01/u", "r1", now, lease, ttl, None)
         .await
         .unwrap()
     else {
@@ -39,7 +39,7 @@ async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
     };
     // While the lease lives, a second worker learns it is in flight.
     let Claim::Taken(record) = store
-        .claim(&key, "g1", "t", "fp", "SBY-01/u", "r2", now, lease, ttl)
+        .claim(&key, "g1", "t", "fp", "SBY-01/u", "r2", now, lease, ttl, None)
         .await
         .unwrap()
     else {
@@ -56,14 +56,14 @@ async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
     let later = now + chrono::Duration::seconds(31);
     assert!(matches!(
         store
-            .claim(&key, "g-other", "t", "fp", "SBY-01/u", "r3", later, lease, ttl)
+            .claim(&key, "g-other", "t", "fp", "SBY-01/u", "r3", later, lease, ttl, None)
             .await
             .unwrap(),
         Claim::Taken(_)
     ));
     // ... while a worker continuing that use takes the key over ...
     let Claim::Acquired(second) = store
-        .claim(&key, "g1", "t", "fp", "SBY-01/u", "r3", later, lease, ttl)
+        .claim(&key, "g1", "t", "fp", "SBY-01/u", "r3", later, lease, ttl, None)
         .await
         .unwrap()
     else {
@@ -76,7 +76,7 @@ async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
             .await
             .unwrap()
     );
-    assert!(!store.release(&key, &first).await.unwrap());
+    assert!(!store.release(&key, &first, None).await.unwrap());
     assert!(
         store
             .complete(&key, &second, 201, &json!({"by": "second"}))
@@ -106,16 +106,16 @@ async fn a_released_key_can_be_claimed_again() {
     let key = IdempotencyKey::parse_header("external-2").unwrap();
     let (now, lease, ttl) = (test_now(), Duration::from_secs(30), Duration::from_secs(86_400));
     let Claim::Acquired(token) = store
-        .claim(&key, "g1", "t", "fp", "o", "r1", now, lease, ttl)
+        .claim(&key, "g1", "t", "fp", "o", "r1", now, lease, ttl, None)
         .await
         .unwrap()
     else {
         panic!("claimed");
     };
-    assert!(store.release(&key, &token).await.unwrap());
+    assert!(store.release(&key, &token, None).await.unwrap());
     assert!(matches!(
         store
-            .claim(&key, "g2", "t", "fp", "o", "r2", now, lease, ttl)
+            .claim(&key, "g2", "t", "fp", "o", "r2", now, lease, ttl, None)
             .await
             .unwrap(),
         Claim::Acquired(_)

@@ -199,6 +199,17 @@ on_both_backends! {
 
 /// A `tools/call` of the PO draft tool on MCP `version`, with `extra` params.
 async fn mcp_call(app: &TestApp, version: &str, client_ref: &str, extra: Value) -> Value {
+    mcp_call_with(app, version, client_ref, extra, &[]).await
+}
+
+/// [`mcp_call`] with extra HTTP headers on the MCP request.
+async fn mcp_call_with(
+    app: &TestApp,
+    version: &str,
+    client_ref: &str,
+    extra: Value,
+    headers: &[(&str, &str)],
+) -> Value {
     let mut params = json!({"name": "purchasing_create_po_draft", "arguments": po_input(client_ref)});
     for (k, v) in extra.as_object().unwrap() {
         params[k] = v.clone();
@@ -210,6 +221,9 @@ async fn mcp_call(app: &TestApp, version: &str, client_ref: &str, extra: Value) 
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", version);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
     if version == "2026-07-28" {
         let mut meta = json!({
             "io.modelcontextprotocol/protocolVersion": version,
@@ -370,4 +384,188 @@ async fn a_quote_for_the_same_customer_and_items_asks_too_and_sales_get_quote_re
         )
         .await;
     assert_eq!(foreign.status, 404);
+}
+
+/// How a call and a person's answer travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// `POST /api/<tool>`, the answer in `Draftline-Confirm`.
+    Http,
+    /// MCP 2025-11-25, the answer in `_meta["io.draftline/confirm"]`.
+    Mcp2025,
+    /// MCP 2026-07-28, the answer as `inputResponses` with the `requestState`.
+    Mcp2026,
+}
+
+/// What one PO draft call came to, whichever way it travelled.
+#[derive(Debug)]
+struct Drafted {
+    /// The PO number created or replayed.
+    number: Option<String>,
+    replayed: bool,
+    /// The error code, and the request state when a person is asked.
+    code: Option<String>,
+    message: String,
+    state: Option<String>,
+}
+
+/// The PO draft of `po_input("reorder-brg")` in agent run `run` (so its
+/// key is `run:reorder-brg`), via `via`, with a person's "create another"
+/// answer under `state` if given.
+async fn draft_via(app: &TestApp, via: Via, run: &str, state: Option<&str>) -> Drafted {
+    if via == Via::Http {
+        let mut headers = vec![("x-agent-run-id", run.to_owned())];
+        if let Some(state) = state {
+            headers.push(("draftline-confirm", format!("create-another {state}")));
+        }
+        let reply = app
+            .call(
+                "buyer-sby",
+                "purchasing_create_po_draft",
+                &po_input("reorder-brg"),
+                &headers,
+            )
+            .await;
+        let error = &reply.body["error"];
+        return Drafted {
+            number: reply.body["data"]["po_number"].as_str().map(str::to_owned),
+            replayed: reply.body["replayed"] == true,
+            code: error["code"].as_str().map(str::to_owned),
+            message: error["message"].as_str().unwrap_or_default().to_owned(),
+            state: error["inputRequired"]["requestState"].as_str().map(str::to_owned),
+        };
+    }
+    let (version, extra) = match (via, state) {
+        (Via::Mcp2025, Some(state)) => (
+            "2025-11-25",
+            json!({"_meta": {"io.draftline/confirm": format!("create-another {state}")}}),
+        ),
+        (Via::Mcp2026, Some(state)) => (
+            "2026-07-28",
+            json!({"requestState": state,
+                   "inputResponses": {"draftline_near_duplicate": {"action": "accept", "content": {"decision": "create_another"}}}}),
+        ),
+        (Via::Mcp2025, None) => ("2025-11-25", json!({})),
+        _ => ("2026-07-28", json!({})),
+    };
+    let answer = mcp_call_with(app, version, "reorder-brg", extra, &[("x-agent-run-id", run)]).await;
+    let result = &answer["result"];
+    let error = &result["_meta"]["error"];
+    let asked = result["resultType"] == "input_required";
+    Drafted {
+        number: result["structuredContent"]["po_number"].as_str().map(str::to_owned),
+        replayed: result["_meta"]["replayed"] == true,
+        code: if asked {
+            Some("INPUT_REQUIRED".to_owned())
+        } else {
+            error["code"].as_str().map(str::to_owned)
+        },
+        message: error["message"].as_str().unwrap_or_default().to_owned(),
+        state: if asked {
+            result["requestState"].as_str().map(str::to_owned)
+        } else {
+            error["inputRequired"]["requestState"].as_str().map(str::to_owned)
+        },
+    }
+}
+
+/// One "create another" creates one draft, under the key it was asked
+/// under, on HTTP and both MCP revisions.
+async fn a_confirmation_creates_one_draft_under_its_own_key(backend: Backend, via: Via) {
+    let app = spawn_app_on(backend).await;
+    let first = first_draft(&app).await;
+    let asked = draft_via(&app, via, "r-18", None).await;
+    assert_eq!(asked.code.as_deref(), Some("INPUT_REQUIRED"), "{via:?}: {asked:?}");
+    let state = asked.state.expect("a request state");
+    let before = app.documents("purchase_order").await;
+
+    // Under another key (a new run id: a restarted run), the answer is refused.
+    let elsewhere = draft_via(&app, via, "r-19", Some(&state)).await;
+    assert_eq!(
+        elsewhere.code.as_deref(),
+        Some("VALIDATION_ERROR"),
+        "{via:?}: {elsewhere:?}"
+    );
+    assert!(elsewhere.message.contains("another key"), "{}", elsewhere.message);
+    assert!(
+        elsewhere.message.contains("Nothing was created"),
+        "{}",
+        elsewhere.message
+    );
+    assert_eq!(
+        app.documents("purchase_order").await,
+        before,
+        "{via:?}: nothing was created"
+    );
+
+    // Under its own key it creates one draft; the retry is a replay.
+    let created = draft_via(&app, via, "r-18", Some(&state)).await;
+    let number = created.number.clone().unwrap_or_else(|| panic!("{via:?}: {created:?}"));
+    assert_ne!(number, first["po_number"].as_str().unwrap());
+    assert!(!created.replayed);
+    assert_eq!(app.documents("purchase_order").await, before + 1);
+    let retry = draft_via(&app, via, "r-18", Some(&state)).await;
+    assert_eq!(retry.number.as_deref(), Some(number.as_str()), "{via:?}: {retry:?}");
+    assert!(retry.replayed, "{via:?}: {retry:?}");
+
+    // A second use under a third key creates nothing.
+    let again = draft_via(&app, via, "r-20", Some(&state)).await;
+    assert_eq!(again.code.as_deref(), Some("VALIDATION_ERROR"), "{via:?}: {again:?}");
+    assert_eq!(app.documents("purchase_order").await, before + 1);
+
+    // Even with the key record gone (nothing then answers a replay), the
+    // answer was consumed by the write that created the draft: used twice,
+    // it creates nothing and says so.
+    app.inspect
+        .client()
+        .delete_item()
+        .table_name(app.inspect.table())
+        .key(
+            "pk",
+            aws_sdk_dynamodb::types::AttributeValue::S("T#demo#IDEM#SBY-01#buyer-sby#R#r-18:reorder-brg".into()),
+        )
+        .key("sk", aws_sdk_dynamodb::types::AttributeValue::S("IDEM".into()))
+        .send()
+        .await
+        .unwrap();
+    let reused = draft_via(&app, via, "r-18", Some(&state)).await;
+    assert_eq!(reused.code.as_deref(), Some("VALIDATION_ERROR"), "{via:?}: {reused:?}");
+    assert!(reused.message.contains("already used"), "{}", reused.message);
+    assert!(reused.message.contains("Nothing was created"), "{}", reused.message);
+    assert_eq!(
+        app.documents("purchase_order").await,
+        before + 1,
+        "{via:?}: nothing was created"
+    );
+    let audit = app.audit_items().await;
+    let confirmed: Vec<_> = audit
+        .iter()
+        .filter(|item| item.get("confirmed").map(String::as_str) == Some("create_another"))
+        .collect();
+    assert!(
+        confirmed.iter().any(|item| item.get("document_number") == Some(&number)
+            && item.get("near_duplicate_of").map(String::as_str) == first["po_number"].as_str()),
+        "the creating call's audit item records the answer: {confirmed:?}"
+    );
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn a_confirmation_over_http_is_single_use_and_bound_to_its_key(backend) {
+        a_confirmation_creates_one_draft_under_its_own_key(backend, Via::Http).await;
+    }
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn a_confirmation_over_mcp_2025_11_25_is_single_use_and_bound_to_its_key(backend) {
+        a_confirmation_creates_one_draft_under_its_own_key(backend, Via::Mcp2025).await;
+    }
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn a_confirmation_over_mcp_2026_07_28_is_single_use_and_bound_to_its_key(backend) {
+        a_confirmation_creates_one_draft_under_its_own_key(backend, Via::Mcp2026).await;
+    }
 }

@@ -364,7 +364,7 @@ async fn a_read_tool_binary_answers_an_http_api_event_through_the_lambda_runtime
     assert_eq!(reply.status, 200, "{:?}", reply.body);
     assert_eq!(runtime.state.init_errors.lock().unwrap().len(), 0);
     assert!(runtime.state.unexpected.lock().unwrap().is_empty());
-    function.assert_never_printed(draftline_server::config::LOCAL_DEV_SECRET, "the JWT secret");
+    function.assert_never_printed(crate::function_process::FUNCTION_SECRET, "the JWT secret");
     function.assert_never_printed(&token, "the bearer token");
 }
 
@@ -453,12 +453,10 @@ async fn a_lambda_invocation_without_a_valid_token_is_a_401_with_a_challenge() {
         &lambda_env(&runtime, function_env(&app), "inventory_get_stock"),
     );
     // A token for another deployment: right secret, wrong audience.
-    let elsewhere = draftline_cli::token_for(
+    let elsewhere = crate::function_process::function_token_for(
         &draftline_cli::demo_spec("buyer-sby").unwrap(),
         "https://elsewhere.example.com",
-        600,
-    )
-    .unwrap();
+    );
     for (case, headers) in [
         ("no token", vec![]),
         ("wrong audience", vec![("authorization", format!("Bearer {elsewhere}"))]),
@@ -512,6 +510,6 @@ async fn a_function_that_cannot_start_reports_why_to_the_lambda_runtime_api() {
     assert!(
         !reported[0]
             .to_string()
-            .contains(draftline_server::config::LOCAL_DEV_SECRET)
+            .contains(crate::function_process::FUNCTION_SECRET)
     );
 }

@@ -24,6 +24,7 @@ mod mcp;
 mod observability;
 mod reads;
 mod review;
+mod review_access;
 mod startup_config;
 mod tryton;
 mod tryton_boundary;

@@ -143,7 +143,7 @@ async fn every_call_writes_one_json_log_line_without_tokens_or_arguments() {
         (CLIENT_REF, "the client_ref"),
         ("V-00231", "the vendor code"),
         ("CRATE", "the rejected value"),
-        (draftline_server::config::LOCAL_DEV_SECRET, "the JWT secret"),
+        (crate::function_process::FUNCTION_SECRET, "the JWT secret"),
     ] {
         function.process.assert_never_printed(secret, what);
     }

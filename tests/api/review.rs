@@ -88,23 +88,43 @@ pub fn no_redirects() -> reqwest::Client {
         .unwrap()
 }
 
-/// The `name=value` of the session cookie a response sets.
-fn session_cookie(headers: &reqwest::header::HeaderMap) -> Option<String> {
+/// The `name=value` of the cookie named `<prefix>…=` a response sets
+/// (local cookie names end in the server's port: `draftline_session_3000`).
+pub fn set_cookie_named(headers: &reqwest::header::HeaderMap, prefix: &str) -> Option<String> {
     headers
         .get_all(SET_COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .find(|c| c.contains("draftline_session=") && !c.contains("Max-Age=0"))
+        .find(|c| c.starts_with(prefix) && !c.contains("Max-Age=0"))
         .map(|c| c.split(';').next().unwrap().to_owned())
 }
 
+/// The `name=value` of the session cookie a response sets.
+fn session_cookie(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    set_cookie_named(headers, "draftline_session")
+}
+
+/// The sign-in page as a browser first gets it: its pre-session cookie
+/// (`name=value`) and the demo form's CSRF token.
+pub async fn sign_in_form(http: &reqwest::Client, base: &str) -> (String, String) {
+    let page = read(http.get(format!("{base}/review/signin")).send().await.unwrap()).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let pre = set_cookie_named(&page.headers, "draftline_pre_session").expect("a pre-session cookie");
+    let token = page.field_after("action=\"/review/signin/demo\"", "csrf");
+    (pre, token)
+}
+
 impl Reviewer {
-    /// Signs demo person `user` in through the demo sign-in page.
+    /// Signs demo person `user` in through the demo sign-in page, as a
+    /// browser does: the page first (its pre-session cookie and the form's
+    /// token), then the form.
     pub async fn sign_in(base: &str, user: &str) -> Self {
         let http = no_redirects();
+        let (pre, token) = sign_in_form(&http, base).await;
         let response = http
             .post(format!("{base}/review/signin/demo"))
-            .form(&[("user", user), ("next", "/review")])
+            .header(COOKIE, &pre)
+            .form(&[("user", user), ("next", "/review"), ("csrf", &token)])
             .send()
             .await
             .unwrap();
@@ -244,7 +264,10 @@ async fn every_review_page_without_a_session_redirects_to_sign_in_and_a_form_cha
     // A forged or expired cookie is no session either.
     let page = read(
         http.get(app.url("/review"))
-            .header(COOKIE, "draftline_session=v1.e30.AAAA")
+            .header(
+                COOKIE,
+                format!("draftline_session_{}=v1.e30.AAAA", app.server.addr.port()),
+            )
             .send()
             .await
             .unwrap(),

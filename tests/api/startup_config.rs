@@ -120,6 +120,95 @@ async fn unusable_settings_are_named_and_a_short_secret_is_not_echoed() {
     function.assert_never_printed(short, "the short secret");
 }
 
+/// Runs `binary` with `env` and expects it to refuse, naming `name` and
+/// saying why in words that include each of `words`.
+async fn assert_unsafe(case: &str, binary: &str, env: &[(String, String)], name: &str, words: &[&str]) {
+    let mut function = FunctionProcess::start(binary, env);
+    let status = function.wait_exit(CHILD_TIMEOUT).await;
+    assert_eq!(status.code(), Some(1), "{case}\n{}", function.output());
+    let stderr = function.stderr();
+    assert!(stderr.contains("refusing to start"), "{case}: {stderr}");
+    assert!(stderr.contains(&format!("{name} is unsafe")), "{case}: {stderr}");
+    for word in words {
+        assert!(stderr.contains(word), "{case}: '{word}' is not said in: {stderr}");
+    }
+    function.assert_never_printed(SECRET, &format!("{case}: the JWT secret"));
+}
+
+#[tokio::test]
+async fn an_unsafe_configuration_refuses_to_start_and_says_which_variable_and_why() {
+    let tools = env!("CARGO_BIN_EXE_purchasing_create_po_draft");
+    let mut jwks = deployed_env();
+    jwks.push(("DRAFTLINE_JWKS_URL".into(), "http://id.draftline.test/jwks.json".into()));
+    assert_unsafe(
+        "jwks over http",
+        tools,
+        &jwks,
+        "DRAFTLINE_JWKS_URL",
+        &["plain http off loopback", "in clear"],
+    )
+    .await;
+
+    let mut tryton = deployed_env();
+    tryton.extend(
+        [
+            ("DRAFTLINE_ERP", "tryton"),
+            ("DRAFTLINE_TRYTON_URL", "http://erp.draftline.test:8000"),
+            ("DRAFTLINE_TRYTON_DATABASE", "demo"),
+            ("DRAFTLINE_TRYTON_KEY", "tryton-key-never-sent-in-clear"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned())),
+    );
+    assert_unsafe(
+        "tryton over http",
+        tools,
+        &tryton,
+        "DRAFTLINE_TRYTON_URL",
+        &["REST key"],
+    )
+    .await;
+
+    let review = env!("CARGO_BIN_EXE_review");
+    let mut oidc = deployed_env();
+    oidc.extend(
+        [
+            ("DRAFTLINE_OIDC_ISSUER", "http://id.draftline.test"),
+            ("DRAFTLINE_OIDC_CLIENT_ID", "draftline-review"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned())),
+    );
+    assert_unsafe(
+        "oidc over http",
+        review,
+        &oidc,
+        "DRAFTLINE_OIDC_ISSUER",
+        &["plain http off loopback"],
+    )
+    .await;
+
+    let public = with("DRAFTLINE_JWT_SECRET", draftline_server::config::LOCAL_DEV_SECRET);
+    assert_unsafe(
+        "the public local secret",
+        tools,
+        &public,
+        "DRAFTLINE_JWT_SECRET",
+        &["local-development secret", "anyone could mint tokens"],
+    )
+    .await;
+
+    // On loopback, plain http and the local secret are what local development uses.
+    let mut local = with("DRAFTLINE_RESOURCE", "http://127.0.0.1:3999");
+    local.retain(|(k, _)| k != "DRAFTLINE_JWT_SECRET");
+    local.push((
+        "DRAFTLINE_JWT_SECRET".into(),
+        draftline_server::config::LOCAL_DEV_SECRET.into(),
+    ));
+    local.push(("DRAFTLINE_JWKS_URL".into(), "http://127.0.0.1:9/jwks.json".into()));
+    // It starts (the process is stopped when it is dropped).
+    let (function, _port) = start_vercel_function(tools, &local).await;
+    drop(function);
+}
+
 #[tokio::test]
 async fn a_function_on_lambda_refuses_to_start_the_same_way() {
     // The runtime API address is never contacted: the configuration is read first.

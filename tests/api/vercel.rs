@@ -136,7 +136,7 @@ async fn a_tool_binary_serves_ping_and_a_tool_call_as_a_vercel_function() {
 
     function
         .process
-        .assert_never_printed(draftline_server::config::LOCAL_DEV_SECRET, "the JWT secret");
+        .assert_never_printed(crate::function_process::FUNCTION_SECRET, "the JWT secret");
     function.process.assert_never_printed(&token, "the bearer token");
 }
 

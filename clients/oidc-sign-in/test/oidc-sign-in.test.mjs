@@ -13,8 +13,11 @@ import { startProvider } from "./support/provider.mjs";
 
 const CLIENT_ID = "draftline-review";
 const CLIENT_SECRET = "oidc-sign-in-test-client-secret";
-const SESSION_COOKIE = "draftline_session";
-const SIGN_IN_COOKIE = "draftline_sign_in";
+/** The access tokens' lifetime at the provider (support/provider.mjs, accessTokenTTL). */
+const ACCESS_TOKEN_SECONDS = 600;
+// On loopback http, draftline's cookie names carry the port (cookies do not tell ports apart).
+let SESSION_COOKIE = "draftline_session";
+let SIGN_IN_COOKIE = "draftline_sign_in";
 
 /** @type {import("./support/provider.mjs").TestProvider} */
 let provider;
@@ -37,6 +40,9 @@ before(async () => {
     },
   });
   provider.configure({ resource: draftline.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
+  const port = new URL(draftline.url).port;
+  SESSION_COOKIE = `draftline_session_${port}`;
+  SIGN_IN_COOKIE = `draftline_sign_in_${port}`;
 });
 
 after(async () => {
@@ -129,6 +135,9 @@ describe("OpenID Connect sign-in with a real provider (oidc-provider)", () => {
     assert.match(session, /SameSite=Lax/);
     assert.match(session, /Path=\//);
     assert.doesNotMatch(session, /Secure/, "plain http on loopback only");
+    // The session ends no later than the access token it was opened with (8 h otherwise).
+    const maxAge = Number(/Max-Age=(\d+)/.exec(session)?.[1] ?? "NaN");
+    assert.ok(maxAge > 0 && maxAge <= ACCESS_TOKEN_SECONDS, `Max-Age ${maxAge} is within the token's ${ACCESS_TOKEN_SECONDS} s: ${session}`);
     assert.ok(!browser.cookies(draftline.url).has(SIGN_IN_COOKIE), "the sign-in cookie is gone");
 
     // The queue of the person's branch (SBY, from the access token's branch_code).

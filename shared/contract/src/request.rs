@@ -52,6 +52,27 @@ impl Approval {
 /// The longest approval reason kept, in characters.
 pub const MAX_APPROVAL_REASON: usize = 500;
 
+/// The grammar of `X-Tool-Approval-Reason` for the published schemas,
+/// exactly what the server accepts: at most [`MAX_APPROVAL_REASON`]
+/// characters once decoded, each one a printable ASCII character other
+/// than `%`, or the percent-encoding (either case of hex) of one UTF-8
+/// character that is not a control character (no `%00`-`%1F`, `%7F`, nor
+/// U+0080-U+009F, no overlong or surrogate forms).
+pub const APPROVAL_REASON_PATTERN: &str = concat!(
+    "^(?:",
+    "[ -$&-~]",
+    "|%(?:2[0-9A-Fa-f]|[3-6][0-9A-Fa-f]|7[0-9A-Ea-e])",
+    "|%[Cc]2%[AaBb][0-9A-Fa-f]",
+    "|%(?:[Cc][3-9A-Fa-f]|[Dd][0-9A-Fa-f])%[89ABab][0-9A-Fa-f]",
+    "|%[Ee]0%[AaBb][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]",
+    "|%[Ee][1-9A-Ca-cEeFf](?:%[89ABab][0-9A-Fa-f]){2}",
+    "|%[Ee][Dd]%[89][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]",
+    "|%[Ff]0%[9AaBb][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}",
+    "|%[Ff][1-3](?:%[89ABab][0-9A-Fa-f]){3}",
+    "|%[Ff]4%8[0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}",
+    "){0,500}$"
+);
+
 /// The grammar of `X-Agent-Run-Id` and `X-Tool-Call-Id`, for the published schemas.
 pub const ID_HEADER_PATTERN: &str = "^[A-Za-z0-9._:-]{1,128}$";
 
@@ -195,5 +216,72 @@ mod tests {
         headers.remove("x-tool-approval-reason");
         headers.insert("x-tool-approval", "denied".parse().unwrap());
         assert!(AgentContext::from_headers(&headers).is_err());
+    }
+
+    /// `encodeURIComponent`: what an executor sends.
+    fn encode_uri_component(text: &str) -> String {
+        let mut out = String::new();
+        for byte in text.bytes() {
+            if byte.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&byte) {
+                out.push(char::from(byte));
+            } else {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        }
+        out
+    }
+
+    fn accepted(value: &str) -> bool {
+        let mut headers = HeaderMap::new();
+        let Ok(value) = value.parse() else {
+            return false;
+        };
+        headers.insert("x-tool-approval-reason", value);
+        approval_reason_header(&headers).is_ok()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_value_the_published_pattern_allows_is_accepted(
+            // The generator takes the pattern without its anchors.
+            value in proptest::string::string_regex(&APPROVAL_REASON_PATTERN[1..APPROVAL_REASON_PATTERN.len() - 1]).unwrap()
+        ) {
+            proptest::prop_assert!(accepted(&value), "{value:?}");
+        }
+
+        #[test]
+        fn every_encoded_reason_the_server_accepts_matches_the_published_pattern(
+            reason in proptest::collection::vec(proptest::char::any(), 0..=MAX_APPROVAL_REASON + 20)
+        ) {
+            let reason: String = reason.into_iter().collect();
+            let encoded = encode_uri_component(&reason);
+            let pattern = regex_lite::Regex::new(APPROVAL_REASON_PATTERN).unwrap();
+            proptest::prop_assert_eq!(accepted(&encoded), pattern.is_match(&encoded), "{:?}", encoded);
+        }
+    }
+
+    #[test]
+    fn the_published_pattern_refuses_what_the_server_refuses() {
+        let pattern = regex_lite::Regex::new(APPROVAL_REASON_PATTERN).unwrap();
+        let long_ascii = "a".repeat(MAX_APPROVAL_REASON + 1);
+        let long_encoded = "%E2%9C%93".repeat(MAX_APPROVAL_REASON + 1);
+        let at_most = "%E2%9C%93".repeat(MAX_APPROVAL_REASON);
+        for (value, ok) in [
+            ("Stok%20menipis%2C%20ok%20%E2%9C%93", true),
+            ("plain words, as typed", true),
+            (at_most.as_str(), true),
+            (long_ascii.as_str(), false),
+            (long_encoded.as_str(), false),
+            ("%E2%9C", false),
+            ("%zz", false),
+            ("line%0Abreak", false),
+            ("c1%C2%85control", false),
+            ("overlong%C0%AF", false),
+            ("surrogate%ED%A0%80", false),
+            ("100%", false),
+        ] {
+            assert_eq!(pattern.is_match(value), ok, "pattern on {value}");
+            assert_eq!(accepted(value), ok, "server on {value}");
+        }
     }
 }

@@ -26,6 +26,8 @@ pub const FILES: &[EmbeddedFile] = &[
     embed!("REST.md"),
     embed!("common.sh"),
     embed!("modules/draftline/__init__.py"),
+    embed!("modules/draftline/access.py"),
+    embed!("modules/draftline/access.xml"),
     embed!("modules/draftline/common.py"),
     embed!("modules/draftline/draftline.xml"),
     embed!("modules/draftline/invoice.py"),

@@ -244,6 +244,15 @@ BILLS = [
 
 ITEM_BASE = {code: base for code, _, base, _ in ITEMS}
 
+# The demo's people who approve (demo.rs USERS), as Tryton users in
+# Tryton's own groups: (login, name, groups). No password: the tests give
+# one a REST key of its own.
+PEOPLE = [
+    ('approver-sby', 'Approver Surabaya (approver-sby)',
+        ['purchase.group_purchase']),
+    ('approver-bdg', 'Approver Bandung (approver-bdg)', ['sale.group_sale']),
+]
+
 JAKARTA_PO_COUNT = 24
 PO_STATUSES = ['received', 'received', 'sent', 'approved', 'cancelled']
 
@@ -387,6 +396,31 @@ def main(conf_file, database):
     company, = Company.find()
     create_chart(company)
     accounts = get_accounts(company)
+
+    # ---- Tryton users: the draftline user (made by the module, access.xml:
+    # draftline's REST key is its key, setup.sh) and the people who approve
+    # in Tryton's own workflow, in Tryton's own groups; everyone works in
+    # the company ("User in companies" rules)
+    log('users')
+    User = Model.get('res.user')
+    Group = Model.get('res.group')
+    draftline_user, = User.find([('login', '=', 'draftline')])
+    check('draftline user groups',
+        [g.id for g in draftline_user.groups],
+        [ModelData.get_id('draftline.group_draftline', config.context)])
+    if company.id not in [c.id for c in draftline_user.companies]:
+        draftline_user.companies.append(Company(company.id))
+    draftline_user.company = company
+    draftline_user.save()
+    for login, name, groups in PEOPLE:
+        person = User(login=login, name=name)
+        for group in groups:
+            person.groups.append(
+                Group(ModelData.get_id(group, config.context)))
+        person.companies.append(Company(company.id))
+        person.company = company
+        person.save()
+
     for year in (2026, 2027):
         fiscalyear = set_fiscalyear_invoice_sequences(create_fiscalyear(
                 company, (dt.date(year, 1, 1), dt.date(year, 12, 31))))

@@ -3,7 +3,10 @@
 #
 # Makes a Tryton 8.2 database with the draftline module and the demo data,
 # ready to be served by serve.sh, and prints its REST key as `key <KEY>` on
-# stdout (everything else goes to stderr). Idempotent; fast when done:
+# stdout (everything else goes to stderr): the key of the Tryton user
+# `draftline`, the module's least-privilege user (modules/draftline/
+# access.xml; MAPPING.md "Tryton users and access"), never admin's.
+# Idempotent; fast when done:
 #   <cache-dir>/venv-<H>/        the Python venv (H = requirements + module)
 #   <cache-dir>/template-<T>.sqlite  a seeded database (T = H + seed.py + common.sh)
 #   <data-dir>/<database>.sqlite the database (a copy of the template)
@@ -96,17 +99,23 @@ if [ ! -e "$db_file" ]; then
     fi
     start=$(now)
     cp "$template" "$db_file.tmp"
-    # A fresh REST key per database, written before the database is visible.
+    # A fresh REST key per database, written before the database is visible:
+    # the draftline user's (the module's least-privilege user, access.xml),
+    # the only key in it.
     "$venv/bin/python" - "$db_file.tmp" <<'PY'
 import secrets, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 with db:
+    row = db.execute(
+        "SELECT id FROM res_user WHERE login = 'draftline'").fetchone()
+    if row is None:
+        sys.exit("the template has no Tryton user 'draftline'")
     db.execute("DELETE FROM res_user_application")
     db.execute(
         "INSERT INTO res_user_application"
         " (key, \"user\", application, state, create_uid, create_date)"
-        " VALUES (?, 1, 'rest', 'validated', 0, CURRENT_TIMESTAMP)",
-        (secrets.token_hex(32),))
+        " VALUES (?, ?, 'rest', 'validated', 0, CURRENT_TIMESTAMP)",
+        (secrets.token_hex(32), row[0]))
 db.close()
 PY
     cp "$template.admin-password" "$data_dir/admin-password"
@@ -118,23 +127,29 @@ PY
     echo "tryton: $db_file created from the template in $(took "$start")" >&2
 fi
 
-# 3. The REST key (res.user.application of admin, application rest, validated).
+# 3. The REST key: a res.user.application (application rest, validated) of
+# the Tryton user `draftline`, never of admin.
 key=$("$venv/bin/python" - "$db_file" <<'PY'
-import sqlite3, sys
+import secrets, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
+user = db.execute(
+    "SELECT id FROM res_user WHERE login = 'draftline'").fetchone()
+if user is None:
+    sys.exit(f"{sys.argv[1]} has no Tryton user 'draftline': it was made by "
+        "an older setup.sh; remove it (and its -wal, -shm files) to get a "
+        "fresh copy of the template")
 row = db.execute(
-    "SELECT key FROM res_user_application WHERE \"user\" = 1"
-    " AND application = 'rest' AND state = 'validated' ORDER BY id LIMIT 1"
-    ).fetchone()
+    "SELECT key FROM res_user_application WHERE \"user\" = ?"
+    " AND application = 'rest' AND state = 'validated' ORDER BY id LIMIT 1",
+    user).fetchone()
 if row is None:
-    import secrets
     key = secrets.token_hex(32)
     with db:
         db.execute(
             "INSERT INTO res_user_application"
             " (key, \"user\", application, state, create_uid, create_date)"
-            " VALUES (?, 1, 'rest', 'validated', 0, CURRENT_TIMESTAMP)",
-            (key,))
+            " VALUES (?, ?, 'rest', 'validated', 0, CURRENT_TIMESTAMP)",
+            (key, user[0]))
     print(key)
 else:
     print(row[0])

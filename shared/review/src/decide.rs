@@ -157,6 +157,7 @@ fn refusal(err: &ToolError) -> Outcome<'_> {
         message: Some(err.public_message()),
         document: None,
         key: None,
+        authorized: !err.is_denial(),
     }
 }
 
@@ -325,6 +326,7 @@ async fn decide(
                     message: None,
                     document: Some(&document),
                     key: None,
+                    authorized: true,
                 };
                 let audit = AuditRecord::new(facts, person, &outcome);
                 items.push(audit.put(cx.app.db())?);
@@ -367,6 +369,7 @@ async fn replayed(cx: &Context<'_>, facts: &CallFacts, document: &DocumentRef) -
         message: None,
         document: Some(document),
         key: None,
+        authorized: true,
     };
     AuditRecord::new(facts, cx.person(), &outcome).write(cx.app.db()).await
 }

@@ -78,6 +78,7 @@ impl Entry<'_> {
             message: None,
             document: self.document,
             key: None,
+            authorized: true,
         };
         AuditRecord::with_id(id, &facts, self.caller, &outcome)
     }

@@ -9,11 +9,12 @@
 //! required), each form with the session's CSRF token and its own decision
 //! id; where they happen in the ERP it links there instead.
 
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use bytes::Bytes;
 use draftline_contract::ToolError;
-use draftline_erp::domain::{Decision, DocumentKind, PurchaseOrder, Quote, Verdict};
+use draftline_erp::domain::{Decision, DocumentKind, OpenDraft, PurchaseOrder, Quote, Verdict};
 use draftline_erp::numbers;
 use draftline_erp::port::{Approvals, Scope};
 use http::{Request, Response, StatusCode};
@@ -21,7 +22,7 @@ use http::{Request, Response, StatusCode};
 use crate::html::{self, attr, text};
 use crate::trail::{self, CallRecord};
 use crate::web::{Fields, encode};
-use crate::{Context, approve_scope, may_see};
+use crate::{Context, approve_scope, duplicates, may_see};
 
 /// How many history entries a document page shows.
 pub const HISTORY_LIMIT: i32 = 100;
@@ -82,6 +83,27 @@ impl Document {
             Self::Quote(quote) => quote.decision.as_ref(),
         }
     }
+    /// The vendor's or customer's code.
+    pub fn counterparty_code(&self) -> &str {
+        match self {
+            Self::Po(po) => &po.vendor.code,
+            Self::Quote(quote) => &quote.customer.code,
+        }
+    }
+    /// When it was drafted (RFC 3339).
+    pub fn created_at(&self) -> &str {
+        match self {
+            Self::Po(po) => &po.created_at,
+            Self::Quote(quote) => &quote.created_at,
+        }
+    }
+    /// The item codes of its lines.
+    pub fn item_codes(&self) -> BTreeSet<&str> {
+        match self {
+            Self::Po(po) => po.lines.iter().map(|l| l.item_code.as_str()).collect(),
+            Self::Quote(quote) => quote.lines.iter().map(|l| l.item_code.as_str()).collect(),
+        }
+    }
     fn run(&self) -> Option<&str> {
         match self {
             Self::Po(po) => po.drafted_by_agent_run.as_deref(),
@@ -123,7 +145,17 @@ pub async fn page(cx: &Context<'_>, request: &Request<Bytes>, number: &str) -> R
             tracing::warn!(error = %err, number, "history not read");
             Vec::new()
         });
-    let main = render(cx, number, &document, &history, query.get("decided"));
+    // Its open twins: same counterparty, same items (a page that cannot
+    // read them still shows the document).
+    let open = duplicates::open_drafts(cx, document.kind(), document.counterparty_code(), document.created_at())
+        .await
+        .unwrap_or_else(|err| {
+            tracing::warn!(error = %err, number, "open drafts not read");
+            Vec::new()
+        });
+    let items = document.item_codes();
+    let twins = duplicates::twins(number, &items, &open);
+    let main = render(cx, number, &document, &history, &twins, query.get("decided"));
     cx.page(StatusCode::OK, number, &main)
 }
 
@@ -132,6 +164,7 @@ fn render(
     number: &str,
     document: &Document,
     history: &[CallRecord],
+    twins: &[&OpenDraft],
     decided: Option<&str>,
 ) -> String {
     let mut main = String::new();
@@ -152,6 +185,7 @@ fn render(
         )),
         _ => {}
     }
+    near_duplicates(&mut main, document, history, twins);
     match document {
         Document::Po(po) => po_body(&mut main, po),
         Document::Quote(quote) => quote_body(&mut main, quote),
@@ -159,6 +193,61 @@ fn render(
     decision_section(cx, &mut main, number, document);
     history_section(&mut main, history);
     main
+}
+
+/// What a reviewer must know before deciding on a draft that may be a
+/// second copy: that the agent was asked and a person confirmed "create
+/// another" (from the audit of the call that created it), and the open
+/// drafts of the same counterparty and items, with how far apart.
+fn near_duplicates(main: &mut String, document: &Document, history: &[CallRecord], twins: &[&OpenDraft]) {
+    let confirmed = history
+        .iter()
+        .find(|c| c.tool.ends_with("_draft") && c.outcome == "ok" && c.document.is_some())
+        .and_then(|c| c.confirmed.as_ref())
+        .filter(|(decision, _)| decision == "create_another");
+    if let Some((_, existing)) = confirmed {
+        main.push_str(&html::notice(
+            "warn",
+            &format!(
+                "Near-duplicate: the agent was asked and confirmed: create another. When this draft was made, \
+                 {existing} already drafted the same {} and items; the person the agent acted for chose to make a \
+                 second one anyway.",
+                counterparty_word(document.kind())
+            ),
+        ));
+    }
+    if twins.is_empty() {
+        return;
+    }
+    let _ = write!(
+        main,
+        "<section id=\"near-duplicates\" class=\"card\" aria-label=\"Possible duplicates\"><h2>Possible \
+         duplicates</h2><p class=\"small muted\">Open drafts of your branch for the same {} and items:</p><ul>",
+        counterparty_word(document.kind())
+    );
+    for twin in twins {
+        let _ = write!(
+            main,
+            "<li><a href=\"/review/documents/{}\">{}</a>: same {} and items ({}), {}{}</li>",
+            attr(&encode(&twin.number)),
+            text(&twin.number),
+            counterparty_word(document.kind()),
+            text(&twin.describe_lines()),
+            text(&duplicates::apart(&twin.created_at, document.created_at())),
+            twin.agent_run
+                .as_deref()
+                .map(|run| format!(", run {}", run_link(Some(run))))
+                .unwrap_or_default(),
+        );
+    }
+    main.push_str("</ul></section>");
+}
+
+fn counterparty_word(kind: DocumentKind) -> &'static str {
+    match kind {
+        DocumentKind::PurchaseOrder => "vendor",
+        DocumentKind::Quote => "customer",
+    }
 }
 
 fn run_link(run: Option<&str>) -> String {

@@ -22,6 +22,8 @@
 //! - [`decide`]: `POST …/approve` and `…/reject`: idempotent, audited,
 //!   recorded on the document in one transaction.
 //! - [`trail`]: reading the audit items of a run and of a document.
+//! - [`duplicates`]: the open drafts of the same counterparty and items,
+//!   marked on the document page and in the queue.
 //! - [`html`] (escaping, layout, badges, amounts), [`web`] (forms,
 //!   cookies, responses, the Content-Security-Policy).
 //! - [`demo`]: the audit trail of the seeded demo drafts.
@@ -29,6 +31,7 @@
 pub mod decide;
 pub mod demo;
 pub mod document;
+pub mod duplicates;
 pub mod html;
 pub mod oidc;
 pub mod queue;
@@ -104,10 +107,18 @@ impl ReviewPages {
         &self.keys
     }
 
-    /// The signed-in person of a request, if its session cookie opens.
-    fn session(&self, app: &App, request: &Request<Bytes>) -> Option<Session> {
-        let cookie = web::cookie(request.headers(), self.keys.session_cookie())?;
-        self.keys.open_session(cookie, app.clock().now())
+    /// The signed-in person of a request: its session cookie opens, has
+    /// not expired and was not signed out ([`session::is_revoked`]).
+    async fn session(&self, app: &App, request: &Request<Bytes>) -> Result<Option<Session>, ToolError> {
+        let Some(session) = web::cookie(request.headers(), self.keys.session_cookie())
+            .and_then(|cookie| self.keys.open_session(cookie, app.clock().now()))
+        else {
+            return Ok(None);
+        };
+        if session::is_revoked(app.db(), &session).await? {
+            return Ok(None);
+        }
+        Ok(Some(session))
     }
 }
 
@@ -241,11 +252,11 @@ impl Pages for ReviewPages {
         // The pages anyone may reach.
         match (method.clone(), segments.as_slice()) {
             (Method::GET, ["assets", "review.css"]) => return web::stylesheet(),
-            (Method::GET | Method::HEAD, ["signin"]) => return sign_in::page(app, self, &request),
+            (Method::GET | Method::HEAD, ["signin"]) => return sign_in::page(app, self, &request, &request_id).await,
             (Method::POST, ["signin", "demo"]) => return sign_in::demo(app, self, &request, &request_id),
             (Method::GET, ["signin", "oidc"]) => return oidc::start(app, self, &request, &request_id).await,
             (Method::GET, ["callback"]) => return oidc::callback(app, self, &request, &request_id).await,
-            (Method::POST, ["signout"]) => return sign_in::sign_out(self, app, &request),
+            (Method::POST, ["signout"]) => return sign_in::sign_out(self, app, &request, &request_id).await,
             _ => {}
         }
         // Approving and rejecting refuse a bearer token outright, signed in or not.
@@ -255,7 +266,11 @@ impl Pages for ReviewPages {
         {
             return decide::refuse_bearer(app, &request, number, verb, &request_id).await;
         }
-        let Some(session) = self.session(app, &request) else {
+        let session = match self.session(app, &request).await {
+            Ok(session) => session,
+            Err(err) => return anonymous_error(&err, &request_id),
+        };
+        let Some(session) = session else {
             if method == Method::POST {
                 // A form posted without a session: nothing is done.
                 let err = ToolError::Unauthenticated(draftline_contract::error::AuthFailure::Missing);

@@ -292,19 +292,33 @@ async fn finish(
     let bearer = HeaderValue::from_str(&format!("Bearer {}", tokens.access_token().secret()))
         .map_err(|_| sign_in_failed("The access token is not a token. Nobody was signed in.".into()))?;
     headers.insert(http::header::AUTHORIZATION, bearer);
-    let person = app.identify(&headers).await.map_err(|err| match err {
+    let verified = app.authenticator().verify(&headers).await.map_err(|err| match err {
         ToolError::DependencyUnavailable { .. } => err,
         other => sign_in_failed(format!(
             "The access token for this deployment does not verify: {} Nobody was signed in.",
             other.public_message().split(". ").next().unwrap_or_default()
         )),
     })?;
+    let person = verified.caller;
     if person.user().as_str() != claims.subject().as_str() {
         return Err(sign_in_failed(
             "The ID token and the access token name different people. Nobody was signed in.".into(),
         ));
     }
-    Ok((Session::start(person, SignedInWith::Oidc, now), in_progress.next))
+    // The session lasts no longer than the access token it was opened with.
+    let session = Session::start_bounded(
+        person,
+        SignedInWith::Oidc,
+        now,
+        pages.keys.max_session_seconds(),
+        Some(verified.expires_at),
+    );
+    if session.expires_at <= now.timestamp() {
+        return Err(sign_in_failed(
+            "The access token expires now, so no session could start. Nobody was signed in.".into(),
+        ));
+    }
+    Ok((session, in_progress.next))
 }
 
 #[cfg(test)]

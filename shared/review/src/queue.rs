@@ -7,6 +7,10 @@
 //! filters. A person sees the kinds their scopes allow (a read or approve
 //! scope of purchasing for orders, of sales for quotes).
 //!
+//! A draft with an open twin (same counterparty, same items) is marked
+//! "Possible duplicate", naming it, and one a person confirmed anyway says
+//! so ([`crate::duplicates`]).
+//!
 //! Model and prompt version are not on the documents: they come from the
 //! first audit item of each document (the call that drafted it), read
 //! together for the page. That works the same on every backend, because
@@ -17,7 +21,7 @@ use std::fmt::Write;
 use bytes::Bytes;
 use draftline_contract::ToolError;
 use draftline_contract::cursor::CursorScope;
-use draftline_erp::domain::{AgentDraft, DocumentKind, DraftFilter};
+use draftline_erp::domain::{AgentDraft, DocumentKind, DraftFilter, OpenDraft};
 use draftline_erp::port::Scope;
 use http::{Request, Response, StatusCode};
 use serde::{Deserialize, Serialize};
@@ -25,7 +29,7 @@ use serde_json::json;
 
 use crate::html::{self, attr, text};
 use crate::web::{Fields, encode};
-use crate::{Context, may_see, trail};
+use crate::{Context, duplicates, may_see, trail};
 
 /// Drafts per page.
 pub const PAGE_SIZE: usize = 20;
@@ -142,13 +146,45 @@ async fn render(cx: &Context<'_>, request: &Request<Bytes>) -> Result<String, To
             PAGE_SIZE,
         )
         .await?;
-    // Model and prompt version: the call that drafted each document.
-    let creations = futures::future::join_all(
-        page.items
-            .iter()
-            .map(|draft| trail::creating_call(cx.app.db(), person, &draft.id)),
+    // Model and prompt version: the call that drafted each document; and
+    // the open drafts of each counterparty on the page, for near-duplicates.
+    let groups: Vec<(DocumentKind, &str, &str)> = {
+        let mut groups: Vec<(DocumentKind, &str, &str)> = Vec::new();
+        for draft in page.items.iter().filter(|d| d.status == "draft") {
+            match groups
+                .iter_mut()
+                .find(|(kind, code, _)| *kind == draft.kind && *code == draft.counterparty_code)
+            {
+                // The oldest draft of the group decides how far back to look.
+                Some(group) => group.2 = group.2.min(draft.created_at.as_str()),
+                None => groups.push((draft.kind, &draft.counterparty_code, &draft.created_at)),
+            }
+        }
+        groups
+    };
+    let (creations, open) = futures::future::join(
+        futures::future::join_all(
+            page.items
+                .iter()
+                .map(|draft| trail::creating_call(cx.app.db(), person, &draft.id)),
+        ),
+        futures::future::join_all(
+            groups
+                .iter()
+                .map(|(kind, code, since)| duplicates::open_drafts(cx, *kind, code, since)),
+        ),
     )
     .await;
+    let open: Vec<OpenDraft> = open
+        .into_iter()
+        .flat_map(|drafts| {
+            drafts.unwrap_or_else(|err| {
+                // Without them the rows carry no mark, and the page still renders.
+                tracing::warn!(error = %err, "open drafts not read");
+                Vec::new()
+            })
+        })
+        .collect();
     if page.items.is_empty() {
         main.push_str(&html::notice(
             "info",
@@ -173,7 +209,14 @@ async fn render(cx: &Context<'_>, request: &Request<Bytes>) -> Result<String, To
                 tracing::warn!(error = %err, number = %draft.number, "creating call not read");
                 None
             });
-            row(&mut main, draft, created.as_ref(), now);
+            let twins: Vec<&OpenDraft> = match duplicates::items_of(&draft.number, &open) {
+                Some(items) if draft.status == "draft" => duplicates::twins(&draft.number, &items, &open)
+                    .into_iter()
+                    .filter(|twin| twin.counterparty == draft.counterparty_code)
+                    .collect(),
+                _ => Vec::new(),
+            };
+            row(&mut main, draft, created.as_ref(), &twins, now);
         }
         main.push_str("</tbody></table>");
     }
@@ -245,7 +288,31 @@ fn filters(main: &mut String, visible: &[DocumentKind], kind: Option<DocumentKin
     main.push_str("</select></label><button type=\"submit\" class=\"plain\">Filter</button></form>");
 }
 
-fn row(main: &mut String, draft: &AgentDraft, created: Option<&trail::CallRecord>, now: chrono::DateTime<chrono::Utc>) {
+fn row(
+    main: &mut String,
+    draft: &AgentDraft,
+    created: Option<&trail::CallRecord>,
+    twins: &[&OpenDraft],
+    now: chrono::DateTime<chrono::Utc>,
+) {
+    let mut marks = String::new();
+    if !twins.is_empty() {
+        let numbers: Vec<String> = twins.iter().map(|t| text(&t.number).to_string()).collect();
+        let _ = write!(
+            marks,
+            "<br><span class=\"badge status-duplicate\">Possible duplicate</span> <span class=\"small\">same items as \
+             {}</span>",
+            numbers.join(", ")
+        );
+    }
+    if created
+        .and_then(|c| c.confirmed.as_ref())
+        .is_some_and(|(decision, _)| decision == "create_another")
+    {
+        marks.push_str(
+            "<br><span class=\"small muted\">The agent was asked and a person confirmed: create another.</span>",
+        );
+    }
     let kind = match draft.kind {
         DocumentKind::PurchaseOrder => "Purchase order",
         DocumentKind::Quote => "Quote",
@@ -266,7 +333,7 @@ fn row(main: &mut String, draft: &AgentDraft, created: Option<&trail::CallRecord
     let _ = write!(
         main,
         "<tr><td data-label=\"Draft\"><a href=\"/review/documents/{number_attr}\"><strong>{number}</strong></a><br>\
-         <span class=\"small muted\">{kind}</span> {badge}</td>\
+         <span class=\"small muted\">{kind}</span> {badge}{marks}</td>\
          <td data-label=\"Status\">{status}</td>\
          <td data-label=\"Counterparty\">{name}<br><span class=\"small muted\">{code}</span></td>\
          <td data-label=\"On behalf of\">{behalf}</td>\

@@ -4,6 +4,12 @@
 //! produced, the tool-call id, model and prompt version, and the arguments
 //! as the audit stored them (shown as text, never interpreted).
 //!
+//! A person sees the calls of the tools whose module their scopes read or
+//! approve ([`RunView`]); a run with none of those reads like a missing
+//! one. The header card (on behalf of, model, prompt version) is read only
+//! from calls that passed authentication and the scope check, and shows
+//! every value when they disagree.
+//!
 //! Pages hold at most [`PAGE_CALLS`] calls and about [`PAGE_BUDGET_BYTES`]
 //! of rows, so a run of any length renders in bounded pages; the cursor is
 //! sealed to the person's branch and the run. A run with no call in the
@@ -20,7 +26,7 @@ use serde_json::json;
 
 use crate::Context;
 use crate::html::{self, attr, text};
-use crate::trail::{self, CallRecord};
+use crate::trail::{self, CallRecord, RunView};
 use crate::web::{Fields, encode};
 
 /// The most calls one page of a run shows.
@@ -76,34 +82,31 @@ async fn render(cx: &Context<'_>, request: &Request<Bytes>, run: &str) -> Result
     let query = Fields::of_query(request.uri());
     let cursors = CursorScope::new(cx.app.cursors(), person, "review.run", &json!({ "run": run }))?;
     let after: Option<Position> = cursors.open(query.get("cursor"))?;
+    let view = RunView::of(person, cx.app.registry().modules().iter().map(|m| m.name));
     let page = trail::run_calls(
         cx.app.db(),
         person,
+        &view,
         run,
         after.as_ref().map(|p| p.after.as_str()),
         PAGE_CALLS,
     )
     .await?;
-    if page.calls.is_empty() && after.is_none() {
+    // A run none of whose calls the person may read reads like a missing one.
+    if after.is_none() && page.more_after.is_none() && !page.calls.iter().any(|c| view.reads(c)) {
         return Err(not_found(run));
     }
     let mut main = String::new();
     let _ = write!(
         main,
-        "<h1>Run <code>{}</code></h1><p class=\"muted\">Every call this agent run made in branch {}, in order — \
-         including refused, failed and replayed ones. Arguments are shown exactly as they arrived.</p>",
+        "<h1>Run <code>{}</code></h1><p class=\"muted\">Every call this agent run made in branch {} with the tools \
+         your sign-in may read, in order — including refused, failed and replayed ones. Arguments are shown exactly \
+         as they arrived.</p>",
         text(run),
         text(person.branch().as_str())
     );
-    if let Some(first) = page.calls.first() {
-        let _ = write!(
-            main,
-            "<div class=\"card\"><dl class=\"facts\"><dt>On behalf of</dt><dd>{}</dd><dt>Model</dt><dd>{}</dd>\
-             <dt>Prompt version</dt><dd>{}</dd></dl></div>",
-            text(&first.on_behalf_of),
-            text(first.model.as_deref().unwrap_or("not sent")),
-            text(first.prompt_version.as_deref().unwrap_or("not sent"))
-        );
+    if after.is_none() {
+        header_card(&mut main, &page.calls, page.more_after.is_some());
     }
     main.push_str(
         "<table class=\"cards\"><caption>Calls of this run</caption><thead><tr><th scope=\"col\">Time</th>\
@@ -119,7 +122,7 @@ async fn render(cx: &Context<'_>, request: &Request<Bytes>, run: &str) -> Result
             more_after = page.calls.get(shown - 1).map(|c| c.position.clone());
             break;
         }
-        row(&mut main, call);
+        row(&mut main, call, view.reads(call));
     }
     main.push_str("</tbody></table>");
     let base = format!("/review/runs/{}", encode(run));
@@ -140,7 +143,54 @@ async fn render(cx: &Context<'_>, request: &Request<Bytes>, run: &str) -> Result
     Ok(main)
 }
 
-fn row(main: &mut String, call: &CallRecord) {
+/// The run's header card: who the agent acted for, which model and prompt
+/// version, read only from calls that passed authentication and the scope
+/// check (a refused caller cannot set what a reviewer reads first); every
+/// value when the calls disagree.
+fn header_card(main: &mut String, calls: &[CallRecord], more: bool) {
+    let trusted: Vec<&CallRecord> = calls.iter().filter(|c| c.was_authorized()).collect();
+    if trusted.is_empty() {
+        main.push_str(&html::notice(
+            "warn",
+            "No call of this run shown here passed authentication and the scope check: who it acted for, its \
+             model and its prompt version are not known. The refused calls are listed below under the caller's \
+             own name.",
+        ));
+        return;
+    }
+    let values = |field: fn(&CallRecord) -> Option<&str>| {
+        let mut seen: Vec<&str> = Vec::new();
+        for call in &trusted {
+            let value = field(call).unwrap_or("not sent");
+            if !seen.contains(&value) {
+                seen.push(value);
+            }
+        }
+        let shown = seen
+            .iter()
+            .map(|v| text(v).to_string())
+            .collect::<Vec<_>>()
+            .join("<br>");
+        if seen.len() > 1 {
+            format!("{shown}<br><span class=\"small muted\">The run's calls disagree: every value is shown.</span>")
+        } else {
+            shown
+        }
+    };
+    let _ = write!(
+        main,
+        "<div class=\"card\" id=\"run-facts\"><dl class=\"facts\"><dt>On behalf of</dt><dd>{}</dd><dt>Model</dt>\
+         <dd>{}</dd><dt>Prompt version</dt><dd>{}</dd></dl><p class=\"small muted\">From the {} call(s) {}that passed \
+         authentication and the scope check; refused calls cannot set these.</p></div>",
+        values(|c| Some(c.on_behalf_of.as_str())),
+        values(|c| c.model.as_deref()),
+        values(|c| c.prompt_version.as_deref()),
+        trusted.len(),
+        if more { "on this page " } else { "" },
+    );
+}
+
+fn row(main: &mut String, call: &CallRecord, readable: bool) {
     let told = match (&call.code, &call.error_message) {
         (Some(code), Some(message)) => format!("<strong>{}</strong> {}", text(code), text(message)),
         (Some(code), None) => format!("<strong>{}</strong>", text(code)),
@@ -155,6 +205,9 @@ fn row(main: &mut String, call: &CallRecord) {
         None => "<span class=\"muted\">—</span>".to_owned(),
     };
     let arguments = match &call.arguments {
+        Some(_) if !readable => {
+            "<span class=\"muted\">withheld: not a tool of a module your sign-in reads</span>".to_owned()
+        }
         Some((stored, truncated)) => format!(
             "<details><summary>Show</summary><pre class=\"args\">{}</pre>{}</details>",
             text(&html::arguments(stored)),

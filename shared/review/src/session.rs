@@ -7,30 +7,50 @@
 //!   HMAC-SHA256 over the payload under a key derived from
 //!   `DRAFTLINE_SESSION_SECRET` (else the JWT secret) for this deployment
 //!   (resource and table). A changed, cut or foreign cookie does not open.
+//! - **Lifetime.** A session ends at the configured maximum
+//!   (`DRAFTLINE_SESSION_MAX_HOURS`, default [`SESSION_HOURS`]) and, when
+//!   it was opened with an access token (OpenID Connect), no later than
+//!   that token's `exp`: a session never outlives what opened it.
+//! - **Sign-out revokes.** Signing out writes the session id to the table
+//!   ([`revoke`]: one item, removed by DynamoDB's TTL when the session
+//!   would have ended anyway), and every page checks it ([`is_revoked`]),
+//!   so a copied cookie replayed after sign-out is sent to sign in.
 //! - **Cookie.** `HttpOnly; SameSite=Lax; Path=/`, `Secure` with the
-//!   `__Host-` name prefix on any deployment that is not loopback http
-//!   (`draftline serve`), [`SESSION_HOURS`] long. Signing out clears it;
-//!   a stolen cookie lives until it expires (no server-side state).
+//!   `__Host-` name prefix on any deployment that is not loopback http.
+//!   On loopback http (`draftline serve`) cookies carry no port, so their
+//!   names carry it (`draftline_session_3000`): another local server on
+//!   127.0.0.1 neither reads nor overwrites them by name.
 //! - **CSRF.** Every form carries a token: the HMAC of the session id under
 //!   the same key, with its own purpose label. A post without it, or with
-//!   the token of another session, is refused.
+//!   the token of another session, is refused. The sign-in form, before
+//!   any session exists, carries the HMAC of a random pre-session cookie
+//!   instead ([`SessionKeys::pre_session_token`]).
 //! - **Other sealed values** (the OpenID Connect state of a sign-in in
 //!   progress) use the same key under their own purpose label.
 
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
+use draftline_contract::ToolError;
 use draftline_contract::cursor::{CursorKey, KeySource};
 use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
+use draftline_dynamo::{Db, store_error};
 use draftline_server::config::{Config, ConfigError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-/// How long a session lasts.
-pub const SESSION_HOURS: i64 = 8;
+/// How long a session lasts at most when `DRAFTLINE_SESSION_MAX_HOURS` is not set.
+pub const SESSION_HOURS: i64 = draftline_server::config::DEFAULT_SESSION_MAX_HOURS as i64;
+
+/// How long a pre-session cookie (the sign-in form's CSRF anchor) lasts.
+pub const PRE_SESSION_SECONDS: i64 = 3600;
 
 const SESSION_PURPOSE: &[u8] = b"draftline/review-session/v1";
 const CSRF_PURPOSE: &[u8] = b"draftline/review-csrf/v1";
+const PRE_SESSION_PURPOSE: &[u8] = b"draftline/review-pre-session/v1";
 const VERSION: &str = "v1";
 
 /// How the person signed in.
@@ -57,15 +77,75 @@ pub struct Session {
 }
 
 impl Session {
-    /// A new session for `person`, from `now`.
+    /// A new session for `person`, from `now`, of the longest lifetime
+    /// ([`SESSION_HOURS`]); see [`Session::start_bounded`].
     pub fn start(person: Caller, via: SignedInWith, now: DateTime<Utc>) -> Self {
+        Self::start_bounded(person, via, now, SESSION_HOURS * 3600, None)
+    }
+
+    /// A new session for `person`, from `now`, lasting `max_seconds` and
+    /// ending no later than `until` (epoch seconds: the `exp` of the access
+    /// token it was opened with).
+    pub fn start_bounded(
+        person: Caller,
+        via: SignedInWith,
+        now: DateTime<Utc>,
+        max_seconds: i64,
+        until: Option<i64>,
+    ) -> Self {
+        let longest = now.timestamp().saturating_add(max_seconds);
         Self {
             person,
-            expires_at: now.timestamp().saturating_add(SESSION_HOURS * 3600),
+            expires_at: until.map_or(longest, |until| until.min(longest)),
             id: ulid::Ulid::new().to_string(),
             via,
         }
     }
+}
+
+fn revoked_key(session: &Session) -> HashMap<String, AttributeValue> {
+    HashMap::from([
+        (
+            "pk".to_owned(),
+            AttributeValue::S(format!("T#{}#SESSION#{}", session.person.tenant(), session.id)),
+        ),
+        ("sk".to_owned(), AttributeValue::S("REVOKED".to_owned())),
+    ])
+}
+
+/// Records that `session` was signed out: one item, kept until the session
+/// would have ended (DynamoDB's TTL removes it then).
+pub async fn revoke(db: &Db, session: &Session, now: DateTime<Utc>) -> Result<(), ToolError> {
+    let mut item = revoked_key(session);
+    item.insert("kind".to_owned(), AttributeValue::S("revoked_session".to_owned()));
+    item.insert("revoked_at".to_owned(), AttributeValue::N(now.timestamp().to_string()));
+    item.insert(
+        "expires_at".to_owned(),
+        AttributeValue::N(session.expires_at.saturating_add(60).to_string()),
+    );
+    db.client()
+        .put_item()
+        .table_name(db.table())
+        .set_item(Some(item))
+        .send()
+        .await
+        .map_err(|e| store_error(e, "You were not signed out."))?;
+    Ok(())
+}
+
+/// Whether `session` was signed out (one strongly consistent read).
+pub async fn is_revoked(db: &Db, session: &Session) -> Result<bool, ToolError> {
+    let out = db
+        .client()
+        .get_item()
+        .table_name(db.table())
+        .set_key(Some(revoked_key(session)))
+        .consistent_read(true)
+        .projection_expression("pk")
+        .send()
+        .await
+        .map_err(|e| store_error(e, "Nothing was read or changed."))?;
+    Ok(out.item().is_some())
 }
 
 #[derive(Serialize, Deserialize)]
@@ -86,6 +166,18 @@ struct Payload {
 pub struct SessionKeys {
     key: CursorKey,
     secure: bool,
+    /// The cookie names: `__Host-` prefixed when `Secure`, with the port
+    /// on loopback http.
+    names: CookieNames,
+    /// The longest a session lasts, in seconds.
+    max_seconds: i64,
+}
+
+#[derive(Debug, Clone)]
+struct CookieNames {
+    session: String,
+    sign_in: String,
+    pre_session: String,
 }
 
 /// Whether two byte strings are equal, in time independent of where they differ.
@@ -104,10 +196,27 @@ impl SessionKeys {
             (None, None) => return Err(ConfigError::Missing("DRAFTLINE_SESSION_SECRET")),
         };
         let context = format!("review-session|{}|{}", config.resource, config.table);
+        let loopback = loopback_http_port(&config.resource);
+        let secure = loopback.is_none();
+        let name = |base: &str| match loopback {
+            None => format!("__Host-{base}"),
+            Some(port) => format!("{base}_{port}"),
+        };
         Ok(Self {
             key: CursorKey::derive(material.as_bytes(), context.as_bytes(), source),
-            secure: !is_loopback_http(&config.resource),
+            secure,
+            names: CookieNames {
+                session: name("draftline_session"),
+                sign_in: name("draftline_sign_in"),
+                pre_session: name("draftline_pre_session"),
+            },
+            max_seconds: i64::try_from(config.review.session_max.as_secs()).unwrap_or(SESSION_HOURS * 3600),
         })
+    }
+
+    /// The longest a session of this deployment lasts, in seconds.
+    pub fn max_session_seconds(&self) -> i64 {
+        self.max_seconds
     }
 
     /// Whether cookies are `Secure` (everywhere but loopback http).
@@ -115,21 +224,42 @@ impl SessionKeys {
         self.secure
     }
 
-    /// The session cookie's name (`__Host-` prefixed when `Secure`).
-    pub fn session_cookie(&self) -> &'static str {
-        if self.secure {
-            "__Host-draftline_session"
-        } else {
-            "draftline_session"
-        }
+    /// The session cookie's name (`__Host-` prefixed when `Secure`; with
+    /// the port on loopback http: `draftline_session_3000`).
+    pub fn session_cookie(&self) -> &str {
+        &self.names.session
     }
 
     /// The name of the cookie that holds a sign-in in progress.
-    pub fn sign_in_cookie(&self) -> &'static str {
-        if self.secure {
-            "__Host-draftline_sign_in"
-        } else {
-            "draftline_sign_in"
+    pub fn sign_in_cookie(&self) -> &str {
+        &self.names.sign_in
+    }
+
+    /// The name of the pre-session cookie that anchors the sign-in form's
+    /// CSRF token.
+    pub fn pre_session_cookie(&self) -> &str {
+        &self.names.pre_session
+    }
+
+    /// `Set-Cookie` for a new pre-session cookie, and its value.
+    pub fn new_pre_session(&self) -> (String, String) {
+        let value = URL_SAFE_NO_PAD.encode(rand::random::<[u8; 24]>());
+        let cookie = self.cookie(self.pre_session_cookie(), &value, PRE_SESSION_SECONDS);
+        (cookie, value)
+    }
+
+    /// The sign-in form's CSRF token for pre-session cookie `pre`.
+    pub fn pre_session_token(&self, pre: &str) -> String {
+        URL_SAFE_NO_PAD.encode(self.key.tag(PRE_SESSION_PURPOSE, pre.as_bytes()))
+    }
+
+    /// Whether `token` is the sign-in form's token of pre-session cookie `pre`.
+    pub fn pre_session_matches(&self, pre: Option<&str>, token: Option<&str>) -> bool {
+        match (pre, token) {
+            (Some(pre), Some(token)) if !pre.is_empty() && pre.len() <= 64 => {
+                same(token.as_bytes(), self.pre_session_token(pre).as_bytes())
+            }
+            _ => false,
         }
     }
 
@@ -229,17 +359,30 @@ impl SessionKeys {
     }
 }
 
-/// `http://` on a loopback host: the only place cookies go without `Secure`.
-fn is_loopback_http(resource: &str) -> bool {
-    let Some(rest) = resource.strip_prefix("http://") else {
-        return false;
-    };
+/// The port of an `http://` resource on a loopback host (the only place
+/// cookies go without `Secure`), 80 when it names none; `None` elsewhere.
+fn loopback_http_port(resource: &str) -> Option<u16> {
+    let rest = resource.strip_prefix("http://")?;
     let authority = rest.split('/').next().unwrap_or_default();
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or_default(),
-        None => authority.rsplit_once(':').map_or(authority, |(host, _)| host),
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => {
+            let (host, after) = v6.split_once(']')?;
+            (host, after.strip_prefix(':'))
+        }
+        None => match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
     };
-    host == "localhost" || host == "::1" || host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
+    let loopback =
+        host == "localhost" || host == "::1" || host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback());
+    if !loopback {
+        return None;
+    }
+    match port {
+        None => Some(80),
+        Some(port) => port.parse().ok(),
+    }
 }
 
 #[cfg(test)]
@@ -308,6 +451,71 @@ mod tests {
         assert_eq!(
             cookie,
             "__Host-draftline_session=v; Path=/; Max-Age=60; HttpOnly; SameSite=Lax; Secure"
+        );
+    }
+
+    #[test]
+    fn local_cookie_names_carry_the_port_and_deployed_ones_the_host_prefix() {
+        let local = keys("http://127.0.0.1:3000");
+        assert_eq!(local.session_cookie(), "draftline_session_3000");
+        assert_eq!(local.sign_in_cookie(), "draftline_sign_in_3000");
+        assert_eq!(local.pre_session_cookie(), "draftline_pre_session_3000");
+        assert_eq!(
+            keys("http://localhost:8080/").session_cookie(),
+            "draftline_session_8080"
+        );
+        assert_eq!(keys("http://[::1]:3100").session_cookie(), "draftline_session_3100");
+        let deployed = keys("https://review.example.com");
+        assert_eq!(deployed.session_cookie(), "__Host-draftline_session");
+        assert_eq!(deployed.pre_session_cookie(), "__Host-draftline_pre_session");
+    }
+
+    #[test]
+    fn a_sign_in_token_is_bound_to_its_pre_session_cookie() {
+        let keys = keys("http://127.0.0.1:3000");
+        let (cookie, pre) = keys.new_pre_session();
+        assert!(
+            cookie.starts_with(&format!("draftline_pre_session_3000={pre};")),
+            "{cookie}"
+        );
+        let token = keys.pre_session_token(&pre);
+        assert!(keys.pre_session_matches(Some(&pre), Some(&token)));
+        let (_, other) = keys.new_pre_session();
+        assert_ne!(pre, other);
+        assert!(!keys.pre_session_matches(Some(&other), Some(&token)));
+        assert!(!keys.pre_session_matches(None, Some(&token)));
+        assert!(!keys.pre_session_matches(Some(&pre), None));
+        assert!(!keys.pre_session_matches(Some(""), Some(&keys.pre_session_token(""))));
+        // Another deployment's key makes other tokens.
+        assert!(!keys_for_other().pre_session_matches(Some(&pre), Some(&token)));
+    }
+
+    #[test]
+    fn a_session_ends_at_its_maximum_or_its_tokens_expiry_whichever_is_first() {
+        let now = Utc::now();
+        let max = 8 * 3600;
+        let long = Session::start_bounded(
+            person("a"),
+            SignedInWith::Oidc,
+            now,
+            max,
+            Some(now.timestamp() + 9 * 3600),
+        );
+        assert_eq!(long.expires_at, now.timestamp() + max);
+        let short = Session::start_bounded(person("a"), SignedInWith::Oidc, now, max, Some(now.timestamp() + 300));
+        assert_eq!(short.expires_at, now.timestamp() + 300);
+        let demo = Session::start_bounded(person("a"), SignedInWith::Demo, now, 3600, None);
+        assert_eq!(demo.expires_at, now.timestamp() + 3600);
+        // A cookie of the short session stops opening at the token's expiry.
+        let keys = keys("http://127.0.0.1:3000");
+        let cookie = keys.seal_session(&short);
+        assert!(
+            keys.open_session(&cookie, now + chrono::Duration::seconds(299))
+                .is_some()
+        );
+        assert!(
+            keys.open_session(&cookie, now + chrono::Duration::seconds(300))
+                .is_none()
         );
     }
 

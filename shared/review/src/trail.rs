@@ -57,6 +57,12 @@ pub struct CallRecord {
     pub arguments: Option<(String, bool)>,
     /// The request id.
     pub request_id: String,
+    /// Whether the call passed authentication and the scope check;
+    /// `None` for items written before the audit said so.
+    pub authorized: Option<bool>,
+    /// The person's answer to a near-duplicate question the call carried
+    /// (`create_another`, `use_existing`), and the open draft it was about.
+    pub confirmed: Option<(String, String)>,
 }
 
 impl CallRecord {
@@ -81,7 +87,124 @@ impl CallRecord {
             document: s("document_number").map(|number| (number, s("document_kind").unwrap_or_default())),
             arguments: s("arguments").map(|a| (a, s("arguments_truncated").is_some())),
             request_id: s("request_id").unwrap_or_default(),
+            authorized: item.get("authorized").and_then(|v| v.as_bool().ok()).copied(),
+            confirmed: s("confirmed").map(|decision| (decision, s("near_duplicate_of").unwrap_or_default())),
         }
+    }
+
+    /// Whether the call was made by a caller allowed to make it: it passed
+    /// authentication and the scope check. Items from before the audit
+    /// recorded that count when their outcome shows the tool ran.
+    pub fn was_authorized(&self) -> bool {
+        self.authorized
+            .unwrap_or(matches!(self.outcome.as_str(), "ok" | "replayed" | "input_required"))
+    }
+}
+
+/// Which calls of a run a person may read: those of the tools of modules
+/// their scopes read or approve (a person's decisions by the kind of their
+/// document), and calls of tools of no module at all (a name no tool has),
+/// whose arguments are withheld.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunView {
+    /// The modules of the deployment (`purchasing`, `inventory`, …).
+    known: Vec<String>,
+    /// The modules the person may read.
+    readable: Vec<String>,
+}
+
+/// The tool prefix of a person's decisions (`review.approve`, `review.reject`).
+const DECISIONS: &str = "review.";
+
+impl RunView {
+    /// The view of `person` over a deployment with `modules`.
+    pub fn of(person: &Caller, modules: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        let known: Vec<String> = modules.into_iter().map(Into::into).collect();
+        let readable = known
+            .iter()
+            .filter(|module| {
+                let scopes = person.scopes();
+                scopes.grants(&format!("{module}:read")) || scopes.grants(&format!("{module}:approve"))
+            })
+            .cloned()
+            .collect();
+        Self { known, readable }
+    }
+
+    /// The module a call's tool belongs to, if any (a decision's is its
+    /// document's: purchasing for orders, sales for quotes).
+    pub fn module_of<'a>(&'a self, call: &CallRecord) -> Option<&'a str> {
+        if call.tool.starts_with(DECISIONS) {
+            let module = match call.document.as_ref().map(|(_, kind)| kind.as_str()) {
+                Some("purchase_order") => "purchasing",
+                Some("quote") => "sales",
+                _ => return None,
+            };
+            return self.known.iter().find(|m| *m == module).map(String::as_str);
+        }
+        self.known
+            .iter()
+            .find(|module| {
+                call.tool
+                    .strip_prefix(module.as_str())
+                    .is_some_and(|rest| rest.starts_with('_'))
+            })
+            .map(String::as_str)
+    }
+
+    /// Whether the person may read `call` at all.
+    pub fn shows(&self, call: &CallRecord) -> bool {
+        match self.module_of(call) {
+            Some(module) => self.readable.iter().any(|m| m == module),
+            None => true,
+        }
+    }
+
+    /// Whether the person may read `call` with its arguments (a call of a
+    /// module they read, not of a tool of no module).
+    pub fn reads(&self, call: &CallRecord) -> bool {
+        self.module_of(call)
+            .is_some_and(|module| self.readable.iter().any(|m| m == module))
+    }
+
+    /// The DynamoDB filter of the calls [`RunView::shows`], on top of the
+    /// branch (`:branch`): its expression and values.
+    fn filter(&self) -> (String, HashMap<String, AttributeValue>) {
+        let mut values = HashMap::new();
+        let mut prefix = |name: String, value: String| {
+            values.insert(name.clone(), AttributeValue::S(value));
+            name
+        };
+        let mut shown = Vec::new();
+        for (i, module) in self.readable.iter().enumerate() {
+            let name = prefix(format!(":read{i}"), format!("{module}_"));
+            shown.push(format!("begins_with(tool, {name})"));
+        }
+        let decisions = prefix(":decisions".to_owned(), DECISIONS.to_owned());
+        let kinds: Vec<String> = self
+            .readable
+            .iter()
+            .filter_map(|module| match module.as_str() {
+                "purchasing" => Some("purchase_order"),
+                "sales" => Some("quote"),
+                _ => None,
+            })
+            .enumerate()
+            .map(|(i, kind)| prefix(format!(":kind{i}"), kind.to_owned()))
+            .collect();
+        if !kinds.is_empty() {
+            shown.push(format!(
+                "(begins_with(tool, {decisions}) AND document_kind IN ({}))",
+                kinds.join(", ")
+            ));
+        }
+        let mut owned = vec![format!("begins_with(tool, {decisions})")];
+        for (i, module) in self.known.iter().enumerate() {
+            let name = prefix(format!(":known{i}"), format!("{module}_"));
+            owned.push(format!("begins_with(tool, {name})"));
+        }
+        shown.push(format!("NOT ({})", owned.join(" OR ")));
+        (format!("branch_id = :branch AND ({})", shown.join(" OR ")), values)
     }
 }
 
@@ -99,17 +222,20 @@ fn run_partition(person: &Caller, run: &str) -> String {
     format!("T#{}#RUN#{run}", person.tenant())
 }
 
-/// Up to `limit` calls of run `run` made in the person's branch, in order,
-/// after position `after` (a sort key of this run). Reads at most a few
-/// DynamoDB pages; a page may be short and still have more after it.
+/// Up to `limit` calls of run `run` made in the person's branch that
+/// `view` shows, in order, after position `after` (a sort key of this
+/// run). Reads at most a few DynamoDB pages; a page may be short and still
+/// have more after it.
 pub async fn run_calls(
     db: &Db,
     person: &Caller,
+    view: &RunView,
     run: &str,
     after: Option<&str>,
     limit: usize,
 ) -> Result<RunPage, ToolError> {
     let pk = run_partition(person, run);
+    let (filter, values) = view.filter();
     let mut start = after.map(|sk| {
         HashMap::from([
             ("pk".to_owned(), AttributeValue::S(pk.clone())),
@@ -123,7 +249,8 @@ pub async fn run_calls(
             .query()
             .table_name(db.table())
             .key_condition_expression("pk = :pk")
-            .filter_expression("branch_id = :branch")
+            .filter_expression(filter.as_str())
+            .set_expression_attribute_values(Some(values.clone()))
             .expression_attribute_values(":pk", AttributeValue::S(pk.clone()))
             .expression_attribute_values(":branch", AttributeValue::S(person.branch().to_string()))
             .scan_index_forward(true)

@@ -111,6 +111,18 @@ pub struct KeyFacts {
     pub key: String,
     /// The fingerprint of tool + input.
     pub fingerprint: String,
+    /// The person's answer the call carried, once checked against it.
+    pub answered: Option<Answered>,
+}
+
+/// A person's checked answer to a near-duplicate question, as the audit
+/// keeps it: the review pages mark a draft created through one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answered {
+    /// `create_another` or `use_existing`.
+    pub decision: &'static str,
+    /// The open draft the question was about (`PO-SBY-000004`).
+    pub existing: String,
 }
 
 /// How a call ended, as the audit needs it.
@@ -128,6 +140,10 @@ pub struct Outcome<'a> {
     pub document: Option<&'a DocumentRef>,
     /// The draft's key facts.
     pub key: Option<&'a KeyFacts>,
+    /// Whether the call passed authentication and the scope check (its
+    /// agent headers describe a call its caller was allowed to make; the
+    /// run page's header card is read from such calls only).
+    pub authorized: bool,
 }
 
 /// One call's audit item, built once.
@@ -186,6 +202,10 @@ impl AuditRecord {
         opt("approval_reason", facts.agent.approval_reason.as_deref());
         opt("idempotency_key", outcome.key.map(|k| k.key.as_str()));
         opt("fingerprint", outcome.key.map(|k| k.fingerprint.as_str()));
+        let answered = outcome.key.and_then(|k| k.answered.as_ref());
+        opt("confirmed", answered.map(|a| a.decision));
+        opt("near_duplicate_of", answered.map(|a| a.existing.as_str()));
+
         if let Some(arguments) = &facts.arguments {
             opt("arguments", Some(&arguments.text));
             if arguments.truncated {
@@ -198,6 +218,9 @@ impl AuditRecord {
             opt("document_kind", Some(&doc.kind));
             opt("gsi1pk", Some(&format!("T#{tenant}#DOC#{}", doc.id)));
             opt("gsi1sk", Some(&sk));
+        }
+        if outcome.authorized {
+            item.insert("authorized".to_owned(), AttributeValue::Bool(true));
         }
         Self { id, item }
     }

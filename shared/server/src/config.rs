@@ -25,6 +25,8 @@ pub const DEFAULT_IDEMPOTENCY_TTL: Duration = Duration::from_secs(86_400);
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(15);
 /// How far back a draft looks for an open agent draft of the same items.
 pub const DEFAULT_NEAR_DUPLICATE_WINDOW: Duration = Duration::from_secs(86_400);
+/// The longest a review session lasts when `DRAFTLINE_SESSION_MAX_HOURS` is not set.
+pub const DEFAULT_SESSION_MAX_HOURS: u64 = 8;
 /// The default time limit of one call: below the 10 s default of the
 /// Lambda template and the 15 s `maxDuration` of `vercel.json`.
 pub const DEFAULT_CALL_DEADLINE: Duration = Duration::from_secs(9);
@@ -87,6 +89,7 @@ impl ErpSettings {
                         reason: "must be an absolute http(s) URL".into(),
                     });
                 }
+                https_off_loopback("DRAFTLINE_TRYTON_URL", &url, "the ERP's REST key and every document")?;
                 let database =
                     get("DRAFTLINE_TRYTON_DATABASE").ok_or(ConfigError::Missing("DRAFTLINE_TRYTON_DATABASE"))?;
                 if database.is_empty()
@@ -136,6 +139,9 @@ pub struct ReviewSettings {
     /// `DRAFTLINE_REVIEW_ALLOW_SELF_APPROVAL`: whether the person an agent
     /// drafted for may approve that draft themselves (four eyes off). Default false.
     pub allow_self_approval: bool,
+    /// `DRAFTLINE_SESSION_MAX_HOURS` (1-24, default 8): the longest a review
+    /// session lasts; one opened with an access token also ends at its `exp`.
+    pub session_max: Duration,
     /// The demo sign-in page that lists the demo people. Never read from
     /// the environment: only [`Config::local`] (`draftline serve`) turns it
     /// on, so no deployed function can offer it.
@@ -187,6 +193,11 @@ impl ReviewSettings {
                         reason: "must be an absolute http(s) URL".into(),
                     });
                 }
+                https_off_loopback(
+                    "DRAFTLINE_OIDC_ISSUER",
+                    &issuer,
+                    "sign-in codes, the client secret and the provider's keys",
+                )?;
                 let mut scopes = vec!["openid".to_owned()];
                 let asked = get("DRAFTLINE_OIDC_SCOPES").unwrap_or_else(|| DEFAULT_OIDC_SCOPES.to_owned());
                 for scope in asked.split_whitespace() {
@@ -212,10 +223,23 @@ impl ReviewSettings {
                 });
             }
         };
+        let session_max = match get("DRAFTLINE_SESSION_MAX_HOURS") {
+            None => Duration::from_secs(DEFAULT_SESSION_MAX_HOURS * 3600),
+            Some(v) => match v.trim().parse::<u64>() {
+                Ok(hours) if (1..=24).contains(&hours) => Duration::from_secs(hours * 3600),
+                _ => {
+                    return Err(ConfigError::Invalid {
+                        name: "DRAFTLINE_SESSION_MAX_HOURS",
+                        reason: format!("'{v}' is not a number of hours between 1 and 24"),
+                    });
+                }
+            },
+        };
         Ok(Self {
             session_secret,
             oidc,
             allow_self_approval,
+            session_max,
             demo_sign_in: false,
         })
     }
@@ -286,6 +310,34 @@ pub enum ConfigError {
         /// Why.
         reason: String,
     },
+    /// A variable is set to something that would work, unsafely.
+    #[error("{name} is unsafe: {reason}; draftline refuses to start with it")]
+    Unsafe {
+        /// The variable.
+        name: &'static str,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Refuses a plain `http://` URL off loopback for `name`, which carries `what`.
+fn https_off_loopback(name: &'static str, url: &str, what: &str) -> Result<(), ConfigError> {
+    let plain = url
+        .trim()
+        .get(..7)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"));
+    if plain && !crate::edge::origin::is_loopback_url(url) {
+        return Err(ConfigError::Unsafe {
+            name,
+            reason: format!(
+                "'{}' is plain http off loopback, which would put {what} on the wire in clear (and let anyone on \
+                 the way change it). Use an https:// URL; plain http is accepted only for a loopback host \
+                 (127.0.0.1, ::1, localhost)",
+                url.chars().take(120).collect::<String>()
+            ),
+        });
+    }
+    Ok(())
 }
 
 impl Config {
@@ -306,9 +358,29 @@ impl Config {
         }
         let issuer = get("DRAFTLINE_ISSUER").ok_or(ConfigError::Missing("DRAFTLINE_ISSUER"))?;
         let jwks_url = get("DRAFTLINE_JWKS_URL");
+        if let Some(url) = &jwks_url {
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                return Err(ConfigError::Invalid {
+                    name: "DRAFTLINE_JWKS_URL",
+                    reason: "must be an absolute http(s) URL".into(),
+                });
+            }
+            https_off_loopback("DRAFTLINE_JWKS_URL", url, "the keys every token is verified with")?;
+        }
         let jwt_secret = get("DRAFTLINE_JWT_SECRET").map(Secret::new);
         if jwks_url.is_none() && jwt_secret.is_none() {
             return Err(ConfigError::NoVerifier);
+        }
+        if jwt_secret.as_ref().is_some_and(|s| s.expose() == LOCAL_DEV_SECRET)
+            && !crate::edge::origin::is_loopback_url(&resource)
+        {
+            return Err(ConfigError::Unsafe {
+                name: "DRAFTLINE_JWT_SECRET",
+                reason: "it is draftline's public local-development secret (printed in the source and the README), \
+                         so anyone could mint tokens for this deployment. It is accepted only when \
+                         DRAFTLINE_RESOURCE is a loopback URL; set a secret of your own (at least 32 random bytes)"
+                    .into(),
+            });
         }
         if let Some(secret) = &jwt_secret
             && secret.expose().len() < 32
@@ -437,6 +509,7 @@ impl Config {
                 session_secret: None,
                 oidc: None,
                 allow_self_approval: false,
+                session_max: Duration::from_secs(DEFAULT_SESSION_MAX_HOURS * 3600),
                 demo_sign_in: true,
             },
         }
@@ -581,6 +654,66 @@ mod tests {
                 .review
                 .demo_sign_in
         );
+    }
+
+    #[test]
+    fn plain_http_off_loopback_and_the_public_local_secret_are_refused_with_the_variable_named() {
+        let unsafe_with = |extra: &[(&'static str, &str)], base: HashMap<&'static str, String>| {
+            let mut env = base;
+            for (k, v) in extra {
+                env.insert(k, (*v).to_owned());
+            }
+            Config::from_lookup(|k| env.get(k).cloned())
+        };
+        let cases: [(&[(&'static str, &str)], &str); 4] = [
+            (
+                &[("DRAFTLINE_JWKS_URL", "http://id.example.com/jwks")],
+                "DRAFTLINE_JWKS_URL",
+            ),
+            (
+                &[
+                    ("DRAFTLINE_ERP", "tryton"),
+                    ("DRAFTLINE_TRYTON_URL", "http://erp.example.com:8000"),
+                    ("DRAFTLINE_TRYTON_DATABASE", "demo"),
+                    ("DRAFTLINE_TRYTON_KEY", "k"),
+                ],
+                "DRAFTLINE_TRYTON_URL",
+            ),
+            (
+                &[
+                    ("DRAFTLINE_OIDC_ISSUER", "http://id.example.com"),
+                    ("DRAFTLINE_OIDC_CLIENT_ID", "c"),
+                ],
+                "DRAFTLINE_OIDC_ISSUER",
+            ),
+            (&[("DRAFTLINE_JWT_SECRET", LOCAL_DEV_SECRET)], "DRAFTLINE_JWT_SECRET"),
+        ];
+        for (extra, name) in cases {
+            let err = unsafe_with(extra, full()).unwrap_err();
+            assert!(
+                matches!(&err, ConfigError::Unsafe { name: n, .. } if *n == name),
+                "{name}: {err}"
+            );
+            assert!(err.to_string().starts_with(&format!("{name} is unsafe")), "{err}");
+        }
+        // A loopback host looks like one only when it is one.
+        let err = unsafe_with(&[("DRAFTLINE_JWKS_URL", "http://127.0.0.1.example.com/jwks")], full()).unwrap_err();
+        assert!(matches!(err, ConfigError::Unsafe { .. }), "{err}");
+        // On loopback both are what local development uses, and https is fine anywhere.
+        let mut local = full();
+        local.insert("DRAFTLINE_RESOURCE", "http://127.0.0.1:3000".to_owned());
+        for extra in [
+            &[("DRAFTLINE_JWKS_URL", "http://127.0.0.1:4000/jwks")][..],
+            &[("DRAFTLINE_JWKS_URL", "http://[::1]:4000/jwks")][..],
+            &[("DRAFTLINE_JWT_SECRET", LOCAL_DEV_SECRET)][..],
+            &[
+                ("DRAFTLINE_OIDC_ISSUER", "http://localhost:4000"),
+                ("DRAFTLINE_OIDC_CLIENT_ID", "c"),
+            ][..],
+        ] {
+            assert!(unsafe_with(extra, local.clone()).is_ok(), "{extra:?}");
+        }
+        assert!(unsafe_with(&[("DRAFTLINE_JWKS_URL", "https://id.example.com/jwks")], full()).is_ok());
     }
 
     #[test]

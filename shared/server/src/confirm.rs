@@ -16,10 +16,21 @@
 //!
 //! the latter two as `create-another <state>` or `use-existing <state>`.
 //! A state that was forged, has expired, or is presented by another caller,
-//! for another tool or for other input is refused (`400`, nothing created).
-//! Single use is not needed: a confirmed "create another" creates one
-//! document under the call's idempotency key, and its retry is a replay.
+//! for another tool, for other input or under another idempotency key is
+//! refused (`400`, nothing created).
+//!
+//! A "create another" answer is **single use**: the state carries a nonce,
+//! and the write that creates the draft also writes the nonce's
+//! [`Consumption`] item under `attribute_not_exists(pk)` — in the draft's
+//! own transaction on the built-in backend, with the key's claim before the
+//! ERP write on an external one. A second use creates nothing and says so;
+//! the confirmed call's own retry is still a replay (its key record answers
+//! first). A claim given back because the ERP wrote nothing gives the
+//! nonce back too, so the same confirmed call may be retried.
 
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
@@ -27,10 +38,18 @@ use draftline_contract::ToolError;
 use draftline_contract::cursor::CursorKey;
 use draftline_contract::identity::Caller;
 use draftline_contract::tool::Decision;
+use draftline_dynamo::Db;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::idempotency::IdempotencyKey;
 
 /// How long a question may be answered.
 pub const STATE_TTL_SECONDS: i64 = 15 * 60;
+
+/// How long a used confirmation's nonce is kept after its state expired
+/// (then DynamoDB's TTL removes it: the state itself no longer opens).
+const CONSUMED_KEPT_SECONDS: i64 = 3600;
 
 /// The `inputRequests` key of the elicitation (MCP 2026-07-28).
 pub const ELICITATION_KEY: &str = "draftline_near_duplicate";
@@ -41,8 +60,11 @@ pub const META_KEY: &str = "io.draftline/confirm";
 /// The HTTP header of a confirmation.
 pub const HEADER: &str = "draftline-confirm";
 
-const PURPOSE: &[u8] = b"draftline/request-state/v1";
-const VERSION: &str = "s1";
+/// The most characters a request state has (the header's schema says so too).
+pub const MAX_STATE_LEN: usize = 2048;
+
+const PURPOSE: &[u8] = b"draftline/request-state/v2";
+const VERSION: &str = "s2";
 
 /// What a sealed state binds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,7 +74,12 @@ struct State {
     u: String,
     tool: String,
     fp: String,
+    /// The number of the open draft the question was about.
     n: String,
+    /// The digest of the idempotency key the question was asked under.
+    k: String,
+    /// The nonce a "create another" answer consumes.
+    j: String,
     exp: i64,
 }
 
@@ -79,7 +106,7 @@ impl Answer {
         };
         let (decision, state) = text.trim().split_once(' ').ok_or_else(invalid)?;
         let state = state.trim();
-        if state.is_empty() || state.len() > 2048 {
+        if state.is_empty() || state.len() > MAX_STATE_LEN {
             return Err(invalid());
         }
         match decision {
@@ -88,6 +115,74 @@ impl Answer {
             _ => Err(invalid()),
         }
     }
+}
+
+/// A checked answer: what the person decided, and for "create another"
+/// the one-time nonce the creating write consumes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confirmed {
+    /// The decision the tool acts on.
+    pub decision: Decision,
+    /// The open draft the question was about.
+    pub existing: String,
+    /// For "create another": what the creating write consumes.
+    pub consumption: Option<Consumption>,
+}
+
+/// The single use of a "create another" answer: an item keyed by the
+/// state's nonce, written once under `attribute_not_exists(pk)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Consumption {
+    nonce: String,
+    /// Until when the item is kept (epoch seconds; DynamoDB TTL).
+    expires_at: i64,
+}
+
+impl Consumption {
+    fn key(&self, caller: &Caller) -> HashMap<String, AttributeValue> {
+        HashMap::from([
+            (
+                "pk".to_owned(),
+                AttributeValue::S(format!("T#{}#CONFIRM#{}", caller.tenant(), self.nonce)),
+            ),
+            ("sk".to_owned(), AttributeValue::S("CONFIRM".to_owned())),
+        ])
+    }
+
+    /// The transaction item that consumes the answer: it fails (condition)
+    /// when the answer was used already.
+    pub fn put(&self, db: &Db, caller: &Caller, request_id: &str) -> Result<TransactWriteItem, ToolError> {
+        let mut item = self.key(caller);
+        item.insert("kind".to_owned(), AttributeValue::S("confirmation".to_owned()));
+        item.insert("request_id".to_owned(), AttributeValue::S(request_id.to_owned()));
+        item.insert("expires_at".to_owned(), AttributeValue::N(self.expires_at.to_string()));
+        let put = Put::builder()
+            .table_name(db.table())
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk)")
+            .build()
+            .map_err(ToolError::internal)?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
+    /// The transaction item that gives the answer back (the claim it was
+    /// consumed with is released: nothing was created).
+    pub fn give_back(&self, db: &Db, caller: &Caller) -> Result<TransactWriteItem, ToolError> {
+        let delete = Delete::builder()
+            .table_name(db.table())
+            .set_key(Some(self.key(caller)))
+            .build()
+            .map_err(ToolError::internal)?;
+        Ok(TransactWriteItem::builder().delete(delete).build())
+    }
+}
+
+/// The error of an answer that was already used to create a draft.
+pub fn already_used() -> ToolError {
+    refused(
+        "it was already used: one confirmation creates one draft, and this one created its draft already. If you \
+         are retrying that same call, resend it exactly (same key, same arguments) to get that draft back",
+    )
 }
 
 fn refused(why: &str) -> ToolError {
@@ -100,39 +195,56 @@ fn refused(why: &str) -> ToolError {
     )
 }
 
+/// The digest a state keeps of the idempotency key it was asked under.
+fn key_digest(caller: &Caller, key: &IdempotencyKey) -> String {
+    let mut digest = Sha256::new();
+    digest.update(caller.tenant().as_str().as_bytes());
+    digest.update([0]);
+    digest.update(key.storage_key(caller).as_bytes());
+    hex::encode(&digest.finalize()[..16])
+}
+
+/// What a question is about: the call it was asked of.
+#[derive(Debug, Clone, Copy)]
+pub struct Asked<'a> {
+    /// The caller.
+    pub caller: &'a Caller,
+    /// The tool.
+    pub tool: &'a str,
+    /// The fingerprint of tool + input.
+    pub fingerprint: &'a str,
+    /// The idempotency key of the call.
+    pub key: &'a IdempotencyKey,
+}
+
 /// Seals the state of a question about draft `number` for this call.
-pub fn seal(
-    key: &CursorKey,
-    caller: &Caller,
-    tool: &str,
-    fingerprint: &str,
-    number: &str,
-    now: DateTime<Utc>,
-) -> Result<String, ToolError> {
+pub fn seal(cursors: &CursorKey, asked: &Asked<'_>, number: &str, now: DateTime<Utc>) -> Result<String, ToolError> {
     let state = State {
-        t: caller.tenant().to_string(),
-        b: caller.branch().to_string(),
-        u: caller.user().to_string(),
-        tool: tool.to_owned(),
-        fp: fingerprint.to_owned(),
+        t: asked.caller.tenant().to_string(),
+        b: asked.caller.branch().to_string(),
+        u: asked.caller.user().to_string(),
+        tool: asked.tool.to_owned(),
+        fp: asked.fingerprint.to_owned(),
         n: number.to_owned(),
+        k: key_digest(asked.caller, asked.key),
+        j: ulid::Ulid::new().to_string(),
         exp: now.timestamp().saturating_add(STATE_TTL_SECONDS),
     };
     let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&state).map_err(ToolError::internal)?);
-    let tag = URL_SAFE_NO_PAD.encode(key.tag(PURPOSE, payload.as_bytes()));
+    let tag = URL_SAFE_NO_PAD.encode(cursors.tag(PURPOSE, payload.as_bytes()));
     Ok(format!("{VERSION}.{payload}.{tag}"))
 }
 
 /// The decision an answer carries, if its state was sealed by this
-/// deployment for exactly this caller, tool and input and has not expired.
+/// deployment for exactly this call (caller, tool, input and idempotency
+/// key) and has not expired. Whether a "create another" was used already
+/// is decided by the write that creates the draft ([`Consumption`]).
 pub fn decide(
-    key: &CursorKey,
+    cursors: &CursorKey,
     answer: &Answer,
-    caller: &Caller,
-    tool: &str,
-    fingerprint: &str,
+    call: &Asked<'_>,
     now: DateTime<Utc>,
-) -> Result<Decision, ToolError> {
+) -> Result<Confirmed, ToolError> {
     let (sealed, create) = match answer {
         Answer::CreateAnother(state) => (state, true),
         Answer::UseExisting(state) => (state, false),
@@ -149,7 +261,7 @@ pub fn decide(
     else {
         return Err(refused("it is not a request state this server handed out"));
     };
-    let expected = key.tag(PURPOSE, payload.as_bytes());
+    let expected = cursors.tag(PURPOSE, payload.as_bytes());
     let given = URL_SAFE_NO_PAD.decode(tag).unwrap_or_default();
     if !constant_time_eq(&given, &expected) {
         return Err(refused("it is not a request state this server handed out"));
@@ -162,20 +274,39 @@ pub fn decide(
     if state.exp <= now.timestamp() {
         return Err(refused("the question has expired"));
     }
+    let caller = call.caller;
     let mine =
         state.t == caller.tenant().as_str() && state.b == caller.branch().as_str() && state.u == caller.user().as_str();
     if !mine {
         return Err(refused("the question was asked of another caller"));
     }
-    if state.tool != tool || state.fp != fingerprint {
+    if state.tool != call.tool || state.fp != call.fingerprint {
         return Err(refused(
             "the question was asked about another call (other tool or other arguments)",
         ));
     }
+    if state.k != key_digest(caller, call.key) {
+        return Err(refused(
+            "it answers the call it was asked about under that call's own idempotency key (its Idempotency-Key, or \
+             its X-Agent-Run-Id and client_ref), and this call has another key. Resend the confirmation with the \
+             original call's key",
+        ));
+    }
     Ok(if create {
-        Decision::CreateAnother
+        Confirmed {
+            decision: Decision::CreateAnother,
+            existing: state.n,
+            consumption: Some(Consumption {
+                nonce: state.j,
+                expires_at: state.exp.saturating_add(CONSUMED_KEPT_SECONDS),
+            }),
+        }
     } else {
-        Decision::UseExisting(state.n)
+        Confirmed {
+            decision: Decision::UseExisting(state.n.clone()),
+            existing: state.n,
+            consumption: None,
+        }
     })
 }
 
@@ -200,30 +331,66 @@ mod tests {
         )
     }
 
+    fn key(value: &str) -> IdempotencyKey {
+        IdempotencyKey::parse_header(value).unwrap()
+    }
+
     #[test]
-    fn a_state_answers_only_its_own_call_before_it_expires() {
-        let key = CursorKey::from_secret(b"0123456789abcdef0123456789abcdef", "test");
+    fn a_state_answers_only_its_own_call_under_its_own_key_before_it_expires() {
+        let cursors = CursorKey::from_secret(b"0123456789abcdef0123456789abcdef", "test");
         let now = Utc.with_ymd_and_hms(2026, 11, 29, 9, 0, 0).unwrap();
         let me = caller("buyer-sby");
-        let state = seal(&key, &me, "t", "fp", "PO-SBY-000031", now).unwrap();
+        let k2 = key("k2");
+        let asked = Asked {
+            caller: &me,
+            tool: "t",
+            fingerprint: "fp",
+            key: &k2,
+        };
+        let state = seal(&cursors, &asked, "PO-SBY-000031", now).unwrap();
         let create = Answer::CreateAnother(state.clone());
-        assert_eq!(
-            decide(&key, &create, &me, "t", "fp", now).unwrap(),
-            Decision::CreateAnother
-        );
-        assert_eq!(
-            decide(&key, &Answer::UseExisting(state.clone()), &me, "t", "fp", now).unwrap(),
-            Decision::UseExisting("PO-SBY-000031".into())
-        );
-        assert!(decide(&key, &create, &caller("buyer-jkt"), "t", "fp", now).is_err());
-        assert!(decide(&key, &create, &me, "t", "other", now).is_err());
-        assert!(decide(&key, &create, &me, "u", "fp", now).is_err());
+        let confirmed = decide(&cursors, &create, &asked, now).unwrap();
+        assert_eq!(confirmed.decision, Decision::CreateAnother);
+        assert_eq!(confirmed.existing, "PO-SBY-000031");
+        assert!(confirmed.consumption.is_some());
+        let existing = decide(&cursors, &Answer::UseExisting(state.clone()), &asked, now).unwrap();
+        assert_eq!(existing.decision, Decision::UseExisting("PO-SBY-000031".into()));
+        assert_eq!(existing.consumption, None, "choosing the existing draft writes nothing");
+
+        let other = caller("buyer-jkt");
+        let k3 = key("k3");
+        let refusals = [
+            (
+                Asked {
+                    caller: &other,
+                    ..asked
+                },
+                "another caller",
+            ),
+            (
+                Asked {
+                    fingerprint: "other",
+                    ..asked
+                },
+                "another call",
+            ),
+            (Asked { tool: "u", ..asked }, "another call"),
+            (Asked { key: &k3, ..asked }, "another key"),
+        ];
+        for (call, why) in refusals {
+            let err = decide(&cursors, &create, &call, now).unwrap_err();
+            assert!(err.public_message().contains(why), "{why}: {}", err.public_message());
+        }
         let later = now + chrono::Duration::seconds(STATE_TTL_SECONDS);
-        assert!(decide(&key, &create, &me, "t", "fp", later).is_err());
-        let other_key = CursorKey::from_secret(b"fedcba9876543210fedcba9876543210", "test");
-        assert!(decide(&other_key, &create, &me, "t", "fp", now).is_err());
-        let forged = state.replacen("s1.", "s1.x", 1);
-        assert!(decide(&key, &Answer::CreateAnother(forged), &me, "t", "fp", now).is_err());
+        assert!(decide(&cursors, &create, &asked, later).is_err());
+        let other_cursors = CursorKey::from_secret(b"fedcba9876543210fedcba9876543210", "test");
+        assert!(decide(&other_cursors, &create, &asked, now).is_err());
+        let forged = state.replacen("s2.", "s2.x", 1);
+        assert!(decide(&cursors, &Answer::CreateAnother(forged), &asked, now).is_err());
+        // Two questions of the same call have different nonces.
+        let again = seal(&cursors, &asked, "PO-SBY-000031", now).unwrap();
+        let again = decide(&cursors, &Answer::CreateAnother(again), &asked, now).unwrap();
+        assert_ne!(again.consumption, confirmed.consumption);
     }
 
     #[test]

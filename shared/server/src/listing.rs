@@ -157,8 +157,8 @@ pub fn openapi(registry: &Registry, scopes: &Scopes, resource: &str) -> Value {
             ),
             header_param(
                 "X-Tool-Approval-Reason",
-                "The approver's reason, percent-encoded UTF-8 (encodeURIComponent) without control characters, at most 500 characters once decoded; recorded in the audit item.",
-                &json!({"type": "string", "maxLength": 4500}),
+                "The approver's reason, percent-encoded UTF-8 (encodeURIComponent) without control characters, at most 500 characters once decoded; recorded in the audit item. The pattern is exactly what is accepted.",
+                &json!({"type": "string", "pattern": draftline_contract::request::APPROVAL_REASON_PATTERN}),
             ),
         ];
         let mut responses = serde_json::Map::new();

@@ -15,6 +15,7 @@
 //! identified go to the bounded [`AnonymousTrace`] instead.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -22,7 +23,7 @@ use http::{HeaderMap, Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 
 use crate::anonymous::{AnonymousTrace, UNKNOWN_TOOL};
-use crate::audit::{AuditRecord, CallFacts, KeyFacts, Outcome, OutcomeKind};
+use crate::audit::{Answered, AuditRecord, CallFacts, KeyFacts, Outcome, OutcomeKind};
 use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::confirm::{self, Answer};
@@ -39,7 +40,7 @@ use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
 use draftline_contract::request::AgentContext;
 use draftline_contract::tool::{
-    Call, DocumentRef, Draft, ErasedDraft, ExternalDraft, ParsedInput, Registered, Registry, RuleContext,
+    Call, Decision, DocumentRef, Draft, ErasedDraft, ExternalDraft, ParsedInput, Registered, Registry, RuleContext,
 };
 use draftline_dynamo::{Db, counting_round_trips};
 
@@ -128,8 +129,9 @@ impl Served {
     }
 }
 
-/// The audit view of a result.
-fn outcome<'a>(result: &'a Result<Success, ToolError>, key: Option<&'a KeyFacts>) -> Outcome<'a> {
+/// The audit view of a result; `authorized`: the call passed
+/// authentication and the scope check.
+fn outcome<'a>(result: &'a Result<Success, ToolError>, key: Option<&'a KeyFacts>, authorized: bool) -> Outcome<'a> {
     match result {
         Ok(success) => Outcome {
             kind: if success.replayed {
@@ -142,6 +144,7 @@ fn outcome<'a>(result: &'a Result<Success, ToolError>, key: Option<&'a KeyFacts>
             message: None,
             document: success.document.as_ref(),
             key,
+            authorized,
         },
         Err(err) => Outcome {
             kind: if err.is_denial() {
@@ -156,6 +159,7 @@ fn outcome<'a>(result: &'a Result<Success, ToolError>, key: Option<&'a KeyFacts>
             message: Some(err.public_message()),
             document: None,
             key,
+            authorized,
         },
     }
 }
@@ -371,8 +375,11 @@ impl App {
                 .min(left.saturating_sub(Duration::from_millis(300)))
         });
         let work = deadline.saturating_sub(AUDIT_RESERVE.min(deadline / 4));
+        // Set once the call passed the scope check, even if it then ran out of time.
+        let authorized = AtomicBool::new(false);
         let (result, round_trips) = counting_round_trips(async {
-            let served = match tokio::time::timeout(work, self.serve(caller, &facts, tool, body, entry)).await {
+            let serving = self.serve(caller, &facts, tool, body, entry, &authorized);
+            let served = match tokio::time::timeout(work, serving).await {
                 Ok(served) => served,
                 Err(_elapsed) => {
                     let draft = matches!(self.registry.get(tool), Some(Registered::Draft(_)));
@@ -382,7 +389,12 @@ impl App {
             if served.audited {
                 return served.result;
             }
-            let record = AuditRecord::new(&facts, caller, &outcome(&served.result, served.key.as_ref()));
+            let authorized = authorized.load(Ordering::Relaxed);
+            let record = AuditRecord::new(
+                &facts,
+                caller,
+                &outcome(&served.result, served.key.as_ref(), authorized),
+            );
             let written = tokio::time::timeout(
                 deadline.saturating_sub(work).max(AUDIT_RESERVE / 3),
                 record.write(&self.db),
@@ -407,11 +419,20 @@ impl App {
         Invocation { request_id, result }
     }
 
-    async fn serve(&self, caller: &Caller, facts: &CallFacts, name: &str, body: &[u8], entry: &Entry<'_>) -> Served {
+    async fn serve(
+        &self,
+        caller: &Caller,
+        facts: &CallFacts,
+        name: &str,
+        body: &[u8],
+        entry: &Entry<'_>,
+        authorized: &AtomicBool,
+    ) -> Served {
         let tool = match self.authorize(caller, name).await {
             Ok(tool) => tool,
             Err(err) => return Served::unaudited(Err(err), None),
         };
+        authorized.store(true, Ordering::Relaxed);
         let agent = match AgentContext::from_headers(entry.headers) {
             Ok(agent) => agent,
             Err(err) => return Served::unaudited(Err(err), None),
@@ -509,6 +530,7 @@ impl App {
         let facts_of_key = KeyFacts {
             key: key.to_string(),
             fingerprint,
+            answered: None,
         };
         self.draft_with_key(tool, call, facts, &input, &key, facts_of_key, entry.answer)
             .await
@@ -556,27 +578,34 @@ impl App {
             return fail(err, key_facts);
         }
         let name = tool.definition().name;
-        let decision = match answer {
+        let fingerprint = key_facts.fingerprint.clone();
+        let asked = confirm::Asked {
+            caller: call.caller,
+            tool: name,
+            fingerprint: &fingerprint,
+            key,
+        };
+        let confirmed = match answer {
             None => None,
             Some(Err(err)) => return fail(err.clone(), key_facts),
-            Some(Ok(answer)) => {
-                match confirm::decide(
-                    &self.cursors,
-                    answer,
-                    call.caller,
-                    name,
-                    &key_facts.fingerprint,
-                    self.clock.now(),
-                ) {
-                    Ok(decision) => Some(decision),
-                    Err(err) => return fail(err, key_facts),
-                }
-            }
+            Some(Ok(answer)) => match confirm::decide(&self.cursors, answer, &asked, self.clock.now()) {
+                Ok(confirmed) => Some(confirmed),
+                Err(err) => return fail(err, key_facts),
+            },
         };
+        let mut key_facts = key_facts;
+        key_facts.answered = confirmed.as_ref().map(|c| Answered {
+            decision: match c.decision {
+                Decision::CreateAnother => "create_another",
+                Decision::UseExisting(_) => "use_existing",
+            },
+            existing: c.existing.clone(),
+        });
+        let consumption = confirmed.as_ref().and_then(|c| c.consumption.as_ref());
         let draft_key = external_key(call.caller, key, generation.id());
         let call = Call {
             draft_key: Some(&draft_key),
-            decision: decision.as_ref(),
+            decision: confirmed.as_ref().map(|c| &c.decision),
             ..*call
         };
         for attempt in 0..DRAFT_ATTEMPTS {
@@ -584,15 +613,9 @@ impl App {
                 Ok(prepared) => prepared,
                 Err(ToolError::InputRequired { message, question, .. }) => {
                     // Nothing was created: seal what the person is asked
-                    // about, so only their answer to this very call counts.
-                    let state = confirm::seal(
-                        &self.cursors,
-                        call.caller,
-                        name,
-                        &key_facts.fingerprint,
-                        &question.existing.number,
-                        self.clock.now(),
-                    );
+                    // about, so only their answer to this very call (under
+                    // its own key) counts, once.
+                    let state = confirm::seal(&self.cursors, &asked, &question.existing.number, self.clock.now());
                     return match state {
                         Ok(state) => fail(
                             ToolError::InputRequired {
@@ -623,6 +646,7 @@ impl App {
                             key_facts,
                             &owner,
                             external.as_ref(),
+                            consumption,
                         )
                         .await;
                 }
@@ -660,10 +684,15 @@ impl App {
                 replayed: false,
                 document: Some(document),
             });
-            let audit = AuditRecord::new(facts, call.caller, &outcome(&created, Some(&key_facts)));
+            let audit = AuditRecord::new(facts, call.caller, &outcome(&created, Some(&key_facts), true));
+            // The key record first, then the consumption of the person's
+            // answer (if any), the document's writes and the audit item.
             let items = store.put_record(key, &record, now).and_then(|record| {
-                let mut items = Vec::with_capacity(writes.len() + 2);
+                let mut items = Vec::with_capacity(writes.len() + 3);
                 items.push(record);
+                if let Some(consumption) = consumption {
+                    items.push(consumption.put(&self.db, call.caller, call.request_id)?);
+                }
                 items.extend(writes);
                 items.push(audit.put(&self.db)?);
                 Ok(items)
@@ -672,7 +701,7 @@ impl App {
                 Ok(items) => items,
                 Err(err) => return fail(err, key_facts),
             };
-            match store.commit(key, items, audit.id()).await {
+            match store.commit(key, items, audit.id(), consumption.map(|_| 1)).await {
                 Ok(()) => {
                     return Served {
                         result: created,
@@ -691,6 +720,7 @@ impl App {
                 Err(CommitFailure::Contention) => {
                     tokio::time::sleep(Duration::from_millis(5 + 20 * attempt as u64)).await;
                 }
+                Err(CommitFailure::ConfirmationUsed) => return fail(confirm::already_used(), key_facts),
                 Err(CommitFailure::Store(err)) => return fail(err, key_facts),
             }
         }
@@ -722,10 +752,22 @@ impl App {
         key_facts: KeyFacts,
         owner: &str,
         external: &dyn ExternalDraft<Value>,
+        consumption: Option<&confirm::Consumption>,
     ) -> Served {
         let fail = |err: ToolError, key_facts: KeyFacts| Served::unaudited(Err(err), Some(key_facts));
         let store = IdempotencyStore::new(&self.db, call.caller);
         let name = tool.definition().name;
+        // A person's "create another" is consumed with the claim, before the
+        // ERP write. A lapsed claim of this same key taken over consumed it
+        // already (the answer is bound to this key): it is not consumed again.
+        let consumption = consumption.filter(|_| matches!(generation, Generation::New(_)));
+        let consuming = match consumption
+            .map(|c| c.put(&self.db, call.caller, call.request_id))
+            .transpose()
+        {
+            Ok(consuming) => consuming,
+            Err(err) => return fail(err, key_facts),
+        };
         let claimed = store
             .claim(
                 key,
@@ -737,10 +779,12 @@ impl App {
                 self.clock.now(),
                 self.config.lease,
                 self.config.idempotency_ttl,
+                consuming,
             )
             .await;
         let token = match claimed {
             Ok(Claim::Acquired(token)) => token,
+            Ok(Claim::ConfirmationUsed) => return fail(confirm::already_used(), key_facts),
             Ok(Claim::Taken(record)) => {
                 let answer = self
                     .answer_from_record(&record, key, &key_facts.fingerprint, owner)
@@ -766,8 +810,10 @@ impl App {
             Ok(created) => created,
             Err(err) => {
                 if !err.may_have_written() {
-                    // Nothing was created: the key is free again at once.
-                    if let Err(release) = store.release(key, &token).await {
+                    // Nothing was created: the key (and the person's answer
+                    // consumed with it) is free again at once.
+                    let giving_back = consumption.and_then(|c| c.give_back(&self.db, call.caller).ok());
+                    if let Err(release) = store.release(key, &token, giving_back).await {
                         tracing::warn!(error = %release, "a claimed key was not released; its lease will lapse");
                     }
                 }
@@ -798,7 +844,7 @@ impl App {
             replayed: false,
             document: Some(created.document),
         });
-        let audit = AuditRecord::new(facts, call.caller, &outcome(&success, Some(&key_facts)));
+        let audit = AuditRecord::new(facts, call.caller, &outcome(&success, Some(&key_facts), true));
         let audit_put = match audit.put(&self.db) {
             Ok(put) => put,
             Err(err) => return fail(err, key_facts),

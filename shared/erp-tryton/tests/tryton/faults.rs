@@ -22,8 +22,14 @@ const UNAVAILABLE: ErrorCode = ErrorCode::DependencyUnavailable;
 
 #[tokio::test]
 async fn a_stopped_tryton_reads_as_unavailable_and_a_create_as_not_written() {
-    // A trytond of its own, stopped half-way.
+    // A trytond of its own, stopped half-way, on a fresh copy of the demo
+    // database (one kept from an earlier run may be of another template).
     let data = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("tryton-stopped");
+    match std::fs::remove_dir_all(&data) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => panic!("removing {}: {e}", data.display()),
+    }
     let cache = cache_dir();
     let local = tokio::task::spawn_blocking(move || LocalTryton::start(&cache, &data, &["demo"], None))
         .await

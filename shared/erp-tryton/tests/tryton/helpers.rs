@@ -1,6 +1,7 @@
 //! One trytond for the whole test binary, serving a pool of fresh copies of
-//! the demo database: `demo_1` is shared by the read-only tests, every test
-//! that writes takes its own. Each database serves tenant `demo`, so the
+//! the demo database: `demo_1` is shared by the read-only tests, `demo_2` by
+//! the tests of what Tryton refuses the tools' key (which change nothing),
+//! every test that writes takes its own. Each database serves tenant `demo`, so the
 //! values of `draftline_erp::demo` apply as they are.
 
 use std::path::PathBuf;
@@ -11,11 +12,11 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE;
 use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
 use draftline_erp::port::Scope;
-use draftline_erp_tryton::{LocalTryton, TrytonErp, TrytonSettings};
+use draftline_erp_tryton::{LocalTryton, TrytonErp, TrytonKey, TrytonSettings};
 use serde_json::Value;
 
-/// Databases in the pool: one shared, the rest one per writing test.
-const POOL: usize = 7;
+/// Databases in the pool: two shared, the rest one per writing test.
+const POOL: usize = 13;
 
 struct Pool {
     tryton: LocalTryton,
@@ -34,8 +35,8 @@ fn pool() -> &'static Pool {
         eprintln!("tryton pool of {POOL} databases ready in {:.1?}", started.elapsed());
         Pool {
             tryton,
-            // demo_1 is the shared one.
-            next: AtomicUsize::new(1),
+            // demo_1 and demo_2 are shared.
+            next: AtomicUsize::new(2),
         }
     })
 }
@@ -59,7 +60,54 @@ impl Database {
         body.as_array().cloned().unwrap_or_default()
     }
 
-    /// Tryton's own REST: any request; the status and the body (JSON, or the text as a string).
+    /// The same database as Tryton user `login` sees it through Tryton's
+    /// own REST (a person the seed made, e.g. `approver-sby`): a REST key
+    /// of that user's own, written into the database as setup.sh writes
+    /// the tools' key (trytond looks keys up on every request).
+    pub fn as_user(&self, login: &str) -> Database {
+        const MINT: &str = r#"
+import secrets, sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=30)
+with db:
+    user = db.execute(
+        "SELECT id FROM res_user WHERE login = ?", (sys.argv[2],)).fetchone()
+    if user is None:
+        sys.exit(f"no Tryton user {sys.argv[2]!r}")
+    key = secrets.token_hex(32)
+    db.execute(
+        "INSERT INTO res_user_application"
+        " (key, \"user\", application, state, create_uid, create_date)"
+        " VALUES (?, ?, 'rest', 'validated', 0, CURRENT_TIMESTAMP)",
+        (key, user[0]))
+print(key)
+"#;
+        let file = pool()
+            .tryton
+            .data_dir()
+            .join(format!("{}.sqlite", self.settings.database));
+        let python = std::env::var_os("DRAFTLINE_PYTHON").unwrap_or_else(|| "python3".into());
+        let minted = std::process::Command::new(python)
+            .arg("-c")
+            .arg(MINT)
+            .arg(&file)
+            .arg(login)
+            .output()
+            .unwrap();
+        assert!(
+            minted.status.success(),
+            "a REST key for {login}: {}",
+            String::from_utf8_lossy(&minted.stderr)
+        );
+        let key = String::from_utf8(minted.stdout).unwrap();
+        let mut settings = self.settings.clone();
+        settings.key = TrytonKey::new(key.trim());
+        Database { settings }
+    }
+
+    /// Tryton's own REST: any request (`GET`, `POST`, `PUT`, `DELETE`) on
+    /// `/model/<path>`, where `path` is `<model>`, `<model>/<id>` or
+    /// `<model>/<id>/<button or method>`; the status and the body (JSON, or
+    /// the text as a string).
     pub async fn raw(
         &self,
         method: &str,
@@ -86,8 +134,11 @@ impl Database {
         draftline_contract::crypto::install_crypto_provider();
         let client = reqwest::Client::new();
         let mut request = match method {
+            "GET" => client.get(url),
             "POST" => client.post(url),
-            _ => client.get(url),
+            "PUT" => client.put(url),
+            "DELETE" => client.delete(url),
+            other => panic!("no such method here: {other}"),
         }
         .bearer_auth(self.settings.key.expose())
         .header("X-Tryton-Context", b64(&serde_json::json!({"company": 1})));
@@ -111,6 +162,12 @@ fn database(index: usize) -> Database {
 /// The database the read-only tests share (never written to).
 pub fn shared() -> Database {
     database(0)
+}
+
+/// The database the tests of refused requests share: what they try is
+/// refused, so they change nothing (they read back that nothing changed).
+pub fn refusals() -> Database {
+    database(1)
 }
 
 /// A database of its own for a test that writes.

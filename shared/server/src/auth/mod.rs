@@ -30,6 +30,9 @@ pub const LEEWAY_SECONDS: u64 = 30;
 struct AccessClaims {
     #[serde(default)]
     aud: Audience,
+    /// Checked by `jsonwebtoken`; kept for who needs to know how long the
+    /// token lives (a review session opened with it ends then).
+    exp: i64,
     sub: String,
     tenant_id: String,
     branch_id: String,
@@ -81,8 +84,14 @@ impl Authenticator {
     }
 
     /// Authenticates the request's `Authorization` header.
-    #[tracing::instrument(name = "authenticate", skip_all)]
     pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, ToolError> {
+        self.verify(headers).await.map(|verified| verified.caller)
+    }
+
+    /// Authenticates the request's `Authorization` header and says until
+    /// when the token is valid.
+    #[tracing::instrument(name = "authenticate", skip_all)]
+    pub async fn verify(&self, headers: &HeaderMap) -> Result<Verified, ToolError> {
         let token = bearer_token(headers)?;
         let alg = header_algorithm(token)?;
         let fetched;
@@ -128,8 +137,21 @@ impl Authenticator {
         if !data.claims.aud.contains(&self.audience) {
             return Err(ToolError::Unauthenticated(AuthFailure::WrongAudience));
         }
-        caller_from_claims(data.claims)
+        let expires_at = data.claims.exp;
+        Ok(Verified {
+            caller: caller_from_claims(data.claims)?,
+            expires_at,
+        })
     }
+}
+
+/// A verified token: who it names, and until when it is valid.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    /// The caller the token names.
+    pub caller: Caller,
+    /// The token's `exp` (epoch seconds).
+    pub expires_at: i64,
 }
 
 /// A resource URL in the one form both the configured `DRAFTLINE_RESOURCE`

@@ -117,6 +117,21 @@ pub fn check(parts: &Parts, resource: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether `url` (`scheme://host[:port]/…`) names a loopback host.
+pub fn is_loopback_url(url: &str) -> bool {
+    Origin::parse(url).is_some_and(|origin| is_loopback(&origin.host))
+}
+
+/// Whether `origin` (an `Origin` header) is exactly the origin of
+/// `resource`: scheme, host and port. Stricter than [`check`], which lets
+/// any loopback origin reach a loopback deployment.
+pub fn is_own_origin(origin: &str, resource: &str) -> bool {
+    match (Origin::parse(origin), Origin::parse(resource)) {
+        (Some(origin), Some(own)) => origin == own,
+        _ => false,
+    }
+}
+
 /// The authority the client addressed: the URI's (HTTP/2), else `Host`.
 fn request_host(parts: &Parts) -> Option<String> {
     if let Some(authority) = parts.uri.authority() {

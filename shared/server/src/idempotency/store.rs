@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{AttributeValue, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem};
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
@@ -57,6 +57,9 @@ pub enum CommitFailure {
     /// A document item's condition failed or another transaction touched it
     /// (its number was taken): prepare the draft again.
     Contention,
+    /// The person's "create another" answer the draft consumes was used
+    /// already ([`crate::confirm::Consumption`]).
+    ConfirmationUsed,
     /// DynamoDB failed; the error says whether the draft may exist.
     Store(ToolError),
 }
@@ -79,6 +82,8 @@ pub enum Claim {
     Acquired(LeaseToken),
     /// The key is taken; here is its record.
     Taken(Box<IdempotencyRecord>),
+    /// The person's "create another" answer the claim consumes was used already.
+    ConfirmationUsed,
 }
 
 /// Key records of one caller (tenant, branch, user).
@@ -160,11 +165,15 @@ impl<'a> IdempotencyStore<'a> {
     /// audit item's own id is used): with the tenant and the stored key it
     /// makes the `ClientRequestToken`, so the SDK's own retries of this
     /// attempt are idempotent and no two attempts, keys or tenants share one.
+    /// `consumption` is the index of the item that consumes a person's
+    /// answer, if one does: its failed condition is
+    /// [`CommitFailure::ConfirmationUsed`].
     pub async fn commit(
         &self,
         key: &IdempotencyKey,
         items: Vec<TransactWriteItem>,
         attempt: &str,
+        consumption: Option<usize>,
     ) -> Result<(), CommitFailure> {
         let mut digest = Sha256::new();
         for part in [self.caller.tenant().as_str(), &key.storage_key(self.caller), attempt] {
@@ -201,6 +210,9 @@ impl<'a> IdempotencyStore<'a> {
                     "TransactionConflict" => return Err(CommitFailure::KeyInFlight),
                     _ => {}
                 }
+                if consumption.is_some_and(|i| code(i) == "ConditionalCheckFailed") {
+                    return Err(CommitFailure::ConfirmationUsed);
+                }
                 let contended =
                     (1..reasons.len()).any(|i| matches!(code(i), "ConditionalCheckFailed" | "TransactionConflict"));
                 if contended {
@@ -229,7 +241,10 @@ impl<'a> IdempotencyStore<'a> {
     }
 
     /// Claims `key` for work that cannot share a transaction. The lease lasts
-    /// `lease`; after it, another caller may take the key over.
+    /// `lease`; after it, another caller may take the key over. `consuming`
+    /// is an item written in the same transaction (the consumption of a
+    /// person's answer, [`crate::confirm::Consumption::put`]): when its
+    /// condition fails, nothing is claimed ([`Claim::ConfirmationUsed`]).
     #[allow(clippy::too_many_arguments)]
     pub async fn claim(
         &self,
@@ -242,6 +257,7 @@ impl<'a> IdempotencyStore<'a> {
         now: DateTime<Utc>,
         lease: Duration,
         ttl: Duration,
+        consuming: Option<TransactWriteItem>,
     ) -> Result<Claim, ToolError> {
         let token = LeaseToken(ulid::Ulid::new().to_string());
         let record = IdempotencyRecord {
@@ -263,6 +279,36 @@ impl<'a> IdempotencyStore<'a> {
         item.extend(self.key(key));
         let mut values = Self::free_values(now);
         values.insert(":generation".to_owned(), AttributeValue::S(generation.to_owned()));
+        if let Some(consuming) = consuming {
+            let put = Put::builder()
+                .table_name(self.db.table())
+                .set_item(Some(item))
+                .condition_expression(CLAIMABLE)
+                .expression_attribute_names("#status", "status")
+                .set_expression_attribute_values(Some(values))
+                .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+                .build()
+                .map_err(ToolError::internal)?;
+            let items = vec![TransactWriteItem::builder().put(put).build(), consuming];
+            // Its own attempt name: completing the claim commits under the token itself.
+            let attempt = format!("claim-{}", token.0);
+            return match self.commit(key, items, &attempt, Some(1)).await {
+                Ok(()) => Ok(Claim::Acquired(token)),
+                Err(CommitFailure::KeyTaken(Some(record))) => Ok(Claim::Taken(record)),
+                Err(CommitFailure::KeyTaken(None)) => {
+                    Err(ToolError::internal("conditional check failed without the old item"))
+                }
+                Err(CommitFailure::ConfirmationUsed) => Ok(Claim::ConfirmationUsed),
+                Err(CommitFailure::KeyInFlight | CommitFailure::Contention) => Err(ToolError::Busy {
+                    message: format!(
+                        "Another call with key '{key}' was being claimed at the same moment. No draft was created. \
+                         Retry this same call unchanged in a second."
+                    ),
+                    retry_after_seconds: 1,
+                }),
+                Err(CommitFailure::Store(err)) => Err(err),
+            };
+        }
         let result = self
             .db
             .client()
@@ -352,23 +398,54 @@ impl<'a> IdempotencyStore<'a> {
             .map_err(ToolError::internal)?;
         let mut items = vec![TransactWriteItem::builder().put(put).build()];
         items.extend(extra);
-        match self.commit(key, items, &token.0).await {
+        match self.commit(key, items, &token.0, None).await {
             Ok(()) => Ok(true),
             Err(CommitFailure::KeyTaken(_)) => Ok(false),
-            Err(CommitFailure::KeyInFlight | CommitFailure::Contention) => Err(ToolError::Busy {
-                message: format!(
-                    "The draft was created in the ERP, but recording its result met a concurrent write. Retry this \
+            Err(CommitFailure::KeyInFlight | CommitFailure::Contention | CommitFailure::ConfirmationUsed) => {
+                Err(ToolError::Busy {
+                    message: format!(
+                        "The draft was created in the ERP, but recording its result met a concurrent write. Retry this \
                      same call unchanged (key '{key}') in a second: it returns that draft."
-                ),
-                retry_after_seconds: 1,
-            }),
+                    ),
+                    retry_after_seconds: 1,
+                })
+            }
             Err(CommitFailure::Store(err)) => Err(err),
         }
     }
 
     /// Gives a claimed key back (the work failed and may be retried), only if
-    /// `token` still holds the lease.
-    pub async fn release(&self, key: &IdempotencyKey, token: &LeaseToken) -> Result<bool, ToolError> {
+    /// `token` still holds the lease; `giving_back` (the consumption of a
+    /// person's answer made with the claim) is deleted in the same
+    /// transaction, so the same confirmed call may be retried.
+    pub async fn release(
+        &self,
+        key: &IdempotencyKey,
+        token: &LeaseToken,
+        giving_back: Option<TransactWriteItem>,
+    ) -> Result<bool, ToolError> {
+        if let Some(giving_back) = giving_back {
+            let delete = Delete::builder()
+                .table_name(self.db.table())
+                .set_key(Some(self.key(key)))
+                .condition_expression("#status = :in_progress AND lease_token = :token")
+                .expression_attribute_names("#status", "status")
+                .expression_attribute_values(":in_progress", AttributeValue::S("IN_PROGRESS".into()))
+                .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
+                .build()
+                .map_err(ToolError::internal)?;
+            let items = vec![TransactWriteItem::builder().delete(delete).build(), giving_back];
+            let attempt = format!("release-{}", token.0);
+            return match self.commit(key, items, &attempt, None).await {
+                Ok(()) => Ok(true),
+                Err(CommitFailure::KeyTaken(_)) => Ok(false),
+                Err(CommitFailure::Store(err)) => Err(err),
+                Err(_) => Err(ToolError::dependency(
+                    "the key's release met a concurrent write",
+                    "The key was not released.",
+                )),
+            };
+        }
         let result = self
             .db
             .client()

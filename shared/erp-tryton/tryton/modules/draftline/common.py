@@ -14,9 +14,12 @@ from trytond import backend
 from trytond.exceptions import UserError
 from trytond.i18n import gettext
 from trytond.model import Unique, fields
+from trytond.model.exceptions import AccessError
 from trytond.model.modelsql import SQLConstraintError
 from trytond.pool import Pool
 from trytond.pyson import Eval, If
+
+from .access import is_draftline_user
 
 PROVENANCE = [
     'draftline_key', 'draftline_number', 'draftline_client_ref',
@@ -113,6 +116,14 @@ class DraftlineMixin:
 
     @classmethod
     def create(cls, vlist):
+        # The draftline user makes agents' drafts only, each with its key:
+        # not a document without provenance (a Duplicate clears it, an
+        # import may leave it out).
+        if (any(not v.get('draftline_key') for v in vlist)
+                and is_draftline_user()):
+            raise AccessError(gettext(
+                    'draftline.msg_draftline_key_required',
+                    model=cls.__names__()['model']))
         try:
             return super().create(vlist)
         except SQLConstraintError as exception:
