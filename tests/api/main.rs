@@ -8,6 +8,7 @@ mod browser;
 mod budget;
 mod catalogue;
 mod contract;
+mod docs;
 mod drafts;
 mod faults;
 mod function_process;
