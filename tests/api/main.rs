@@ -24,6 +24,7 @@ mod listing;
 mod mcp;
 mod observability;
 mod reads;
+mod request_ids;
 mod review;
 mod review_access;
 mod startup_config;

@@ -1,7 +1,8 @@
 //! Observability of a deployed function binary: one structured JSON line per
 //! call on stdout, with what an operator needs and nothing a caller sent in
 //! confidence (no token, no argument values); its request id is the
-//! `X-Request-Id` of the response and the `request_id` of the audit item.
+//! `X-Request-Id` of the response and the `request_id` of the audit item,
+//! and its outcome is the audit item's, for every outcome kind.
 
 use serde_json::{Value, json};
 
@@ -76,6 +77,13 @@ async fn every_call_writes_one_json_log_line_without_tokens_or_arguments() {
     let (what, status, id, reply) = call("no scope", vec![auth(&clerk), key.clone()], draft_input(NOTE, "BOX")).await;
     assert_eq!(status, 403, "{reply:?}");
     calls.push((what, status, "denied", Some("FORBIDDEN"), id));
+
+    // The same draft under another key: a person is asked. The log names
+    // that outcome exactly as the audit item does.
+    let other_key = ("idempotency-key", "obs-key-2".to_owned());
+    let (what, status, id, reply) = call("asked", vec![auth(&buyer), other_key], draft_input(NOTE, "BOX")).await;
+    assert_eq!(status, 409, "{reply:?}");
+    calls.push((what, status, "input_required", Some("INPUT_REQUIRED"), id));
 
     // The child's stdout is read by another thread: wait (bounded) until the
     // last call's line has arrived before judging the whole output.

@@ -53,6 +53,7 @@ use draftline_erp::domain::DocumentKind;
 use draftline_erp::port::Erp;
 use draftline_server::App;
 use draftline_server::config::{Config, ConfigError};
+use draftline_server::edge::Admitted;
 use draftline_server::pages::Pages;
 use http::{Method, Request, Response, StatusCode};
 
@@ -237,13 +238,23 @@ impl Pages for ReviewPages {
         PREFIX
     }
 
-    async fn handle(&self, app: &App, request: Request<Bytes>) -> Response<Bytes> {
-        let request_id = draftline_server::edge::request_id(request.headers());
-        let (parts, body) = request.into_parts();
-        if let Err(err) = draftline_server::edge::check_origin(&parts, &app.config().resource) {
-            return anonymous_error(&err, &request_id);
+    async fn handle(&self, app: &App, request: Admitted) -> Response<Bytes> {
+        let (origin, request_id) = (request.origin(), request.request_id().to_owned());
+        let mut response = match origin {
+            Err(err) => anonymous_error(&err, &request_id),
+            Ok(()) => self.route(app, request.into_request().0, &request_id).await,
+        };
+        // Every answer names its request, as the tools' do.
+        if let Ok(id) = http::HeaderValue::from_str(&request_id) {
+            response.headers_mut().insert("x-request-id", id);
         }
-        let request = Request::from_parts(parts, body);
+        response
+    }
+}
+
+impl ReviewPages {
+    async fn route(&self, app: &App, request: Request<Bytes>, request_id: &str) -> Response<Bytes> {
+        let request_id = request_id.to_owned();
         let path = request.uri().path().trim_end_matches('/').to_owned();
         let rest = path.strip_prefix(PREFIX).unwrap_or_default();
         let method = request.method().clone();

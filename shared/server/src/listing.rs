@@ -339,23 +339,23 @@ fn error_envelope_schema() -> Value {
 const FORMATS: &str = "ai-sdk, mcp, openai, openapi";
 
 /// `GET /api/tools?format=ai-sdk|mcp|openai|openapi`: the caller's tools.
-pub async fn handle(app: &crate::App, request: http::Request<bytes::Bytes>) -> http::Response<bytes::Bytes> {
+pub async fn handle(app: &crate::App, request: crate::edge::Admitted) -> http::Response<bytes::Bytes> {
     use http::StatusCode;
 
     use crate::response;
     use draftline_contract::error::ToolError;
 
-    let request_id = crate::edge::request_id(request.headers());
-    if request.method() != http::Method::GET {
-        return response::method_not_allowed("GET", "The tool list is read with GET.".to_owned(), &request_id);
+    let request_id = request.request_id();
+    if let Err(err) = request.origin() {
+        return response::failure(&err, request_id, &app.resource_metadata_url());
     }
-    let (parts, _) = request.into_parts();
-    if let Err(err) = crate::edge::check_origin(&parts, &app.config().resource) {
-        return response::failure(&err, &request_id, &app.resource_metadata_url());
+    if request.parts.method != http::Method::GET {
+        return response::method_not_allowed("GET", "The tool list is read with GET.".to_owned(), request_id);
     }
+    let parts = &request.parts;
     let caller = match app.identify(&parts.headers).await {
         Ok(caller) => caller,
-        Err(err) => return response::failure(&err, &request_id, &app.resource_metadata_url()),
+        Err(err) => return response::failure(&err, request_id, &app.resource_metadata_url()),
     };
     let format = parts
         .uri
@@ -380,8 +380,8 @@ pub async fn handle(app: &crate::App, request: http::Request<bytes::Bytes>) -> h
                     other.chars().take(40).collect::<String>()
                 ),
             );
-            return response::failure(&err, &request_id, &app.resource_metadata_url());
+            return response::failure(&err, request_id, &app.resource_metadata_url());
         }
     };
-    response::json(StatusCode::OK, &body, &request_id)
+    response::json(StatusCode::OK, &body, request_id)
 }

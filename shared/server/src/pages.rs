@@ -9,8 +9,9 @@
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use http::{Request, Response};
+use http::Response;
 
+use crate::edge::Admitted;
 use crate::pipeline::App;
 
 /// A handler of server-rendered pages under one path prefix.
@@ -19,9 +20,10 @@ pub trait Pages: Send + Sync + 'static {
     /// The path prefix it owns (`/review`): that path and everything below it.
     fn prefix(&self) -> &'static str;
 
-    /// Serves one request. Never panics; anything a browser can send gets
-    /// a page (or a redirect), never a 500 for bad input.
-    async fn handle(&self, app: &App, request: Request<Bytes>) -> Response<Bytes>;
+    /// Serves one request as the edge admitted it (its id, the origin
+    /// verdict to refuse on first). Never panics; anything a browser can
+    /// send gets a page (or a redirect), never a 500 for bad input.
+    async fn handle(&self, app: &App, request: Admitted) -> Response<Bytes>;
 }
 
 /// Whether `path` is `prefix` or below it.

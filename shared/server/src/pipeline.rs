@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::{HeaderMap, Method, Request, Response, StatusCode};
+use http::{HeaderMap, Method, Response, StatusCode};
 use serde_json::{Value, json};
 
 use crate::anonymous::{AnonymousTrace, UNKNOWN_TOOL};
@@ -27,7 +27,7 @@ use crate::audit::{Answered, AuditRecord, CallFacts, KeyFacts, Outcome, OutcomeK
 use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::confirm::{self, Answer};
-use crate::edge;
+use crate::edge::{self, Admitted};
 use crate::idempotency::{
     Claim, CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, RecordStatus, Resolution,
 };
@@ -129,16 +129,25 @@ impl Served {
     }
 }
 
+/// What became of a call: named here once, for the audit item and the log
+/// line alike.
+fn outcome_kind(result: &Result<Success, ToolError>) -> OutcomeKind {
+    match result {
+        Ok(success) if success.replayed => OutcomeKind::Replayed,
+        Ok(_) => OutcomeKind::Ok,
+        Err(err) if err.is_denial() => OutcomeKind::Denied,
+        Err(ToolError::InputRequired { .. }) => OutcomeKind::InputRequired,
+        Err(_) => OutcomeKind::ToolError,
+    }
+}
+
 /// The audit view of a result; `authorized`: the call passed
 /// authentication and the scope check.
 fn outcome<'a>(result: &'a Result<Success, ToolError>, key: Option<&'a KeyFacts>, authorized: bool) -> Outcome<'a> {
+    let kind = outcome_kind(result);
     match result {
         Ok(success) => Outcome {
-            kind: if success.replayed {
-                OutcomeKind::Replayed
-            } else {
-                OutcomeKind::Ok
-            },
+            kind,
             http_status: success.status.as_u16(),
             code: None,
             message: None,
@@ -147,13 +156,7 @@ fn outcome<'a>(result: &'a Result<Success, ToolError>, key: Option<&'a KeyFacts>
             authorized,
         },
         Err(err) => Outcome {
-            kind: if err.is_denial() {
-                OutcomeKind::Denied
-            } else if matches!(err, ToolError::InputRequired { .. }) {
-                OutcomeKind::InputRequired
-            } else {
-                OutcomeKind::ToolError
-            },
+            kind,
             http_status: err.status().as_u16(),
             code: Some(err.code().as_str()),
             message: Some(err.public_message()),
@@ -296,18 +299,11 @@ impl App {
             .await;
     }
 
-    /// Serves one HTTP request to the tool function `tool`.
-    pub async fn handle_tool(&self, tool: &str, request: Request<Bytes>) -> Response<Bytes> {
-        let (parts, body) = request.into_parts();
-        let request_id = edge::request_id(&parts.headers);
-        if parts.method != Method::POST {
-            let message = format!(
-                "{tool} is called with POST and a JSON body; {} is not allowed.",
-                parts.method
-            );
-            return response::method_not_allowed("POST", message, &request_id);
-        }
-        if let Err(err) = edge::check_origin(&parts, &self.config.resource) {
+    /// Serves one HTTP request to the tool function `tool`, in the edge's
+    /// order: its origin verdict, then the method, then identity.
+    pub async fn handle_tool(&self, tool: &str, request: Admitted) -> Response<Bytes> {
+        let request_id = request.request_id().to_owned();
+        if let Err(err) = request.origin() {
             let started = Instant::now();
             let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, &err)).await;
             let result = Err(err);
@@ -322,6 +318,15 @@ impl App {
             let invocation = Invocation { request_id, result };
             return self.render(&invocation);
         }
+        let time_left = request.time_left();
+        let Admitted { parts, body, .. } = request;
+        if parts.method != Method::POST {
+            let message = format!(
+                "{tool} is called with POST and a JSON body; {} is not allowed.",
+                parts.method
+            );
+            return response::method_not_allowed("POST", message, &request_id);
+        }
         let identity = self.identify(&parts.headers).await;
         let answer = parts
             .headers
@@ -332,7 +337,7 @@ impl App {
             headers: &parts.headers,
             identity: &identity,
             transport: Transport::Http,
-            time_left: parts.extensions.get::<edge::TimeLeft>().map(|left| left.0),
+            time_left,
             answer: answer.as_ref(),
         };
         let invocation = self.invoke(&entry, tool, &body).await;
@@ -959,7 +964,8 @@ fn draft_key(
     }
 }
 
-/// The one structured log line per call: no token, no arguments.
+/// The one structured log line per call: no token, no arguments. Its
+/// outcome is the audit item's ([`outcome_kind`]).
 fn log_call(
     request_id: &str,
     tool: &str,
@@ -970,11 +976,12 @@ fn log_call(
 ) {
     let duration_ms = elapsed.as_secs_f64() * 1000.0;
     let tool = tool.chars().take(64).collect::<String>();
+    let outcome = outcome_kind(result).as_str();
     match result {
         Ok(success) => tracing::info!(
             request_id,
             tool,
-            outcome = if success.replayed { "replayed" } else { "ok" },
+            outcome,
             status = success.status.as_u16(),
             duration_ms,
             dynamodb_round_trips = round_trips,
@@ -985,7 +992,7 @@ fn log_call(
         Err(err) if err.status().is_server_error() => tracing::error!(
             request_id,
             tool,
-            outcome = "tool_error",
+            outcome,
             status = err.status().as_u16(),
             code = err.code().as_str(),
             duration_ms,
@@ -997,7 +1004,7 @@ fn log_call(
         Err(err) => tracing::info!(
             request_id,
             tool,
-            outcome = if err.is_denial() { "denied" } else { "tool_error" },
+            outcome,
             status = err.status().as_u16(),
             code = err.code().as_str(),
             duration_ms,

@@ -43,11 +43,11 @@ pub mod tools;
 pub mod versions;
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
+use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, header};
 use rmcp::model::{ErrorCode, RequestId};
 use serde_json::{Value, json};
 
-use crate::edge;
+use crate::edge::Admitted;
 use crate::pipeline::{App, Entry, Transport};
 use crate::response;
 use draftline_contract::error::ToolError;
@@ -57,18 +57,19 @@ use tools::Called;
 use versions::Era;
 
 /// Serves one HTTP request to the MCP endpoint.
-pub async fn handle(app: &App, request: Request<Bytes>) -> Response<Bytes> {
-    let (parts, body) = request.into_parts();
-    let request_id = edge::request_id(&parts.headers);
-    if let Err(reason) = crate::edge::origin::check(&parts, &app.config().resource) {
+pub async fn handle(app: &App, request: Admitted) -> Response<Bytes> {
+    if let Some(reason) = request.origin_refusal() {
         let error = ProtocolError::new(
             StatusCode::FORBIDDEN,
             None,
             jsonrpc::FORBIDDEN_ORIGIN,
             format!("Forbidden: {reason}. The MCP endpoint refuses cross-site requests (DNS rebinding protection)."),
         );
-        return finish(error_response(&error, &request_id), "-", &request_id);
+        return finish(error_response(&error, request.request_id()), "-", request.request_id());
     }
+    let time_left = request.time_left();
+    let (request, request_id) = request.into_request();
+    let (parts, body) = request.into_parts();
     if parts.method != Method::POST {
         let error = ProtocolError::new(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -99,7 +100,7 @@ pub async fn handle(app: &App, request: Request<Bytes>) -> Response<Bytes> {
         headers: &parts.headers,
         identity: &identity,
         transport: Transport::Mcp,
-        time_left: parts.extensions.get::<crate::edge::TimeLeft>().map(|left| left.0),
+        time_left,
         answer: None,
     };
     let response = respond(app, &entry, &message).await;
@@ -299,12 +300,6 @@ fn unauthenticated(app: &App, id: Option<RequestId>, error: &ToolError, request_
 /// Logs the request (method and status only: no token, no arguments).
 fn finish(response: Response<Bytes>, method: &str, request_id: &str) -> Response<Bytes> {
     let method: String = method.chars().take(64).collect();
-    // A tool call answers with the pipeline's request id; log the one the caller sees.
-    let request_id = response
-        .headers()
-        .get("x-request-id")
-        .and_then(|id| id.to_str().ok())
-        .unwrap_or(request_id);
     tracing::info!(request_id, method, status = response.status().as_u16(), "mcp request");
     response
 }

@@ -66,14 +66,12 @@ pub async fn run(app: Arc<App>, function: impl Serve) -> Result<(), lambda_http:
             if let Some(left) = time_left {
                 parts.extensions.insert(crate::edge::TimeLeft(left));
             }
-            if !parts.headers.contains_key("x-request-id")
-                && let Some(value) = lambda_request_id.and_then(|id| http::HeaderValue::from_str(&id).ok())
-            {
-                parts.headers.insert("x-request-id", value);
-            }
-            let response = function
-                .serve(&app, http::Request::from_parts(parts, body_bytes(body)))
-                .await;
+            let admitted = crate::edge::Admitted::with_platform_id(
+                http::Request::from_parts(parts, body_bytes(body)),
+                &app.config().resource,
+                lambda_request_id,
+            );
+            let response = function.serve(&app, admitted).await;
             let (parts, body) = response.into_parts();
             let body = match String::from_utf8(body.to_vec()) {
                 Ok(text) => Body::Text(text),

@@ -21,13 +21,13 @@ use serde_json::json;
 use tokio::net::TcpListener;
 
 use super::vercel::read_body;
+use crate::edge::Admitted;
 use crate::pipeline::App;
 use crate::response;
 
-/// The RFC 9728 metadata response.
-pub fn metadata_response(app: &App, request: &Request<Bytes>) -> Response<Bytes> {
-    let request_id = crate::edge::request_id(request.headers());
-    let mut response = response::json(StatusCode::OK, &app.protected_resource_metadata(), &request_id);
+/// The RFC 9728 metadata response (public: no origin check, no identity).
+pub fn metadata_response(app: &App, request: &Admitted) -> Response<Bytes> {
+    let mut response = response::json(StatusCode::OK, &app.protected_resource_metadata(), request.request_id());
     response.headers_mut().insert(
         http::header::CACHE_CONTROL,
         http::HeaderValue::from_static("public, max-age=3600"),
@@ -36,17 +36,13 @@ pub fn metadata_response(app: &App, request: &Request<Bytes>) -> Response<Bytes>
 }
 
 /// Routes one request of the local server.
-pub async fn route(app: &App, request: Request<Bytes>) -> Response<Bytes> {
-    let path = request.uri().path().trim_end_matches('/').to_owned();
+pub async fn route(app: &App, request: Admitted) -> Response<Bytes> {
+    let path = request.parts.uri.path().trim_end_matches('/').to_owned();
     if path == "/.well-known/oauth-protected-resource" || path == "/.well-known/oauth-protected-resource/api/mcp" {
         return metadata_response(app, &request);
     }
     if path == "/healthz" {
-        return response::json(
-            StatusCode::OK,
-            &json!({"ok": true}),
-            &crate::edge::request_id(request.headers()),
-        );
+        return response::json(StatusCode::OK, &json!({"ok": true}), request.request_id());
     }
     if let Some(pages) = app.pages()
         && crate::pages::owns(pages.prefix(), &path)
@@ -68,7 +64,7 @@ pub async fn route(app: &App, request: Request<Bytes>) -> Response<Bytes> {
         let name = tool.definition().name;
         return app.handle_tool(name, request).await;
     }
-    let request_id = crate::edge::request_id(request.headers());
+    let request_id = request.request_id();
     response::json(
         StatusCode::NOT_FOUND,
         &json!({
@@ -83,7 +79,7 @@ pub async fn route(app: &App, request: Request<Bytes>) -> Response<Bytes> {
             },
             "requestId": request_id
         }),
-        &request_id,
+        request_id,
     )
 }
 
@@ -98,7 +94,8 @@ pub async fn serve(listener: TcpListener, app: Arc<App>) -> std::io::Result<()> 
                 async move {
                     let (parts, body) = request.into_parts();
                     let body = read_body(body).await;
-                    let response = route(&app, Request::from_parts(parts, body)).await;
+                    let admitted = Admitted::new(Request::from_parts(parts, body), &app.config().resource);
+                    let response = route(&app, admitted).await;
                     Ok::<_, std::convert::Infallible>(response.map(http_body_util::Full::new))
                 }
             });

@@ -16,9 +16,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{Request, Response};
+use http::Response;
 
 use crate::config::{Config, ConfigError};
+use crate::edge::Admitted;
 use crate::observe;
 use crate::pages::Pages;
 use crate::pipeline::App;
@@ -26,13 +27,13 @@ use draftline_contract::clock::SystemClock;
 use draftline_contract::tool::Registry;
 use draftline_dynamo::Db;
 
-async fn serve_pages(app: &App, request: Request<Bytes>) -> Response<Bytes> {
+async fn serve_pages(app: &App, request: Admitted) -> Response<Bytes> {
     match app.pages() {
         Some(pages) => pages.handle(app, request).await,
         None => crate::response::json(
             http::StatusCode::NOT_FOUND,
             &serde_json::json!({"ok": false, "error": {"code": "NOT_FOUND", "message": "This function serves no pages.", "retryable": false}}),
-            &crate::edge::request_id(request.headers()),
+            request.request_id(),
         ),
     }
 }
@@ -45,8 +46,8 @@ async fn serve_pages(app: &App, request: Request<Bytes>) -> Response<Bytes> {
 pub trait Serve: Copy + Send + Sync + 'static {
     /// The tool the function serves, if it serves one.
     fn tool(self) -> Option<&'static str>;
-    /// Serves one request.
-    fn serve(self, app: &App, request: Request<Bytes>) -> impl Future<Output = Response<Bytes>> + Send;
+    /// Serves one request, as the edge admitted it.
+    fn serve(self, app: &App, request: Admitted) -> impl Future<Output = Response<Bytes>> + Send;
 }
 
 /// One tool's function: `POST` its input, whatever the path.
@@ -58,7 +59,7 @@ impl Serve for ToolFunction {
         Some(self.0)
     }
 
-    fn serve(self, app: &App, request: Request<Bytes>) -> impl Future<Output = Response<Bytes>> + Send {
+    fn serve(self, app: &App, request: Admitted) -> impl Future<Output = Response<Bytes>> + Send {
         app.handle_tool(self.0, request)
     }
 }
@@ -78,7 +79,7 @@ macro_rules! serves {
                 }
 
                 #[allow(clippy::manual_async_fn)]
-                fn serve(self, $app: &App, $request: Request<Bytes>) -> impl Future<Output = Response<Bytes>> + Send {
+                fn serve(self, $app: &App, $request: Admitted) -> impl Future<Output = Response<Bytes>> + Send {
                     async move { $body }
                 }
             }

@@ -33,7 +33,8 @@ pub async fn run(app: Arc<App>, function: impl Serve) -> Result<(), vercel_runti
         async move {
             let (parts, body) = request.into_parts();
             let body = read_body(body).await;
-            let response = function.serve(&app, http::Request::from_parts(parts, body)).await;
+            let admitted = crate::edge::Admitted::new(http::Request::from_parts(parts, body), &app.config().resource);
+            let response = function.serve(&app, admitted).await;
             let (parts, body) = response.into_parts();
             Ok::<_, vercel_runtime::Error>(http::Response::from_parts(
                 parts,
