@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
-use draftline_server::idempotency::{Claim, IdempotencyKey, IdempotencyStore, Resolution};
+use draftline_server::idempotency::{Claim, IdempotencyKey, IdempotencyStore, NextAction};
 use serde_json::json;
 
 use crate::helpers::{spawn_app, test_now};
@@ -46,8 +46,8 @@ async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
         panic!("the key is held");
     };
     assert!(matches!(
-        record.resolve("fp", "SBY-01/u", now),
-        Resolution::InFlight(30)
+        record.next_action("fp", "SBY-01/u", now),
+        NextAction::InFlight(30)
     ));
 
     // After the lease lapses, a worker that chose a new use of the key
@@ -85,8 +85,8 @@ async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
     );
 
     let stored = store.lookup(&key).await.unwrap().unwrap();
-    match stored.resolve("fp", "SBY-01/u", later) {
-        Resolution::Replay { data, .. } => assert_eq!(data, json!({"by": "second"})),
+    match stored.next_action("fp", "SBY-01/u", later) {
+        NextAction::Replay(stored) => assert_eq!(stored.data, json!({"by": "second"})),
         other => panic!("expected a replay, got {other:?}"),
     }
     // Completing twice is refused too: the lease is gone.

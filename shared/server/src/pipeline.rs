@@ -29,7 +29,7 @@ use crate::config::Config;
 use crate::confirm::{self, Answer};
 use crate::edge::{self, Admitted};
 use crate::idempotency::{
-    Claim, CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, RecordStatus, Resolution,
+    Claim, CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, NextAction, StoredResponse,
 };
 use crate::pages::Pages;
 use crate::response;
@@ -563,15 +563,14 @@ impl App {
         // lapsed (its worker died, perhaps after the ERP write) is continued,
         // anything else starts a new one.
         let continued = match store.lookup(key).await {
-            Ok(Some(record)) => {
-                if let Some(answer) = self.answer_from_record(&record, key, &key_facts.fingerprint, &owner) {
-                    return Served::unaudited(answer, Some(key_facts));
-                }
-                let live = record.expires_at > self.clock.now().timestamp();
-                record
-                    .generation
-                    .filter(|_| live && record.status == RecordStatus::InProgress)
-            }
+            Ok(Some(record)) => match record.next_action(&key_facts.fingerprint, &owner, self.clock.now()) {
+                NextAction::Proceed => None,
+                NextAction::LeaseExpired { generation } => Some(generation),
+                answered => match answer_of(answered, key) {
+                    Some(answer) => return Served::unaudited(answer, Some(key_facts)),
+                    None => None,
+                },
+            },
             Ok(None) => None,
             Err(err) => return fail(err, key_facts),
         };
@@ -676,9 +675,11 @@ impl App {
                 name,
                 &key_facts.fingerprint,
                 &owner,
-                StatusCode::CREATED.as_u16(),
-                &output,
-                Some(&document),
+                StoredResponse {
+                    status: StatusCode::CREATED,
+                    data: output.clone(),
+                    document: Some(document.clone()),
+                },
                 call.request_id,
                 now,
                 self.config.idempotency_ttl,
@@ -836,9 +837,11 @@ impl App {
             name,
             &key_facts.fingerprint,
             owner,
-            StatusCode::CREATED.as_u16(),
-            &output,
-            Some(&created.document),
+            StoredResponse {
+                status: StatusCode::CREATED,
+                data: output.clone(),
+                document: Some(created.document.clone()),
+            },
             call.request_id,
             now,
             self.config.idempotency_ttl,
@@ -875,25 +878,34 @@ impl App {
         fingerprint: &str,
         owner: &str,
     ) -> Option<Result<Success, ToolError>> {
-        match record.resolve(fingerprint, owner, self.clock.now()) {
-            Resolution::Replay {
-                http_status: _,
-                data,
-                document,
-            } => Some(Ok(Success {
-                status: StatusCode::OK,
-                data,
-                replayed: true,
-                document: document.map(|(id, number, kind)| DocumentRef { id, number, kind }),
-            })),
-            Resolution::Mismatch => Some(Err(ToolError::KeyReused(format!(
-                "Idempotency key '{key}' was already used for a different request (other arguments or another \
-                 tool). No draft was created. If you are retrying, resend exactly the original arguments; if this \
-                 is a new draft, use a new key (or a new client_ref)."
-            )))),
-            Resolution::InFlight(after) => Some(Err(in_flight(key, after))),
-            Resolution::Vacant => None,
-        }
+        answer_of(record.next_action(fingerprint, owner, self.clock.now()), key)
+    }
+}
+
+/// The answer a key record's next action gives a call, when it answers
+/// one (a replay, a conflict, in flight); `None` when the call goes on.
+fn answer_of(next: NextAction, key: &IdempotencyKey) -> Option<Result<Success, ToolError>> {
+    match next {
+        NextAction::Replay(stored) => Some(Ok(Success {
+            // The stored answer, sent again: a created draft's 201 becomes
+            // 200 with `replayed: true` (DESIGN.md: 201 is for the call that
+            // created it).
+            status: if stored.status == StatusCode::CREATED {
+                StatusCode::OK
+            } else {
+                stored.status
+            },
+            data: stored.data,
+            replayed: true,
+            document: stored.document,
+        })),
+        NextAction::Conflict => Some(Err(ToolError::KeyReused(format!(
+            "Idempotency key '{key}' was already used for a different request (other arguments or another \
+             tool). No draft was created. If you are retrying, resend exactly the original arguments; if this \
+             is a new draft, use a new key (or a new client_ref)."
+        )))),
+        NextAction::InFlight(after) => Some(Err(in_flight(key, after))),
+        NextAction::Proceed | NextAction::LeaseExpired { .. } => None,
     }
 }
 

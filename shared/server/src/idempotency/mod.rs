@@ -2,7 +2,7 @@
 //!
 //! - [`key`]: the key newtype (header or run id + `client_ref`).
 //! - [`record`]: the key record and its item mapping, and how a stored record
-//!   answers a new call ([`Resolution`]).
+//!   answers a new call ([`NextAction`]).
 //! - [`store`]: the writes: the record inside the draft's one transaction
 //!   (`attribute_not_exists` + `ALL_OLD`), and the in-progress lease with its
 //!   fencing condition for work that cannot share the transaction.
@@ -12,5 +12,5 @@ pub mod record;
 pub mod store;
 
 pub use key::IdempotencyKey;
-pub use record::{IdempotencyRecord, RecordStatus, Resolution};
+pub use record::{IdempotencyRecord, NextAction, RecordStatus, StoredResponse};
 pub use store::{Claim, CommitFailure, IdempotencyStore, LeaseToken};

@@ -1,10 +1,12 @@
-//! The key record: what DynamoDB remembers about a key, and what it means
-//! for a new call with that key.
+//! The key record: what DynamoDB remembers about a key (its answer typed:
+//! status, data, document), and what a new call with that key does next
+//! ([`NextAction`], decided here once).
 
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
+use http::StatusCode;
 
 use draftline_contract::tool::DocumentRef;
 
@@ -26,6 +28,17 @@ impl RecordStatus {
     }
 }
 
+/// What a completed key stores of its call: the answer, typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredResponse {
+    /// The status the call answered (201 for a created draft).
+    pub status: StatusCode,
+    /// The answer's `data`.
+    pub data: serde_json::Value,
+    /// The document the call created.
+    pub document: Option<DocumentRef>,
+}
+
 /// One idempotency key record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IdempotencyRecord {
@@ -37,12 +50,8 @@ pub struct IdempotencyRecord {
     pub owner: String,
     /// In progress or completed.
     pub status: RecordStatus,
-    /// The stored HTTP status (completed records).
-    pub http_status: u16,
-    /// The stored response `data`, as JSON text (completed records).
-    pub response: Option<String>,
-    /// The document the call created: (id, number, kind).
-    pub document: Option<(String, String, String)>,
+    /// The stored answer (completed records).
+    pub response: Option<StoredResponse>,
     /// The request that created the record.
     pub request_id: String,
     /// When the record was written.
@@ -60,66 +69,66 @@ pub struct IdempotencyRecord {
     pub generation: Option<String>,
 }
 
-/// What a stored record means for a new call with the same key.
+/// What a call with a key does next, decided once from the key's record
+/// (zero2prod's `try_processing`): the caller matches on it once.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Resolution {
-    /// Same caller, same tool and input, completed: send the stored response again.
-    Replay {
-        /// The stored status.
-        http_status: u16,
-        /// The stored data.
-        data: serde_json::Value,
-        /// The stored document (id, number, kind).
-        document: Option<(String, String, String)>,
-    },
-    /// The key was used for something else: 422.
-    Mismatch,
+pub enum NextAction {
+    /// No live record: start a new use of the key.
+    Proceed,
+    /// Same caller, same tool and input, completed: send the stored answer again.
+    Replay(StoredResponse),
     /// Another call holds the key: 409, retry after this many seconds.
     InFlight(u64),
-    /// The record is expired (TTL not yet swept) or its lease lapsed: treat as absent.
-    Vacant,
+    /// The key was used by another caller or for other input: 422.
+    Conflict,
+    /// This call's own claim whose lease lapsed (its worker died, perhaps
+    /// after the ERP write): continue that use of the key, looking for its
+    /// document first.
+    LeaseExpired {
+        /// The use of the key to continue.
+        generation: String,
+    },
 }
 
 impl IdempotencyRecord {
-    /// Decides what a call with `fingerprint` by `owner` gets.
-    pub fn resolve(&self, fingerprint: &str, owner: &str, now: DateTime<Utc>) -> Resolution {
+    /// Decides what a call with `fingerprint` by `owner` does next.
+    pub fn next_action(&self, fingerprint: &str, owner: &str, now: DateTime<Utc>) -> NextAction {
         if self.expires_at <= now.timestamp() {
-            return Resolution::Vacant;
+            return NextAction::Proceed;
         }
         if self.owner != owner || self.fingerprint != fingerprint {
-            return Resolution::Mismatch;
+            return NextAction::Conflict;
         }
-        match self.status {
-            RecordStatus::InProgress => match self.lease_until_ms {
+        match (self.status, &self.response) {
+            (RecordStatus::InProgress, _) => match self.lease_until_ms {
                 Some(until) if until > now.timestamp_millis() => {
-                    Resolution::InFlight(((until - now.timestamp_millis()) / 1000 + 1).clamp(1, 30) as u64)
+                    NextAction::InFlight(((until - now.timestamp_millis()) / 1000 + 1).clamp(1, 30) as u64)
                 }
-                _ => Resolution::Vacant,
+                _ => match &self.generation {
+                    Some(generation) => NextAction::LeaseExpired {
+                        generation: generation.clone(),
+                    },
+                    None => NextAction::Proceed,
+                },
             },
-            RecordStatus::Completed => {
-                let data = self
-                    .response
-                    .as_deref()
-                    .and_then(|text| serde_json::from_str(text).ok())
-                    .unwrap_or(serde_json::Value::Null);
-                Resolution::Replay {
-                    http_status: self.http_status,
-                    data,
-                    document: self.document.clone(),
-                }
-            }
+            (RecordStatus::Completed, Some(response)) => NextAction::Replay(response.clone()),
+            // A completed record whose answer cannot be read back: its call
+            // succeeded, so a retry answers that, without data.
+            (RecordStatus::Completed, None) => NextAction::Replay(StoredResponse {
+                status: StatusCode::OK,
+                data: serde_json::Value::Null,
+                document: None,
+            }),
         }
     }
 
-    /// A completed record holding `data`.
+    /// A completed record holding `response`.
     #[allow(clippy::too_many_arguments)]
     pub fn completed(
         tool: &str,
         fingerprint: &str,
         owner: &str,
-        http_status: u16,
-        data: &serde_json::Value,
-        document: Option<&DocumentRef>,
+        response: StoredResponse,
         request_id: &str,
         now: DateTime<Utc>,
         ttl: std::time::Duration,
@@ -129,9 +138,7 @@ impl IdempotencyRecord {
             fingerprint: fingerprint.to_owned(),
             owner: owner.to_owned(),
             status: RecordStatus::Completed,
-            http_status,
-            response: Some(data.to_string()),
-            document: document.map(|d| (d.id.clone(), d.number.clone(), d.kind.to_owned())),
+            response: Some(response),
             request_id: request_id.to_owned(),
             created_at: now,
             expires_at: now.timestamp() + ttl.as_secs() as i64,
@@ -143,27 +150,25 @@ impl IdempotencyRecord {
 
     /// The item attributes (without the key).
     pub fn to_attributes(&self) -> HashMap<String, AttributeValue> {
+        let status = self.response.as_ref().map_or(0, |r| r.status.as_u16());
         let mut item = HashMap::from([
             ("tool".to_owned(), AttributeValue::S(self.tool.clone())),
             ("fingerprint".to_owned(), AttributeValue::S(self.fingerprint.clone())),
             ("owner".to_owned(), AttributeValue::S(self.owner.clone())),
             ("status".to_owned(), AttributeValue::S(self.status.as_str().to_owned())),
-            (
-                "http_status".to_owned(),
-                AttributeValue::N(self.http_status.to_string()),
-            ),
+            ("http_status".to_owned(), AttributeValue::N(status.to_string())),
             ("request_id".to_owned(), AttributeValue::S(self.request_id.clone())),
             ("created_at".to_owned(), AttributeValue::S(self.created_at.to_rfc3339())),
             ("expires_at".to_owned(), AttributeValue::N(self.expires_at.to_string())),
             ("kind".to_owned(), AttributeValue::S("idempotency_key".to_owned())),
         ]);
         if let Some(response) = &self.response {
-            item.insert("response".into(), AttributeValue::S(response.clone()));
-        }
-        if let Some((id, number, kind)) = &self.document {
-            item.insert("document_id".into(), AttributeValue::S(id.clone()));
-            item.insert("document_number".into(), AttributeValue::S(number.clone()));
-            item.insert("document_kind".into(), AttributeValue::S(kind.clone()));
+            item.insert("response".into(), AttributeValue::S(response.data.to_string()));
+            if let Some(document) = &response.document {
+                item.insert("document_id".into(), AttributeValue::S(document.id.clone()));
+                item.insert("document_number".into(), AttributeValue::S(document.number.clone()));
+                item.insert("document_kind".into(), AttributeValue::S(document.kind.clone()));
+            }
         }
         if let Some(until) = self.lease_until_ms {
             item.insert("lease_until".into(), AttributeValue::N(until.to_string()));
@@ -190,16 +195,28 @@ impl IdempotencyRecord {
             "COMPLETED" => RecordStatus::Completed,
             _ => return None,
         };
+        let response = s("response")
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .map(|data| StoredResponse {
+                status: n("http_status")
+                    .and_then(|v| u16::try_from(v).ok())
+                    .and_then(|v| StatusCode::from_u16(v).ok())
+                    .unwrap_or(StatusCode::OK),
+                data,
+                document: s("document_id")
+                    .zip(s("document_number"))
+                    .map(|(id, number)| DocumentRef {
+                        id,
+                        number,
+                        kind: s("document_kind").unwrap_or_default(),
+                    }),
+            });
         Some(Self {
             tool: s("tool")?,
             fingerprint: s("fingerprint")?,
             owner: s("owner")?,
             status,
-            http_status: n("http_status").and_then(|v| u16::try_from(v).ok()).unwrap_or(0),
-            response: s("response"),
-            document: s("document_id")
-                .zip(s("document_number"))
-                .map(|(id, number)| (id, number, s("document_kind").unwrap_or_default())),
+            response,
             request_id: s("request_id").unwrap_or_default(),
             created_at: s("created_at")
                 .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
@@ -223,9 +240,15 @@ mod tests {
             "t",
             "fp",
             "SBY-01/buyer-sby",
-            201,
-            &serde_json::json!({"n": 1}),
-            None,
+            StoredResponse {
+                status: StatusCode::CREATED,
+                data: serde_json::json!({"n": 1}),
+                document: Some(DocumentRef {
+                    id: "d1".into(),
+                    number: "PO-SBY-000001".into(),
+                    kind: "purchase_order".into(),
+                }),
+            },
             "r1",
             now,
             std::time::Duration::from_secs(86_400),
@@ -240,26 +263,41 @@ mod tests {
     }
 
     #[test]
-    fn resolution_follows_fingerprint_owner_expiry_and_lease() {
+    fn the_next_action_follows_fingerprint_owner_expiry_and_lease() {
         let now = Utc.with_ymd_and_hms(2026, 11, 29, 10, 0, 0).unwrap();
         let rec = record(now);
-        assert!(matches!(
-            rec.resolve("fp", "SBY-01/buyer-sby", now),
-            Resolution::Replay { http_status: 201, .. }
-        ));
-        assert_eq!(rec.resolve("other", "SBY-01/buyer-sby", now), Resolution::Mismatch);
-        assert_eq!(rec.resolve("fp", "JKT-01/buyer-jkt", now), Resolution::Mismatch);
+        match rec.next_action("fp", "SBY-01/buyer-sby", now) {
+            NextAction::Replay(stored) => {
+                assert_eq!(stored.status, StatusCode::CREATED);
+                assert_eq!(stored.document.map(|d| d.number).as_deref(), Some("PO-SBY-000001"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(rec.next_action("other", "SBY-01/buyer-sby", now), NextAction::Conflict);
+        assert_eq!(rec.next_action("fp", "JKT-01/buyer-jkt", now), NextAction::Conflict);
         assert_eq!(
-            rec.resolve("fp", "SBY-01/buyer-sby", now + chrono::Duration::days(2)),
-            Resolution::Vacant
+            rec.next_action("fp", "SBY-01/buyer-sby", now + chrono::Duration::days(2)),
+            NextAction::Proceed
         );
         let mut leased = rec.clone();
         leased.status = RecordStatus::InProgress;
+        leased.response = None;
         leased.lease_until_ms = Some(now.timestamp_millis() + 4_500);
-        assert_eq!(leased.resolve("fp", "SBY-01/buyer-sby", now), Resolution::InFlight(5));
         assert_eq!(
-            leased.resolve("fp", "SBY-01/buyer-sby", now + chrono::Duration::seconds(5)),
-            Resolution::Vacant
+            leased.next_action("fp", "SBY-01/buyer-sby", now),
+            NextAction::InFlight(5)
+        );
+        let lapsed = now + chrono::Duration::seconds(5);
+        assert_eq!(
+            leased.next_action("fp", "SBY-01/buyer-sby", lapsed),
+            NextAction::Proceed
+        );
+        leased.generation = Some("g1".into());
+        assert_eq!(
+            leased.next_action("fp", "SBY-01/buyer-sby", lapsed),
+            NextAction::LeaseExpired {
+                generation: "g1".into()
+            }
         );
     }
 }
