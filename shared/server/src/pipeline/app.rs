@@ -1,0 +1,110 @@
+//! What a warm instance builds once ([`App`]), and what the rest reads of it.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::App;
+use crate::anonymous::AnonymousTrace;
+use crate::auth::Authenticator;
+use crate::config::Config;
+use crate::pages::Pages;
+use draftline_contract::clock::{Clock, SystemClock};
+use draftline_contract::cursor::{CursorKey, KeySource};
+use draftline_contract::tool::Registry;
+use draftline_dynamo::Db;
+
+impl App {
+    /// Builds the app for `config`, connecting to DynamoDB.
+    pub async fn new(registry: Registry, config: Config) -> Self {
+        let db = Db::connect(&config.table, config.dynamodb_endpoint.as_deref()).await;
+        Self::with_parts(registry, config, db, Arc::new(SystemClock))
+    }
+
+    /// Builds the app from parts (tests inject a clock).
+    pub fn with_parts(registry: Registry, config: Config, db: Db, clock: Arc<dyn Clock>) -> Self {
+        let cursors = config.cursor_key();
+        if cursors.source() == KeySource::PublicFacts {
+            tracing::warn!(
+                "DRAFTLINE_CURSOR_SECRET is not set and there is no JWT secret: pagination cursors are sealed \
+                 with a key derived from public settings (they still cannot leave the caller's branch)"
+            );
+        }
+        Self {
+            auth: Authenticator::new(&config),
+            cursors,
+            review_pages: format!("{}/review", crate::auth::origin_of(&config.resource)),
+            pages: None,
+            registry,
+            db,
+            clock,
+            config,
+            anonymous: AnonymousTrace::new(),
+        }
+    }
+
+    /// This app, also serving `pages` (the review pages) under their prefix.
+    pub fn with_pages(mut self, pages: Arc<dyn Pages>) -> Self {
+        self.pages = Some(pages);
+        self
+    }
+
+    /// The pages this app serves besides the tools, if any.
+    pub fn pages(&self) -> Option<&Arc<dyn Pages>> {
+        self.pages.as_ref()
+    }
+
+    /// Where this deployment's review pages are (`<resource origin>/review`).
+    pub fn review_pages(&self) -> &str {
+        &self.review_pages
+    }
+
+    /// The key that seals this deployment's pagination cursors.
+    pub fn cursors(&self) -> &CursorKey {
+        &self.cursors
+    }
+
+    /// The tools.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The table.
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &dyn Clock {
+        self.clock.as_ref()
+    }
+
+    /// The authenticator.
+    pub fn authenticator(&self) -> &Authenticator {
+        &self.auth
+    }
+
+    /// The RFC 9728 metadata URL named in `WWW-Authenticate`.
+    pub fn resource_metadata_url(&self) -> String {
+        format!("{}/.well-known/oauth-protected-resource", self.config.resource)
+    }
+
+    /// The RFC 9728 protected resource metadata of this deployment.
+    pub fn protected_resource_metadata(&self) -> Value {
+        let mut scopes: Vec<&str> = self.registry.all().map(|t| t.scope).collect();
+        scopes.sort_unstable();
+        scopes.dedup();
+        json!({
+            "resource": self.config.resource,
+            "authorization_servers": [self.config.issuer],
+            "bearer_methods_supported": ["header"],
+            "scopes_supported": scopes,
+            "resource_name": "draftline ERP tools",
+        })
+    }
+}

@@ -1,0 +1,377 @@
+//! The idempotent draft path: the key, one read that answers every retry
+//! ([`NextAction`]), the person's answer to a near-duplicate question, and
+//! the atomic draft, written in one transaction with its key record, the
+//! consumption of that answer and its audit item.
+
+use std::time::Duration;
+
+use http::StatusCode;
+
+use super::external::{Generation, external_key};
+use super::outcome::outcome;
+use super::{App, DRAFT_ATTEMPTS, Entry, Served, Success, Transport};
+use crate::audit::{Answered, AuditRecord, CallFacts, KeyFacts};
+use crate::confirm::{self, Answer};
+use crate::edge;
+use crate::idempotency::{
+    CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, NextAction, StoredResponse,
+};
+use draftline_contract::canonical;
+use draftline_contract::error::ToolError;
+use draftline_contract::request::AgentContext;
+use draftline_contract::tool::{Call, Decision, Draft, ErasedDraft, ParsedInput};
+
+impl App {
+    /// The idempotent draft path.
+    pub(super) async fn draft(
+        &self,
+        tool: &dyn ErasedDraft,
+        call: &Call<'_>,
+        facts: &CallFacts,
+        body: &[u8],
+        entry: &Entry<'_>,
+    ) -> Served {
+        let keyed = async {
+            let header = edge::idempotency_header(entry.headers)?;
+            let input = tool.parse(body)?;
+            let key = draft_key(header, call.agent, tool.client_ref(&input)?, entry.transport)?;
+            let fingerprint = canonical::fingerprint(tool.definition().name, &input.canonical);
+            Ok::<_, ToolError>((input, key, fingerprint))
+        };
+        let (input, key, fingerprint) = match keyed.await {
+            Ok(keyed) => keyed,
+            Err(err) => return Served::unaudited(Err(err), None),
+        };
+        let facts_of_key = KeyFacts {
+            key: key.to_string(),
+            fingerprint,
+            answered: None,
+        };
+        self.draft_with_key(tool, call, facts, &input, &key, facts_of_key, entry.answer)
+            .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn draft_with_key(
+        &self,
+        tool: &dyn ErasedDraft,
+        call: &Call<'_>,
+        facts: &CallFacts,
+        input: &ParsedInput,
+        key: &IdempotencyKey,
+        key_facts: KeyFacts,
+        answer: Option<&Result<Answer, ToolError>>,
+    ) -> Served {
+        let owner = format!("{}/{}", call.caller.branch(), call.caller.user());
+        let store = IdempotencyStore::new(&self.db, call.caller);
+        let fail = |err: ToolError, key_facts: KeyFacts| Served::unaudited(Err(err), Some(key_facts));
+
+        // One read answers every retry: replay, conflict or in flight. It
+        // comes before the rules that depend on the clock, so a retry after
+        // midnight still finds yesterday's draft.
+        // Which use of the key this call continues: a claim whose lease
+        // lapsed (its worker died, perhaps after the ERP write) is continued,
+        // anything else starts a new one.
+        let continued = match store.lookup(key).await {
+            Ok(Some(record)) => match record.next_action(&key_facts.fingerprint, &owner, self.clock.now()) {
+                NextAction::Proceed => None,
+                NextAction::LeaseExpired { generation } => Some(generation),
+                answered => match answer_of(answered, key) {
+                    Some(answer) => return Served::unaudited(answer, Some(key_facts)),
+                    None => None,
+                },
+            },
+            Ok(None) => None,
+            Err(err) => return fail(err, key_facts),
+        };
+        let generation = match continued {
+            Some(earlier) => Generation::Continued(earlier),
+            None => Generation::New(ulid::Ulid::new().to_string()),
+        };
+        if let Err(err) = tool.check_rules(input, &self.rules()) {
+            return fail(err, key_facts);
+        }
+        let name = tool.definition().name;
+        let fingerprint = key_facts.fingerprint.clone();
+        let asked = confirm::Asked {
+            caller: call.caller,
+            tool: name,
+            fingerprint: &fingerprint,
+            key,
+        };
+        let confirmed = match answer {
+            None => None,
+            Some(Err(err)) => return fail(err.clone(), key_facts),
+            Some(Ok(answer)) => match confirm::decide(&self.cursors, answer, &asked, self.clock.now()) {
+                Ok(confirmed) => Some(confirmed),
+                Err(err) => return fail(err, key_facts),
+            },
+        };
+        let mut key_facts = key_facts;
+        key_facts.answered = confirmed.as_ref().map(|c| Answered {
+            decision: match c.decision {
+                Decision::CreateAnother => "create_another",
+                Decision::UseExisting(_) => "use_existing",
+            },
+            existing: c.existing.clone(),
+        });
+        let consumption = confirmed.as_ref().and_then(|c| c.consumption.as_ref());
+        let draft_key = external_key(call.caller, key, generation.id());
+        let call = Call {
+            draft_key: Some(&draft_key),
+            decision: confirmed.as_ref().map(|c| &c.decision),
+            ..*call
+        };
+        for attempt in 0..DRAFT_ATTEMPTS {
+            let prepared = match tool.prepare(&call, input).await {
+                Ok(prepared) => prepared,
+                Err(ToolError::InputRequired { message, question, .. }) => {
+                    // Nothing was created: seal what the person is asked
+                    // about, so only their answer to this very call (under
+                    // its own key) counts, once.
+                    let state = confirm::seal(&self.cursors, &asked, &question.existing.number, self.clock.now());
+                    return match state {
+                        Ok(state) => fail(
+                            ToolError::InputRequired {
+                                message,
+                                question,
+                                request_state: Some(state),
+                            },
+                            key_facts,
+                        ),
+                        Err(err) => fail(err, key_facts),
+                    };
+                }
+                Err(err) => return fail(err, key_facts),
+            };
+            let (document, batch, output) = match prepared {
+                Draft::Atomic {
+                    document,
+                    batch,
+                    output,
+                } => (document, batch, output),
+                Draft::External(external) => {
+                    return self
+                        .draft_external(
+                            tool,
+                            &call,
+                            facts,
+                            (key, &generation),
+                            key_facts,
+                            &owner,
+                            external.as_ref(),
+                            consumption,
+                        )
+                        .await;
+                }
+                // A person chose the existing draft: nothing is written.
+                Draft::Existing { document, output } => {
+                    return Served::unaudited(
+                        Ok(Success {
+                            status: StatusCode::OK,
+                            data: output,
+                            replayed: false,
+                            document: Some(document),
+                        }),
+                        Some(key_facts),
+                    );
+                }
+            };
+            let Some(writes) = draftline_dynamo::items_of(batch) else {
+                return fail(ToolError::internal("a draft's batch is not for this table"), key_facts);
+            };
+            let Recorded {
+                now,
+                result: created,
+                record,
+                audit,
+            } = self.record_created(
+                call.caller,
+                call.request_id,
+                facts,
+                name,
+                &key_facts,
+                &owner,
+                output,
+                document,
+            );
+            // The key record first, then the consumption of the person's
+            // answer (if any), the document's writes and the audit item.
+            let items = store.put_record(key, &record, now).and_then(|record| {
+                let mut items = Vec::with_capacity(writes.len() + 3);
+                items.push(record);
+                if let Some(consumption) = consumption {
+                    items.push(consumption.put(&self.db, call.caller, call.request_id)?);
+                }
+                items.extend(writes);
+                items.push(audit.put(&self.db)?);
+                Ok(items)
+            });
+            let items = match items {
+                Ok(items) => items,
+                Err(err) => return fail(err, key_facts),
+            };
+            match store.commit(key, items, audit.id(), consumption.map(|_| 1)).await {
+                Ok(()) => {
+                    return Served {
+                        result: created,
+                        key: Some(key_facts),
+                        audited: true,
+                    };
+                }
+                Err(CommitFailure::KeyTaken(Some(record))) => {
+                    if let Some(answer) = self.answer_from_record(&record, key, &key_facts.fingerprint, &owner) {
+                        return Served::unaudited(answer, Some(key_facts));
+                    }
+                }
+                Err(CommitFailure::KeyTaken(None) | CommitFailure::KeyInFlight) => {
+                    return fail(in_flight(key, 1), key_facts);
+                }
+                Err(CommitFailure::Contention) => {
+                    tokio::time::sleep(Duration::from_millis(5 + 20 * attempt as u64)).await;
+                }
+                Err(CommitFailure::ConfirmationUsed) => return fail(confirm::already_used(), key_facts),
+                Err(CommitFailure::Store(err)) => return fail(err, key_facts),
+            }
+        }
+        fail(
+            ToolError::Busy {
+                message: format!(
+                    "Other drafts of your branch were being numbered at the same moment, and this draft lost the \
+                     race {DRAFT_ATTEMPTS} times. No draft was created. Retry this same call unchanged (key \
+                     '{key}') in a second."
+                ),
+                retry_after_seconds: 1,
+            },
+            key_facts,
+        )
+    }
+
+    /// What a stored record answers; `None` if the key is free after all.
+    pub(super) fn answer_from_record(
+        &self,
+        record: &IdempotencyRecord,
+        key: &IdempotencyKey,
+        fingerprint: &str,
+        owner: &str,
+    ) -> Option<Result<Success, ToolError>> {
+        answer_of(record.next_action(fingerprint, owner, self.clock.now()), key)
+    }
+}
+
+/// The answer a key record's next action gives a call, when it answers
+/// one (a replay, a conflict, in flight); `None` when the call goes on.
+fn answer_of(next: NextAction, key: &IdempotencyKey) -> Option<Result<Success, ToolError>> {
+    match next {
+        NextAction::Replay(stored) => Some(Ok(Success {
+            // The stored answer, sent again: a created draft's 201 becomes
+            // 200 with `replayed: true` (DESIGN.md: 201 is for the call that
+            // created it).
+            status: if stored.status == StatusCode::CREATED {
+                StatusCode::OK
+            } else {
+                stored.status
+            },
+            data: stored.data,
+            replayed: true,
+            document: stored.document,
+        })),
+        NextAction::Conflict => Some(Err(ToolError::KeyReused(format!(
+            "Idempotency key '{key}' was already used for a different request (other arguments or another \
+             tool). No draft was created. If you are retrying, resend exactly the original arguments; if this \
+             is a new draft, use a new key (or a new client_ref)."
+        )))),
+        NextAction::InFlight(after) => Some(Err(in_flight(key, after))),
+        NextAction::Proceed | NextAction::LeaseExpired { .. } => None,
+    }
+}
+
+pub(super) fn in_flight(key: &IdempotencyKey, after: u64) -> ToolError {
+    ToolError::InFlight {
+        message: format!(
+            "A call with idempotency key '{key}' is still being processed. No second draft was created. \
+             Retry this same call unchanged in {after} second(s) to get its result."
+        ),
+        retry_after_seconds: after,
+    }
+}
+
+fn draft_key(
+    header: Option<IdempotencyKey>,
+    agent: &AgentContext,
+    client_ref: &str,
+    transport: Transport,
+) -> Result<IdempotencyKey, ToolError> {
+    if let Some(key) = header {
+        return Ok(key);
+    }
+    let derived = match (&agent.run_id, transport) {
+        (Some(run), _) => Some(IdempotencyKey::from_run(run, client_ref)),
+        (None, Transport::Mcp) => Some(IdempotencyKey::from_client_ref(client_ref)),
+        (None, Transport::Http) => None,
+    };
+    match derived {
+        Some(key) => key.map_err(|reason| ToolError::invalid("header:X-Agent-Run-Id", reason)),
+        None => Err(ToolError::invalid(
+            "header:Idempotency-Key",
+            "A draft needs an idempotency key so that a retry cannot create a second document. Send an \
+             'Idempotency-Key' header (a new unique value per intended draft, the same value when you retry), \
+             or an 'X-Agent-Run-Id' header, which is combined with client_ref. No draft was created.",
+        )),
+    }
+}
+
+/// What a created draft leaves, built once from its outcome for both
+/// paths (atomic and ERP): the answer, the key record that replays it, and
+/// the audit item, all as of `now`.
+pub(super) struct Recorded {
+    pub(super) now: chrono::DateTime<chrono::Utc>,
+    pub(super) result: Result<Success, ToolError>,
+    pub(super) record: IdempotencyRecord,
+    pub(super) audit: AuditRecord,
+}
+
+impl App {
+    /// The [`Recorded`] of a draft `name` created as `document`, answering `data`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record_created(
+        &self,
+        caller: &draftline_contract::identity::Caller,
+        request_id: &str,
+        facts: &CallFacts,
+        name: &str,
+        key_facts: &KeyFacts,
+        owner: &str,
+        data: serde_json::Value,
+        document: draftline_contract::tool::DocumentRef,
+    ) -> Recorded {
+        let now = self.clock.now();
+        let stored = StoredResponse {
+            status: StatusCode::CREATED,
+            data: data.clone(),
+            document: Some(document.clone()),
+        };
+        let record = IdempotencyRecord::completed(
+            name,
+            &key_facts.fingerprint,
+            owner,
+            stored,
+            request_id,
+            now,
+            self.config.idempotency_ttl,
+        );
+        let result = Ok(Success {
+            status: StatusCode::CREATED,
+            data,
+            replayed: false,
+            document: Some(document),
+        });
+        let audit = AuditRecord::new(facts, caller, &outcome(&result, Some(key_facts), true));
+        Recorded {
+            now,
+            result,
+            record,
+            audit,
+        }
+    }
+}

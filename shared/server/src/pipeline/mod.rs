@@ -1,0 +1,393 @@
+//! The request pipeline: one path for every tool call, in the order of
+//! DESIGN.md: request id → authenticate → resolve tool and check scope →
+//! (spend the caller's budget, when one is configured) → parse JSON →
+//! validate → idempotency → execute → audit → respond.
+//!
+//! The request id and the authentication are decided once at the edge and
+//! arrive in an [`Entry`]. [`App`] holds what a warm instance builds once
+//! (registry, authenticator, DynamoDB client, clock, configuration) and
+//! serves `http::Request<Bytes>` → `http::Response<Bytes>`, so the same code
+//! runs under Vercel, AWS Lambda, the local server and the tests. Each step
+//! fails with a [`ToolError`]; nothing below a failed step runs. Every call
+//! has a deadline below the platform's limit, and its audit item is built
+//! once from its outcome: inside a draft's transaction when it creates one,
+//! else by one append-only write afterwards. Calls refused before anyone was
+//! identified go to the bounded [`AnonymousTrace`] instead.
+//!
+//! ## Layout
+//! - this file: the call's path in order ([`App::invoke`]): identity,
+//!   scope, deadline, read or draft, audit;
+//! - [`app`]: what a warm instance builds once, and its accessors;
+//! - [`draft`]: the idempotent draft path; the atomic draft, written in
+//!   one transaction with its key record and audit item;
+//! - [`external`]: the draft of a document in the ERP, under a lease;
+//! - [`outcome`]: the outcome of a call, named once, for the audit item and
+//!   the log line.
+
+mod app;
+mod draft;
+mod external;
+mod outcome;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Response, StatusCode};
+use serde_json::Value;
+
+use crate::anonymous::{AnonymousTrace, UNKNOWN_TOOL};
+use crate::audit::{AuditRecord, CallFacts, KeyFacts};
+use crate::auth::Authenticator;
+use crate::config::Config;
+use crate::confirm::{self, Answer};
+use crate::edge::Admitted;
+use crate::pages::Pages;
+use crate::response;
+use draftline_contract::clock::Clock;
+use draftline_contract::cursor::CursorKey;
+use draftline_contract::error::ToolError;
+use draftline_contract::identity::Caller;
+use draftline_contract::request::AgentContext;
+use draftline_contract::tool::{Call, DocumentRef, Registered, Registry, RuleContext};
+use draftline_dynamo::{Db, counting_round_trips};
+use outcome::{log_call, outcome};
+
+/// How many times a draft is prepared again when its transaction loses a
+/// race on a document item (its number was taken), not on its key.
+const DRAFT_ATTEMPTS: usize = 3;
+
+/// The part of a call's deadline kept for writing its audit item.
+const AUDIT_RESERVE: Duration = Duration::from_millis(1500);
+
+/// How a call arrived; decides where a draft's key may come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// A tool function: `Idempotency-Key`, else `X-Agent-Run-Id` + `client_ref`.
+    Http,
+    /// The MCP endpoint: as HTTP, else the caller's `client_ref`.
+    Mcp,
+}
+
+impl Transport {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Http => "http",
+            Self::Mcp => "mcp",
+        }
+    }
+}
+
+/// A request as it entered: its id and its authentication, each decided
+/// once by the endpoint that received it.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry<'a> {
+    /// The request id.
+    pub request_id: &'a str,
+    /// The request's headers (executor headers, idempotency key).
+    pub headers: &'a HeaderMap,
+    /// Who is calling, or why nobody could be identified.
+    pub identity: &'a Result<Caller, ToolError>,
+    /// How the call arrived.
+    pub transport: Transport,
+    /// How long the platform still lets the invocation run, if it says.
+    pub time_left: Option<Duration>,
+    /// A person's answer to an earlier question about this call, as it
+    /// arrived (the `Draftline-Confirm` header, or MCP parameters).
+    pub answer: Option<&'a Result<Answer, ToolError>>,
+}
+
+/// A successful call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Success {
+    /// 200 or 201.
+    pub status: StatusCode,
+    /// The data.
+    pub data: Value,
+    /// Whether it is a stored response sent again.
+    pub replayed: bool,
+    /// The document the call created or replayed.
+    pub document: Option<DocumentRef>,
+}
+
+/// What a call produced, with its request id.
+#[derive(Debug)]
+pub struct Invocation {
+    /// The request id.
+    pub request_id: String,
+    /// The result.
+    pub result: Result<Success, ToolError>,
+}
+
+/// What serving a call came to, before its audit item is written.
+struct Served {
+    result: Result<Success, ToolError>,
+    /// The draft's key, once known.
+    key: Option<KeyFacts>,
+    /// The audit item was written in the draft's own transaction.
+    audited: bool,
+}
+
+impl Served {
+    fn unaudited(result: Result<Success, ToolError>, key: Option<KeyFacts>) -> Self {
+        Self {
+            result,
+            key,
+            audited: false,
+        }
+    }
+}
+
+/// Everything a warm instance builds once.
+pub struct App {
+    registry: Registry,
+    auth: Authenticator,
+    db: Db,
+    clock: Arc<dyn Clock>,
+    config: Config,
+    cursors: CursorKey,
+    anonymous: AnonymousTrace,
+    review_pages: String,
+    pages: Option<Arc<dyn Pages>>,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("registry", &self.registry)
+            .finish_non_exhaustive()
+    }
+}
+
+impl App {
+    /// Decides who is calling, once per request.
+    pub async fn identify(&self, headers: &HeaderMap) -> Result<Caller, ToolError> {
+        self.auth.authenticate(headers).await
+    }
+
+    /// Counts a call refused before anyone was identified.
+    pub async fn trace_refusal(&self, tool: &str, err: &ToolError) {
+        let tool = if self.registry.get(tool).is_some() {
+            tool
+        } else {
+            UNKNOWN_TOOL
+        };
+        self.anonymous
+            .record(&self.db, tool, err.refusal_reason(), self.clock.now())
+            .await;
+    }
+
+    /// Serves one HTTP request to the tool function `tool`, in the edge's
+    /// order: its origin verdict, then the method, then identity.
+    pub async fn handle_tool(&self, tool: &str, request: Admitted) -> Response<Bytes> {
+        let request_id = request.request_id().to_owned();
+        if let Err(err) = request.origin() {
+            let started = Instant::now();
+            let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, &err)).await;
+            let result = Err(err);
+            log_call(
+                &request_id,
+                tool,
+                &AgentContext::default(),
+                &result,
+                started.elapsed(),
+                round_trips,
+            );
+            let invocation = Invocation { request_id, result };
+            return self.render(&invocation);
+        }
+        let time_left = request.time_left();
+        let Admitted { parts, body, .. } = request;
+        if parts.method != Method::POST {
+            let message = format!(
+                "{tool} is called with POST and a JSON body; {} is not allowed.",
+                parts.method
+            );
+            return response::method_not_allowed("POST", message, &request_id);
+        }
+        let identity = self.identify(&parts.headers).await;
+        let answer = parts
+            .headers
+            .get(confirm::HEADER)
+            .map(|value| value.to_str().map_or_else(|_| Answer::parse(""), Answer::parse));
+        let entry = Entry {
+            request_id: &request_id,
+            headers: &parts.headers,
+            identity: &identity,
+            transport: Transport::Http,
+            time_left,
+            answer: answer.as_ref(),
+        };
+        let invocation = self.invoke(&entry, tool, &body).await;
+        self.render(&invocation)
+    }
+
+    /// The HTTP response for an invocation.
+    pub fn render(&self, invocation: &Invocation) -> Response<Bytes> {
+        match &invocation.result {
+            Ok(success) => response::success(success.status, &success.data, success.replayed, &invocation.request_id),
+            Err(err) => response::failure(err, &invocation.request_id, &self.resource_metadata_url()),
+        }
+    }
+
+    /// Runs the whole pipeline for one call of `tool` with `body` as its input.
+    pub async fn invoke(&self, entry: &Entry<'_>, tool: &str, body: &[u8]) -> Invocation {
+        let started = Instant::now();
+        let request_id = entry.request_id.to_owned();
+        let facts = CallFacts {
+            request_id: request_id.clone(),
+            at: self.clock.now(),
+            tool: tool.chars().take(64).collect(),
+            transport: entry.transport.as_str(),
+            agent: AgentContext::lenient(entry.headers),
+            arguments: crate::audit::stored_arguments(body),
+        };
+        let caller = match entry.identity {
+            Ok(caller) => caller,
+            Err(err) => {
+                let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, err)).await;
+                let result = Err(err.clone());
+                log_call(&request_id, tool, &facts.agent, &result, started.elapsed(), round_trips);
+                return Invocation { request_id, result };
+            }
+        };
+        // The platform's own limit, less a margin to send the answer, caps ours.
+        let deadline = entry.time_left.map_or(self.config.call_deadline, |left| {
+            self.config
+                .call_deadline
+                .min(left.saturating_sub(Duration::from_millis(300)))
+        });
+        let work = deadline.saturating_sub(AUDIT_RESERVE.min(deadline / 4));
+        // Set once the call passed the scope check, even if it then ran out of time.
+        let authorized = AtomicBool::new(false);
+        let (result, round_trips) = counting_round_trips(async {
+            let serving = self.serve(caller, &facts, tool, body, entry, &authorized);
+            let served = match tokio::time::timeout(work, serving).await {
+                Ok(served) => served,
+                Err(_elapsed) => {
+                    let draft = matches!(self.registry.get(tool), Some(Registered::Draft(_)));
+                    Served::unaudited(Err(ToolError::deadline(deadline, draft)), None)
+                }
+            };
+            if served.audited {
+                return served.result;
+            }
+            let authorized = authorized.load(Ordering::Relaxed);
+            let record = AuditRecord::new(
+                &facts,
+                caller,
+                &outcome(&served.result, served.key.as_ref(), authorized),
+            );
+            let written = tokio::time::timeout(
+                deadline.saturating_sub(work).max(AUDIT_RESERVE / 3),
+                record.write(&self.db),
+            )
+            .await
+            .unwrap_or_else(|_| Err(ToolError::deadline(deadline, false)));
+            match (served.result, written) {
+                (result, Ok(())) => result,
+                (Err(err), Err(audit)) => {
+                    tracing::error!(request_id = %facts.request_id, error = %audit, "audit item not written");
+                    Err(err)
+                }
+                // A result that could not be recorded is not handed out.
+                (Ok(_), Err(audit)) => {
+                    tracing::error!(request_id = %facts.request_id, error = %audit, "audit item not written");
+                    Err(audit)
+                }
+            }
+        })
+        .await;
+        log_call(&request_id, tool, &facts.agent, &result, started.elapsed(), round_trips);
+        Invocation { request_id, result }
+    }
+
+    async fn serve(
+        &self,
+        caller: &Caller,
+        facts: &CallFacts,
+        name: &str,
+        body: &[u8],
+        entry: &Entry<'_>,
+        authorized: &AtomicBool,
+    ) -> Served {
+        let tool = match self.authorize(caller, name).await {
+            Ok(tool) => tool,
+            Err(err) => return Served::unaudited(Err(err), None),
+        };
+        authorized.store(true, Ordering::Relaxed);
+        let agent = match AgentContext::from_headers(entry.headers) {
+            Ok(agent) => agent,
+            Err(err) => return Served::unaudited(Err(err), None),
+        };
+        let call = Call {
+            caller,
+            clock: self.clock.as_ref(),
+            agent: &agent,
+            request_id: &facts.request_id,
+            cursors: &self.cursors,
+            draft_key: None,
+            decision: None,
+            near_duplicate_window: self.config.near_duplicate_window,
+            review_pages: &self.review_pages,
+        };
+        match tool {
+            Registered::Read(read) => {
+                let result = async {
+                    let input = read.parse(body)?;
+                    read.check_rules(&input, &self.rules())?;
+                    let data = read.read(&call, &input).await?;
+                    Ok(Success {
+                        status: StatusCode::OK,
+                        data,
+                        replayed: false,
+                        document: None,
+                    })
+                }
+                .await;
+                Served::unaudited(result, None)
+            }
+            Registered::Draft(draft) => self.draft(draft.as_ref(), &call, facts, body, entry).await,
+        }
+    }
+
+    /// Resolves the tool, checks the caller's scope and spends its budget.
+    async fn authorize(&self, caller: &Caller, name: &str) -> Result<Registered, ToolError> {
+        let tool = self.registry.get(name).cloned().ok_or_else(|| {
+            ToolError::NotFound(format!(
+                "There is no tool named '{}'. Nothing was read or written. List the available tools and call one of them by its exact name.",
+                name.chars().take(64).collect::<String>()
+            ))
+        })?;
+        let definition = tool.definition();
+        if !caller.scopes().grants(definition.scope) {
+            return Err(ToolError::Forbidden {
+                scope: definition.scope.to_owned(),
+                message: format!(
+                    "Tool {} needs the scope '{}', which your access token does not grant (granted: {}). \
+                     Nothing was read or written. Do not retry; ask a person who has '{}' to do this, \
+                     or use a tool your scopes allow.",
+                    definition.name,
+                    definition.scope,
+                    if caller.scopes().iter().next().is_none() {
+                        "none".to_owned()
+                    } else {
+                        caller.scopes().to_string()
+                    },
+                    definition.scope
+                ),
+            });
+        }
+        if let Some(limit) = self.config.rate_limit_per_minute {
+            crate::budget::spend(&self.db, caller, self.clock.now(), limit).await?;
+        }
+        Ok(tool)
+    }
+
+    fn rules(&self) -> RuleContext {
+        RuleContext {
+            today: self.clock.now().date_naive(),
+        }
+    }
+}
