@@ -2,7 +2,8 @@
 //!
 //! The DynamoDB seam: one client per warm instance, the table name, a count
 //! of round trips, failures classified for the contract, and the batch a
-//! draft's one transaction carries. The server (key records, audit items)
+//! draft's one transaction carries, and [`transact`]: every transaction
+//! draftline writes, and the one reading of how it failed. The server (key records, audit items)
 //! and the built-in ERP backend (its documents) both write through it; no
 //! DynamoDB type reaches a tool or the ERP port except inside a
 //! [`StoreBatch`](draftline_contract::tool::StoreBatch).
@@ -34,7 +35,9 @@ use draftline_contract::ToolError;
 
 mod append;
 mod http;
+mod transact;
 use draftline_contract::tool::StoreBatch;
+pub use transact::{Cancelled, TransactFailure, cancelled_error, transact};
 
 tokio::task_local! {
     static CALL_ROUND_TRIPS: Arc<AtomicU64>;

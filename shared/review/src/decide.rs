@@ -27,15 +27,13 @@
 
 use std::time::Duration;
 
-use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::TransactWriteItem;
 use bytes::Bytes;
 use draftline_contract::ToolError;
 use draftline_contract::identity::Caller;
 use draftline_contract::request::AgentContext;
 use draftline_contract::tool::DocumentRef;
-use draftline_dynamo::{Db, uncertain_write_error};
+use draftline_dynamo::{Db, TransactFailure, cancelled_error, transact};
 use draftline_erp::domain::{Decision, DocumentKind, NewDecision, Verdict};
 use draftline_erp::port::{Approvals, DecisionPlacement, Scope};
 use draftline_server::App;
@@ -395,46 +393,12 @@ enum Commit {
 }
 
 async fn commit(db: &Db, items: Vec<TransactWriteItem>, token: &str) -> Result<(), Commit> {
-    let result = db
-        .client()
-        .transact_write_items()
-        .set_transact_items(Some(items))
-        .client_request_token(token)
-        .send()
-        .await;
-    let service = match result {
-        Ok(_) => return Ok(()),
-        Err(SdkError::ServiceError(service)) => service,
-        Err(other) => return Err(Commit::Failed(uncertain_write_error(other, NOTHING_CHANGED))),
-    };
-    match service.err() {
-        TransactWriteItemsError::TransactionCanceledException(cancelled) => {
-            let lost = cancelled
-                .cancellation_reasons()
-                .iter()
-                .any(|r| matches!(r.code(), Some("ConditionalCheckFailed" | "TransactionConflict")));
-            if lost {
-                Err(Commit::Lost)
-            } else {
-                Err(Commit::Failed(ToolError::dependency(
-                    format!(
-                        "decision transaction cancelled: {:?}",
-                        cancelled
-                            .cancellation_reasons()
-                            .iter()
-                            .map(|r| r.code())
-                            .collect::<Vec<_>>()
-                    ),
-                    NOTHING_CHANGED,
-                )))
-            }
-        }
-        TransactWriteItemsError::TransactionInProgressException(_)
-        | TransactWriteItemsError::IdempotentParameterMismatchException(_) => Err(Commit::Lost),
-        _ => Err(Commit::Failed(uncertain_write_error(
-            SdkError::ServiceError(service),
-            NOTHING_CHANGED,
-        ))),
+    match transact(db, items, token, NOTHING_CHANGED).await {
+        Ok(()) => Ok(()),
+        Err(failure) if failure.lost_a_race() => Err(Commit::Lost),
+        Err(TransactFailure::Cancelled(reasons)) => Err(Commit::Failed(cancelled_error(&reasons, NOTHING_CHANGED))),
+        Err(TransactFailure::Failed(err)) => Err(Commit::Failed(err)),
+        Err(TransactFailure::InProgress) => Err(Commit::Lost),
     }
 }
 

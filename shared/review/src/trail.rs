@@ -11,6 +11,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use draftline_contract::ToolError;
 use draftline_contract::identity::Caller;
 use draftline_dynamo::{Db, store_error};
+use draftline_server::audit;
 
 /// How many items one DynamoDB page of a run reads.
 const QUERY_PAGE: i32 = 100;
@@ -21,85 +22,7 @@ const MAX_QUERY_PAGES: usize = 5;
 const NOTHING: &str = "Nothing was read or changed.";
 
 /// One tool call (or decision) as the audit recorded it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CallRecord {
-    /// The item's sort key (`AUDIT#<time>#<id>`): its position in the run.
-    pub position: String,
-    /// When (RFC 3339).
-    pub at: String,
-    /// The tool (or `review.approve`, `review.reject`).
-    pub tool: String,
-    /// `http`, `mcp` or `browser`.
-    pub transport: String,
-    /// `ok`, `denied`, `tool_error`, `replayed`, `input_required`.
-    pub outcome: String,
-    /// The HTTP status answered.
-    pub http_status: String,
-    /// The error code, if any.
-    pub code: Option<String>,
-    /// The model-readable error text the caller got.
-    pub error_message: Option<String>,
-    /// The person it acted for (or who decided).
-    pub on_behalf_of: String,
-    /// The agent run.
-    pub agent_run_id: Option<String>,
-    /// The executor's tool-call id.
-    pub tool_call_id: Option<String>,
-    /// The model.
-    pub model: Option<String>,
-    /// The prompt version.
-    pub prompt_version: Option<String>,
-    /// What the executor said a person approved.
-    pub approval: Option<String>,
-    /// The document produced or touched: number and kind.
-    pub document: Option<(String, String)>,
-    /// The arguments as stored (bounded), and whether they were cut.
-    pub arguments: Option<(String, bool)>,
-    /// The request id.
-    pub request_id: String,
-    /// Whether the call passed authentication and the scope check;
-    /// `None` for items written before the audit said so.
-    pub authorized: Option<bool>,
-    /// The person's answer to a near-duplicate question the call carried
-    /// (`create_another`, `use_existing`), and the open draft it was about.
-    pub confirmed: Option<(String, String)>,
-}
-
-impl CallRecord {
-    fn from_item(item: &HashMap<String, AttributeValue>) -> Self {
-        let s = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
-        let n = |name: &str| item.get(name).and_then(|v| v.as_n().ok()).cloned();
-        Self {
-            position: s("sk").unwrap_or_default(),
-            at: s("at").unwrap_or_default(),
-            tool: s("tool").unwrap_or_default(),
-            transport: s("transport").unwrap_or_default(),
-            outcome: s("outcome").unwrap_or_default(),
-            http_status: n("http_status").unwrap_or_default(),
-            code: s("code"),
-            error_message: s("error_message"),
-            on_behalf_of: s("on_behalf_of").unwrap_or_default(),
-            agent_run_id: s("agent_run_id"),
-            tool_call_id: s("tool_call_id"),
-            model: s("model"),
-            prompt_version: s("prompt_version"),
-            approval: s("approval"),
-            document: s("document_number").map(|number| (number, s("document_kind").unwrap_or_default())),
-            arguments: s("arguments").map(|a| (a, s("arguments_truncated").is_some())),
-            request_id: s("request_id").unwrap_or_default(),
-            authorized: item.get("authorized").and_then(|v| v.as_bool().ok()).copied(),
-            confirmed: s("confirmed").map(|decision| (decision, s("near_duplicate_of").unwrap_or_default())),
-        }
-    }
-
-    /// Whether the call was made by a caller allowed to make it: it passed
-    /// authentication and the scope check. Items from before the audit
-    /// recorded that count when their outcome shows the tool ran.
-    pub fn was_authorized(&self) -> bool {
-        self.authorized
-            .unwrap_or(matches!(self.outcome.as_str(), "ok" | "replayed" | "input_required"))
-    }
-}
+pub use draftline_server::audit::StoredCall as CallRecord;
 
 /// Which calls of a run a person may read: those of the tools of modules
 /// their scopes read or approve (a person's decisions by the kind of their
@@ -178,7 +101,7 @@ impl RunView {
         let mut shown = Vec::new();
         for (i, module) in self.readable.iter().enumerate() {
             let name = prefix(format!(":read{i}"), format!("{module}_"));
-            shown.push(format!("begins_with(tool, {name})"));
+            shown.push(format!("begins_with({}, {name})", audit::attr::TOOL));
         }
         let decisions = prefix(":decisions".to_owned(), DECISIONS.to_owned());
         let kinds: Vec<String> = self
@@ -194,17 +117,22 @@ impl RunView {
             .collect();
         if !kinds.is_empty() {
             shown.push(format!(
-                "(begins_with(tool, {decisions}) AND document_kind IN ({}))",
-                kinds.join(", ")
+                "(begins_with({tool}, {decisions}) AND {kind} IN ({}))",
+                kinds.join(", "),
+                tool = audit::attr::TOOL,
+                kind = audit::attr::DOCUMENT_KIND,
             ));
         }
-        let mut owned = vec![format!("begins_with(tool, {decisions})")];
+        let mut owned = vec![format!("begins_with({}, {decisions})", audit::attr::TOOL)];
         for (i, module) in self.known.iter().enumerate() {
             let name = prefix(format!(":known{i}"), format!("{module}_"));
-            owned.push(format!("begins_with(tool, {name})"));
+            owned.push(format!("begins_with({}, {name})", audit::attr::TOOL));
         }
         shown.push(format!("NOT ({})", owned.join(" OR ")));
-        (format!("branch_id = :branch AND ({})", shown.join(" OR ")), values)
+        (
+            format!("{} = :branch AND ({})", audit::attr::BRANCH, shown.join(" OR ")),
+            values,
+        )
     }
 }
 
@@ -215,11 +143,6 @@ pub struct RunPage {
     pub calls: Vec<CallRecord>,
     /// Where the next page starts (the last position read), if more may follow.
     pub more_after: Option<String>,
-}
-
-/// The audit partition of run `run` of the person's tenant.
-fn run_partition(person: &Caller, run: &str) -> String {
-    format!("T#{}#RUN#{run}", person.tenant())
 }
 
 /// Up to `limit` calls of run `run` made in the person's branch that
@@ -234,7 +157,7 @@ pub async fn run_calls(
     after: Option<&str>,
     limit: usize,
 ) -> Result<RunPage, ToolError> {
-    let pk = run_partition(person, run);
+    let pk = audit::run_partition(person.tenant(), run);
     let (filter, values) = view.filter();
     let mut start = after.map(|sk| {
         HashMap::from([
@@ -289,10 +212,10 @@ pub async fn document_calls(db: &Db, person: &Caller, id: &str, limit: i32) -> R
         .client()
         .query()
         .table_name(db.table())
-        .index_name("gsi1")
-        .key_condition_expression("gsi1pk = :pk")
-        .filter_expression("branch_id = :branch")
-        .expression_attribute_values(":pk", AttributeValue::S(format!("T#{}#DOC#{id}", person.tenant())))
+        .index_name(audit::DOCUMENT_INDEX)
+        .key_condition_expression(format!("{} = :pk", audit::attr::DOCUMENT_PARTITION))
+        .filter_expression(format!("{} = :branch", audit::attr::BRANCH))
+        .expression_attribute_values(":pk", AttributeValue::S(audit::document_partition(person.tenant(), id)))
         .expression_attribute_values(":branch", AttributeValue::S(person.branch().to_string()))
         .scan_index_forward(true)
         .limit(limit)

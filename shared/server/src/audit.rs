@@ -21,7 +21,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use draftline_contract::error::ToolError;
-use draftline_contract::identity::Caller;
+use draftline_contract::identity::{Caller, TenantId};
 use draftline_contract::request::AgentContext;
 use draftline_contract::tool::DocumentRef;
 use draftline_dynamo::Db;
@@ -167,7 +167,7 @@ impl AuditRecord {
         let at = facts.at.to_rfc3339_opts(SecondsFormat::Millis, true);
         let tenant = caller.tenant().as_str();
         let sk = format!("AUDIT#{at}#{id}");
-        let pk = format!("T#{tenant}#RUN#{}", facts.agent.run_id.as_deref().unwrap_or("none"));
+        let pk = run_partition(caller.tenant(), facts.agent.run_id.as_deref().unwrap_or("none"));
         let mut item = HashMap::from([
             ("pk".to_owned(), s(&pk)),
             ("sk".to_owned(), s(&sk)),
@@ -175,7 +175,7 @@ impl AuditRecord {
             ("audit_id".to_owned(), s(&id)),
             ("request_id".to_owned(), s(&facts.request_id)),
             ("at".to_owned(), s(&at)),
-            ("tool".to_owned(), s(&facts.tool)),
+            (attr::TOOL.to_owned(), s(&facts.tool)),
             ("transport".to_owned(), s(facts.transport)),
             ("outcome".to_owned(), s(outcome.kind.as_str())),
             (
@@ -183,7 +183,7 @@ impl AuditRecord {
                 AttributeValue::N(outcome.http_status.to_string()),
             ),
             ("tenant_id".to_owned(), s(tenant)),
-            ("branch_id".to_owned(), s(caller.branch().as_str())),
+            (attr::BRANCH.to_owned(), s(caller.branch().as_str())),
             ("on_behalf_of".to_owned(), s(caller.user().as_str())),
             ("scopes".to_owned(), s(&caller.scopes().to_string())),
         ]);
@@ -215,8 +215,11 @@ impl AuditRecord {
         if let Some(doc) = outcome.document {
             opt("document_id", Some(&doc.id));
             opt("document_number", Some(&doc.number));
-            opt("document_kind", Some(&doc.kind));
-            opt("gsi1pk", Some(&format!("T#{tenant}#DOC#{}", doc.id)));
+            opt(attr::DOCUMENT_KIND, Some(&doc.kind));
+            opt(
+                attr::DOCUMENT_PARTITION,
+                Some(&document_partition(caller.tenant(), &doc.id)),
+            );
             opt("gsi1sk", Some(&sk));
         }
         if outcome.authorized {
@@ -256,6 +259,113 @@ impl AuditRecord {
     pub async fn write(self, db: &Db) -> Result<(), ToolError> {
         db.append(self.item, "The call could not be recorded, so its result was withheld.")
             .await
+    }
+}
+
+/// The index that finds audit items by document.
+pub const DOCUMENT_INDEX: &str = "gsi1";
+
+/// The attributes a reader filters audit items by.
+pub mod attr {
+    /// The tool called (or `review.approve`, `review.reject`).
+    pub const TOOL: &str = "tool";
+    /// The caller's branch.
+    pub const BRANCH: &str = "branch_id";
+    /// The kind of the document the call touched.
+    pub const DOCUMENT_KIND: &str = "document_kind";
+    /// The partition key of [`super::DOCUMENT_INDEX`].
+    pub const DOCUMENT_PARTITION: &str = "gsi1pk";
+}
+
+/// The partition of agent run `run`'s audit items (`none`: calls without a run id).
+pub fn run_partition(tenant: &TenantId, run: &str) -> String {
+    format!("T#{tenant}#RUN#{run}")
+}
+
+/// The partition of document `id`'s audit items in [`DOCUMENT_INDEX`].
+pub fn document_partition(tenant: &TenantId, id: &str) -> String {
+    format!("T#{tenant}#DOC#{id}")
+}
+
+/// One tool call (or decision) as the audit recorded it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoredCall {
+    /// The item's sort key (`AUDIT#<time>#<id>`): its position in the run.
+    pub position: String,
+    /// When (RFC 3339).
+    pub at: String,
+    /// The tool (or `review.approve`, `review.reject`).
+    pub tool: String,
+    /// `http`, `mcp` or `browser`.
+    pub transport: String,
+    /// `ok`, `denied`, `tool_error`, `replayed`, `input_required`.
+    pub outcome: String,
+    /// The HTTP status answered.
+    pub http_status: String,
+    /// The error code, if any.
+    pub code: Option<String>,
+    /// The model-readable error text the caller got.
+    pub error_message: Option<String>,
+    /// The person it acted for (or who decided).
+    pub on_behalf_of: String,
+    /// The agent run.
+    pub agent_run_id: Option<String>,
+    /// The executor's tool-call id.
+    pub tool_call_id: Option<String>,
+    /// The model.
+    pub model: Option<String>,
+    /// The prompt version.
+    pub prompt_version: Option<String>,
+    /// What the executor said a person approved.
+    pub approval: Option<String>,
+    /// The document produced or touched: number and kind.
+    pub document: Option<(String, String)>,
+    /// The arguments as stored (bounded), and whether they were cut.
+    pub arguments: Option<(String, bool)>,
+    /// The request id.
+    pub request_id: String,
+    /// Whether the call passed authentication and the scope check;
+    /// `None` for items written before the audit said so.
+    pub authorized: Option<bool>,
+    /// The person's answer to a near-duplicate question the call carried
+    /// (`create_another`, `use_existing`), and the open draft it was about.
+    pub confirmed: Option<(String, String)>,
+}
+
+impl StoredCall {
+    /// Reads an audit item.
+    pub fn from_item(item: &HashMap<String, AttributeValue>) -> Self {
+        let s = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
+        let n = |name: &str| item.get(name).and_then(|v| v.as_n().ok()).cloned();
+        Self {
+            position: s("sk").unwrap_or_default(),
+            at: s("at").unwrap_or_default(),
+            tool: s("tool").unwrap_or_default(),
+            transport: s("transport").unwrap_or_default(),
+            outcome: s("outcome").unwrap_or_default(),
+            http_status: n("http_status").unwrap_or_default(),
+            code: s("code"),
+            error_message: s("error_message"),
+            on_behalf_of: s("on_behalf_of").unwrap_or_default(),
+            agent_run_id: s("agent_run_id"),
+            tool_call_id: s("tool_call_id"),
+            model: s("model"),
+            prompt_version: s("prompt_version"),
+            approval: s("approval"),
+            document: s("document_number").map(|number| (number, s("document_kind").unwrap_or_default())),
+            arguments: s("arguments").map(|a| (a, s("arguments_truncated").is_some())),
+            request_id: s("request_id").unwrap_or_default(),
+            authorized: item.get("authorized").and_then(|v| v.as_bool().ok()).copied(),
+            confirmed: s("confirmed").map(|decision| (decision, s("near_duplicate_of").unwrap_or_default())),
+        }
+    }
+
+    /// Whether the call was made by a caller allowed to make it: it passed
+    /// authentication and the scope check. Items from before the audit
+    /// recorded that count when their outcome shows the tool ran.
+    pub fn was_authorized(&self) -> bool {
+        self.authorized
+            .unwrap_or(matches!(self.outcome.as_str(), "ok" | "replayed" | "input_required"))
     }
 }
 

@@ -15,7 +15,6 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem};
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
@@ -24,7 +23,7 @@ use super::key::IdempotencyKey;
 use super::record::{IdempotencyRecord, RecordStatus};
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
-use draftline_dynamo::{Db, store_error, uncertain_write_error};
+use draftline_dynamo::{Cancelled, Db, TransactFailure, cancelled_error, store_error, transact};
 
 const NO_DRAFT: &str = "No draft was created.";
 
@@ -181,62 +180,30 @@ impl<'a> IdempotencyStore<'a> {
             digest.update([0]);
         }
         let token = hex::encode(digest.finalize());
-        let result = self
-            .db
-            .client()
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .client_request_token(&token[..36])
-            .send()
-            .await;
-        let service = match result {
-            Ok(_) => return Ok(()),
-            Err(SdkError::ServiceError(service)) => service,
-            Err(other) => return Err(CommitFailure::Store(uncertain_write_error(other, NO_DRAFT))),
+        let failure = match transact(self.db, items, &token[..36], NO_DRAFT).await {
+            Ok(()) => return Ok(()),
+            Err(failure) => failure,
         };
-        match service.err() {
-            TransactWriteItemsError::TransactionCanceledException(cancelled) => {
-                let reasons = cancelled.cancellation_reasons();
-                let code = |i: usize| reasons.get(i).and_then(|r| r.code()).unwrap_or("None");
-                match code(0) {
-                    "ConditionalCheckFailed" => {
-                        let record = reasons
-                            .first()
-                            .and_then(|r| r.item())
-                            .and_then(IdempotencyRecord::from_item)
-                            .map(Box::new);
-                        return Err(CommitFailure::KeyTaken(record));
-                    }
-                    "TransactionConflict" => return Err(CommitFailure::KeyInFlight),
-                    _ => {}
-                }
-                if consumption.is_some_and(|i| code(i) == "ConditionalCheckFailed") {
-                    return Err(CommitFailure::ConfirmationUsed);
-                }
-                let contended =
-                    (1..reasons.len()).any(|i| matches!(code(i), "ConditionalCheckFailed" | "TransactionConflict"));
-                if contended {
-                    Err(CommitFailure::Contention)
-                } else {
-                    // Throttling or capacity reasons: DynamoDB applied nothing.
-                    Err(CommitFailure::Store(ToolError::dependency(
-                        format!(
-                            "transaction cancelled: {:?}",
-                            reasons.iter().map(|r| r.code()).collect::<Vec<_>>()
-                        ),
-                        NO_DRAFT,
-                    )))
-                }
+        match failure.reason(0) {
+            Some(Cancelled::ConditionFailed(item)) => {
+                let record = item.as_ref().and_then(IdempotencyRecord::from_item).map(Box::new);
+                return Err(CommitFailure::KeyTaken(record));
             }
-            // Another transaction holds an item, or this token was used for
-            // other items (cannot happen with per-attempt tokens): nothing
-            // was applied; prepare again.
-            TransactWriteItemsError::TransactionInProgressException(_)
-            | TransactWriteItemsError::IdempotentParameterMismatchException(_) => Err(CommitFailure::Contention),
-            _ => Err(CommitFailure::Store(uncertain_write_error(
-                SdkError::ServiceError(service),
-                NO_DRAFT,
-            ))),
+            Some(Cancelled::Conflict) => return Err(CommitFailure::KeyInFlight),
+            _ => {}
+        }
+        if consumption.is_some_and(|i| matches!(failure.reason(i), Some(Cancelled::ConditionFailed(_)))) {
+            return Err(CommitFailure::ConfirmationUsed);
+        }
+        match failure {
+            // A document item's condition failed or another transaction held
+            // one (its number was taken), or this token was used for other
+            // items (cannot happen with per-attempt tokens): prepare again.
+            failure if failure.lost_a_race() => Err(CommitFailure::Contention),
+            // Throttling or capacity reasons: DynamoDB applied nothing.
+            TransactFailure::Cancelled(reasons) => Err(CommitFailure::Store(cancelled_error(&reasons, NO_DRAFT))),
+            TransactFailure::Failed(err) => Err(CommitFailure::Store(err)),
+            TransactFailure::InProgress => Err(CommitFailure::Contention),
         }
     }
 
