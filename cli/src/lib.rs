@@ -285,15 +285,12 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
 pub struct TokenSpec {
     /// Subject.
     pub sub: String,
-    /// Tenant.
     pub tenant: String,
     /// Branch id.
     pub branch: String,
-    /// Branch code.
     pub branch_code: String,
     /// Space-separated scopes.
     pub scope: String,
-    /// Roles.
     pub roles: Vec<String>,
 }
 

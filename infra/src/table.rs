@@ -36,7 +36,6 @@ pub struct TableDefinition {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "PascalCase", deny_unknown_fields)]
 pub struct AttributeSpec {
-    /// Attribute name.
     pub attribute_name: String,
     /// `S`, `N` or `B`.
     pub attribute_type: String,
@@ -46,7 +45,6 @@ pub struct AttributeSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "PascalCase", deny_unknown_fields)]
 pub struct KeySpec {
-    /// Attribute name.
     pub attribute_name: String,
     /// `HASH` or `RANGE`.
     pub key_type: String,
@@ -56,7 +54,6 @@ pub struct KeySpec {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "PascalCase", deny_unknown_fields)]
 pub struct IndexSpec {
-    /// Index name.
     pub index_name: String,
     /// Its key.
     pub key_schema: Vec<KeySpec>,

@@ -161,7 +161,7 @@ impl Caller {
         }
     }
 
-    /// The tenant.
+    /// The tenant (one ERP company): every key and query starts with it.
     pub fn tenant(&self) -> &TenantId {
         &self.tenant
     }

@@ -19,6 +19,8 @@
 //! - [`clock`]: time, injected.
 //! - [`crypto`]: the process's one crypto provider (*ring*), for TLS and JWTs.
 
+#![warn(missing_docs)]
+
 pub mod canonical;
 pub mod clock;
 pub mod crypto;

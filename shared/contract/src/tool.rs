@@ -87,15 +87,15 @@ impl Tier {
 /// A tool's full definition as published to callers.
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolDefinition {
-    /// Name.
+    /// `<module>_<verb>_<noun>`, unique in the registry and the function's path (`/api/<name>`).
     pub name: &'static str,
-    /// Title.
+    /// A short human title (MCP `title`).
     pub title: &'static str,
-    /// Description.
+    /// What a model reads to choose the tool: the intern test (DESIGN.md rule 8).
     pub description: &'static str,
-    /// Module.
+    /// The namespace the tool belongs to (`purchasing`, …), one of [`ModuleMeta`].
     pub module: &'static str,
-    /// Tier.
+    /// Read or draft: what the tool may do at most.
     pub tier: Tier,
     /// Required scope.
     pub scope: &'static str,
@@ -103,7 +103,7 @@ pub struct ToolDefinition {
     pub input_schema: serde_json::Value,
     /// Strict JSON Schema of the output (`data`).
     pub output_schema: serde_json::Value,
-    /// Annotations.
+    /// The MCP hints derived from the tier (read-only, idempotent, …).
     pub annotations: Annotations,
 }
 
@@ -147,7 +147,7 @@ pub struct Call<'a> {
     pub clock: &'a dyn Clock,
     /// Which agent run and tool call this is.
     pub agent: &'a AgentContext,
-    /// The request id.
+    /// The request id minted at the edge (it names the call in the log and the audit).
     pub request_id: &'a str,
     /// The key that seals this deployment's pagination cursors.
     pub cursors: &'a crate::cursor::CursorKey,
@@ -219,7 +219,7 @@ impl std::fmt::Debug for StoreBatch {
 /// A document created in another system (the ERP), as it came back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Created {
-    /// The document.
+    /// The document as the ERP numbered it.
     pub document: DocumentRef,
     /// When the ERP recorded it (RFC 3339, UTC).
     pub created_at: String,
@@ -247,7 +247,7 @@ pub enum Draft<O> {
     /// The document goes into draftline's own table: `batch` is committed in
     /// one transaction with the key record and the audit item.
     Atomic {
-        /// The document.
+        /// The document, numbered before the commit.
         document: DocumentRef,
         /// Its writes (at most 98: the transaction limit is 100).
         batch: StoreBatch,
@@ -288,7 +288,7 @@ pub struct ParsedInput {
 /// What every registered tool answers, whatever its tier.
 #[async_trait]
 pub trait ErasedTool: Send + Sync {
-    /// The definition.
+    /// What the tool is, as lists and the pipeline show it.
     fn definition(&self) -> &ToolDefinition;
     /// Deserializes and validates `body` against the schema and the
     /// `validator` rules; nothing that depends on the clock.

@@ -136,7 +136,6 @@ pub struct Context<'a> {
 }
 
 impl Context<'_> {
-    /// The person.
     pub fn person(&self) -> &Caller {
         &self.session.person
     }

@@ -312,9 +312,7 @@ pub struct StoredCall {
     pub agent_run_id: Option<String>,
     /// The executor's tool-call id.
     pub tool_call_id: Option<String>,
-    /// The model.
     pub model: Option<String>,
-    /// The prompt version.
     pub prompt_version: Option<String>,
     /// What the executor said a person approved.
     pub approval: Option<String>,
@@ -322,7 +320,6 @@ pub struct StoredCall {
     pub document: Option<(String, String)>,
     /// The arguments as stored (bounded), and whether they were cut.
     pub arguments: Option<(String, bool)>,
-    /// The request id.
     pub request_id: String,
     /// Whether the call passed authentication and the scope check;
     /// `None` for items written before the audit said so.

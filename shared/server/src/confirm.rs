@@ -207,9 +207,7 @@ fn key_digest(caller: &Caller, key: &IdempotencyKey) -> String {
 /// What a question is about: the call it was asked of.
 #[derive(Debug, Clone, Copy)]
 pub struct Asked<'a> {
-    /// The caller.
     pub caller: &'a Caller,
-    /// The tool.
     pub tool: &'a str,
     /// The fingerprint of tool + input.
     pub fingerprint: &'a str,

@@ -61,7 +61,6 @@ pub const FETCH_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// A monotonic time source for the cache's rate limit.
 pub trait Ticker: Send + Sync + 'static {
-    /// Now.
     fn now(&self) -> Instant;
 }
 

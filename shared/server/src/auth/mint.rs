@@ -24,11 +24,8 @@ pub struct TokenClaims {
     pub scope: String,
     /// Tenant.
     pub tenant_id: String,
-    /// Branch id.
     pub branch_id: String,
-    /// Branch code.
     pub branch_code: String,
-    /// Roles.
     pub roles: Vec<String>,
 }
 

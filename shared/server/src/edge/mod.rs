@@ -69,7 +69,6 @@ impl Admitted {
         }
     }
 
-    /// The request id.
     pub fn request_id(&self) -> &str {
         &self.request_id
     }

@@ -28,14 +28,12 @@ pub enum Message {
     Request {
         /// Its id (never null in MCP).
         id: RequestId,
-        /// The method.
         method: String,
         /// The parameters (`None` when absent).
         params: Option<Map<String, Value>>,
     },
     /// A notification: it gets HTTP 202 and no body.
     Notification {
-        /// The method.
         method: String,
     },
 }

@@ -123,7 +123,6 @@ pub fn list(
 pub enum Called {
     /// A `CallToolResult` (success or `isError`), with the pipeline's request id.
     Result {
-        /// The result.
         result: Value,
         /// The request id of the invocation.
         request_id: String,
@@ -131,7 +130,6 @@ pub enum Called {
     /// A protocol error: malformed parameters, or an unknown tool (then
     /// with the request id of the audited invocation).
     Protocol {
-        /// The error.
         error: ProtocolError,
         /// The request id of the invocation, if the pipeline ran.
         request_id: Option<String>,

@@ -79,12 +79,10 @@ impl App {
         &self.config
     }
 
-    /// The clock.
     pub fn clock(&self) -> &dyn Clock {
         self.clock.as_ref()
     }
 
-    /// The authenticator.
     pub fn authenticator(&self) -> &Authenticator {
         &self.auth
     }

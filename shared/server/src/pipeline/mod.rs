@@ -83,7 +83,6 @@ impl Transport {
 /// once by the endpoint that received it.
 #[derive(Debug, Clone, Copy)]
 pub struct Entry<'a> {
-    /// The request id.
     pub request_id: &'a str,
     /// The request's headers (executor headers, idempotency key).
     pub headers: &'a HeaderMap,
@@ -103,7 +102,6 @@ pub struct Entry<'a> {
 pub struct Success {
     /// 200 or 201.
     pub status: StatusCode,
-    /// The data.
     pub data: Value,
     /// Whether it is a stored response sent again.
     pub replayed: bool,
@@ -114,9 +112,7 @@ pub struct Success {
 /// What a call produced, with its request id.
 #[derive(Debug)]
 pub struct Invocation {
-    /// The request id.
     pub request_id: String,
-    /// The result.
     pub result: Result<Success, ToolError>,
 }
 
