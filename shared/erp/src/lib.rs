@@ -21,6 +21,9 @@
 //!   (when and how much to reorder).
 //! - [`demo`]: the demo story (tenant, branches, users, items, vendors,
 //!   prices, stock, customers, documents) every backend seeds.
+//! - `testing` (this crate's tests and the `testing` feature only): an
+//!   in-memory ERP implementing the whole port over the demo story, and a
+//!   test caller, so each tool's rules are unit-tested without a database.
 
 // One bad stored number must be an error, never a panic: with
 // `panic = "abort"` a panic would end every call of the instance.
@@ -33,6 +36,8 @@ pub mod numbers;
 pub mod port;
 pub mod pricing;
 pub mod reorder;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod tools;
 pub mod units;
 

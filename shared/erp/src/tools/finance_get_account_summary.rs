@@ -243,3 +243,169 @@ impl ReadTool for FinanceGetAccountSummary {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::CustomerInvoice;
+    use crate::testing::{MemoryErp, TestCaller};
+
+    async fn summary(erp: &MemoryErp, user: &str, ledger: Option<Ledger>) -> Result<AccountSummary, ToolError> {
+        let caller = TestCaller::demo(user).unwrap();
+        FinanceGetAccountSummary::new(erp.port())
+            .read(&caller.call(), GetAccountSummaryInput { ledger })
+            .await
+    }
+
+    /// Not due, 1-30, 31-60, 61-90, over 90, overdue, total.
+    fn buckets(ageing: &Ageing) -> [&str; 7] {
+        [
+            &ageing.not_due.amount,
+            &ageing.days_1_30.amount,
+            &ageing.days_31_60.amount,
+            &ageing.days_61_90.amount,
+            &ageing.over_90.amount,
+            &ageing.overdue_total.amount,
+            &ageing.total_outstanding.amount,
+        ]
+    }
+
+    #[tokio::test]
+    async fn receivables_are_aged_into_buckets_as_of_today() {
+        let erp = MemoryErp::demo().unwrap();
+        let out = summary(&erp, "sales-bdg", None).await.unwrap();
+        assert_eq!(
+            (out.branch_id.as_str(), out.as_of.to_string().as_str()),
+            ("BDG-01", "2026-11-29")
+        );
+        let receivables = out.receivables.unwrap();
+        assert_eq!(receivables.len(), 1);
+        let idr = &receivables[0];
+        assert_eq!(idr.currency, "IDR");
+        // The paid invoice INV-BDG-000101 is not open.
+        assert_eq!(idr.open_documents, 5);
+        assert_eq!(
+            buckets(idr),
+            [
+                "12210000.00",
+                "8880000.00",
+                "24420000.00",
+                "0.00",
+                "9100000.00",
+                "42400000.00",
+                "54610000.00"
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn the_largest_overdue_counterparties_come_first_with_their_oldest_days() {
+        let erp = MemoryErp::demo().unwrap();
+        let out = summary(&erp, "sales-bdg", Some(Ledger::Receivables)).await.unwrap();
+        let receivables = out.receivables.unwrap();
+        let largest: Vec<(&str, &str, i64, Vec<&str>)> = receivables[0]
+            .largest_overdue
+            .iter()
+            .map(|o| {
+                (
+                    o.code.as_str(),
+                    o.overdue.amount.as_str(),
+                    o.oldest_days_overdue,
+                    o.documents.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            largest,
+            [
+                ("C-BDG-001", "24420000.00", 45, vec!["INV-BDG-000118"]),
+                (
+                    "C-BDG-002",
+                    "13540000.00",
+                    106,
+                    vec!["INV-BDG-000097", "INV-BDG-000125"]
+                ),
+                ("C-BDG-003", "4440000.00", 128, vec!["INV-BDG-000088"])
+            ]
+        );
+        assert_eq!(receivables[0].largest_overdue[0].name, "PT Tekstil Priangan");
+    }
+
+    #[tokio::test]
+    async fn payables_count_the_branchs_bills_only_and_ledger_picks_one_side() {
+        let erp = MemoryErp::demo().unwrap();
+        let out = summary(&erp, "sales-bdg", Some(Ledger::Payables)).await.unwrap();
+        assert!(out.receivables.is_none());
+        let payables = out.payables.unwrap();
+        let idr = &payables[0];
+        assert_eq!(idr.open_documents, 3);
+        // VB-BDG-000210 is due tomorrow, VB-BDG-000215 in December: not due.
+        assert_eq!(
+            buckets(idr),
+            [
+                "33400000.00",
+                "0.00",
+                "8640000.00",
+                "0.00",
+                "0.00",
+                "8640000.00",
+                "42040000.00"
+            ]
+        );
+        assert_eq!(idr.largest_overdue.len(), 1);
+        assert_eq!(idr.largest_overdue[0].documents, ["VB-BDG-000198"]);
+        let surabaya = summary(&erp, "buyer-sby", Some(Ledger::Receivables)).await.unwrap();
+        let sby = &surabaya.receivables.unwrap()[0];
+        assert_eq!(
+            (sby.open_documents, sby.total_outstanding.amount.as_str()),
+            (3, "63600000.00")
+        );
+        assert_eq!(sby.days_61_90.amount, "5280000.00");
+        assert!(sby.largest_overdue.iter().all(|o| o.code.starts_with("C-SBY-")));
+    }
+
+    #[tokio::test]
+    async fn amounts_in_other_currencies_are_never_added_up() {
+        let erp = MemoryErp::demo().unwrap();
+        erp.edit(|b| {
+            b.invoices.push((
+                "BDG-01".into(),
+                CustomerInvoice {
+                    number: "INV-BDG-000140".into(),
+                    customer: "C-BDG-001".into(),
+                    customer_name: "PT Tekstil Priangan".into(),
+                    invoice_date: "2026-10-01".parse().unwrap(),
+                    due_date: "2026-10-31".parse().unwrap(),
+                    amount: Decimal::from(1_500),
+                    paid: Decimal::from(500),
+                    currency: "USD".into(),
+                },
+            ))
+        });
+        let out = summary(&erp, "sales-bdg", Some(Ledger::Receivables)).await.unwrap();
+        let receivables = out.receivables.unwrap();
+        let currencies: Vec<&str> = receivables.iter().map(|a| a.currency.as_str()).collect();
+        assert_eq!(currencies, ["IDR", "USD"]);
+        assert_eq!(receivables[0].total_outstanding.amount, "54610000.00");
+        assert_eq!(
+            (
+                receivables[1].days_1_30.amount.as_str(),
+                receivables[1].total_outstanding.currency.as_str()
+            ),
+            ("1000.00", "USD")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_sum_too_large_to_compute_is_a_clear_error_not_a_panic() {
+        let erp = MemoryErp::demo().unwrap();
+        erp.edit(|b| {
+            for invoice in b.invoices.iter_mut().filter(|(branch, _)| branch == "BDG-01") {
+                invoice.1.amount = Decimal::MAX;
+            }
+        });
+        let err = summary(&erp, "sales-bdg", None).await.unwrap_err();
+        assert!(matches!(err, ToolError::Internal(_)), "{err:?}");
+        assert!(err.to_string().contains("the IDR ageing is too large"), "{err}");
+    }
+}

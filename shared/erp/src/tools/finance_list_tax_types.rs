@@ -93,3 +93,60 @@ impl ReadTool for FinanceListTaxTypes {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use rust_decimal::Decimal;
+
+    use super::*;
+    use crate::testing::{MemoryErp, TestCaller};
+
+    async fn list(erp: &MemoryErp, caller: &TestCaller) -> ListTaxTypesOutput {
+        FinanceListTaxTypes::new(erp.port())
+            .read(&caller.call(), ListTaxTypesInput {})
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn active_codes_come_first_then_inactive_ones_with_their_exact_rates() {
+        let erp = MemoryErp::demo().unwrap();
+        let out = list(&erp, &TestCaller::demo("sales-bdg").unwrap()).await;
+        let listed: Vec<(TaxCode, &str, bool)> = out
+            .tax_types
+            .iter()
+            .map(|t| (t.code, t.rate_percent.as_str(), t.active))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                (TaxCode::Vat11, "11", true),
+                (TaxCode::Vat0, "0", true),
+                (TaxCode::Exempt, "0", true),
+                (TaxCode::Vat10, "10", false)
+            ]
+        );
+        assert_eq!(out.tax_types[0].name, "VAT 11%");
+        assert_eq!(out.rounding, TAX_ROUNDING_RULE);
+    }
+
+    #[tokio::test]
+    async fn a_rate_is_an_exact_decimal_without_trailing_zeros() {
+        let erp = MemoryErp::demo().unwrap();
+        erp.edit(|b| {
+            let vat = b.tax_types.iter_mut().find(|t| t.code == TaxCode::Vat11).unwrap();
+            vat.rate_percent = Decimal::from_str("11.50").unwrap();
+        });
+        let out = list(&erp, &TestCaller::demo("sales-bdg").unwrap()).await;
+        assert_eq!(out.tax_types[0].rate_percent, "11.5");
+    }
+
+    #[tokio::test]
+    async fn another_tenant_has_no_tax_types() {
+        let erp = MemoryErp::demo().unwrap();
+        let stranger = TestCaller::of("acme", "BDG-01", "BDG", "seller", "finance:read").unwrap();
+        assert!(list(&erp, &stranger).await.tax_types.is_empty());
+    }
+}

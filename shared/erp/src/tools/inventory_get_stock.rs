@@ -128,3 +128,97 @@ impl ReadTool for InventoryGetStock {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{MemoryErp, TestCaller};
+
+    async fn stock(user: &str, item: &str) -> Result<GetStockOutput, ToolError> {
+        let erp = MemoryErp::demo().unwrap();
+        let caller = TestCaller::demo(user).unwrap();
+        let input = GetStockInput { item_code: item.into() };
+        InventoryGetStock::new(erp.port()).read(&caller.call(), input).await
+    }
+
+    fn warehouses(out: &GetStockOutput) -> Vec<(&str, i64, i64, i64)> {
+        out.warehouses
+            .iter()
+            .map(|w| (w.warehouse.as_str(), w.on_hand, w.reserved, w.available))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn stock_is_read_per_warehouse_of_the_callers_branch_with_its_totals() {
+        let out = stock("buyer-sby", "BRG-0042").await.unwrap();
+        assert_eq!(out.branch_id, "SBY-01");
+        assert_eq!(out.item_name, "Deep groove ball bearing 6204-2RS");
+        assert_eq!(warehouses(&out), [("SBY-WH1", 30, 12, 18), ("SBY-WH2", 10, 0, 10)]);
+        assert_eq!((out.total_on_hand, out.total_available), (40, 28));
+        assert_eq!(out.reorder_point, Some(48));
+        assert!(out.below_reorder_point);
+    }
+
+    #[tokio::test]
+    async fn the_same_item_reads_each_branchs_own_stock_only() {
+        let out = stock("buyer-jkt", "BRG-0042").await.unwrap();
+        assert_eq!(out.branch_id, "JKT-01");
+        assert_eq!(warehouses(&out), [("JKT-WH1", 520, 40, 480)]);
+        assert_eq!(out.reorder_point, Some(96));
+        assert!(!out.below_reorder_point);
+    }
+
+    #[tokio::test]
+    async fn quantities_are_in_the_items_base_unit() {
+        let oil = stock("buyer-sby", "OIL-0310").await.unwrap();
+        assert_eq!(oil.uom, Uom::L);
+        assert_eq!(oil.total_on_hand, 600);
+        let bearing = stock("buyer-sby", "BRG-0042").await.unwrap();
+        assert_eq!(bearing.uom, Uom::Pcs);
+    }
+
+    #[tokio::test]
+    async fn available_stock_exactly_at_the_reorder_point_is_below_it() {
+        // Bandung holds 48 of BRG-0042, none reserved; its reorder point is 48.
+        let out = stock("sales-bdg", "BRG-0042").await.unwrap();
+        assert_eq!((out.total_available, out.reorder_point), (48, Some(48)));
+        assert!(out.below_reorder_point);
+    }
+
+    #[tokio::test]
+    async fn an_item_the_branch_does_not_stock_has_no_warehouses_and_no_reorder_point() {
+        let out = stock("buyer-sby", "GLV-0015").await.unwrap();
+        assert_eq!(out.item_code, "GLV-0015");
+        assert!(out.warehouses.is_empty());
+        assert_eq!((out.total_on_hand, out.total_available), (0, 0));
+        assert_eq!(out.reorder_point, None);
+        assert!(!out.below_reorder_point);
+    }
+
+    #[tokio::test]
+    async fn an_unknown_item_is_not_found_with_a_next_step() {
+        let err = stock("buyer-sby", "BRG-9999").await.unwrap_err();
+        let ToolError::NotFound(message) = err else {
+            panic!("{err:?}")
+        };
+        assert!(
+            message.starts_with("Item BRG-9999 was not found. Nothing was read."),
+            "{message}"
+        );
+        assert!(message.contains("inventory_list_below_reorder"), "{message}");
+    }
+
+    #[tokio::test]
+    async fn another_tenant_finds_no_item() {
+        let erp = MemoryErp::demo().unwrap();
+        let stranger = TestCaller::of("acme", "SBY-01", "SBY", "buyer", "inventory:read").unwrap();
+        let input = GetStockInput {
+            item_code: "BRG-0042".into(),
+        };
+        let err = InventoryGetStock::new(erp.port())
+            .read(&stranger.call(), input)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ToolError::NotFound(_)), "{err:?}");
+    }
+}

@@ -261,3 +261,182 @@ fn reorder_line(
         note,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use super::*;
+    use crate::testing::{MemoryErp, TestCaller};
+
+    fn first_page(limit: Option<u32>) -> ListBelowReorderInput {
+        ListBelowReorderInput { limit, cursor: None }
+    }
+
+    async fn list(erp: &MemoryErp, user: &str, input: ListBelowReorderInput) -> ListBelowReorderOutput {
+        let caller = TestCaller::demo(user).unwrap();
+        InventoryListBelowReorder::new(erp.port())
+            .read(&caller.call(), input)
+            .await
+            .unwrap()
+    }
+
+    fn line<'a>(out: &'a ListBelowReorderOutput, item: &str) -> &'a ReorderLine {
+        out.items.iter().find(|l| l.item_code == item).unwrap()
+    }
+
+    fn codes(out: &ListBelowReorderOutput) -> Vec<&str> {
+        out.items.iter().map(|l| l.item_code.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn only_the_branchs_items_at_or_below_their_reorder_point_are_listed_by_code() {
+        let erp = MemoryErp::demo().unwrap();
+        let sby = list(&erp, "buyer-sby", first_page(None)).await;
+        assert_eq!(sby.branch_id, "SBY-01");
+        // BRG-0043 (380 available, point 96) and OIL-0310 (600, point 200) are not due.
+        assert_eq!(codes(&sby), ["BLT-0107", "BRG-0042", "VBT-0220"]);
+        assert_eq!(sby.next_cursor, None);
+        let bdg = list(&erp, "sales-bdg", first_page(None)).await;
+        assert_eq!(codes(&bdg), ["BRG-0042", "GLV-0015", "WLD-0501"]);
+    }
+
+    #[tokio::test]
+    async fn the_suggestion_is_whole_boxes_priced_from_the_preferred_vendors_box_price() {
+        let erp = MemoryErp::demo().unwrap();
+        let out = list(&erp, "buyer-sby", first_page(None)).await;
+        let bearing = line(&out, "BRG-0042");
+        assert_eq!((bearing.on_hand, bearing.reserved, bearing.available), (40, 12, 28));
+        assert_eq!(bearing.allowed_units, "PCS, BOX (1 BOX = 24 PCS)");
+        // 240 PCS needed = 10 BOX of 24.
+        assert_eq!(
+            (bearing.suggested_qty, bearing.suggested_uom, bearing.suggested_base_qty),
+            (10, Uom::Box, 240)
+        );
+        assert_eq!(bearing.preferred_vendor.as_ref().unwrap().code, "V-00231");
+        assert_eq!(bearing.unit_price.as_ref().unwrap().amount, "288000.00");
+        assert_eq!(
+            bearing.price_source.as_deref(),
+            Some("price list V-00231, BRG-0042 per BOX")
+        );
+        assert_eq!(bearing.estimated_total.as_ref().unwrap().amount, "2880000.00");
+        assert_eq!(bearing.note, None);
+        let bolts = line(&out, "BLT-0107");
+        assert_eq!(
+            (bolts.suggested_qty, bolts.suggested_uom, bolts.suggested_base_qty),
+            (10, Uom::Box, 1000)
+        );
+        assert_eq!(bolts.estimated_total.as_ref().unwrap().amount, "1100000.00");
+        // An item that only comes in pieces is suggested in pieces.
+        let belts = line(&out, "VBT-0220");
+        assert_eq!((belts.suggested_qty, belts.suggested_uom), (20, Uom::Pcs));
+        assert_eq!(belts.estimated_total.as_ref().unwrap().amount, "760000.00");
+    }
+
+    #[tokio::test]
+    async fn a_unit_the_vendor_does_not_price_is_not_suggested() {
+        let erp = MemoryErp::demo().unwrap();
+        erp.edit(|b| b.prices.retain(|p| !(p.item == "BRG-0042" && p.uom == Uom::Box)));
+        let out = list(&erp, "buyer-sby", first_page(None)).await;
+        let bearing = line(&out, "BRG-0042");
+        assert_eq!((bearing.suggested_qty, bearing.suggested_uom), (240, Uom::Pcs));
+        assert_eq!(bearing.unit_price.as_ref().unwrap().amount, "12500.00");
+        assert_eq!(bearing.estimated_total.as_ref().unwrap().amount, "3000000.00");
+    }
+
+    #[tokio::test]
+    async fn a_preferred_vendor_that_does_not_supply_the_branch_is_null_with_a_note() {
+        let erp = MemoryErp::demo().unwrap();
+        let out = list(&erp, "sales-bdg", first_page(None)).await;
+        let electrodes = line(&out, "WLD-0501");
+        assert_eq!(electrodes.preferred_vendor, None);
+        assert_eq!(electrodes.unit_price, None);
+        assert_eq!(electrodes.estimated_total, None);
+        let note = electrodes.note.as_deref().unwrap();
+        assert!(
+            note.starts_with("Preferred vendor V-00415 does not supply your branch."),
+            "{note}"
+        );
+        assert!(
+            note.contains("purchasing_search_vendors with item_code WLD-0501"),
+            "{note}"
+        );
+        // Still a valid unit of the item: 50 KG needed = 10 BOX of 5.
+        assert_eq!((electrodes.suggested_qty, electrodes.suggested_uom), (10, Uom::Box));
+        // Gloves' vendor V-00612 supplies Bandung: priced.
+        let gloves = line(&out, "GLV-0015");
+        assert_eq!(gloves.estimated_total.as_ref().unwrap().amount, "1050000.00");
+    }
+
+    #[tokio::test]
+    async fn a_vendor_without_a_price_for_the_item_gets_a_note() {
+        let erp = MemoryErp::demo().unwrap();
+        erp.edit(|b| b.prices.retain(|p| p.item != "VBT-0220"));
+        let out = list(&erp, "buyer-sby", first_page(None)).await;
+        let belts = line(&out, "VBT-0220");
+        assert_eq!(belts.preferred_vendor.as_ref().unwrap().code, "V-00231");
+        assert_eq!(belts.unit_price, None);
+        assert!(
+            belts
+                .note
+                .as_deref()
+                .unwrap()
+                .starts_with("Vendor V-00231 has no price for VBT-0220.")
+        );
+    }
+
+    #[tokio::test]
+    async fn an_estimate_too_large_to_compute_is_left_out_not_guessed() {
+        let erp = MemoryErp::demo().unwrap();
+        let huge = Decimal::from_str("10000000000000000000000000000").unwrap();
+        erp.edit(|b| {
+            for p in b
+                .prices
+                .iter_mut()
+                .filter(|p| p.item == "BRG-0042" && p.uom == Uom::Box)
+            {
+                p.unit_price = huge;
+            }
+        });
+        let out = list(&erp, "buyer-sby", first_page(None)).await;
+        let bearing = line(&out, "BRG-0042");
+        assert!(bearing.unit_price.is_some());
+        assert_eq!(bearing.estimated_total, None);
+        // The other lines are unaffected.
+        assert_eq!(
+            line(&out, "BLT-0107").estimated_total.as_ref().unwrap().amount,
+            "1100000.00"
+        );
+    }
+
+    #[tokio::test]
+    async fn pages_continue_where_the_last_one_ended() {
+        let erp = MemoryErp::demo().unwrap();
+        let first = list(&erp, "buyer-sby", first_page(Some(2))).await;
+        assert_eq!(codes(&first), ["BLT-0107", "BRG-0042"]);
+        let cursor = first.next_cursor.clone().unwrap();
+        let next = ListBelowReorderInput {
+            limit: Some(2),
+            cursor: Some(cursor),
+        };
+        let second = list(&erp, "buyer-sby", next).await;
+        assert_eq!(codes(&second), ["VBT-0220"]);
+        assert_eq!(second.next_cursor, None);
+    }
+
+    #[tokio::test]
+    async fn a_cursor_sealed_for_another_branch_is_refused() {
+        let erp = MemoryErp::demo().unwrap();
+        let cursor = list(&erp, "buyer-sby", first_page(Some(1))).await.next_cursor.unwrap();
+        let jkt = TestCaller::demo("buyer-jkt").unwrap();
+        let input = ListBelowReorderInput {
+            limit: Some(1),
+            cursor: Some(cursor),
+        };
+        let err = InventoryListBelowReorder::new(erp.port())
+            .read(&jkt.call(), input)
+            .await
+            .unwrap_err();
+        assert_eq!(err.details().unwrap()[0].path, "cursor");
+    }
+}

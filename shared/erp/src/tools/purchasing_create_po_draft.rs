@@ -309,7 +309,419 @@ impl DraftTool for PurchasingCreatePoDraft {
 
 #[cfg(test)]
 mod tests {
+    use std::str::FromStr;
+
+    use draftline_contract::tool::Decision;
+
     use super::*;
+    use crate::port::Purchasing;
+    use crate::testing::{MemoryErp, Placing, TestCaller};
+
+    fn line(item_code: &str, qty: i64, uom: Uom) -> PoLineInput {
+        PoLineInput {
+            item_code: item_code.into(),
+            qty,
+            uom,
+        }
+    }
+
+    fn order(vendor_code: &str, lines: Vec<PoLineInput>) -> CreatePoDraftInput {
+        CreatePoDraftInput {
+            vendor_code: vendor_code.into(),
+            needed_by: "2026-12-15".parse().unwrap(),
+            client_ref: "reorder-BRG-0042".into(),
+            note: Some("Weekly reorder".into()),
+            lines,
+        }
+    }
+
+    /// 10 BOX of BRG-0042 from V-00231: the README's draft.
+    fn bearings() -> CreatePoDraftInput {
+        order("V-00231", vec![line("BRG-0042", 10, Uom::Box)])
+    }
+
+    fn buyer() -> (MemoryErp, TestCaller) {
+        (MemoryErp::demo().unwrap(), TestCaller::demo("buyer-sby").unwrap())
+    }
+
+    async fn draft(
+        erp: &MemoryErp,
+        call: &Call<'_>,
+        input: CreatePoDraftInput,
+    ) -> Result<Draft<PurchaseOrder>, ToolError> {
+        PurchasingCreatePoDraft::new(erp.port()).draft(call, input).await
+    }
+
+    /// The draft, placed as the server would place it.
+    async fn created(erp: &MemoryErp, call: &Call<'_>, input: CreatePoDraftInput) -> PurchaseOrder {
+        match draft(erp, call, input).await {
+            Ok(prepared) => erp.complete(prepared).await.unwrap(),
+            Err(err) => panic!("refused: {err:?}"),
+        }
+    }
+
+    /// Why the draft was refused (a prepared draft has no `Debug`, so no `unwrap_err`).
+    async fn refused(erp: &MemoryErp, call: &Call<'_>, input: CreatePoDraftInput) -> ToolError {
+        match draft(erp, call, input).await {
+            Ok(_) => panic!("the draft was prepared"),
+            Err(err) => err,
+        }
+    }
+
+    fn issues(err: &ToolError) -> Vec<(&str, &str)> {
+        err.details()
+            .unwrap_or_else(|| panic!("not a validation error: {err:?}"))
+            .iter()
+            .map(|i| (i.path.as_str(), i.message.as_str()))
+            .collect()
+    }
+
+    fn last_number(erp: &MemoryErp) -> i64 {
+        erp.read(|b| b.sequences[&("SBY-01".to_owned(), "PO".to_owned())])
+    }
+
+    fn set_price(erp: &MemoryErp, item: &str, uom: Uom, price: &str) {
+        let price = Decimal::from_str(price).unwrap();
+        erp.edit(|b| {
+            for p in b.prices.iter_mut().filter(|p| p.item == item && p.uom == uom) {
+                p.unit_price = price;
+            }
+        });
+    }
+
+    #[tokio::test]
+    async fn a_box_is_priced_from_the_vendors_box_price_and_counted_as_24_pieces() {
+        let (erp, buyer) = buyer();
+        let po = created(&erp, &buyer.draft("k1"), bearings()).await;
+        assert_eq!(po.po_number, "PO-SBY-000004");
+        assert_eq!(po.status, crate::domain::PoStatus::Draft);
+        let line = &po.lines[0];
+        assert_eq!(
+            (line.qty, line.uom, line.base_qty, line.base_uom),
+            (10, Uom::Box, 240, Uom::Pcs)
+        );
+        assert_eq!(line.unit_price.amount, "288000.00");
+        assert_eq!(line.price_source, "price list V-00231, BRG-0042 per BOX");
+        assert_eq!(line.line_total.amount, "2880000.00");
+        assert_eq!(
+            (po.subtotal.amount.as_str(), po.total.amount.as_str()),
+            ("2880000.00", "2880000.00")
+        );
+        assert_eq!(po.currency, "IDR");
+        assert_eq!(po.drafted_on_behalf_of, "buyer-sby");
+        assert_eq!(po.drafted_by_agent_run.as_deref(), Some("run-test"));
+        assert_eq!(po.created_at, "2026-11-29T09:00:00.000Z");
+        assert_eq!(
+            po.review_url.as_deref(),
+            Some("https://draftline.test/review/documents/PO-SBY-000004")
+        );
+        // It reads back as it was answered.
+        let stored = erp
+            .purchase_order(&buyer.scope(), "PO-SBY-000004")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(stored.lines, po.lines);
+    }
+
+    #[tokio::test]
+    async fn a_unit_the_vendor_does_not_price_is_the_base_price_times_the_conversion() {
+        let (erp, buyer) = buyer();
+        // V-00231 prices BRG-0043 per PCS only (14250).
+        let po = created(
+            &erp,
+            &buyer.draft("k1"),
+            order("V-00231", vec![line("BRG-0043", 2, Uom::Box)]),
+        )
+        .await;
+        let line = &po.lines[0];
+        assert_eq!(line.unit_price.amount, "342000.00");
+        assert_eq!(
+            line.price_source,
+            "price list V-00231, BRG-0043 per PCS x 24 (24 per BOX)"
+        );
+        assert_eq!((line.base_qty, line.line_total.amount.as_str()), (48, "684000.00"));
+    }
+
+    #[tokio::test]
+    async fn an_item_not_stocked_in_the_unit_is_refused_with_the_allowed_units() {
+        let (erp, buyer) = buyer();
+        let err = refused(
+            &erp,
+            &buyer.draft("k1"),
+            order("V-00231", vec![line("BRG-0042", 10, Uom::Kg)]),
+        )
+        .await;
+        assert_eq!(
+            issues(&err),
+            [(
+                "lines[0].uom",
+                "Item BRG-0042 is not stocked in KG. Allowed units for BRG-0042: PCS, BOX (1 BOX = 24 PCS). \
+                 Resend the line with uom PCS or BOX."
+            )]
+        );
+        assert!(err.to_string().contains("No draft was created."), "{err}");
+        assert_eq!(last_number(&erp), 3);
+    }
+
+    #[tokio::test]
+    async fn every_refused_line_is_named_and_a_refusal_uses_no_number() {
+        let (erp, buyer) = buyer();
+        let input = order(
+            "V-00231",
+            vec![
+                line("BRG-0042", 10, Uom::Box),
+                line("BRG-9999", 1, Uom::Pcs),
+                line("BLT-0107", 1, Uom::Box),
+            ],
+        );
+        let err = refused(&erp, &buyer.draft("k1"), input).await;
+        let found = issues(&err);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0].0, "lines[1].item_code");
+        assert!(
+            found[0].1.starts_with("Item BRG-9999 does not exist."),
+            "{}",
+            found[0].1
+        );
+        assert_eq!(found[1].0, "lines[2].item_code");
+        assert!(
+            found[1]
+                .1
+                .starts_with("Vendor V-00231 does not supply BLT-0107 (it supplies: BRG-0042, BRG-0043, VBT-0220)."),
+            "{}",
+            found[1].1
+        );
+        assert_eq!(last_number(&erp), 3);
+        assert_eq!(
+            created(&erp, &buyer.draft("k2"), bearings()).await.po_number,
+            "PO-SBY-000004"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_vendor_that_does_not_supply_the_branch_reads_like_a_missing_one() {
+        let (erp, buyer) = buyer();
+        // V-00612 exists, but supplies Jakarta and Bandung only.
+        let elsewhere = refused(
+            &erp,
+            &buyer.draft("k1"),
+            order("V-00612", vec![line("CBL-0220", 1, Uom::Roll)]),
+        )
+        .await;
+        let missing = refused(
+            &erp,
+            &buyer.draft("k1"),
+            order("V-99999", vec![line("CBL-0220", 1, Uom::Roll)]),
+        )
+        .await;
+        let text = |code: &str| {
+            format!(
+                "Vendor {code} was not found for your branch. Call purchasing_search_vendors (by name or by \
+                 item_code) to find the right vendor code."
+            )
+        };
+        assert_eq!(issues(&elsewhere), [("vendor_code", text("V-00612").as_str())]);
+        assert_eq!(issues(&missing), [("vendor_code", text("V-99999").as_str())]);
+        let jakarta = TestCaller::demo("buyer-jkt").unwrap();
+        let po = created(
+            &erp,
+            &jakarta.draft("k1"),
+            order("V-00612", vec![line("CBL-0220", 1, Uom::Roll)]),
+        )
+        .await;
+        assert_eq!(po.po_number, "PO-JKT-000025");
+    }
+
+    #[tokio::test]
+    async fn a_second_draft_of_the_same_vendor_and_items_under_another_key_asks_a_person() {
+        let (erp, buyer) = buyer();
+        created(&erp, &buyer.draft("k1"), bearings()).await;
+        buyer.clock.advance(chrono::Duration::minutes(30));
+        let again = order("V-00231", vec![line("BRG-0042", 12, Uom::Box)]);
+        let err = refused(&erp, &buyer.draft("k2"), again).await;
+        let ToolError::InputRequired {
+            question,
+            request_state,
+            message,
+        } = err
+        else {
+            panic!("{err:?}")
+        };
+        assert_eq!(question.existing.number, "PO-SBY-000004");
+        assert_eq!(question.existing.kind, "purchase_order");
+        assert_eq!(question.existing.agent_run.as_deref(), Some("run-test"));
+        assert_eq!(question.existing.summary, "10 BOX of BRG-0042 from V-00231");
+        assert_eq!(
+            question.prompt,
+            "PO-SBY-000004 from run run-test, 30 minutes ago, already drafts 10 BOX of BRG-0042 from V-00231. \
+             Create another draft anyway?"
+        );
+        assert!(
+            message.contains("To read the existing draft call purchasing_get_po."),
+            "{message}"
+        );
+        assert_eq!(request_state, None);
+        assert_eq!(last_number(&erp), 4);
+    }
+
+    #[tokio::test]
+    async fn other_items_or_another_vendor_are_not_a_near_duplicate() {
+        let (erp, buyer) = buyer();
+        created(&erp, &buyer.draft("k1"), bearings()).await;
+        let more_items = order(
+            "V-00231",
+            vec![line("BRG-0042", 10, Uom::Box), line("BRG-0043", 1, Uom::Box)],
+        );
+        assert_eq!(
+            created(&erp, &buyer.draft("k2"), more_items).await.po_number,
+            "PO-SBY-000005"
+        );
+        let oil = order("V-00508", vec![line("OIL-0310", 2, Uom::Ctn)]);
+        assert_eq!(created(&erp, &buyer.draft("k3"), oil).await.po_number, "PO-SBY-000006");
+    }
+
+    #[tokio::test]
+    async fn create_another_drafts_again_and_use_existing_answers_with_the_existing_draft() {
+        let (erp, buyer) = buyer();
+        created(&erp, &buyer.draft("k1"), bearings()).await;
+        let another = Decision::CreateAnother;
+        let call = Call {
+            decision: Some(&another),
+            ..buyer.draft("k2")
+        };
+        assert_eq!(created(&erp, &call, bearings()).await.po_number, "PO-SBY-000005");
+        let existing = Decision::UseExisting("PO-SBY-000004".into());
+        let call = Call {
+            decision: Some(&existing),
+            ..buyer.draft("k3")
+        };
+        let Draft::Existing { document, output } = draft(&erp, &call, bearings()).await.unwrap() else {
+            panic!("a person chose the existing draft")
+        };
+        assert_eq!(
+            (document.number.as_str(), document.kind.as_str()),
+            ("PO-SBY-000004", "purchase_order")
+        );
+        assert_eq!(document.id, output.draft_id);
+        assert_eq!(
+            output.review_url.as_deref(),
+            Some("https://draftline.test/review/documents/PO-SBY-000004")
+        );
+        assert_eq!(last_number(&erp), 5);
+    }
+
+    #[tokio::test]
+    async fn use_existing_of_another_branchs_order_is_not_found() {
+        let (erp, buyer) = buyer();
+        let elsewhere = Decision::UseExisting("PO-JKT-000001".into());
+        let call = Call {
+            decision: Some(&elsewhere),
+            ..buyer.draft("k1")
+        };
+        let err = refused(&erp, &call, bearings()).await;
+        assert_eq!(
+            err.to_string(),
+            super::super::purchasing_get_po::po_not_found("PO-JKT-000001").to_string()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_draft_older_than_the_window_or_any_draft_without_a_window_is_not_asked_about() {
+        let (erp, buyer) = buyer();
+        created(&erp, &buyer.draft("k1"), bearings()).await;
+        buyer.clock.advance(chrono::Duration::hours(25));
+        assert_eq!(
+            created(&erp, &buyer.draft("k2"), bearings()).await.po_number,
+            "PO-SBY-000005"
+        );
+        let no_window = Call {
+            near_duplicate_window: None,
+            ..buyer.draft("k3")
+        };
+        assert_eq!(created(&erp, &no_window, bearings()).await.po_number, "PO-SBY-000006");
+    }
+
+    #[tokio::test]
+    async fn an_external_draft_is_numbered_by_the_erp_and_answered_with_that_number() {
+        let erp = MemoryErp::demo().unwrap().placing(Placing::External);
+        let buyer = TestCaller::demo("buyer-sby").unwrap();
+        let Draft::External(external) = draft(&erp, &buyer.draft("k1"), bearings()).await.unwrap() else {
+            panic!("placed externally")
+        };
+        assert_eq!(external.find().await.unwrap(), None);
+        let created = external.create().await.unwrap();
+        assert_eq!(created.document.number, "PO-SBY-000004");
+        let po = external.output(&created).unwrap();
+        assert_eq!(po.po_number, "PO-SBY-000004");
+        assert_eq!(po.draft_id, created.document.id);
+        assert_eq!(po.lines[0].line_total.amount, "2880000.00");
+        assert_eq!(
+            po.review_url.as_deref(),
+            Some("https://draftline.test/review/documents/PO-SBY-000004")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_retry_after_the_erp_created_its_draft_finds_it_rather_than_asking_about_it() {
+        let erp = MemoryErp::demo().unwrap().placing(Placing::External);
+        let buyer = TestCaller::demo("buyer-sby").unwrap();
+        // A worker created the document in the ERP and died before completing its key.
+        let Draft::External(first) = draft(&erp, &buyer.draft("k1"), bearings()).await.unwrap() else {
+            panic!("placed externally")
+        };
+        first.create().await.unwrap();
+        // The next worker with the same key: not a near-duplicate of itself.
+        let po = created(&erp, &buyer.draft("k1"), bearings()).await;
+        assert_eq!(po.po_number, "PO-SBY-000004");
+        assert_eq!(last_number(&erp), 4);
+        // Another key is.
+        let err = refused(&erp, &buyer.draft("k2"), bearings()).await;
+        assert!(matches!(err, ToolError::InputRequired { .. }), "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn a_price_too_large_to_multiply_is_a_clear_error_not_a_panic() {
+        let (erp, buyer) = buyer();
+        set_price(&erp, "BRG-0042", Uom::Box, "10000000000000000000000000000");
+        let err = refused(&erp, &buyer.draft("k1"), bearings()).await;
+        assert!(matches!(err, ToolError::Internal(_)), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "internal error: lines[0] (BRG-0042 x 10 BOX) is too large to compute exactly: a stored amount is wrong"
+        );
+        assert_eq!(last_number(&erp), 3);
+    }
+
+    #[tokio::test]
+    async fn a_conversion_too_large_for_the_base_quantity_is_a_clear_error() {
+        let (erp, buyer) = buyer();
+        erp.edit(|b| {
+            let bearing = b.items.iter_mut().find(|i| i.code == "BRG-0042").unwrap();
+            bearing.units.iter_mut().find(|u| u.uom == Uom::Box).unwrap().factor = i64::MAX;
+        });
+        let err = refused(&erp, &buyer.draft("k1"), bearings()).await;
+        assert!(
+            err.to_string().contains("lines[0] (BRG-0042 x 10 BOX) is too large"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_total_too_large_to_add_up_is_a_clear_error() {
+        let (erp, buyer) = buyer();
+        set_price(&erp, "BRG-0042", Uom::Pcs, "40000000000000000000000000000");
+        set_price(&erp, "BRG-0043", Uom::Pcs, "40000000000000000000000000000");
+        let input = order(
+            "V-00231",
+            vec![line("BRG-0042", 1, Uom::Pcs), line("BRG-0043", 1, Uom::Pcs)],
+        );
+        let err = refused(&erp, &buyer.draft("k1"), input).await;
+        assert!(
+            err.to_string().contains("the purchase order total is too large"),
+            "{err}"
+        );
+    }
 
     fn input(needed_by: &str) -> CreatePoDraftInput {
         CreatePoDraftInput {

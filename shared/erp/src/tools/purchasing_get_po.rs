@@ -68,3 +68,79 @@ impl ReadTool for PurchasingGetPo {
             .ok_or_else(|| po_not_found(&input.po_number))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{PoStatus, Verdict};
+    use crate::testing::{MemoryErp, TestCaller};
+    use crate::units::Uom;
+
+    async fn get(user: &str, number: &str) -> Result<PurchaseOrder, ToolError> {
+        let erp = MemoryErp::demo().unwrap();
+        let caller = TestCaller::demo(user).unwrap();
+        let input = GetPoInput {
+            po_number: number.into(),
+        };
+        PurchasingGetPo::new(erp.port()).read(&caller.call(), input).await
+    }
+
+    #[tokio::test]
+    async fn an_order_of_the_branch_is_read_with_its_lines_totals_provenance_and_review_page() {
+        let po = get("buyer-sby", "PO-SBY-000001").await.unwrap();
+        assert_eq!(po.status, PoStatus::Draft);
+        assert_eq!(po.vendor.code, "V-00231");
+        let lines: Vec<(&str, i64, Uom, i64, &str)> = po
+            .lines
+            .iter()
+            .map(|l| {
+                (
+                    l.item_code.as_str(),
+                    l.qty,
+                    l.uom,
+                    l.base_qty,
+                    l.line_total.amount.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                ("BRG-0042", 10, Uom::Box, 240, "2880000.00"),
+                ("VBT-0220", 12, Uom::Pcs, 12, "456000.00")
+            ]
+        );
+        assert_eq!(po.total.amount, "3336000.00");
+        assert_eq!(po.drafted_by_agent_run.as_deref(), Some("run-sby-reorder-2026-11-26"));
+        assert_eq!(po.decision, None);
+        assert_eq!(
+            po.review_url.as_deref(),
+            Some("https://draftline.test/review/documents/PO-SBY-000001")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_rejected_order_carries_the_decision_and_its_reason() {
+        let po = get("buyer-sby", "PO-SBY-000003").await.unwrap();
+        assert_eq!(po.status, PoStatus::Rejected);
+        let decision = po.decision.unwrap();
+        assert_eq!(decision.verdict, Verdict::Rejected);
+        assert_eq!(decision.decided_by, "approver-sby");
+        assert!(
+            po.next_step.contains("CV Baut Jaya raised the bolt price"),
+            "{}",
+            po.next_step
+        );
+    }
+
+    #[tokio::test]
+    async fn another_branchs_order_reads_exactly_like_a_missing_one() {
+        let elsewhere = get("buyer-sby", "PO-JKT-000001").await.unwrap_err();
+        let missing = get("buyer-sby", "PO-SBY-999999").await.unwrap_err();
+        assert_eq!(elsewhere.to_string(), po_not_found("PO-JKT-000001").to_string());
+        assert_eq!(missing.to_string(), po_not_found("PO-SBY-999999").to_string());
+        assert!(matches!(elsewhere, ToolError::NotFound(_)));
+        // Jakarta reads its own.
+        assert_eq!(get("buyer-jkt", "PO-JKT-000001").await.unwrap().branch_id, "JKT-01");
+    }
+}

@@ -199,3 +199,165 @@ impl ReadTool for PurchasingSearchPos {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{MemoryErp, TestCaller};
+
+    fn every() -> SearchPosInput {
+        SearchPosInput {
+            status: None,
+            vendor_code: None,
+            created_from: None,
+            created_to: None,
+            limit: None,
+            cursor: None,
+        }
+    }
+
+    async fn run(erp: &MemoryErp, user: &str, input: SearchPosInput) -> Result<SearchPosOutput, ToolError> {
+        let caller = TestCaller::demo(user).unwrap();
+        PurchasingSearchPos::new(erp.port()).read(&caller.call(), input).await
+    }
+
+    fn numbers(out: &SearchPosOutput) -> Vec<&str> {
+        out.purchase_orders.iter().map(|po| po.po_number.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn the_branchs_orders_are_listed_newest_first_and_no_other_branchs() {
+        let erp = MemoryErp::demo().unwrap();
+        let out = run(&erp, "buyer-sby", every()).await.unwrap();
+        assert_eq!(out.branch_id, "SBY-01");
+        assert_eq!(numbers(&out), ["PO-SBY-000003", "PO-SBY-000002", "PO-SBY-000001"]);
+        assert_eq!(out.next_cursor, None);
+        let first = &out.purchase_orders[2];
+        assert_eq!(first.line_count, 2);
+        assert_eq!(first.total.amount, "3336000.00");
+        assert_eq!(
+            first.drafted_by_agent_run.as_deref(),
+            Some("run-sby-reorder-2026-11-26")
+        );
+        assert_eq!(first.drafted_on_behalf_of, "buyer-sby");
+    }
+
+    #[tokio::test]
+    async fn status_vendor_and_dates_filter_and_combine() {
+        let erp = MemoryErp::demo().unwrap();
+        let drafts = SearchPosInput {
+            status: Some(PoStatus::Draft),
+            ..every()
+        };
+        assert_eq!(
+            numbers(&run(&erp, "buyer-sby", drafts).await.unwrap()),
+            ["PO-SBY-000001"]
+        );
+        let oil = SearchPosInput {
+            vendor_code: Some("V-00508".into()),
+            ..every()
+        };
+        assert_eq!(numbers(&run(&erp, "buyer-sby", oil).await.unwrap()), ["PO-SBY-000002"]);
+        // Both bounds are whole days, inclusive.
+        let from = SearchPosInput {
+            created_from: Some("2026-11-25".parse().unwrap()),
+            ..every()
+        };
+        assert_eq!(
+            numbers(&run(&erp, "buyer-sby", from).await.unwrap()),
+            ["PO-SBY-000002", "PO-SBY-000001"]
+        );
+        let to = SearchPosInput {
+            created_to: Some("2026-11-25".parse().unwrap()),
+            ..every()
+        };
+        assert_eq!(
+            numbers(&run(&erp, "buyer-sby", to).await.unwrap()),
+            ["PO-SBY-000003", "PO-SBY-000002"]
+        );
+        let none = SearchPosInput {
+            status: Some(PoStatus::Draft),
+            vendor_code: Some("V-00508".into()),
+            ..every()
+        };
+        assert!(run(&erp, "buyer-sby", none).await.unwrap().purchase_orders.is_empty());
+    }
+
+    #[tokio::test]
+    async fn pages_of_twenty_continue_with_the_cursor_until_the_last() {
+        let erp = MemoryErp::demo().unwrap();
+        let first = run(&erp, "buyer-jkt", every()).await.unwrap();
+        assert_eq!(first.purchase_orders.len(), 20);
+        assert_eq!(first.purchase_orders[0].po_number, "PO-JKT-000024");
+        assert_eq!(first.purchase_orders[19].po_number, "PO-JKT-000005");
+        let next = SearchPosInput {
+            cursor: first.next_cursor.clone(),
+            ..every()
+        };
+        let second = run(&erp, "buyer-jkt", next).await.unwrap();
+        assert_eq!(
+            numbers(&second),
+            ["PO-JKT-000004", "PO-JKT-000003", "PO-JKT-000002", "PO-JKT-000001"]
+        );
+        assert_eq!(second.next_cursor, None);
+    }
+
+    #[tokio::test]
+    async fn a_cursor_with_other_filters_is_refused() {
+        let erp = MemoryErp::demo().unwrap();
+        let first = run(&erp, "buyer-jkt", every()).await.unwrap();
+        let other = SearchPosInput {
+            status: Some(PoStatus::Received),
+            cursor: first.next_cursor,
+            ..every()
+        };
+        let err = run(&erp, "buyer-jkt", other).await.unwrap_err();
+        assert_eq!(err.details().unwrap()[0].path, "cursor");
+    }
+
+    #[tokio::test]
+    async fn a_sealed_position_that_is_not_a_po_number_is_refused() {
+        let erp = MemoryErp::demo().unwrap();
+        let caller = TestCaller::demo("buyer-jkt").unwrap();
+        let filters = Filters {
+            status: None,
+            vendor_code: None,
+            created_from: None,
+            created_to: None,
+        };
+        let pages = CursorScope::new(&caller.cursors, &caller.caller, "purchasing_search_pos", &filters).unwrap();
+        let forged = pages.seal(&Position { after_po: "ZZZ".into() }).unwrap();
+        let err = run(
+            &erp,
+            "buyer-jkt",
+            SearchPosInput {
+                cursor: Some(forged),
+                ..every()
+            },
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(err.details().unwrap()[0].path, "cursor");
+    }
+
+    #[test]
+    fn a_range_whose_start_is_after_its_end_is_refused() {
+        let ctx = RuleContext {
+            today: "2026-11-29".parse().unwrap(),
+        };
+        let backwards = SearchPosInput {
+            created_from: Some("2026-11-20".parse().unwrap()),
+            created_to: Some("2026-11-10".parse().unwrap()),
+            ..every()
+        };
+        let issues = PurchasingSearchPos::rules(&backwards, &ctx);
+        assert_eq!(issues.len(), 1);
+        assert_eq!(issues[0].path, "created_to");
+        let one_day = SearchPosInput {
+            created_from: Some("2026-11-20".parse().unwrap()),
+            created_to: Some("2026-11-20".parse().unwrap()),
+            ..every()
+        };
+        assert!(PurchasingSearchPos::rules(&one_day, &ctx).is_empty());
+    }
+}

@@ -229,3 +229,124 @@ impl ReadTool for PurchasingSearchVendors {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{MemoryErp, TestCaller};
+
+    fn search(query: Option<&str>, item_code: Option<&str>) -> SearchVendorsInput {
+        SearchVendorsInput {
+            query: query.map(str::to_owned),
+            item_code: item_code.map(str::to_owned),
+            limit: None,
+            cursor: None,
+        }
+    }
+
+    async fn run(erp: &MemoryErp, user: &str, input: SearchVendorsInput) -> Result<SearchVendorsOutput, ToolError> {
+        let caller = TestCaller::demo(user).unwrap();
+        PurchasingSearchVendors::new(erp.port())
+            .read(&caller.call(), input)
+            .await
+    }
+
+    fn codes(out: &SearchVendorsOutput) -> Vec<&str> {
+        out.vendors.iter().map(|v| v.code.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn every_vendor_that_supplies_the_branch_is_listed_by_code_and_no_other() {
+        let erp = MemoryErp::demo().unwrap();
+        let sby = run(&erp, "buyer-sby", search(None, None)).await.unwrap();
+        assert_eq!(sby.branch_id, "SBY-01");
+        assert_eq!(codes(&sby), ["V-00231", "V-00415", "V-00508"]);
+        let bearindo = &sby.vendors[0];
+        assert_eq!(bearindo.items_supplied, ["BRG-0042", "BRG-0043", "VBT-0220"]);
+        assert_eq!(bearindo.items_supplied_count, 3);
+        assert!(bearindo.prices.is_empty());
+        let bdg = run(&erp, "sales-bdg", search(None, None)).await.unwrap();
+        assert_eq!(codes(&bdg), ["V-00231", "V-00508", "V-00612"]);
+    }
+
+    #[tokio::test]
+    async fn an_item_code_finds_its_vendors_with_their_price_in_every_unit() {
+        let erp = MemoryErp::demo().unwrap();
+        let out = run(&erp, "buyer-sby", search(None, Some("BRG-0042"))).await.unwrap();
+        assert_eq!(codes(&out), ["V-00231"]);
+        let prices: Vec<(Uom, &str)> = out.vendors[0]
+            .prices
+            .iter()
+            .map(|p| (p.uom, p.unit_price.amount.as_str()))
+            .collect();
+        assert_eq!(prices, [(Uom::Pcs, "12500.00"), (Uom::Box, "288000.00")]);
+        assert_eq!(out.vendors[0].prices[0].unit_price.currency, "IDR");
+    }
+
+    #[tokio::test]
+    async fn a_vendor_of_other_branches_only_is_found_by_neither_name_code_nor_item() {
+        let erp = MemoryErp::demo().unwrap();
+        // V-00612, PT Kabel Prima, supplies Jakarta and Bandung.
+        for input in [
+            search(Some("V-00612"), None),
+            search(Some("kabel"), None),
+            search(None, Some("CBL-0220")),
+        ] {
+            let out = run(&erp, "buyer-sby", input.clone()).await.unwrap();
+            assert!(out.vendors.is_empty(), "{input:?}");
+            let jkt = run(&erp, "buyer-jkt", input).await.unwrap();
+            assert_eq!(codes(&jkt), ["V-00612"]);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_name_query_is_trimmed_and_case_insensitive_and_filters_combine() {
+        let erp = MemoryErp::demo().unwrap();
+        let out = run(&erp, "buyer-sby", search(Some("  BEARINDO "), None)).await.unwrap();
+        assert_eq!(codes(&out), ["V-00231"]);
+        let both = run(&erp, "buyer-sby", search(Some("bearindo"), Some("OIL-0310")))
+            .await
+            .unwrap();
+        assert!(both.vendors.is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_unknown_item_is_refused_with_a_next_step() {
+        let erp = MemoryErp::demo().unwrap();
+        let err = run(&erp, "buyer-sby", search(None, Some("BRG-9999")))
+            .await
+            .unwrap_err();
+        let issue = &err.details().unwrap()[0];
+        assert_eq!(issue.path, "item_code");
+        assert!(
+            issue.message.starts_with("Item BRG-9999 does not exist."),
+            "{}",
+            issue.message
+        );
+    }
+
+    #[tokio::test]
+    async fn pages_continue_after_the_last_vendor_shown() {
+        let erp = MemoryErp::demo().unwrap();
+        let mut input = search(None, None);
+        input.limit = Some(2);
+        let first = run(&erp, "buyer-sby", input.clone()).await.unwrap();
+        assert_eq!(codes(&first), ["V-00231", "V-00415"]);
+        input.cursor = first.next_cursor;
+        let second = run(&erp, "buyer-sby", input).await.unwrap();
+        assert_eq!(codes(&second), ["V-00508"]);
+        assert_eq!(second.next_cursor, None);
+    }
+
+    #[tokio::test]
+    async fn a_cursor_is_bound_to_the_filters_it_was_made_for() {
+        let erp = MemoryErp::demo().unwrap();
+        let mut input = search(None, None);
+        input.limit = Some(1);
+        let first = run(&erp, "buyer-sby", input).await.unwrap();
+        let mut other = search(Some("baut"), None);
+        other.cursor = first.next_cursor;
+        let err = run(&erp, "buyer-sby", other).await.unwrap_err();
+        assert_eq!(err.details().unwrap()[0].path, "cursor");
+    }
+}

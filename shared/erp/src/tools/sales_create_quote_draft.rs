@@ -443,7 +443,390 @@ impl DraftTool for SalesCreateQuoteDraft {
 
 #[cfg(test)]
 mod tests {
+    use std::str::FromStr;
+
+    use draftline_contract::tool::Decision;
+
     use super::*;
+    use crate::domain::DocumentStatus;
+    use crate::testing::{MemoryErp, TestCaller};
+
+    fn quoted(item_code: &str, qty: i64, uom: Uom, tax_code: TaxCode) -> QuoteLineInput {
+        QuoteLineInput {
+            item_code: item_code.into(),
+            qty,
+            uom,
+            tax_code: Some(tax_code),
+        }
+    }
+
+    fn quote_for(customer_code: &str, lines: Vec<QuoteLineInput>) -> CreateQuoteDraftInput {
+        CreateQuoteDraftInput {
+            customer_code: customer_code.into(),
+            valid_until: "2026-12-15".parse().unwrap(),
+            client_ref: "quote-tekstil-1".into(),
+            note: None,
+            lines,
+        }
+    }
+
+    /// 2 BOX of BRG-0042 at VAT 11% for PT Tekstil Priangan: the description's example.
+    fn bearings() -> CreateQuoteDraftInput {
+        quote_for("C-BDG-001", vec![quoted("BRG-0042", 2, Uom::Box, TaxCode::Vat11)])
+    }
+
+    fn seller() -> (MemoryErp, TestCaller) {
+        (MemoryErp::demo().unwrap(), TestCaller::demo("sales-bdg").unwrap())
+    }
+
+    async fn draft(erp: &MemoryErp, call: &Call<'_>, input: CreateQuoteDraftInput) -> Result<Draft<Quote>, ToolError> {
+        SalesCreateQuoteDraft::new(erp.port()).draft(call, input).await
+    }
+
+    async fn created(erp: &MemoryErp, call: &Call<'_>, input: CreateQuoteDraftInput) -> Quote {
+        match draft(erp, call, input).await {
+            Ok(prepared) => erp.complete(prepared).await.unwrap(),
+            Err(err) => panic!("refused: {err:?}"),
+        }
+    }
+
+    async fn refused(erp: &MemoryErp, call: &Call<'_>, input: CreateQuoteDraftInput) -> ToolError {
+        match draft(erp, call, input).await {
+            Ok(_) => panic!("the quote was prepared"),
+            Err(err) => err,
+        }
+    }
+
+    fn issues(err: &ToolError) -> Vec<(&str, &str)> {
+        err.details()
+            .unwrap_or_else(|| panic!("not a validation error: {err:?}"))
+            .iter()
+            .map(|i| (i.path.as_str(), i.message.as_str()))
+            .collect()
+    }
+
+    fn last_number(erp: &MemoryErp) -> i64 {
+        erp.read(|b| b.sequences[&("BDG-01".to_owned(), "QT".to_owned())])
+    }
+
+    #[tokio::test]
+    async fn a_box_is_priced_from_the_customers_list_and_taxed_per_line() {
+        let (erp, seller) = seller();
+        let quote = created(&erp, &seller.draft("q1"), bearings()).await;
+        assert_eq!(quote.quote_number, "QT-BDG-000004");
+        assert_eq!(quote.status, DocumentStatus::Draft);
+        assert_eq!(quote.price_list, "PL-WHOLESALE");
+        let line = &quote.lines[0];
+        assert_eq!((line.base_qty, line.base_uom), (48, Uom::Pcs));
+        assert_eq!(line.unit_price.amount, "340000.00");
+        assert_eq!(line.price_source, "price list PL-WHOLESALE, BRG-0042 per BOX");
+        assert_eq!(
+            (
+                line.net_amount.amount.as_str(),
+                line.tax_rate_percent.as_str(),
+                line.tax_amount.amount.as_str(),
+                line.line_total.amount.as_str()
+            ),
+            ("680000.00", "11", "74800.00", "754800.00")
+        );
+        assert_eq!(
+            (
+                quote.subtotal.amount.as_str(),
+                quote.tax_total.amount.as_str(),
+                quote.total.amount.as_str()
+            ),
+            ("680000.00", "74800.00", "754800.00")
+        );
+        assert_eq!(quote.drafted_on_behalf_of, "sales-bdg");
+        assert_eq!(
+            quote.review_url.as_deref(),
+            Some("https://draftline.test/review/documents/QT-BDG-000004")
+        );
+    }
+
+    #[tokio::test]
+    async fn the_credit_check_says_what_is_left_after_the_quote() {
+        let (erp, seller) = seller();
+        let quote = created(&erp, &seller.draft("q1"), bearings()).await;
+        assert_eq!(
+            quote.credit_check,
+            "Credit limit 150000000.00 IDR, exposure 72705000.00 IDR (open orders 36075000.00 IDR, unpaid invoices \
+             36630000.00 IDR), available 77295000.00 IDR. This quote fits within the limit (76540200.00 IDR left \
+             after it)."
+        );
+    }
+
+    #[tokio::test]
+    async fn a_quote_beyond_the_credit_limit_says_a_person_must_approve_the_credit() {
+        let (erp, seller) = seller();
+        // C-BDG-002 is already 1,040,000 over; 1 BOX at retail is 372,000 + 40,920 tax.
+        let input = quote_for("C-BDG-002", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Vat11)]);
+        let quote = created(&erp, &seller.draft("q1"), input).await;
+        assert_eq!(quote.total.amount, "412920.00");
+        assert!(
+            quote.credit_check.ends_with(
+                "the customer is 1452920.00 IDR over its limit: a person must approve the credit before it is \
+                 confirmed."
+            ),
+            "{}",
+            quote.credit_check
+        );
+    }
+
+    #[tokio::test]
+    async fn a_unit_the_list_does_not_price_is_the_base_price_times_the_conversion() {
+        let (erp, seller) = seller();
+        // PL-WHOLESALE prices BRG-0043 per PCS only (17000).
+        let input = quote_for("C-BDG-001", vec![quoted("BRG-0043", 1, Uom::Box, TaxCode::Vat11)]);
+        let quote = created(&erp, &seller.draft("q1"), input).await;
+        assert_eq!(quote.lines[0].unit_price.amount, "408000.00");
+        assert_eq!(
+            quote.lines[0].price_source,
+            "price list PL-WHOLESALE, BRG-0043 per PCS x 24 (24 per BOX)"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_unit_only_priced_in_another_unit_names_the_priced_one() {
+        let (erp, seller) = seller();
+        // PL-WHOLESALE prices BLT-0107 by the box only, so pieces have no base price to convert.
+        let input = quote_for("C-BDG-001", vec![quoted("BLT-0107", 50, Uom::Pcs, TaxCode::Vat11)]);
+        let err = refused(&erp, &seller.draft("q1"), input).await;
+        assert_eq!(
+            issues(&err),
+            [(
+                "lines[0].uom",
+                "Price list PL-WHOLESALE prices BLT-0107 only in BOX. Resend the line with uom BOX."
+            )]
+        );
+    }
+
+    #[tokio::test]
+    async fn an_item_not_on_the_customers_price_list_cannot_be_quoted() {
+        let (erp, seller) = seller();
+        let input = quote_for("C-BDG-001", vec![quoted("VBT-0220", 4, Uom::Pcs, TaxCode::Vat11)]);
+        let err = refused(&erp, &seller.draft("q1"), input).await;
+        let found = issues(&err);
+        assert_eq!(found[0].0, "lines[0].uom");
+        assert!(
+            found[0].1.starts_with(
+                "Item VBT-0220 is not on price list PL-WHOLESALE of customer C-BDG-001, so it cannot be quoted"
+            ),
+            "{}",
+            found[0].1
+        );
+        // The retail list has it.
+        let retail = quote_for("C-BDG-002", vec![quoted("VBT-0220", 4, Uom::Pcs, TaxCode::Vat11)]);
+        assert_eq!(
+            created(&erp, &seller.draft("q2"), retail).await.lines[0]
+                .unit_price
+                .amount,
+            "52000.00"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_item_not_sold_in_the_unit_is_refused_with_the_allowed_units() {
+        let (erp, seller) = seller();
+        let input = quote_for("C-BDG-001", vec![quoted("BRG-0042", 1, Uom::Kg, TaxCode::Vat11)]);
+        let err = refused(&erp, &seller.draft("q1"), input).await;
+        assert_eq!(
+            issues(&err),
+            [(
+                "lines[0].uom",
+                "Item BRG-0042 is not sold in KG. Allowed units for BRG-0042: PCS, BOX (1 BOX = 24 PCS). Resend \
+                 the line with uom PCS or BOX."
+            )]
+        );
+        assert_eq!(last_number(&erp), 3);
+    }
+
+    #[tokio::test]
+    async fn a_customer_on_credit_hold_cannot_be_quoted() {
+        let (erp, seller) = seller();
+        let input = quote_for("C-BDG-003", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Vat11)]);
+        let err = refused(&erp, &seller.draft("q1"), input).await;
+        let found = issues(&err);
+        assert_eq!(found[0].0, "customer_code");
+        assert!(
+            found[0]
+                .1
+                .starts_with("Customer C-BDG-003 (UD Sumber Rejeki Lembang) is on credit hold: an invoice is more than 90 days overdue."),
+            "{}",
+            found[0].1
+        );
+        assert_eq!(last_number(&erp), 3);
+    }
+
+    #[tokio::test]
+    async fn a_tax_exempt_customer_is_quoted_with_exempt_only() {
+        let (erp, seller) = seller();
+        let vat = quote_for("C-BDG-004", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Vat11)]);
+        let err = refused(&erp, &seller.draft("q1"), vat).await;
+        assert_eq!(
+            issues(&err),
+            [(
+                "lines[0].tax_code",
+                "customer C-BDG-004 is exempt from VAT; its lines use tax code EXEMPT, not VAT11"
+            )]
+        );
+        let exempt = quote_for("C-BDG-004", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Exempt)]);
+        let quote = created(&erp, &seller.draft("q2"), exempt).await;
+        let line = &quote.lines[0];
+        assert_eq!(
+            (line.tax_rate_percent.as_str(), line.tax_amount.amount.as_str()),
+            ("0", "0.00")
+        );
+        assert_eq!(quote.total.amount, "372000.00");
+    }
+
+    #[tokio::test]
+    async fn an_inactive_tax_code_is_refused_naming_the_codes_in_use() {
+        let (erp, seller) = seller();
+        let input = quote_for("C-BDG-001", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Vat10)]);
+        let err = refused(&erp, &seller.draft("q1"), input).await;
+        let found = issues(&err);
+        assert_eq!(found[0].0, "lines[0].tax_code");
+        assert!(
+            found[0]
+                .1
+                .starts_with("tax code VAT10 is not in use. Tax codes in use: EXEMPT = 0%, VAT0 = 0%, VAT11 = 11%."),
+            "{}",
+            found[0].1
+        );
+    }
+
+    #[tokio::test]
+    async fn a_customer_of_another_branch_reads_like_a_missing_one() {
+        let (erp, seller) = seller();
+        let elsewhere = quote_for("C-SBY-001", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Vat11)]);
+        let missing = quote_for("C-BDG-999", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Vat11)]);
+        let elsewhere = refused(&erp, &seller.draft("q1"), elsewhere).await;
+        let missing = refused(&erp, &seller.draft("q1"), missing).await;
+        assert_eq!(
+            issues(&elsewhere),
+            [("customer_code", customer_not_found("C-SBY-001").as_str())]
+        );
+        assert_eq!(
+            issues(&missing),
+            [("customer_code", customer_not_found("C-BDG-999").as_str())]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_second_quote_of_the_same_customer_and_items_under_another_key_asks_a_person() {
+        let (erp, seller) = seller();
+        created(&erp, &seller.draft("q1"), bearings()).await;
+        let again = quote_for("C-BDG-001", vec![quoted("BRG-0042", 3, Uom::Pcs, TaxCode::Vat11)]);
+        let err = refused(&erp, &seller.draft("q2"), again).await;
+        let ToolError::InputRequired { question, message, .. } = err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(question.existing.number, "QT-BDG-000004");
+        assert_eq!(question.existing.kind, "quote");
+        assert_eq!(question.existing.summary, "2 BOX of BRG-0042 from C-BDG-001");
+        assert!(
+            message.contains("To read the existing draft call sales_get_quote."),
+            "{message}"
+        );
+        assert_eq!(last_number(&erp), 4);
+    }
+
+    #[tokio::test]
+    async fn other_items_or_another_customer_are_not_a_near_duplicate() {
+        let (erp, seller) = seller();
+        created(&erp, &seller.draft("q1"), bearings()).await;
+        let gloves = quote_for("C-BDG-001", vec![quoted("GLV-0015", 1, Uom::Box, TaxCode::Vat11)]);
+        assert_eq!(
+            created(&erp, &seller.draft("q2"), gloves).await.quote_number,
+            "QT-BDG-000005"
+        );
+        let mitra = quote_for("C-BDG-002", vec![quoted("BRG-0042", 2, Uom::Box, TaxCode::Vat11)]);
+        assert_eq!(
+            created(&erp, &seller.draft("q3"), mitra).await.quote_number,
+            "QT-BDG-000006"
+        );
+    }
+
+    #[tokio::test]
+    async fn create_another_quotes_again_and_use_existing_answers_with_the_existing_quote() {
+        let (erp, seller) = seller();
+        created(&erp, &seller.draft("q1"), bearings()).await;
+        let another = Decision::CreateAnother;
+        let call = Call {
+            decision: Some(&another),
+            ..seller.draft("q2")
+        };
+        assert_eq!(created(&erp, &call, bearings()).await.quote_number, "QT-BDG-000005");
+        let existing = Decision::UseExisting("QT-BDG-000004".into());
+        let call = Call {
+            decision: Some(&existing),
+            ..seller.draft("q3")
+        };
+        let Draft::Existing { document, output } = draft(&erp, &call, bearings()).await.unwrap() else {
+            panic!("a person chose the existing quote")
+        };
+        assert_eq!(
+            (document.number.as_str(), document.kind.as_str()),
+            ("QT-BDG-000004", "quote")
+        );
+        assert_eq!(output.lines[0].line_total.amount, "754800.00");
+        let gone = Decision::UseExisting("QT-BDG-000099".into());
+        let call = Call {
+            decision: Some(&gone),
+            ..seller.draft("q4")
+        };
+        assert!(matches!(refused(&erp, &call, bearings()).await, ToolError::NotFound(_)));
+        assert_eq!(last_number(&erp), 5);
+    }
+
+    #[tokio::test]
+    async fn a_price_too_large_to_multiply_is_a_clear_error_not_a_panic() {
+        let (erp, seller) = seller();
+        let huge = Decimal::from_str("10000000000000000000000000000").unwrap();
+        erp.edit(|b| {
+            for p in b
+                .list_prices
+                .iter_mut()
+                .filter(|p| p.item == "BRG-0042" && p.uom == Uom::Box)
+            {
+                p.unit_price = huge;
+            }
+        });
+        let err = refused(
+            &erp,
+            &seller.draft("q1"),
+            quote_for("C-BDG-001", vec![quoted("BRG-0042", 10, Uom::Box, TaxCode::Vat11)]),
+        )
+        .await;
+        assert!(matches!(err, ToolError::Internal(_)), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "internal error: lines[0] (BRG-0042 x 10 BOX) is too large to compute exactly: a stored amount is wrong"
+        );
+    }
+
+    #[tokio::test]
+    async fn tax_too_large_to_compute_is_a_clear_error_not_a_panic() {
+        let (erp, seller) = seller();
+        // The net amount fits; net x 11 does not.
+        let large = Decimal::from_str("10000000000000000000000000000").unwrap();
+        erp.edit(|b| {
+            for p in b
+                .list_prices
+                .iter_mut()
+                .filter(|p| p.item == "BRG-0042" && p.uom == Uom::Box)
+            {
+                p.unit_price = large;
+            }
+        });
+        let one = quote_for("C-BDG-001", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Vat11)]);
+        let err = refused(&erp, &seller.draft("q1"), one).await;
+        assert!(
+            err.to_string().contains("lines[0] (BRG-0042 x 1 BOX) is too large"),
+            "{err}"
+        );
+    }
 
     fn line(tax_code: Option<TaxCode>) -> QuoteLineInput {
         QuoteLineInput {

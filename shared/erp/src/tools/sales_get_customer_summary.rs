@@ -292,3 +292,181 @@ impl ReadTool for SalesGetCustomerSummary {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rust_decimal::Decimal;
+
+    use super::*;
+    use crate::testing::{MemoryErp, TestCaller};
+
+    async fn summary(erp: &MemoryErp, user: &str, code: &str) -> Result<CustomerSummary, ToolError> {
+        let caller = TestCaller::demo(user).unwrap();
+        let input = GetCustomerSummaryInput {
+            customer_code: code.into(),
+        };
+        SalesGetCustomerSummary::new(erp.port())
+            .read(&caller.call(), input)
+            .await
+    }
+
+    fn credit(out: &CustomerSummary) -> [&str; 5] {
+        let c = &out.credit;
+        [
+            &c.credit_limit.amount,
+            &c.open_orders.amount,
+            &c.outstanding_invoices.amount,
+            &c.exposure.amount,
+            &c.available_credit.amount,
+        ]
+    }
+
+    #[tokio::test]
+    async fn the_exposure_is_open_orders_plus_unpaid_invoices_against_the_limit() {
+        let erp = MemoryErp::demo().unwrap();
+        let out = summary(&erp, "sales-bdg", "C-BDG-001").await.unwrap();
+        assert_eq!(out.as_of.to_string(), "2026-11-29");
+        // Open 31,080,000 + partly delivered 4,995,000; the invoiced order does not count.
+        // Unpaid 24,420,000 + 12,210,000; the paid invoice does not count.
+        assert_eq!(
+            credit(&out),
+            [
+                "150000000.00",
+                "36075000.00",
+                "36630000.00",
+                "72705000.00",
+                "77295000.00"
+            ]
+        );
+        assert!(!out.credit.over_limit);
+        assert_eq!(out.customer.price_list, "PL-WHOLESALE");
+        assert_eq!(out.customer.default_tax_code, TaxCode::Vat11);
+    }
+
+    #[tokio::test]
+    async fn open_orders_are_newest_first_and_overdue_invoices_most_overdue_first() {
+        let erp = MemoryErp::demo().unwrap();
+        let out = summary(&erp, "sales-bdg", "C-BDG-001").await.unwrap();
+        let orders: Vec<&str> = out.open_orders.orders.iter().map(|o| o.number.as_str()).collect();
+        assert_eq!(
+            (out.open_orders.count, orders),
+            (2, vec!["SO-BDG-000047", "SO-BDG-000045"])
+        );
+        let mitra = summary(&erp, "sales-bdg", "C-BDG-002").await.unwrap();
+        let overdue: Vec<(&str, i64, &str)> = mitra
+            .overdue_invoices
+            .invoices
+            .iter()
+            .map(|i| (i.number.as_str(), i.days_overdue, i.outstanding.amount.as_str()))
+            .collect();
+        assert_eq!(
+            overdue,
+            [
+                ("INV-BDG-000097", 106, "4660000.00"),
+                ("INV-BDG-000125", 26, "8880000.00")
+            ]
+        );
+        assert_eq!(mitra.overdue_invoices.total_outstanding.amount, "13540000.00");
+    }
+
+    #[tokio::test]
+    async fn a_customer_over_its_limit_has_negative_available_credit() {
+        let erp = MemoryErp::demo().unwrap();
+        let out = summary(&erp, "sales-bdg", "C-BDG-002").await.unwrap();
+        assert_eq!(
+            credit(&out),
+            [
+                "25000000.00",
+                "12500000.00",
+                "13540000.00",
+                "26040000.00",
+                "-1040000.00"
+            ]
+        );
+        assert!(out.credit.over_limit);
+    }
+
+    #[tokio::test]
+    async fn recent_invoices_are_newest_first_and_a_paid_one_is_not_overdue() {
+        let erp = MemoryErp::demo().unwrap();
+        let out = summary(&erp, "sales-bdg", "C-BDG-001").await.unwrap();
+        let recent: Vec<(&str, &str, i64)> = out
+            .recent_invoices
+            .iter()
+            .map(|i| (i.number.as_str(), i.outstanding.amount.as_str(), i.days_overdue))
+            .collect();
+        assert_eq!(
+            recent,
+            [
+                ("INV-BDG-000131", "12210000.00", 0),
+                ("INV-BDG-000118", "24420000.00", 45),
+                ("INV-BDG-000101", "0.00", 0)
+            ]
+        );
+        let overdue: Vec<&str> = out
+            .overdue_invoices
+            .invoices
+            .iter()
+            .map(|i| i.number.as_str())
+            .collect();
+        assert_eq!(overdue, ["INV-BDG-000118"]);
+    }
+
+    #[tokio::test]
+    async fn a_tax_exempt_customer_defaults_to_exempt_and_a_held_one_shows_why() {
+        let erp = MemoryErp::demo().unwrap();
+        let exempt = summary(&erp, "sales-bdg", "C-BDG-004").await.unwrap();
+        assert_eq!(exempt.customer.default_tax_code, TaxCode::Exempt);
+        let held = summary(&erp, "sales-bdg", "C-BDG-003").await.unwrap();
+        assert_eq!(
+            held.customer.credit_hold.as_deref(),
+            Some("an invoice is more than 90 days overdue")
+        );
+        assert_eq!(held.overdue_invoices.invoices[0].days_overdue, 128);
+    }
+
+    #[tokio::test]
+    async fn another_branchs_customer_reads_exactly_like_a_missing_one() {
+        let erp = MemoryErp::demo().unwrap();
+        let elsewhere = summary(&erp, "sales-bdg", "C-SBY-001").await.unwrap_err();
+        let missing = summary(&erp, "sales-bdg", "C-BDG-999").await.unwrap_err();
+        let text = |code: &str| format!("{} Nothing was read.", customer_not_found(code));
+        assert!(
+            matches!(&elsewhere, ToolError::NotFound(m) if *m == text("C-SBY-001")),
+            "{elsewhere:?}"
+        );
+        assert!(
+            matches!(&missing, ToolError::NotFound(m) if *m == text("C-BDG-999")),
+            "{missing:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn amounts_too_large_to_add_up_are_a_clear_error_not_a_panic() {
+        let erp = MemoryErp::demo().unwrap();
+        erp.edit(|b| {
+            let (branch, mut invoice) = b
+                .invoices
+                .iter()
+                .find(|(_, i)| i.number == "INV-BDG-000118")
+                .unwrap()
+                .clone();
+            invoice.amount = Decimal::MAX;
+            b.invoices.push((
+                branch.clone(),
+                CustomerInvoice {
+                    number: "INV-BDG-000999".into(),
+                    ..invoice.clone()
+                },
+            ));
+            b.invoices.push((branch, invoice));
+        });
+        let err = summary(&erp, "sales-bdg", "C-BDG-001").await.unwrap_err();
+        assert!(matches!(err, ToolError::Internal(_)), "{err:?}");
+        assert!(
+            err.to_string()
+                .contains("the credit exposure of C-BDG-001 is too large"),
+            "{err}"
+        );
+    }
+}

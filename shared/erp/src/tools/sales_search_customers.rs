@@ -159,3 +159,98 @@ impl ReadTool for SalesSearchCustomers {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{MemoryErp, TestCaller};
+
+    fn search(query: Option<&str>, limit: Option<u32>) -> SearchCustomersInput {
+        SearchCustomersInput {
+            query: query.map(str::to_owned),
+            limit,
+            cursor: None,
+        }
+    }
+
+    async fn run(erp: &MemoryErp, user: &str, input: SearchCustomersInput) -> Result<SearchCustomersOutput, ToolError> {
+        let caller = TestCaller::demo(user).unwrap();
+        SalesSearchCustomers::new(erp.port()).read(&caller.call(), input).await
+    }
+
+    fn codes(out: &SearchCustomersOutput) -> Vec<&str> {
+        out.customers.iter().map(|c| c.code.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn every_customer_of_the_branch_is_listed_by_code_and_no_other() {
+        let erp = MemoryErp::demo().unwrap();
+        let out = run(&erp, "sales-bdg", search(None, None)).await.unwrap();
+        assert_eq!(out.branch_id, "BDG-01");
+        assert_eq!(codes(&out), ["C-BDG-001", "C-BDG-002", "C-BDG-003", "C-BDG-004"]);
+        let tekstil = &out.customers[0];
+        assert_eq!(tekstil.price_list, "PL-WHOLESALE");
+        assert_eq!(
+            (
+                tekstil.credit_limit.amount.as_str(),
+                tekstil.credit_limit.currency.as_str()
+            ),
+            ("150000000.00", "IDR")
+        );
+        assert_eq!(
+            out.customers[2].credit_hold.as_deref(),
+            Some("an invoice is more than 90 days overdue")
+        );
+        assert!(out.customers[3].tax_exempt);
+        assert!(!tekstil.tax_exempt);
+    }
+
+    #[tokio::test]
+    async fn a_query_matches_part_of_the_name_case_insensitively_or_the_whole_code() {
+        let erp = MemoryErp::demo().unwrap();
+        let by_name = run(&erp, "sales-bdg", search(Some("TEKSTIL"), None)).await.unwrap();
+        assert_eq!(codes(&by_name), ["C-BDG-001"]);
+        let by_code = run(&erp, "sales-bdg", search(Some(" c-bdg-002 "), None)).await.unwrap();
+        assert_eq!(codes(&by_code), ["C-BDG-002"]);
+        let part_of_a_code = run(&erp, "sales-bdg", search(Some("C-BDG"), None)).await.unwrap();
+        assert!(part_of_a_code.customers.is_empty());
+    }
+
+    #[tokio::test]
+    async fn another_branchs_customer_is_never_returned() {
+        let erp = MemoryErp::demo().unwrap();
+        let out = run(&erp, "sales-bdg", search(Some("C-SBY-001"), None)).await.unwrap();
+        assert!(out.customers.is_empty());
+        let sby = run(&erp, "buyer-sby", search(None, None)).await.unwrap();
+        assert_eq!(codes(&sby), ["C-SBY-001", "C-SBY-002"]);
+    }
+
+    #[tokio::test]
+    async fn pages_continue_after_the_last_customer_shown() {
+        let erp = MemoryErp::demo().unwrap();
+        let first = run(&erp, "sales-bdg", search(None, Some(3))).await.unwrap();
+        assert_eq!(codes(&first), ["C-BDG-001", "C-BDG-002", "C-BDG-003"]);
+        let next = SearchCustomersInput {
+            cursor: first.next_cursor,
+            ..search(None, Some(3))
+        };
+        let second = run(&erp, "sales-bdg", next).await.unwrap();
+        assert_eq!(codes(&second), ["C-BDG-004"]);
+        assert_eq!(second.next_cursor, None);
+        // Exactly one page: no cursor.
+        let exact = run(&erp, "sales-bdg", search(None, Some(4))).await.unwrap();
+        assert_eq!(exact.next_cursor, None);
+    }
+
+    #[tokio::test]
+    async fn a_cursor_of_another_query_is_refused() {
+        let erp = MemoryErp::demo().unwrap();
+        let first = run(&erp, "sales-bdg", search(None, Some(1))).await.unwrap();
+        let other = SearchCustomersInput {
+            cursor: first.next_cursor,
+            ..search(Some("mitra"), Some(1))
+        };
+        let err = run(&erp, "sales-bdg", other).await.unwrap_err();
+        assert_eq!(err.details().unwrap()[0].path, "cursor");
+    }
+}
