@@ -90,6 +90,12 @@ impl LocalServer {
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
+
+    /// The trytond this server started (`LocalErp::LocalTryton`): its web
+    /// client and the demo people's Tryton sign-ins.
+    pub fn local_tryton(&self) -> Option<&LocalTryton> {
+        self._local_tryton.as_ref().and_then(|run| run.tryton.as_ref())
+    }
 }
 
 impl Drop for LocalServer {
@@ -267,6 +273,13 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
             .context("seeding the demo drafts' audit trail")?;
     }
     let app = Arc::new(App::with_parts(backend.catalogue(), config, db, clock).with_pages(Arc::new(pages)));
+    // The trytond it started links its agent drafts to this server's run pages.
+    if let Some(tryton) = local_tryton.as_ref().and_then(|run| run.tryton.as_ref()) {
+        tokio::task::spawn_blocking(tryton.review_url_setter(app.review_pages()))
+            .await
+            .context("telling Tryton where the review pages are")?
+            .context("telling Tryton where the review pages are")?;
+    }
     let server = tokio::spawn(local::serve(listener, app.clone()));
     Ok(LocalServer {
         addr,

@@ -170,6 +170,23 @@ async fn serve(
             tryton.key.expose()
         );
     }
+    if let Some(local) = server.local_tryton() {
+        match (local.web_client_url(), local.databases().first()) {
+            (Some(web), Some(database)) => {
+                // Local demo only: the demo people's Tryton sign-ins.
+                println!(
+                    "tryton web client: {web}#{} (sao {}; sign in to database {} as a demo person:)",
+                    database.name,
+                    local.web_client().unwrap_or("?"),
+                    database.name
+                );
+                for person in &database.people {
+                    println!("  {:<13} password {}", person.login, person.password.expose());
+                }
+            }
+            _ => println!("tryton web client: not installed (npm was not found; see the setup log above)"),
+        }
+    }
     println!(
         "tools: {}",
         server

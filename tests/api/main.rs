@@ -30,5 +30,6 @@ mod review_access;
 mod startup_config;
 mod tryton;
 mod tryton_boundary;
+mod tryton_web;
 mod validation;
 mod vercel;

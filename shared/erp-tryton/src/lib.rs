@@ -29,7 +29,7 @@
 //! - `drafts`: purchase and quote drafts as external documents (`create`,
 //!   `find` by key), and the open drafts the near-duplicate check reads.
 //! - `review`: the review queue of agent drafts; approvals happen in
-//!   Tryton's own workflow, linked with `tryton://` URLs.
+//!   Tryton's own workflow, linked in Tryton's web client (sao).
 //! - [`local`][]: [`LocalTryton`], a trytond with the seeded demo database(s)
 //!   on this machine, for `draftline serve --erp tryton` and the tests; the
 //!   Python side (`tryton/`) is embedded in the binary (`embedded`).
@@ -69,7 +69,7 @@ use draftline_erp::port::{
 };
 use draftline_erp::units::Uom;
 
-pub use local::{LocalDatabase, LocalTryton};
+pub use local::{LocalDatabase, LocalPerson, LocalTryton};
 pub use settings::{SettingsError, TrytonKey, TrytonSettings};
 
 use crate::master::Master;

@@ -4,9 +4,13 @@
 //! [`LocalTryton::start`] writes the embedded `tryton/` folder into
 //! `<cache>/src-<hash>/` (so any build works without the source tree), runs
 //! its `setup.sh <cache> <data> <database>` for each database (a copy of the
-//! seeded template; the first run builds the venv and the template, ~2 min),
-//! reads the `key <KEY>` line it prints, then spawns `serve.sh <cache> <data>
-//! <port>` once for all of them and waits until `GET /` answers 405.
+//! seeded template; the first run builds the venv, installs Tryton's web
+//! client from npm and builds the template, ~2 min), reads the lines it
+//! prints (`key <KEY>`, `web-client <version>`, `person <login> <password>`),
+//! then spawns `serve.sh <cache> <data> <port>` once for all of them and
+//! waits until `GET /` answers (200: the web client's page; 405 without one).
+//! [`LocalTryton::set_review_url`] tells the databases where draftline's
+//! review pages are (`configure.sh`), for the forms' run links.
 //! [`LocalTryton::start_pool`] makes `demo_1` … `demo_n`, fresh copies, for
 //! tests that each take one database. Every database must exist before
 //! trytond starts: a file copied in later is not served (REST.md).
@@ -72,6 +76,16 @@ pub struct LocalDatabase {
     pub name: String,
     /// Its REST key (a fresh one per copy).
     pub key: TrytonKey,
+    /// The demo people's Tryton users (login = the demo user), with their
+    /// passwords: a person signs in to the web client with them.
+    pub people: Vec<LocalPerson>,
+}
+
+impl LocalDatabase {
+    /// The Tryton user of demo person `login`.
+    pub fn person(&self, login: &str) -> Option<&LocalPerson> {
+        self.people.iter().find(|p| p.login == login)
+    }
 }
 
 impl std::fmt::Debug for LocalDatabase {
@@ -79,23 +93,58 @@ impl std::fmt::Debug for LocalDatabase {
         f.debug_struct("LocalDatabase")
             .field("name", &self.name)
             .field("key", &self.key)
+            .field("people", &self.people)
             .finish()
     }
+}
+
+/// A demo person's Tryton user and password (a local demo's; `Debug`
+/// shows `***` for the password).
+#[derive(Clone, PartialEq, Eq)]
+pub struct LocalPerson {
+    /// The Tryton login, the demo user's id (`approver-sby`).
+    pub login: String,
+    /// The password (random per seeded template).
+    pub password: TrytonKey,
+}
+
+impl std::fmt::Debug for LocalPerson {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalPerson")
+            .field("login", &self.login)
+            .field("password", &"***")
+            .finish()
+    }
+}
+
+/// What setup.sh printed for one database.
+#[derive(Debug)]
+struct SetUp {
+    key: TrytonKey,
+    web_client: Option<String>,
+    people: Vec<LocalPerson>,
 }
 
 /// A running trytond serving local databases; stopped on drop.
 #[derive(Debug)]
 pub struct LocalTryton {
     url: String,
+    cache: PathBuf,
+    src: PathBuf,
     data_dir: PathBuf,
     databases: Vec<LocalDatabase>,
+    web_client: Option<String>,
     watchdog: Option<Child>,
     stdin: Option<ChildStdin>,
 }
 
 impl LocalTryton {
+    /// `$DRAFTLINE_TRYTON_CACHE` when set, else
     /// `${XDG_CACHE_HOME:-$HOME/.cache}/draftline/tryton`.
     pub fn default_cache_dir() -> Result<PathBuf, LocalError> {
+        if let Some(dir) = std::env::var_os("DRAFTLINE_TRYTON_CACHE").filter(|v| !v.is_empty()) {
+            return Ok(PathBuf::from(dir));
+        }
         let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
             Some(dir) => PathBuf::from(dir),
             None => std::env::var_os("HOME")
@@ -113,14 +162,17 @@ impl LocalTryton {
         let src = write_sources(cache)?;
         std::fs::create_dir_all(data_dir).map_err(io(format!("creating {}", data_dir.display())))?;
         let mut set_up = Vec::with_capacity(databases.len());
+        let mut web_client = None;
         for name in databases {
-            let key = setup(&src, cache, data_dir, name)?;
+            let done = setup(&src, cache, data_dir, name)?;
+            web_client = done.web_client;
             set_up.push(LocalDatabase {
                 name: (*name).to_owned(),
-                key,
+                key: done.key,
+                people: done.people,
             });
         }
-        serve(&src, cache, data_dir, set_up, port)
+        serve(&src, cache, data_dir, set_up, web_client, port)
     }
 
     /// `n` fresh copies of the demo database, `demo_1` … `demo_n` (existing
@@ -156,6 +208,61 @@ impl LocalTryton {
     /// The databases served, in the order asked.
     pub fn databases(&self) -> &[LocalDatabase] {
         &self.databases
+    }
+
+    /// The version of Tryton's web client (sao) trytond serves at
+    /// [`web_client_url`](Self::web_client_url), when setup.sh installed it.
+    pub fn web_client(&self) -> Option<&str> {
+        self.web_client.as_deref()
+    }
+
+    /// Tryton's web client, `http://127.0.0.1:<port>/` (its database is
+    /// chosen in the sign-in dialog, or by a `#<database>` link), when it
+    /// is installed.
+    pub fn web_client_url(&self) -> Option<String> {
+        self.web_client.as_ref().map(|_| format!("{}/", self.url))
+    }
+
+    /// Tells the draftline module of every database where draftline's
+    /// review pages are (`http://127.0.0.1:3000/review`), so the purchase
+    /// and sale forms link an agent draft to its run page (`configure.sh`;
+    /// blocking, a few hundred milliseconds).
+    pub fn set_review_url(&self, review_pages: &str) -> Result<(), LocalError> {
+        self.review_url_setter(review_pages)()
+    }
+
+    /// [`set_review_url`](Self::set_review_url) as a closure that owns what
+    /// it needs, for `tokio::task::spawn_blocking`.
+    pub fn review_url_setter(&self, review_pages: &str) -> impl FnOnce() -> Result<(), LocalError> + Send + 'static {
+        let script = self.src.join("configure.sh");
+        let cache = self.cache.clone();
+        let data_dir = self.data_dir.clone();
+        let names: Vec<String> = self.databases.iter().map(|d| d.name.clone()).collect();
+        let review_pages = review_pages.to_owned();
+        move || {
+            for name in names {
+                let output = Command::new("bash")
+                    .arg(&script)
+                    .arg(&cache)
+                    .arg(&data_dir)
+                    .arg(&name)
+                    .arg(&review_pages)
+                    .stdin(Stdio::null())
+                    .output()
+                    .map_err(io("running tryton/configure.sh with bash"))?;
+                if !output.status.success() {
+                    return Err(LocalError::Setup {
+                        database: name,
+                        reason: format!(
+                            "configure.sh: {}\n{}",
+                            output.status,
+                            String::from_utf8_lossy(&output.stderr)
+                        ),
+                    });
+                }
+            }
+            Ok(())
+        }
     }
 
     /// Settings for database `name` (serving the tenant of the same name).
@@ -229,8 +336,9 @@ fn write_sources(cache: &Path) -> Result<PathBuf, LocalError> {
     }
 }
 
-/// Runs `setup.sh` for `database` and returns the key it prints.
-fn setup(src: &Path, cache: &Path, data_dir: &Path, database: &str) -> Result<TrytonKey, LocalError> {
+/// Runs `setup.sh` for `database` and returns what it prints: the key,
+/// the web client's version, the demo people's passwords.
+fn setup(src: &Path, cache: &Path, data_dir: &Path, database: &str) -> Result<SetUp, LocalError> {
     let valid = !database.is_empty()
         && database
             .bytes()
@@ -278,12 +386,38 @@ fn setup(src: &Path, cache: &Path, data_dir: &Path, database: &str) -> Result<Tr
     if !status.success() {
         return Err(failed(format!("{status}\n{tail}")));
     }
-    stdout
+    parse_setup(&stdout).ok_or_else(|| failed(format!("it printed no `key <KEY>` line\n{tail}")))
+}
+
+/// setup.sh's stdout: `key <KEY>`, then maybe `web-client <version>` and
+/// `person <login> <password>` lines.
+fn parse_setup(stdout: &str) -> Option<SetUp> {
+    let key = stdout
         .lines()
         .find_map(|line| line.strip_prefix("key "))
         .map(|key| TrytonKey::new(key.trim()))
-        .filter(|key| !key.expose().is_empty())
-        .ok_or_else(|| failed(format!("it printed no `key <KEY>` line\n{tail}")))
+        .filter(|key| !key.expose().is_empty())?;
+    let web_client = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("web-client "))
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty());
+    let people = stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix("person "))
+        .filter_map(|rest| {
+            let (login, password) = rest.trim().split_once(' ')?;
+            Some(LocalPerson {
+                login: login.to_owned(),
+                password: TrytonKey::new(password.trim()),
+            })
+        })
+        .collect();
+    Some(SetUp {
+        key,
+        web_client,
+        people,
+    })
 }
 
 /// A free local port (another process may take it before trytond does).
@@ -312,6 +446,7 @@ fn serve(
     cache: &Path,
     data_dir: &Path,
     databases: Vec<LocalDatabase>,
+    web_client: Option<String>,
     port: Option<u16>,
 ) -> Result<LocalTryton, LocalError> {
     let port = match port {
@@ -337,15 +472,19 @@ fn serve(
     let stdin = watchdog.stdin.take();
     let mut local = LocalTryton {
         url: format!("http://127.0.0.1:{port}"),
+        cache: cache.to_owned(),
+        src: src.to_owned(),
         data_dir: data_dir.to_owned(),
         databases,
+        web_client,
         watchdog: Some(watchdog),
         stdin,
     };
     let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let started = Instant::now();
     loop {
-        if probe(&address, "/", None, Duration::from_secs(2)) == Some(405) {
+        // `GET /`: the web client's page (200), or 405 without one.
+        if matches!(probe(&address, "/", None, Duration::from_secs(2)), Some(200 | 405)) {
             break;
         }
         let exited = local.watchdog.as_mut().and_then(|w| w.try_wait().ok().flatten());
@@ -421,6 +560,22 @@ mod tests {
         assert!(dir.join("modules/draftline/view/purchase_form.xml").exists());
         assert_eq!(write_sources(&cache).unwrap(), dir);
         std::fs::remove_dir_all(&cache).unwrap();
+    }
+
+    #[test]
+    fn setup_sh_tells_the_key_the_web_client_and_the_people() {
+        let done =
+            parse_setup("key abc\nweb-client 8.0.11\nperson buyer-sby pw-1\nperson approver-sby pw-2\nperson broken\n")
+                .unwrap();
+        assert_eq!(done.key.expose(), "abc");
+        assert_eq!(done.web_client.as_deref(), Some("8.0.11"));
+        let logins: Vec<&str> = done.people.iter().map(|p| p.login.as_str()).collect();
+        assert_eq!(logins, ["buyer-sby", "approver-sby"]);
+        assert_eq!(done.people[1].password.expose(), "pw-2");
+        assert!(!format!("{:?}", done.people).contains("pw-"));
+        let bare = parse_setup("key abc\n").unwrap();
+        assert!(bare.web_client.is_none() && bare.people.is_empty());
+        assert!(parse_setup("nothing\n").is_none());
     }
 
     #[test]

@@ -61,6 +61,8 @@ pub(crate) const PO_FIELDS: &[&str] = &[
     "drafted_by_agent_run",
     "drafted_on_behalf_of",
     "drafted_by_tool_call",
+    "draftline_decided_by",
+    "write_date",
     "lines.type",
     "lines.product.code",
     "lines.product.name",
@@ -535,6 +537,7 @@ pub(crate) fn purchase_order(record: &Record) -> Result<PurchaseOrder, ToolError
     };
     let agent_draft = status == PoStatus::Draft && by_draftline;
     let mut po = draft.numbered(format!("{}{id}", crate::drafts::PO_ID_PREFIX), number, created_at);
+    po.decision = crate::review::tryton_decision(record)?;
     if !agent_draft {
         po.status = status;
         po.next_step = if status == PoStatus::Draft {

@@ -1,6 +1,6 @@
 //! The people's side over Tryton: approvals are Tryton's own workflow
 //! (MAPPING.md: a person presses Quote/Confirm there), so draftline only
-//! lists the agent drafts of a branch and links to each in the Tryton
+//! lists the agent drafts of a branch and links to each in Tryton's web
 //! client; it records no decision itself.
 //!
 //! Statuses in the queue: a purchase by [`PoStatus`] code (draft, approved,
@@ -9,7 +9,7 @@
 
 use chrono::{DateTime, Utc};
 use draftline_contract::ToolError;
-use draftline_erp::domain::{AgentDraft, DocumentKind, DraftFilter, PoStatus};
+use draftline_erp::domain::{AgentDraft, Decision, DocumentKind, DraftFilter, PoStatus, Verdict};
 use draftline_erp::money::Money;
 use draftline_erp::port::Page;
 use serde_json::{Value, json};
@@ -22,6 +22,9 @@ use crate::value::{self, Record};
 const QUEUE_FIELDS: &[&str] = &[
     "number",
     "state",
+    "draftline_key",
+    "draftline_decided_by",
+    "write_date",
     "shipment_state",
     "party.code",
     "party.name",
@@ -65,6 +68,37 @@ fn quote_status(state: &str) -> &'static str {
         "cancelled" => "rejected",
         _ => "approved",
     }
+}
+
+/// A person's decision on an agent draft as far as Tryton's own fields
+/// tell it: the state says which (quotation or later: approved; cancelled:
+/// rejected), `draftline_decided_by` who (the module's login of the
+/// document's `write_uid`, the last Tryton user who changed it: who pressed
+/// the button unless someone edited it afterwards), `write_date` when.
+/// Tryton keeps no reason (a person may leave a note on the document);
+/// `None` for a draft, a document a person made, or one Tryton does not
+/// say who changed.
+pub(crate) fn tryton_decision(record: &Record) -> Result<Option<Decision>, ToolError> {
+    if record.opt_text("draftline_key")?.is_none() {
+        return Ok(None);
+    }
+    let verdict = match record.text("state")?.as_str() {
+        "draft" => return Ok(None),
+        "cancelled" => Verdict::Rejected,
+        _ => Verdict::Approved,
+    };
+    let (Some(by), Some(at)) = (
+        record.opt_text("draftline_decided_by")?,
+        record.opt_datetime("write_date")?,
+    ) else {
+        return Ok(None);
+    };
+    Ok(Some(Decision {
+        verdict,
+        reason: None,
+        decided_by: by,
+        decided_at: value::rfc3339(at),
+    }))
 }
 
 /// A queue position: the creation time (microseconds) and the number.
@@ -188,27 +222,29 @@ fn agent_draft(kind: DocumentKind, record: &Record) -> Result<(DateTime<Utc>, Ag
             drafted_on_behalf_of: record.opt_text("drafted_on_behalf_of")?.unwrap_or_default(),
             drafted_by_agent_run: record.opt_text("drafted_by_agent_run")?,
             created_at: value::rfc3339(created),
-            // Decisions are Tryton's workflow; the status tells them.
-            decision: None,
+            // Decisions are Tryton's workflow: the status, and who as far as Tryton tells.
+            decision: tryton_decision(record)?,
             number,
         },
     ))
 }
 
-/// The Tryton desktop client's link to document `id` (`po_tryton_25`) of `database` at `url`.
+/// The document `id` (`po_tryton_25`) of `database` in Tryton's web client
+/// (sao), which the trytond at `url` serves under its `[web] root`:
+/// `http://127.0.0.1:8123/#demo/model/purchase.purchase/25`, the form sao
+/// opens after its sign-in (sao's `open_url`: `#<database>/model/<model>/<id>`).
 pub(crate) fn erp_link(url: &http::Uri, database: &str, kind: DocumentKind, id: &str) -> Option<String> {
     let (prefix, model) = match kind {
         DocumentKind::PurchaseOrder => (PO_ID_PREFIX, "purchase.purchase"),
         DocumentKind::Quote => (QUOTE_ID_PREFIX, "sale.sale"),
     };
     let number: u64 = id.strip_prefix(prefix)?.parse().ok()?;
-    let host = url.host()?;
-    let port = url.port_u16().or(match url.scheme_str()? {
-        "https" => Some(443),
-        "http" => Some(80),
-        _ => None,
-    })?;
-    Some(format!("tryton://{host}:{port}/{database}/model/{model}/{number}"))
+    let scheme = match url.scheme_str()? {
+        scheme @ ("http" | "https") => scheme,
+        _ => return None,
+    };
+    let authority = url.authority()?;
+    Some(format!("{scheme}://{authority}/#{database}/model/{model}/{number}"))
 }
 
 #[cfg(test)]
@@ -216,11 +252,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_document_links_to_the_tryton_client() {
+    fn a_document_links_to_the_tryton_web_client() {
         let url: http::Uri = "http://127.0.0.1:8123/demo/rest/model/".parse().unwrap();
         assert_eq!(
             erp_link(&url, "demo", DocumentKind::PurchaseOrder, "po_tryton_25").as_deref(),
-            Some("tryton://127.0.0.1:8123/demo/model/purchase.purchase/25")
+            Some("http://127.0.0.1:8123/#demo/model/purchase.purchase/25")
+        );
+        let url: http::Uri = "https://erp.example.com/demo/rest/model/".parse().unwrap();
+        assert_eq!(
+            erp_link(&url, "demo", DocumentKind::Quote, "qt_tryton_7").as_deref(),
+            Some("https://erp.example.com/#demo/model/sale.sale/7")
         );
         assert_eq!(erp_link(&url, "demo", DocumentKind::Quote, "po_tryton_25"), None);
         assert_eq!(erp_link(&url, "demo", DocumentKind::Quote, "qt_tryton_x"), None);

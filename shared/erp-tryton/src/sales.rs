@@ -69,6 +69,8 @@ const QUOTE_FIELDS: &[&str] = &[
     "drafted_by_agent_run",
     "drafted_on_behalf_of",
     "drafted_by_tool_call",
+    "draftline_decided_by",
+    "write_date",
     "lines.type",
     "lines.product.code",
     "lines.product.name",
@@ -372,6 +374,7 @@ fn quote(record: &Record) -> Result<Quote, ToolError> {
         "cancelled" => quote.status = DocumentStatus::Rejected,
         _ => {}
     }
+    quote.decision = crate::review::tryton_decision(record)?;
     if !agent_draft {
         quote.next_step = format!("Quote {} is handled by a person in the ERP.", quote.quote_number);
     }

@@ -115,6 +115,16 @@ impl Record {
             .ok_or_else(|| self.bad(field, "datetime"))
     }
 
+    /// A datetime field (UTC), or `None` when empty.
+    pub fn opt_datetime(&self, field: &str) -> Result<Option<DateTime<Utc>>, ToolError> {
+        match self.get(field) {
+            None => Ok(None),
+            Some(value) => parse_datetime(value)
+                .map(Some)
+                .ok_or_else(|| self.bad(field, "datetime")),
+        }
+    }
+
     /// A Many2One read with dotted fields: the nested record, or `None` when empty.
     pub fn one(&self, field: &str, model: &'static str) -> Result<Option<Record>, ToolError> {
         match self.get(field) {

@@ -24,7 +24,38 @@ template_hash() {
     ) | sha256sum | cut -c1-16
 }
 
-# Creates and seeds <build-dir>/template.sqlite (and admin-password there).
+# The web client key: what npm installs (sao/package.json and its lock).
+sao_hash() {
+    (
+        cd "$tryton_dir"
+        sha256sum sao/package.json sao/package-lock.json
+    ) | sha256sum | cut -c1-16
+}
+
+# Installs Tryton's web client (sao) into <dir> from the npm registry:
+# exactly the packages of sao/package-lock.json (versions and integrity
+# hashes), nested, so that sao finds its libraries in its own
+# node_modules/ (it loads them from there). npm's cache for this is a
+# folder of <dir>'s, removed afterwards: nothing is written elsewhere.
+install_sao() {
+    local dir=$1 npm=${DRAFTLINE_NPM:-npm}
+    cp "$tryton_dir/sao/package.json" "$tryton_dir/sao/package-lock.json" "$dir/"
+    (
+        cd "$dir"
+        npm_config_cache=$dir/.npm-cache "$npm" ci --omit=dev \
+            --legacy-peer-deps --no-audit --no-fund --loglevel=error
+    ) >"$dir/npm.log" 2>&1 || { cat "$dir/npm.log" >&2; return 1; }
+    rm -rf "$dir/.npm-cache"
+    local root=$dir/node_modules/tryton-sao
+    if [ ! -e "$root/index.html" ] || [ ! -e "$root/dist/tryton-sao.js" ] \
+        || [ ! -e "$root/node_modules/jquery/dist/jquery.js" ]; then
+        echo "tryton: npm installed an incomplete web client in $root" >&2
+        return 1
+    fi
+}
+
+# Creates and seeds <build-dir>/template.sqlite (and admin-password and
+# people, the demo people's passwords, there).
 build_template() {
     local venv=$1 build=$2 start
     start=$(date +%s)
@@ -38,12 +69,14 @@ build_template() {
         -u draftline --activate-dependencies >"$build/admin.log" 2>&1 \
         || { cat "$build/admin.log" >&2; return 1; }
     echo "tryton: database created in $(( $(date +%s) - start )) s; seeding" >&2
-    "$venv/bin/python" "$tryton_dir/seed.py" "$build/trytond.conf" template >&2
+    "$venv/bin/python" "$tryton_dir/seed.py" "$build/trytond.conf" template \
+        "$build/people" >&2
 }
 
-# Writes the trytond configuration of a data dir (database files live there).
+# Writes the trytond configuration of a data dir (database files live
+# there), serving the web client in <web-root> when one is given.
 write_conf() {
-    local data_dir=$1 conf=$2
+    local data_dir=$1 conf=$2 web_root=${3:-}
     cat >"$conf.tmp" <<CONF
 # Written by draftline's tryton/setup.sh; rewritten on every run.
 [database]
@@ -56,6 +89,10 @@ retry = 20
 
 # [web] listen is not set here: serve.sh passes it as TRYTOND_WEB__LISTEN
 # (a value in this file would win over the environment).
+[web]
+# Tryton's web client (sao), served at / (empty: none; trytond's default
+# would be ~/www)
+root = $web_root
 
 CONF
     mv "$conf.tmp" "$conf"

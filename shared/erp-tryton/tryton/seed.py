@@ -1,6 +1,6 @@
 """Seeds a fresh Tryton database with draftline's demo tenant.
 
-    python seed.py <trytond.conf> <database>
+    python seed.py <trytond.conf> <database> <people-file>
 
 The same story as shared/erp/src/demo.rs (the built-in backend), mapped to
 Tryton as MAPPING.md says: one company (the tenant `demo`, IDR), three
@@ -11,12 +11,15 @@ purchase orders (PO-JKT-000001 .. PO-JKT-000024), and the agents' drafts of
 the days before in every review status (PO-SBY-000001 .. 3, QT-BDG-000001 ..
 3; MAPPING.md). Deterministic: no clock, no
 randomness (stock moves and documents carry the demo's dates, which are all
-on or before 2026-11-28, so the machine's date must be later than that).
+on or before 2026-11-28, so the machine's date must be later than that),
+except the demo people's Tryton passwords: random, written to <people-file>
+as `<login> <password>` lines.
 It checks what it wrote (totals, due dates, amounts to pay, stock) and fails
 loudly if Tryton computed anything else than demo.rs says.
 """
 import datetime as dt
 import hashlib
+import secrets
 import sys
 from collections import OrderedDict
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -244,13 +247,27 @@ BILLS = [
 
 ITEM_BASE = {code: base for code, _, base, _ in ITEMS}
 
-# The demo's people who approve (demo.rs USERS), as Tryton users in
-# Tryton's own groups: (login, name, groups). No password: the tests give
-# one a REST key of its own.
+# The demo's people (demo.rs USERS), as Tryton users with the same login,
+# in the Tryton groups nearest their scopes (MAPPING.md "Tryton users and
+# access"): purchasing:* Purchase, sales:* Sales, inventory:read Stock,
+# finance:read Accounting. Tryton's groups grant reading and changing
+# together, and Tryton's own workflow has no approve permission: who may
+# quote or confirm an agent draft is the module's four-eyes rule (common.py).
+# Each gets a random password (the seed's one randomness), written to the
+# file the seed is given; `draftline serve --erp tryton` prints them.
 PEOPLE = [
+    ('buyer-sby', 'Buyer Surabaya (buyer-sby)',
+        ['purchase.group_purchase', 'stock.group_stock']),
+    ('clerk-sby', 'Warehouse clerk Surabaya (clerk-sby)',
+        ['stock.group_stock']),
+    ('buyer-jkt', 'Buyer Jakarta (buyer-jkt)',
+        ['purchase.group_purchase', 'stock.group_stock']),
+    ('sales-bdg', 'Sales Bandung (sales-bdg)',
+        ['sale.group_sale', 'stock.group_stock', 'account.group_account']),
     ('approver-sby', 'Approver Surabaya (approver-sby)',
-        ['purchase.group_purchase']),
-    ('approver-bdg', 'Approver Bandung (approver-bdg)', ['sale.group_sale']),
+        ['purchase.group_purchase', 'stock.group_stock']),
+    ('approver-bdg', 'Approver Bandung (approver-bdg)',
+        ['sale.group_sale', 'account.group_account']),
 ]
 
 JAKARTA_PO_COUNT = 24
@@ -359,7 +376,7 @@ def check(what, got, want):
             f'demo.rs says {want!r}')
 
 
-def main(conf_file, database):
+def main(conf_file, database, people_file):
     config = pconfig.set_trytond(database, config_file=conf_file)
     # the demo's invoices are due in the past: Tryton warns, people confirm
     config.skip_warning = True
@@ -378,6 +395,21 @@ def main(conf_file, database):
             {**config.context, '_check_access': False})
         record.reload()
         check(f'{number} number', record.number, number)
+
+    # The provenance fields are read-only to every Tryton user but the
+    # draftline user (access.xml), admin included (trytond 8.0 has no
+    # administrator who bypasses field access), and proteus neither sends a
+    # field its user may not write nor lets the server skip the check: the
+    # seed writes them as Tryton's root user, in a transaction of its own.
+    def set_provenance(record, **values):
+        from trytond.pool import Pool
+        from trytond.transaction import Transaction
+        with Transaction().start(database, 0, context=config.context):
+            Model_ = Pool(database).get(record.__class__.__name__)
+            Model_.write([Model_(record.id)], values)
+        record.reload()
+        for name, value in values.items():
+            check(f'{record.rec_name} {name}', getattr(record, name), value)
 
     Location = Model.get('stock.location')
     ModelData = Model.get('ir.model.data')
@@ -412,6 +444,7 @@ def main(conf_file, database):
         draftline_user.companies.append(Company(company.id))
     draftline_user.company = company
     draftline_user.save()
+    people = {}
     for login, name, groups in PEOPLE:
         person = User(login=login, name=name)
         for group in groups:
@@ -419,7 +452,13 @@ def main(conf_file, database):
                 Group(ModelData.get_id(group, config.context)))
         person.companies.append(Company(company.id))
         person.company = company
+        password = secrets.token_urlsafe(12)
+        person.password = password
         person.save()
+        people[login] = (person.id, password)
+    with open(people_file, 'w') as f:
+        for login, (_, password) in people.items():
+            print(login, password, file=f)
 
     for year in (2026, 2027):
         fiscalyear = set_fiscalyear_invoice_sequences(create_fiscalyear(
@@ -691,9 +730,7 @@ def main(conf_file, database):
         purchase = Purchase(party=vendors[vendor],
             warehouse=warehouses['JKT-01'], currency=idr,
             invoice_method='manual', purchase_date=created,
-            delivery_date=needed_by, comment=note,
-            drafted_on_behalf_of='buyer-jkt',
-            draftline_client_ref=f'manual-{n}')
+            delivery_date=needed_by, comment=note)
         purchase.payment_term = vendors[vendor].supplier_payment_term
         line = purchase.lines.new()
         line.product = products[item]
@@ -702,6 +739,8 @@ def main(conf_file, database):
         line.unit_price = D(price)
         purchase.save()
         set_number(purchase, number)
+        set_provenance(purchase, drafted_on_behalf_of='buyer-jkt',
+            draftline_client_ref=f'manual-{n}')
         check(f'{number} total', purchase.total_amount, cents(price * qty))
         if status == 'draft':
             continue
@@ -730,9 +769,12 @@ def main(conf_file, database):
     Note = Model.get('ir.note')
     created_at = {}  # (model, id) -> demo.rs's created_at
 
+    decided_at = {}  # (model, id) -> (person, when)
+
     def decided(record, decision):
         "A person's decision: Tryton's button, the reason as a note on it"
         verdict, reason, person, at = decision
+        decided_at[record.__class__.__name__, record.id] = (person, at)
         # approved = Quote pressed (PO status approved, quote approved);
         # rejected = Cancel pressed on the draft: Tryton has no rejected
         # state, so the adapter reads a PO as cancelled (a quote: rejected)
@@ -764,13 +806,14 @@ def main(conf_file, database):
         purchase = Purchase(party=vendors[vendor],
             warehouse=warehouses['SBY-01'], currency=idr,
             invoice_method='manual', delivery_date=day(needed_by),
-            comment=note, draftline_number=number,
-            draftline_key=agent_key('SBY-01', 'buyer-sby', run, client_ref),
-            draftline_client_ref=client_ref, drafted_by_agent_run=run,
-            drafted_on_behalf_of='buyer-sby')
+            comment=note)
         purchase.payment_term = vendors[vendor].supplier_payment_term
         total = priced_lines(purchase, lines, PRICES, vendor)
         purchase.save()
+        set_provenance(purchase, number=number, draftline_number=number,
+            draftline_key=agent_key('SBY-01', 'buyer-sby', run, client_ref),
+            draftline_client_ref=client_ref, drafted_by_agent_run=run,
+            drafted_on_behalf_of='buyer-sby')
         check(f'{number} number', purchase.number, number)
         check(f'{number} total', purchase.total_amount, cents(total))
         if decision:
@@ -787,14 +830,14 @@ def main(conf_file, database):
             warehouse=warehouses['BDG-01'], currency=idr,
             price_list=price_lists[list_], quotation_date=quoted,
             quotation_validity=day(valid_until) - quoted,
-            comment=AGENT_QUOTE_NOTE, description=AGENT_QUOTE_CREDIT_CHECK,
-            draftline_number=number,
-            draftline_key=agent_key('BDG-01', 'sales-bdg', run, client_ref),
-            draftline_client_ref=client_ref, drafted_by_agent_run=run,
-            drafted_on_behalf_of='sales-bdg')
+            comment=AGENT_QUOTE_NOTE, description=AGENT_QUOTE_CREDIT_CHECK)
         sale.payment_term = customers[customer].customer_payment_term
         net = priced_lines(sale, lines, LIST_PRICES, list_)
         sale.save()
+        set_provenance(sale, number=number, draftline_number=number,
+            draftline_key=agent_key('BDG-01', 'sales-bdg', run, client_ref),
+            draftline_client_ref=client_ref, drafted_by_agent_run=run,
+            drafted_on_behalf_of='sales-bdg')
         check(f'{number} number', sale.number, number)
         check(f'{number} taxes', [[t.name for t in l.taxes]
                 for l in sale.lines], [['VAT11']] * len(lines))
@@ -820,10 +863,22 @@ def main(conf_file, database):
             cursor.execute(*table.update([table.create_date],
                     [dt.datetime.fromisoformat(at)],
                     where=table.id == id_))
+        # ... and who decided, when: Tryton keeps the last user who changed
+        # a document (write_uid, write_date), which for these is the person
+        # of demo.rs's decision (the seed pressed the button as admin)
+        for (model, id_), (person, at) in decided_at.items():
+            table = pool.get(model).__table__()
+            cursor.execute(*table.update(
+                    [table.write_uid, table.write_date],
+                    [people[person][0], dt.datetime.fromisoformat(at)],
+                    where=table.id == id_))
     for (model, id_), at in created_at.items():
-        check(f'{model} {id_} create_date',
-            Model.get(model)(id_).create_date,
+        record = Model.get(model)(id_)
+        check(f'{model} {id_} create_date', record.create_date,
             dt.datetime.fromisoformat(at))
+        person, at = decided_at.get((model, id_), (None, None))
+        check(f'{model} {id_} decided by', record.draftline_decided_by,
+            person)
 
     # ---- sales orders
     log('sales orders')
@@ -979,6 +1034,6 @@ def main(conf_file, database):
 
 
 if __name__ == '__main__':
-    if len(sys.argv) != 3:
-        sys.exit('usage: seed.py <trytond.conf> <database>')
+    if len(sys.argv) != 4:
+        sys.exit('usage: seed.py <trytond.conf> <database> <people-file>')
     main(*sys.argv[1:])

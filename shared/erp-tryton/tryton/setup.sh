@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
 # setup.sh <cache-dir> <data-dir> <database-name>
 #
-# Makes a Tryton 8.2 database with the draftline module and the demo data,
-# ready to be served by serve.sh, and prints its REST key as `key <KEY>` on
-# stdout (everything else goes to stderr): the key of the Tryton user
-# `draftline`, the module's least-privilege user (modules/draftline/
-# access.xml; MAPPING.md "Tryton users and access"), never admin's.
+# Makes a Tryton 8.0 (LTS) database with the draftline module and the demo
+# data, ready to be served by serve.sh with Tryton's web client, and prints
+# on stdout (everything else goes to stderr):
+#   key <KEY>               its REST key: the key of the Tryton user
+#                           `draftline`, the module's least-privilege user
+#                           (modules/draftline/access.xml; MAPPING.md
+#                           "Tryton users and access"), never admin's
+#   web-client <version>    when the web client (sao) is installed
+#   person <login> <password>  one line per demo person's Tryton user
 # Idempotent; fast when done:
 #   <cache-dir>/venv-<H>/        the Python venv (H = requirements + module)
+#   <cache-dir>/sao-<S>/         the web client, npm ci of sao/ (S = its lock)
 #   <cache-dir>/template-<T>.sqlite  a seeded database (T = H + seed.py + common.sh)
 #   <data-dir>/<database>.sqlite the database (a copy of the template)
 #   <data-dir>/trytond.conf      the configuration serve.sh uses
 #   <data-dir>/admin-password    the admin password (for the Tryton client)
+#   <data-dir>/people            the demo people's passwords (local use only)
 # Nothing is written outside the two dirs. Suggested cache dir:
-# ~/.cache/draftline/tryton (XDG_CACHE_HOME/draftline/tryton).
+# ~/.cache/draftline/tryton (XDG_CACHE_HOME/draftline/tryton). Without npm
+# (DRAFTLINE_NPM names another) the web client is left out, with a warning.
 set -euo pipefail
 
 if [ $# -ne 3 ]; then
@@ -67,14 +74,42 @@ if [ ! -e "$venv/.complete" ]; then
     echo "tryton: venv ready in $(took "$start")" >&2
 fi
 
-conf=$data_dir/trytond.conf
-write_conf "$data_dir" "$conf"
+# 2. The web client: sao of the same series, from the npm registry.
+sao=$cache_dir/sao-$(sao_hash)
+sao_root=
+if [ -e "$sao/.complete" ]; then
+    sao_root=$sao/node_modules/tryton-sao
+elif command -v "${DRAFTLINE_NPM:-npm}" >/dev/null 2>&1; then
+    start=$(now)
+    echo "tryton: installing the web client (npm ci) in $sao" >&2
+    rm -rf "$sao"
+    build=$(mktemp -d "$cache_dir/build.XXXXXX")
+    trap 'rm -rf "$build"' EXIT
+    # Without it the REST API (the tools) still works: a failed install is
+    # a warning, and the next setup tries again.
+    if install_sao "$build"; then
+        mv "$build" "$sao"
+        touch "$sao/.complete"
+        sao_root=$sao/node_modules/tryton-sao
+        echo "tryton: web client ready in $(took "$start")" >&2
+    else
+        rm -rf "$build"
+        echo "tryton: the web client could not be installed (above); serving Tryton without it" >&2
+    fi
+    trap - EXIT
+else
+    echo "tryton: no npm (set DRAFTLINE_NPM): Tryton's web client is not installed" >&2
+fi
 
-# Venvs and templates of other versions of these files are never used again.
+conf=$data_dir/trytond.conf
+write_conf "$data_dir" "$conf" "$sao_root"
+
+# Venvs, web clients and templates of other versions of these files are
+# never used again.
 template_key=$(template_hash)
-for old in "$cache_dir"/venv-* "$cache_dir"/template-* "$cache_dir"/build.*; do
+for old in "$cache_dir"/venv-* "$cache_dir"/sao-* "$cache_dir"/template-* "$cache_dir"/build.*; do
     case "$old" in
-        "$venv"|"$cache_dir/template-$template_key".*) ;;
+        "$venv"|"$sao"|"$cache_dir/template-$template_key".*) ;;
         *) if [ -e "$old" ]; then
                echo "tryton: removing old $old" >&2
                rm -rf "$old"
@@ -82,7 +117,7 @@ for old in "$cache_dir"/venv-* "$cache_dir"/template-* "$cache_dir"/build.*; do
     esac
 done
 
-# 2. The seeded template, then the database.
+# 3. The seeded template, then the database.
 db_file=$data_dir/$database.sqlite
 if [ ! -e "$db_file" ]; then
     template=$cache_dir/template-$template_key.sqlite
@@ -92,6 +127,7 @@ if [ ! -e "$db_file" ]; then
         trap 'rm -rf "$build"' EXIT
         build_template "$venv" "$build"
         mv "$build/admin-password" "$template.admin-password"
+        mv "$build/people" "$template.people"
         mv "$build/template.sqlite" "$template"
         rm -rf "$build"
         trap - EXIT
@@ -119,7 +155,8 @@ with db:
 db.close()
 PY
     cp "$template.admin-password" "$data_dir/admin-password"
-    chmod 600 "$data_dir/admin-password"
+    cp "$template.people" "$data_dir/people"
+    chmod 600 "$data_dir/admin-password" "$data_dir/people"
     # A write-ahead log left by an earlier database of this name would be
     # replayed into the new one.
     rm -f "$db_file-wal" "$db_file-shm" "$db_file-journal"
@@ -127,7 +164,7 @@ PY
     echo "tryton: $db_file created from the template in $(took "$start")" >&2
 fi
 
-# 3. The REST key: a res.user.application (application rest, validated) of
+# 4. The REST key: a res.user.application (application rest, validated) of
 # the Tryton user `draftline`, never of admin.
 key=$("$venv/bin/python" - "$db_file" <<'PY'
 import secrets, sqlite3, sys
@@ -156,3 +193,13 @@ else:
 PY
 )
 echo "key $key" >&3
+if [ -n "$sao_root" ]; then
+    version=$("$venv/bin/python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' \
+        "$sao_root/package.json")
+    echo "web-client $version" >&3
+fi
+if [ -e "$data_dir/people" ]; then
+    while read -r login password; do
+        echo "person $login $password" >&3
+    done <"$data_dir/people"
+fi

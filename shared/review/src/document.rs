@@ -397,6 +397,30 @@ fn quote_body(main: &mut String, quote: &Quote) {
     );
 }
 
+/// The desktop client's `tryton://host:port/<database>/model/<model>/<id>`
+/// of a link into Tryton's web client (`http(s)://host[:port]/#<database>/model/…`),
+/// for people who use that client instead.
+fn tryton_desktop_link(erp: &str, web: &str) -> Option<String> {
+    if erp != "Tryton" {
+        return None;
+    }
+    let (scheme, rest) = web.split_once("://")?;
+    let default_port = match scheme {
+        "http" => 80,
+        "https" => 443,
+        _ => return None,
+    };
+    let (authority, path) = rest.split_once("/#")?;
+    if authority.is_empty() || authority.contains(['/', '@']) || !path.contains("/model/") {
+        return None;
+    }
+    let authority = match authority.rsplit_once(':') {
+        Some((_, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => authority.to_owned(),
+        _ => format!("{authority}:{default_port}"),
+    };
+    Some(format!("tryton://{authority}/{path}"))
+}
+
 fn decision_section(cx: &Context<'_>, main: &mut String, number: &str, document: &Document) {
     main.push_str("<h2>Decision</h2>");
     if let Some(decision) = document.decision() {
@@ -415,7 +439,10 @@ fn decision_section(cx: &Context<'_>, main: &mut String, number: &str, document:
                 .map(|r| format!(" Reason: {}", text(r)))
                 .unwrap_or_default(),
         );
-        return;
+        // Decided in the ERP: the document is still looked at there.
+        if !matches!(cx.pages.erp.approvals(), Approvals::InErp { .. }) {
+            return;
+        }
     }
     let kind = document.kind();
     // Where the ERP decides, the page links there whatever the status (a
@@ -436,10 +463,17 @@ fn decision_section(cx: &Context<'_>, main: &mut String, number: &str, document:
             "<p class=\"notice notice-info\">{state} {}</p>",
             match link {
                 Some(link) => format!(
-                    "<a href=\"{}\">Open {} in {}</a>.",
+                    "<a href=\"{}\">Open {} in {}</a>.{}",
                     attr(&link),
                     text(number),
-                    text(erp)
+                    text(erp),
+                    tryton_desktop_link(erp, &link)
+                        .map(|desktop| format!(
+                            " <span class=\"small muted\">In Tryton's desktop client: <a href=\"{}\">{}</a>.</span>",
+                            attr(&desktop),
+                            text(&desktop)
+                        ))
+                        .unwrap_or_default()
                 ),
                 None => format!("Open it in {}.", text(erp)),
             },
@@ -549,4 +583,30 @@ fn history_section(main: &mut String, history: &[CallRecord]) {
         );
     }
     main.push_str("</tbody></table>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tryton_desktop_link;
+
+    #[test]
+    fn a_tryton_web_client_link_has_its_desktop_client_twin() {
+        assert_eq!(
+            tryton_desktop_link("Tryton", "http://127.0.0.1:8123/#demo/model/purchase.purchase/25").as_deref(),
+            Some("tryton://127.0.0.1:8123/demo/model/purchase.purchase/25")
+        );
+        assert_eq!(
+            tryton_desktop_link("Tryton", "https://erp.example.com/#demo/model/sale.sale/7").as_deref(),
+            Some("tryton://erp.example.com:443/demo/model/sale.sale/7")
+        );
+        for other in [
+            "tryton://127.0.0.1:8123/demo/model/purchase.purchase/25",
+            "http://127.0.0.1:8123/demo/model/purchase.purchase/25",
+            "http://user@host/#demo/model/x/1",
+            "javascript:alert(1)",
+        ] {
+            assert_eq!(tryton_desktop_link("Tryton", other), None, "{other}");
+        }
+        assert_eq!(tryton_desktop_link("Odoo", "http://h:1/#d/model/m/1"), None);
+    }
 }

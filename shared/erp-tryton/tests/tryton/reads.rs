@@ -379,12 +379,14 @@ async fn purchase_orders_are_searched_highest_number_first_page_by_page() {
 }
 
 /// A seeded agent PO as Tryton tells it: its Tryton id, and a person's
-/// decision is Tryton's workflow, so there is no decision record, the order
-/// says a person handled it, and a rejection is a cancellation.
+/// decision is Tryton's workflow, so the decision is who last changed it
+/// and when, without a reason (Tryton keeps none), the order says a person
+/// handled it, and a rejection is a cancellation.
 fn agent_po_as_tryton(mut po: PurchaseOrder, read: &PurchaseOrder) -> PurchaseOrder {
     assert!(read.draft_id.starts_with("po_tryton_"), "{}", read.draft_id);
     po.draft_id = read.draft_id.clone();
-    if po.decision.take().is_some() {
+    if let Some(decision) = po.decision.as_mut() {
+        decision.reason = None;
         if po.status == PoStatus::Rejected {
             po.status = PoStatus::Cancelled;
         }
@@ -398,7 +400,8 @@ fn agent_po_as_tryton(mut po: PurchaseOrder, read: &PurchaseOrder) -> PurchaseOr
 fn agent_quote_as_tryton(mut quote: Quote, read: &Quote) -> Quote {
     assert!(read.quote_id.starts_with("qt_tryton_"), "{}", read.quote_id);
     quote.quote_id = read.quote_id.clone();
-    if quote.decision.take().is_some() {
+    if let Some(decision) = quote.decision.as_mut() {
+        decision.reason = None;
         quote.next_step = format!("Quote {} is handled by a person in the ERP.", quote.quote_number);
     }
     quote

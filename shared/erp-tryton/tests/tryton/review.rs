@@ -8,10 +8,11 @@ use draftline_erp::port::Review;
 
 use crate::helpers::{branch, shared};
 
-/// A seeded agent draft as Tryton's queue lists it: its Tryton id, no
-/// decision record (the decision is Tryton's workflow: the status tells
-/// it), and a rejected purchase order is a cancelled one (Tryton has no
-/// rejected purchases; a rejected quote is a cancelled sale, read as rejected).
+/// A seeded agent draft as Tryton's queue lists it: its Tryton id, the
+/// decision as far as Tryton tells it (the status, who last changed it and
+/// when; no reason), and a rejected purchase order is a cancelled one
+/// (Tryton has no rejected purchases; a rejected quote is a cancelled
+/// sale, read as rejected).
 fn as_tryton(mut want: AgentDraft, read: &AgentDraft) -> AgentDraft {
     let prefix = match want.kind {
         DocumentKind::PurchaseOrder => "po_tryton_",
@@ -19,7 +20,9 @@ fn as_tryton(mut want: AgentDraft, read: &AgentDraft) -> AgentDraft {
     };
     assert!(read.id.starts_with(prefix), "{}", read.id);
     want.id = read.id.clone();
-    want.decision = None;
+    if let Some(decision) = want.decision.as_mut() {
+        decision.reason = None;
+    }
     if want.kind == DocumentKind::PurchaseOrder && want.status == "rejected" {
         want.status = "cancelled".to_owned();
     }

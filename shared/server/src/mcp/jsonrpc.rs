@@ -33,9 +33,7 @@ pub enum Message {
         params: Option<Map<String, Value>>,
     },
     /// A notification: it gets HTTP 202 and no body.
-    Notification {
-        method: String,
-    },
+    Notification { method: String },
 }
 
 impl Message {

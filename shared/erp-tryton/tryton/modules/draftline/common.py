@@ -18,8 +18,10 @@ from trytond.model.exceptions import AccessError
 from trytond.model.modelsql import SQLConstraintError
 from trytond.pool import Pool
 from trytond.pyson import Eval, If
+from trytond.transaction import Transaction, without_check_access
 
 from .access import is_draftline_user
+from .configuration import run_url
 
 PROVENANCE = [
     'draftline_key', 'draftline_number', 'draftline_client_ref',
@@ -55,6 +57,20 @@ class DraftlineMixin:
             help="Drafted by an AI agent through draftline: review it before "
             "moving it on."),
         'get_drafted_by_agent', searcher='search_drafted_by_agent')
+    drafted_by_agent_run_url = fields.Function(
+        fields.Char(
+            "Agent Run",
+            help="The agent run on draftline's review pages: every tool "
+            "call it made, refused and failed ones included."),
+        'get_drafted_by_agent_run_url')
+    draftline_decided_by = fields.Function(
+        fields.Char(
+            "Decided by",
+            help="Who moved this agent draft on from draft (quoted, "
+            "confirmed or cancelled it), as far as Tryton records it: the "
+            "Tryton user who last changed the document (its write_uid).",
+            states={'invisible': Eval('state') == 'draft'}),
+        'get_draftline_decided_by')
 
     # the sequence field of the warehouse (stock.location) and the message
     _draftline_sequence_field = None
@@ -84,6 +100,52 @@ class DraftlineMixin:
 
     def get_drafted_by_agent(self, name):
         return bool(self.draftline_key)
+
+    def get_drafted_by_agent_run_url(self, name):
+        return run_url(self.drafted_by_agent_run)
+
+    @classmethod
+    def get_draftline_decided_by(cls, records, name):
+        User = Pool().get('res.user')
+        decided = [r for r in records
+            if r.draftline_key and r.state != 'draft' and r.write_uid]
+        # Anyone who may read the document may read who changed it last.
+        with without_check_access():
+            logins = {u.id: u.login
+                for u in User.browse({r.write_uid.id for r in decided})}
+        result = {r.id: None for r in records}
+        for record in decided:
+            result[record.id] = logins.get(record.write_uid.id)
+        return result
+
+    @classmethod
+    def _draftline_four_eyes(cls, records):
+        """Refuses to move on an agent draft for the person the agent acted
+        for: another person with the purchase (sale) group must quote or
+        confirm it, as on draftline's review pages."""
+        pool = Pool()
+        User = pool.get('res.user')
+        user_id = Transaction().user
+        if not user_id:
+            return
+        with without_check_access():
+            login = User(user_id).login
+        for record in records:
+            if (record.draftline_key and record.state in {'draft', 'quotation'}
+                    and record.drafted_on_behalf_of == login):
+                raise UserError(gettext(
+                        'draftline.msg_draftline_four_eyes',
+                        document=record.rec_name, person=login))
+
+    @classmethod
+    def quote(cls, records):
+        cls._draftline_four_eyes(records)
+        super().quote(records)
+
+    @classmethod
+    def confirm(cls, records):
+        cls._draftline_four_eyes(records)
+        super().confirm(records)
 
     @classmethod
     def search_drafted_by_agent(cls, name, clause):
