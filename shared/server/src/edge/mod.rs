@@ -17,6 +17,7 @@
 //!    verify a token again.
 
 pub mod origin;
+pub mod trace;
 
 use std::time::Duration;
 
