@@ -608,4 +608,16 @@ async fn over_trytons_json_rpc_the_person_an_agent_drafted_for_cannot_quote_it_a
         .call("buyer-sby", "purchasing_get_po", &json!({"po_number": number}), &[])
         .await;
     assert_eq!(queue.body["data"]["status"], "approved", "{:?}", queue.body);
+    // The run page records who decided in Tryton, as Tryton tells it.
+    let reviewer = crate::review::Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+    let run = reviewer.get("/review/runs/run-tryton-rpc-1").await;
+    assert_eq!(run.status, 200, "{}", run.body);
+    let at = run
+        .body
+        .find("id=\"decided-in-erp\"")
+        .unwrap_or_else(|| panic!("{}", run.body));
+    let section = &run.body[at..at + run.body[at..].find("</section>").unwrap()];
+    assert!(section.contains("Decided in Tryton"), "{section}");
+    assert!(section.contains(&number) && section.contains("approved"), "{section}");
+    assert!(section.contains("by <strong>approver-sby</strong>"), "{section}");
 }

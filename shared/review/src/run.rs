@@ -24,10 +24,12 @@ use http::{Request, Response, StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::Context;
 use crate::html::{self, attr, text};
 use crate::trail::{self, CallRecord, RunView};
 use crate::web::{Fields, encode};
+use crate::{Context, may_see};
+use draftline_erp::domain::{Decision, DocumentKind, Verdict};
+use draftline_erp::port::{Approvals, Scope};
 
 /// The most calls one page of a run shows.
 pub const PAGE_CALLS: usize = 50;
@@ -125,6 +127,7 @@ async fn render(cx: &Context<'_>, request: &Request<Bytes>, run: &str) -> Result
         row(&mut main, call, view.reads(call));
     }
     main.push_str("</tbody></table>");
+    decided_in_the_erp(cx, &mut main, &page.calls).await;
     let base = format!("/review/runs/{}", encode(run));
     main.push_str("<nav class=\"pager\" aria-label=\"Pages\">");
     if after.is_some() {
@@ -188,6 +191,80 @@ fn header_card(main: &mut String, calls: &[CallRecord], more: bool) {
         trusted.len(),
         if more { "on this page " } else { "" },
     );
+}
+
+/// Where people decide in the ERP (Tryton), the decisions on the run's
+/// documents as the ERP tells them (who changed the document last, and
+/// when): they are not in draftline's audit trail, which never saw them.
+async fn decided_in_the_erp(cx: &Context<'_>, main: &mut String, calls: &[CallRecord]) {
+    let Approvals::InErp { erp } = cx.pages.erp().approvals() else {
+        return;
+    };
+    let mut numbers: Vec<&str> = calls
+        .iter()
+        .filter(|c| c.outcome == "ok" || c.outcome == "replayed")
+        .filter_map(|c| c.document.as_ref().map(|(number, _)| number.as_str()))
+        .collect();
+    numbers.sort_unstable();
+    numbers.dedup();
+    let scope = Scope::of(cx.person());
+    let read = numbers.iter().map(|number| async move {
+        let decision = match DocumentKind::of_number(number) {
+            Some(kind) if may_see(cx.person(), kind) => match kind {
+                DocumentKind::PurchaseOrder => cx
+                    .pages
+                    .erp()
+                    .purchase_order(&scope, number)
+                    .await
+                    .map(|po| po.and_then(|po| po.decision.map(|d| (d, po.status.code().to_owned())))),
+                DocumentKind::Quote => cx
+                    .pages
+                    .erp()
+                    .quote(&scope, number)
+                    .await
+                    .map(|q| q.and_then(|q| q.decision.map(|d| (d, q.status.code().to_owned())))),
+            },
+            _ => Ok(None),
+        };
+        (*number, decision)
+    });
+    let decided: Vec<(&str, Decision, String)> = futures::future::join_all(read)
+        .await
+        .into_iter()
+        .filter_map(|(number, decision)| match decision {
+            Ok(found) => found.map(|(decision, status)| (number, decision, status)),
+            Err(err) => {
+                tracing::warn!(error = %err, number, "a decision in the ERP was not read");
+                None
+            }
+        })
+        .collect();
+    if decided.is_empty() {
+        return;
+    }
+    let _ = write!(
+        main,
+        "<section id=\"decided-in-erp\" class=\"card\"><h2>Decided in {erp}</h2><p class=\"small muted\">People \
+         decide on these documents in {erp}'s own workflow; {erp} tells who changed each one last and when.</p><ul>",
+        erp = text(erp)
+    );
+    for (number, decision, status) in decided {
+        let verdict = match decision.verdict {
+            Verdict::Approved => "approved",
+            Verdict::Rejected => "rejected",
+        };
+        let _ = write!(
+            main,
+            "<li><a href=\"/review/documents/{}\">{}</a> {verdict} ({} in {}) by <strong>{}</strong> at {}</li>",
+            attr(&encode(number)),
+            text(number),
+            text(&status),
+            text(erp),
+            text(&decision.decided_by),
+            html::time(&decision.decided_at),
+        );
+    }
+    main.push_str("</ul></section>");
 }
 
 fn row(main: &mut String, call: &CallRecord, readable: bool) {
