@@ -569,3 +569,19 @@ on_both_backends! {
         a_confirmation_creates_one_draft_under_its_own_key(backend, Via::Mcp2026).await;
     }
 }
+
+#[tokio::test]
+async fn a_draft_a_person_already_decided_on_is_no_near_duplicate() {
+    let app = spawn_app().await;
+    let first = first_draft(&app).await;
+    let number = first["po_number"].as_str().unwrap().to_owned();
+    app.clock.advance(chrono::Duration::minutes(5));
+    let approver = crate::review::Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+    let decided = approver.decide(&number, "reject", "ordered by phone already").await;
+    assert_eq!(decided.status, 303, "{}", decided.body);
+    app.clock.advance(chrono::Duration::minutes(5));
+    // The same reorder again: the rejected draft is not an open one.
+    let again = again(&app, None).await;
+    assert_eq!(again.status, 201, "{:?}", again.body);
+    assert_ne!(again.body["data"]["po_number"], number.as_str());
+}

@@ -198,10 +198,12 @@ impl Purchasing for BuiltinErp {
         scope: &Scope<'_>,
         vendor: &str,
         since: DateTime<Utc>,
+        now: DateTime<Utc>,
     ) -> Result<Vec<OpenDraft>, ToolError> {
         let cutoff = since.to_rfc3339_opts(SecondsFormat::Millis, true);
+        // A decision closes an open draft as of its time; still open means open now.
         self.store(scope)
-            .open_drafts(scope.branch, "PO", vendor, &cutoff, since.timestamp())
+            .open_drafts(scope.branch, "PO", vendor, &cutoff, now.timestamp())
             .await
     }
 
@@ -270,10 +272,11 @@ impl Sales for BuiltinErp {
         scope: &Scope<'_>,
         customer: &str,
         since: DateTime<Utc>,
+        now: DateTime<Utc>,
     ) -> Result<Vec<OpenDraft>, ToolError> {
         let cutoff = since.to_rfc3339_opts(SecondsFormat::Millis, true);
         self.store(scope)
-            .open_drafts(scope.branch, "QT", customer, &cutoff, since.timestamp())
+            .open_drafts(scope.branch, "QT", customer, &cutoff, now.timestamp())
             .await
     }
 

@@ -249,6 +249,8 @@ impl Purchasing for TrytonErp {
         scope: &Scope<'_>,
         vendor: &str,
         since: DateTime<Utc>,
+        // Tryton's own state says whether a draft is still open.
+        _now: DateTime<Utc>,
     ) -> Result<Vec<OpenDraft>, ToolError> {
         if !self.inner.serves(scope) {
             return Ok(Vec::new());
@@ -325,6 +327,7 @@ impl Sales for TrytonErp {
         scope: &Scope<'_>,
         customer: &str,
         since: DateTime<Utc>,
+        _now: DateTime<Utc>,
     ) -> Result<Vec<OpenDraft>, ToolError> {
         if !self.inner.serves(scope) {
             return Ok(Vec::new());

@@ -195,13 +195,15 @@ pub trait Purchasing: Send + Sync {
         limit: usize,
         max_pages: usize,
     ) -> Result<Page<PurchaseOrder>, ToolError>;
-    /// The branch's open PO drafts for `vendor` drafted through draftline
-    /// since `since` (for the near-duplicate check).
+    /// The branch's PO drafts for `vendor` drafted through draftline since
+    /// `since` and still open at `now` (no person decided on them yet): the
+    /// near-duplicate check's candidates.
     async fn open_po_drafts(
         &self,
         scope: &Scope<'_>,
         vendor: &str,
         since: DateTime<Utc>,
+        now: DateTime<Utc>,
     ) -> Result<Vec<OpenDraft>, ToolError>;
     /// Places a checked PO draft: numbers it (as of `now`) and prepares its
     /// writes, or hands back a document to create in the ERP. Writes nothing
@@ -235,13 +237,14 @@ pub trait Sales: Send + Sync {
     ) -> Result<Vec<ListPrice>, ToolError>;
     /// Quote `number` of the branch.
     async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ToolError>;
-    /// The branch's open quote drafts for `customer` drafted through
-    /// draftline since `since` (for the near-duplicate check).
+    /// The branch's quote drafts for `customer` drafted through draftline
+    /// since `since` and still open at `now` (see [`Purchasing::open_po_drafts`]).
     async fn open_quote_drafts(
         &self,
         scope: &Scope<'_>,
         customer: &str,
         since: DateTime<Utc>,
+        now: DateTime<Utc>,
     ) -> Result<Vec<OpenDraft>, ToolError>;
     /// Places a checked quote draft (see [`Purchasing::place_po_draft`]).
     async fn place_quote_draft(

@@ -905,6 +905,8 @@ impl Purchasing for MemoryErp {
         scope: &Scope<'_>,
         vendor: &str,
         since: DateTime<Utc>,
+        // A decided draft is no longer open, whenever it was decided.
+        _now: DateTime<Utc>,
     ) -> Result<Vec<OpenDraft>, ToolError> {
         Ok(self.open_drafts::<PurchaseOrder>(scope, vendor, since))
     }
@@ -982,6 +984,7 @@ impl Sales for MemoryErp {
         scope: &Scope<'_>,
         customer: &str,
         since: DateTime<Utc>,
+        _now: DateTime<Utc>,
     ) -> Result<Vec<OpenDraft>, ToolError> {
         Ok(self.open_drafts::<Quote>(scope, customer, since))
     }
@@ -1336,7 +1339,7 @@ mod tests {
         };
         assert_eq!(again.create().await.unwrap(), created);
         assert_eq!(erp.read(|b| b.sequences[&("SBY-01".to_owned(), "PO".to_owned())]), 4);
-        let open = erp.open_po_drafts(&sby.scope(), "V-00231", now).await.unwrap();
+        let open = erp.open_po_drafts(&sby.scope(), "V-00231", now, now).await.unwrap();
         assert_eq!(open.len(), 1);
         assert_eq!(open[0].key.as_deref(), Some("k1"));
         // Without a key there is nothing to find it by: refused.
@@ -1396,7 +1399,10 @@ mod tests {
         let sby = TestCaller::demo("buyer-sby").unwrap();
         let po = placed(&erp, &sby).await;
         let since = sby.clock.now() - chrono::Duration::hours(24);
-        let open = erp.open_po_drafts(&sby.scope(), "V-00231", since).await.unwrap();
+        let open = erp
+            .open_po_drafts(&sby.scope(), "V-00231", since, sby.clock.now())
+            .await
+            .unwrap();
         assert_eq!(
             open.iter().map(|d| d.number.as_str()).collect::<Vec<_>>(),
             [po.po_number.as_str()]
@@ -1411,7 +1417,7 @@ mod tests {
         };
         erp.commit(batch).unwrap();
         assert!(
-            erp.open_po_drafts(&sby.scope(), "V-00231", since)
+            erp.open_po_drafts(&sby.scope(), "V-00231", since, sby.clock.now())
                 .await
                 .unwrap()
                 .is_empty()

@@ -42,9 +42,10 @@ pub async fn open_drafts(
         })
         .unwrap_or_else(|| cx.app.clock().now());
     let scope = Scope::of(cx.person());
+    let now = cx.app.clock().now();
     match kind {
-        DocumentKind::PurchaseOrder => cx.pages.erp().open_po_drafts(&scope, counterparty, since).await,
-        DocumentKind::Quote => cx.pages.erp().open_quote_drafts(&scope, counterparty, since).await,
+        DocumentKind::PurchaseOrder => cx.pages.erp().open_po_drafts(&scope, counterparty, since, now).await,
+        DocumentKind::Quote => cx.pages.erp().open_quote_drafts(&scope, counterparty, since, now).await,
     }
 }
 

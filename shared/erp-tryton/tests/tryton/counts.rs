@@ -118,7 +118,7 @@ async fn each_port_read_costs_a_known_number_of_requests() {
         ),
         (
             "open_po_drafts",
-            cold_warm!(db, |erp| erp.open_po_drafts(&j, "V-00612", since)),
+            cold_warm!(db, |erp| erp.open_po_drafts(&j, "V-00612", since, chrono::Utc::now())),
             (1, 1),
         ),
         ("customers", cold_warm!(db, |erp| erp.customers(&b)), (2, 1)),
@@ -141,7 +141,12 @@ async fn each_port_read_costs_a_known_number_of_requests() {
         ("quote", cold_warm!(db, |erp| erp.quote(&b, "QT-BDG-000001")), (1, 1)),
         (
             "open_quote_drafts",
-            cold_warm!(db, |erp| erp.open_quote_drafts(&b, "C-BDG-001", since)),
+            cold_warm!(db, |erp| erp.open_quote_drafts(
+                &b,
+                "C-BDG-001",
+                since,
+                chrono::Utc::now()
+            )),
             (1, 1),
         ),
         ("tax_types", cold_warm!(db, |erp| erp.tax_types(&b)), (1, 1)),

@@ -200,7 +200,12 @@ async fn a_po_draft_is_created_once_in_tryton_as_a_draft_with_its_provenance() {
 
     // The near-duplicate check sees the open draft.
     let open = erp
-        .open_po_drafts(&sby.scope(), "V-00231", chrono::Utc::now() - chrono::Duration::hours(1))
+        .open_po_drafts(
+            &sby.scope(),
+            "V-00231",
+            chrono::Utc::now() - chrono::Duration::hours(1),
+            chrono::Utc::now(),
+        )
         .await
         .unwrap();
     assert_eq!(open.len(), 1);
@@ -209,10 +214,15 @@ async fn a_po_draft_is_created_once_in_tryton_as_a_draft_with_its_provenance() {
     assert_eq!(open[0].created_at, created.created_at);
     assert_eq!(open[0].describe_lines(), "10 BOX of BRG-0042 and 30 PCS of BRG-0043");
     assert!(
-        erp.open_po_drafts(&sby.scope(), "V-00415", chrono::Utc::now() - chrono::Duration::hours(1))
-            .await
-            .unwrap()
-            .is_empty()
+        erp.open_po_drafts(
+            &sby.scope(),
+            "V-00415",
+            chrono::Utc::now() - chrono::Duration::hours(1),
+            chrono::Utc::now()
+        )
+        .await
+        .unwrap()
+        .is_empty()
     );
     let tool = PurchasingCreatePoDraft::new(erp.clone() as Arc<dyn Erp>);
     let mut ctx = Context::new(branch("SBY-01"), "run-8a1b", Some("dl1-test-po-002"));
@@ -348,6 +358,7 @@ async fn a_quote_draft_is_created_with_its_taxes_and_reads_back_as_answered() {
             &bdg.scope(),
             "C-BDG-001",
             chrono::Utc::now() - chrono::Duration::hours(1),
+            chrono::Utc::now(),
         )
         .await
         .unwrap();

@@ -147,7 +147,7 @@ impl DraftTool for PurchasingCreatePoDraft {
         let since = super::window_start(now, call.near_duplicate_window);
         let open_drafts = async {
             match check {
-                super::Check::Look => self.erp.open_po_drafts(&scope, &input.vendor_code, since).await,
+                super::Check::Look => self.erp.open_po_drafts(&scope, &input.vendor_code, since, now).await,
                 _ => Ok(Vec::new()),
             }
         };

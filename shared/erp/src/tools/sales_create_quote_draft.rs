@@ -215,7 +215,11 @@ impl DraftTool for SalesCreateQuoteDraft {
         let since = super::window_start(now, call.near_duplicate_window);
         let open_drafts = async {
             match check {
-                super::Check::Look => self.erp.open_quote_drafts(&scope, &input.customer_code, since).await,
+                super::Check::Look => {
+                    self.erp
+                        .open_quote_drafts(&scope, &input.customer_code, since, now)
+                        .await
+                }
                 _ => Ok(Vec::new()),
             }
         };
