@@ -225,37 +225,51 @@ pub struct Created {
     pub created_at: String,
 }
 
-/// A draft whose document lives in another system, which cannot share
-/// draftline's transaction. The server runs the lease protocol around it:
-/// it claims the key, asks [`find`](Self::find) whether an earlier worker
-/// already created the document (it crashed before completing), else calls
+/// A document in another system (the ERP) that cannot share draftline's
+/// transaction: the server runs the lease protocol around it. It claims
+/// the key, asks [`find`](Self::find) whether an earlier worker already
+/// created the document (it crashed before completing), else calls
 /// [`create`](Self::create), then completes the key under its lease.
 #[async_trait]
-pub trait ExternalDraft<O>: Send + Sync {
+pub trait ExternalDocument: Send + Sync {
     /// The document this draft's key already created, if any.
     async fn find(&self) -> Result<Option<Created>, ToolError>;
     /// Creates the document in status draft, carrying the draft's key (the
     /// other system refuses a second document for one key).
     async fn create(&self) -> Result<Created, ToolError>;
-    /// The tool's answer for the document.
-    fn output(&self, created: &Created) -> Result<O, ToolError>;
 }
+
+/// How a checked draft becomes a document: what an ERP backend hands back
+/// (`D`: its numbered document) and what a prepared [`Draft`] carries (`D`
+/// = [`Created`]). The one placement type of the port and the contract.
+pub enum Placement<D> {
+    /// Numbered now; its writes (`batch`) commit in one transaction of
+    /// draftline's table with the key record and the audit item.
+    Atomic {
+        /// The numbered document.
+        document: D,
+        /// Its writes (at most 97: the transaction limit is 100).
+        batch: StoreBatch,
+    },
+    /// Created in the ERP under a lease, numbered by the ERP.
+    External(Box<dyn ExternalDocument>),
+}
+
+/// The tool's answer for the document its draft became, once it is
+/// numbered and dated (by the transaction, or by the ERP).
+pub type Answer<O> = Box<dyn FnOnce(&Created) -> Result<O, ToolError> + Send + Sync>;
 
 /// A prepared draft: the reads are done, every check passed, nothing is
 /// written yet.
 pub enum Draft<O> {
-    /// The document goes into draftline's own table: `batch` is committed in
-    /// one transaction with the key record and the audit item.
-    Atomic {
-        /// The document, numbered before the commit.
-        document: DocumentRef,
-        /// Its writes (at most 98: the transaction limit is 100).
-        batch: StoreBatch,
-        /// The response data.
-        output: O,
+    /// A document is created where `placement` says, and `answer` is the
+    /// tool's answer for it.
+    Placed {
+        /// Where and how the document is written.
+        placement: Placement<Created>,
+        /// The answer for the created document.
+        answer: Answer<O>,
     },
-    /// The document goes into another system, under a lease.
-    External(Box<dyn ExternalDraft<O>>),
     /// Nothing is created: a person chose the existing document, which is
     /// the answer.
     Existing {
@@ -419,39 +433,16 @@ impl<T: DraftTool> ErasedDraft for DraftAdapter<T> {
 
     async fn prepare(&self, call: &Call<'_>, input: &ParsedInput) -> Result<Draft<serde_json::Value>, ToolError> {
         Ok(match self.tool.draft(call, typed::<T>(input)?.clone()).await? {
-            Draft::Atomic {
-                document,
-                batch,
-                output,
-            } => Draft::Atomic {
-                document,
-                batch,
-                output: serde_json::to_value(output).map_err(ToolError::internal)?,
+            // The answer as JSON: the tool's own, serialized.
+            Draft::Placed { placement, answer } => Draft::Placed {
+                placement,
+                answer: Box::new(move |created| serde_json::to_value(answer(created)?).map_err(ToolError::internal)),
             },
-            Draft::External(external) => Draft::External(Box::new(AsJson(external))),
             Draft::Existing { document, output } => Draft::Existing {
                 document,
                 output: serde_json::to_value(output).map_err(ToolError::internal)?,
             },
         })
-    }
-}
-
-/// An external draft whose answer is JSON.
-struct AsJson<O>(Box<dyn ExternalDraft<O>>);
-
-#[async_trait]
-impl<O: Serialize + Send + 'static> ExternalDraft<serde_json::Value> for AsJson<O> {
-    async fn find(&self) -> Result<Option<Created>, ToolError> {
-        self.0.find().await
-    }
-
-    async fn create(&self) -> Result<Created, ToolError> {
-        self.0.create().await
-    }
-
-    fn output(&self, created: &Created) -> Result<serde_json::Value, ToolError> {
-        serde_json::to_value(self.0.output(created)?).map_err(ToolError::internal)
     }
 }
 

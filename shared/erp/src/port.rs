@@ -15,7 +15,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use draftline_contract::ToolError;
 use draftline_contract::identity::{BranchCode, BranchId, Caller, TenantId};
-use draftline_contract::tool::{Created, DocumentRef, StoreBatch};
+use draftline_contract::tool::{DocumentRef, StoreBatch};
+/// How a placed draft becomes a document, and a document in the ERP: the
+/// contract's own types, one for the port and the tools alike.
+pub use draftline_contract::tool::{ExternalDocument, Placement};
 
 use crate::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, Decision, DocumentKind, DraftFilter, Item, ListPrice,
@@ -104,32 +107,6 @@ pub struct PoFilter {
     pub created_from: Option<NaiveDate>,
     /// Only orders created on or before this day (UTC).
     pub created_to: Option<NaiveDate>,
-}
-
-/// A document in another system that cannot share draftline's transaction:
-/// the server runs the lease protocol around it.
-#[async_trait]
-pub trait ExternalDocument: Send + Sync {
-    /// The document this draft's key already created, if any (a worker
-    /// that died after creating it and before completing its key).
-    async fn find(&self) -> Result<Option<Created>, ToolError>;
-    /// Creates the document in status draft, carrying the draft's key; the
-    /// ERP itself refuses a second document for one key.
-    async fn create(&self) -> Result<Created, ToolError>;
-}
-
-/// How a checked draft becomes a document.
-pub enum Placement<D> {
-    /// Numbered now; its writes commit with the key record and the audit
-    /// item in one transaction of draftline's table.
-    Atomic {
-        /// The numbered document.
-        document: D,
-        /// Its writes.
-        batch: StoreBatch,
-    },
-    /// Created in the ERP under a lease; numbered by the ERP.
-    External(Box<dyn ExternalDocument>),
 }
 
 /// Items, units and stock.

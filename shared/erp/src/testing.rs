@@ -470,16 +470,22 @@ impl MemoryErp {
     /// it; and answers with the tool's output.
     pub async fn complete<O>(&self, draft: Draft<O>) -> Result<O, ToolError> {
         match draft {
-            Draft::Atomic { batch, output, .. } => {
+            Draft::Placed {
+                placement: Placement::Atomic { document, batch },
+                answer,
+            } => {
                 self.commit(batch)?;
-                Ok(output)
+                answer(&document)
             }
-            Draft::External(external) => {
+            Draft::Placed {
+                placement: Placement::External(external),
+                answer,
+            } => {
                 let created = match external.find().await? {
                     Some(created) => created,
                     None => external.create().await?,
                 };
-                external.output(&created)
+                answer(&created)
             }
             Draft::Existing { output, .. } => Ok(output),
         }

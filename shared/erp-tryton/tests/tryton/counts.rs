@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use draftline_contract::tool::Draft;
 use draftline_contract::{DraftTool, ReadTool};
 use draftline_erp::domain::TaxCode;
 use draftline_erp::port::{Erp, Finance, Inventory, PoFilter, Purchasing, Sales};
@@ -297,9 +296,7 @@ async fn each_read_tool_call_costs_a_known_number_of_requests() {
 /// Requests of one draft tool call (its reads, placing and the one create).
 async fn draft_cost<T: DraftTool>(erp: &TrytonErp, tool: &T, ctx: &Context, input: T::Input) -> u64 {
     let before = erp.requests();
-    let Draft::External(external) = tool.draft(&ctx.call(), input).await.unwrap() else {
-        panic!("a Tryton draft is external");
-    };
+    let external = crate::drafts::External::of(tool.draft(&ctx.call(), input).await.unwrap());
     let placed = erp.requests() - before;
     external.create().await.unwrap();
     let total = erp.requests() - before;

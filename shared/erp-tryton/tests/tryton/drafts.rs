@@ -38,18 +38,47 @@ pub fn po_input(client_ref: &str) -> CreatePoDraftInput {
     }
 }
 
+/// A prepared draft of a document in Tryton: the document, and the tool's
+/// answer for it once created.
+pub struct External<O> {
+    document: Box<dyn draftline_contract::tool::ExternalDocument>,
+    answer: Option<draftline_contract::tool::Answer<O>>,
+}
+
+impl<O> External<O> {
+    /// The external placement of `draft` (a Tryton draft always is one).
+    pub fn of(draft: Draft<O>) -> Self {
+        match draft {
+            Draft::Placed {
+                placement: draftline_contract::tool::Placement::External(document),
+                answer,
+            } => Self {
+                document,
+                answer: Some(answer),
+            },
+            _ => panic!("a Tryton draft is external"),
+        }
+    }
+
+    pub async fn find(&self) -> Result<Option<draftline_contract::tool::Created>, draftline_contract::ToolError> {
+        self.document.find().await
+    }
+
+    pub async fn create(&self) -> Result<draftline_contract::tool::Created, draftline_contract::ToolError> {
+        self.document.create().await
+    }
+
+    /// The tool's answer for `created` (once).
+    pub fn output(&mut self, created: &draftline_contract::tool::Created) -> Result<O, draftline_contract::ToolError> {
+        (self.answer.take().expect("one answer per draft"))(created)
+    }
+}
+
 /// The external draft the PO tool prepares for `input` under `key`.
-pub async fn prepared_po(
-    erp: &Arc<TrytonErp>,
-    key: &str,
-    input: CreatePoDraftInput,
-) -> Box<dyn draftline_contract::tool::ExternalDraft<PurchaseOrder>> {
+pub async fn prepared_po(erp: &Arc<TrytonErp>, key: &str, input: CreatePoDraftInput) -> External<PurchaseOrder> {
     let tool = PurchasingCreatePoDraft::new(erp.clone() as Arc<dyn Erp>);
     let ctx = Context::new(branch("SBY-01"), "run-7f3a", Some(key));
-    match tool.draft(&ctx.call(), input).await.unwrap() {
-        Draft::External(external) => external,
-        _ => panic!("a Tryton draft is external"),
-    }
+    External::of(tool.draft(&ctx.call(), input).await.unwrap())
 }
 
 #[tokio::test]
@@ -59,7 +88,7 @@ async fn a_po_draft_is_created_once_in_tryton_as_a_draft_with_its_provenance() {
     let sby = branch("SBY-01");
     let key = "dl1-test-po-001";
     let number = sby_po(1);
-    let external = prepared_po(&erp, key, po_input("reorder-BRG-0042")).await;
+    let mut external = prepared_po(&erp, key, po_input("reorder-BRG-0042")).await;
     assert_eq!(external.find().await.unwrap(), None, "nothing has this key yet");
     let before = erp.requests();
     let created = external.create().await.unwrap();
@@ -283,9 +312,7 @@ async fn a_quote_draft_is_created_with_its_taxes_and_reads_back_as_answered() {
             },
         ],
     };
-    let Draft::External(external) = tool.draft(&ctx.call(), input).await.unwrap() else {
-        panic!("a Tryton draft is external");
-    };
+    let mut external = External::of(tool.draft(&ctx.call(), input).await.unwrap());
     let before = erp.requests();
     let created = external.create().await.unwrap();
     assert_eq!(erp.requests() - before, 1);

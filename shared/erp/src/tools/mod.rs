@@ -26,13 +26,11 @@ pub mod sales_search_customers;
 
 use std::borrow::Cow;
 
-use async_trait::async_trait;
 use draftline_contract::ToolError;
-use draftline_contract::tool::{Created, DocumentRef, Draft, ExternalDraft};
+use draftline_contract::tool::{Created, Draft, Placement};
 use validator::ValidationError;
 
 use crate::domain::Reviewable;
-use crate::port::{ExternalDocument, Placement};
 
 /// The start of the near-duplicate window ending `now` (`now` itself when
 /// there is no window or it does not fit the calendar).
@@ -136,62 +134,44 @@ pub(crate) fn near_duplicate<'a>(
     })
 }
 
-/// A placed draft as the contract's prepared draft: an atomic one as it is;
-/// an external one finished into the tool's answer once the ERP has numbered
-/// it (`numbered(draft, id, number, created_at)`).
-/// Either way the answer carries the document's `review_url` under `review_pages`.
+/// A placed draft as the contract's prepared draft: the placement as the
+/// backend made it, and the tool's answer for the document it becomes. An
+/// atomic document is numbered already (`created` says how); an external
+/// one is numbered by the ERP, and `numbered(draft, id, number,
+/// created_at)` makes the answer of it. Either answer carries the
+/// document's `review_url` under `review_pages`.
 pub(crate) fn prepared<D, O>(
     placement: Placement<O>,
     draft: D,
     numbered: fn(&D, String, String, String) -> O,
-    document: fn(&O) -> DocumentRef,
+    created: fn(&O) -> Created,
     review_pages: &str,
 ) -> Draft<O>
 where
     D: Send + Sync + 'static,
-    O: Reviewable + Send + 'static,
+    O: Reviewable + Send + Sync + 'static,
 {
+    let review_pages = review_pages.to_owned();
     match placement {
-        Placement::Atomic { document: doc, batch } => Draft::Atomic {
-            document: document(&doc),
-            batch,
-            output: doc.with_review_url(review_pages),
+        Placement::Atomic { document, batch } => Draft::Placed {
+            placement: Placement::Atomic {
+                document: created(&document),
+                batch,
+            },
+            answer: Box::new(move |_| Ok(document.with_review_url(&review_pages))),
         },
-        Placement::External(external) => Draft::External(Box::new(Finishing {
-            external,
-            draft,
-            numbered,
-            review_pages: review_pages.to_owned(),
-        })),
-    }
-}
-
-/// An external document and how to turn it into the tool's answer.
-struct Finishing<D, O> {
-    external: Box<dyn ExternalDocument>,
-    draft: D,
-    numbered: fn(&D, String, String, String) -> O,
-    review_pages: String,
-}
-
-#[async_trait]
-impl<D: Send + Sync + 'static, O: Reviewable + Send + 'static> ExternalDraft<O> for Finishing<D, O> {
-    async fn find(&self) -> Result<Option<Created>, ToolError> {
-        self.external.find().await
-    }
-
-    async fn create(&self) -> Result<Created, ToolError> {
-        self.external.create().await
-    }
-
-    fn output(&self, created: &Created) -> Result<O, ToolError> {
-        Ok((self.numbered)(
-            &self.draft,
-            created.document.id.clone(),
-            created.document.number.clone(),
-            created.created_at.clone(),
-        )
-        .with_review_url(&self.review_pages))
+        Placement::External(external) => Draft::Placed {
+            placement: Placement::External(external),
+            answer: Box::new(move |created| {
+                Ok(numbered(
+                    &draft,
+                    created.document.id.clone(),
+                    created.document.number.clone(),
+                    created.created_at.clone(),
+                )
+                .with_review_url(&review_pages))
+            }),
+        },
     }
 }
 

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
-use draftline_contract::tool::{Call, DocumentRef, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
+use draftline_contract::tool::{Call, Created, DocumentRef, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
 use draftline_contract::validation::rejected_with;
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
@@ -297,10 +297,13 @@ impl DraftTool for PurchasingCreatePoDraft {
             placement,
             draft,
             PoDraft::numbered,
-            |po: &PurchaseOrder| DocumentRef {
-                id: po.draft_id.clone(),
-                number: po.po_number.clone(),
-                kind: "purchase_order".to_owned(),
+            |po: &PurchaseOrder| Created {
+                document: DocumentRef {
+                    id: po.draft_id.clone(),
+                    number: po.po_number.clone(),
+                    kind: "purchase_order".to_owned(),
+                },
+                created_at: po.created_at.clone(),
             },
             call.review_pages,
         ))
@@ -311,7 +314,7 @@ impl DraftTool for PurchasingCreatePoDraft {
 mod tests {
     use std::str::FromStr;
 
-    use draftline_contract::tool::Decision;
+    use draftline_contract::tool::{Decision, Placement};
 
     use super::*;
     use crate::port::Purchasing;
@@ -646,13 +649,17 @@ mod tests {
     async fn an_external_draft_is_numbered_by_the_erp_and_answered_with_that_number() {
         let erp = MemoryErp::demo().unwrap().placing(Placing::External);
         let buyer = TestCaller::demo("buyer-sby").unwrap();
-        let Draft::External(external) = draft(&erp, &buyer.draft("k1"), bearings()).await.unwrap() else {
+        let Draft::Placed {
+            placement: Placement::External(external),
+            answer,
+        } = draft(&erp, &buyer.draft("k1"), bearings()).await.unwrap()
+        else {
             panic!("placed externally")
         };
         assert_eq!(external.find().await.unwrap(), None);
         let created = external.create().await.unwrap();
         assert_eq!(created.document.number, "PO-SBY-000004");
-        let po = external.output(&created).unwrap();
+        let po = answer(&created).unwrap();
         assert_eq!(po.po_number, "PO-SBY-000004");
         assert_eq!(po.draft_id, created.document.id);
         assert_eq!(po.lines[0].line_total.amount, "2880000.00");
@@ -667,7 +674,11 @@ mod tests {
         let erp = MemoryErp::demo().unwrap().placing(Placing::External);
         let buyer = TestCaller::demo("buyer-sby").unwrap();
         // A worker created the document in the ERP and died before completing its key.
-        let Draft::External(first) = draft(&erp, &buyer.draft("k1"), bearings()).await.unwrap() else {
+        let Draft::Placed {
+            placement: Placement::External(first),
+            ..
+        } = draft(&erp, &buyer.draft("k1"), bearings()).await.unwrap()
+        else {
             panic!("placed externally")
         };
         first.create().await.unwrap();

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
-use draftline_contract::tool::{Call, DocumentRef, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
+use draftline_contract::tool::{Call, Created, DocumentRef, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
 use draftline_contract::validation::rejected_with;
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
@@ -435,10 +435,13 @@ impl DraftTool for SalesCreateQuoteDraft {
             placement,
             draft,
             QuoteDraft::numbered,
-            |quote: &Quote| DocumentRef {
-                id: quote.quote_id.clone(),
-                number: quote.quote_number.clone(),
-                kind: "quote".to_owned(),
+            |quote: &Quote| Created {
+                document: DocumentRef {
+                    id: quote.quote_id.clone(),
+                    number: quote.quote_number.clone(),
+                    kind: "quote".to_owned(),
+                },
+                created_at: quote.created_at.clone(),
             },
             call.review_pages,
         ))

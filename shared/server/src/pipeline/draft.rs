@@ -19,7 +19,7 @@ use crate::idempotency::{
 use draftline_contract::canonical;
 use draftline_contract::error::ToolError;
 use draftline_contract::request::AgentContext;
-use draftline_contract::tool::{Call, Decision, Draft, ErasedDraft, ParsedInput};
+use draftline_contract::tool::{Call, Decision, Draft, ErasedDraft, ParsedInput, Placement};
 
 impl App {
     /// The idempotent draft path.
@@ -144,13 +144,15 @@ impl App {
                 }
                 Err(err) => return fail(err, key_facts),
             };
-            let (document, batch, output) = match prepared {
-                Draft::Atomic {
-                    document,
-                    batch,
-                    output,
-                } => (document, batch, output),
-                Draft::External(external) => {
+            let (created, batch, answer) = match prepared {
+                Draft::Placed {
+                    placement: Placement::Atomic { document, batch },
+                    answer,
+                } => (document, batch, answer),
+                Draft::Placed {
+                    placement: Placement::External(external),
+                    answer,
+                } => {
                     return self
                         .draft_external(
                             tool,
@@ -159,7 +161,7 @@ impl App {
                             (key, &generation),
                             key_facts,
                             &owner,
-                            external.as_ref(),
+                            (external.as_ref(), answer),
                             consumption,
                         )
                         .await;
@@ -177,6 +179,11 @@ impl App {
                     );
                 }
             };
+            let output = match answer(&created) {
+                Ok(output) => output,
+                Err(err) => return fail(err, key_facts),
+            };
+            let document = created.document;
             let Some(writes) = draftline_dynamo::items_of(batch) else {
                 return fail(ToolError::internal("a draft's batch is not for this table"), key_facts);
             };

@@ -11,7 +11,7 @@ use crate::confirm;
 use crate::idempotency::{Claim, IdempotencyKey, IdempotencyStore};
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
-use draftline_contract::tool::{Call, ErasedDraft, ExternalDraft};
+use draftline_contract::tool::{Answer, Call, ErasedDraft, ExternalDocument};
 
 impl App {
     /// The draft path of a document in another system (the ERP), which
@@ -28,7 +28,7 @@ impl App {
         (key, generation): (&IdempotencyKey, &Generation),
         key_facts: KeyFacts,
         owner: &str,
-        external: &dyn ExternalDraft<Value>,
+        (external, answer): (&dyn ExternalDocument, Answer<Value>),
         consumption: Option<&confirm::Consumption>,
     ) -> Served {
         let fail = |err: ToolError, key_facts: KeyFacts| Served::unaudited(Err(err), Some(key_facts));
@@ -99,7 +99,7 @@ impl App {
                 return fail(err, key_facts);
             }
         };
-        let output = match external.output(&created) {
+        let output = match answer(&created) {
             Ok(output) => output,
             Err(err) => return fail(err, key_facts),
         };
