@@ -11,136 +11,22 @@
 //! Ignored by a plain `cargo test` (it needs Chromium); `scripts/test` runs
 //! it after installing the browser: `cargo test --test api browser -- --ignored`.
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use draftline_cli::{TokenSpec, demo_spec, token_for};
-use fantoccini::wd::Capabilities;
-use fantoccini::{Client, ClientBuilder, Locator};
+use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
 
+use crate::chromium::{Driver, wait_for_text};
 use crate::helpers::{TestApp, spawn_app};
-use crate::review::{agent_po, no_redirects, po_of, read};
 
-/// chromedriver, killed when dropped.
-struct Driver {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Driver {
-    async fn start() -> Self {
-        let port = crate::function_process::free_port();
-        let child = Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver runs (scripts/browser.sh installs it)");
-        let driver = Self {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-        };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let ready = reqwest::get(format!("{}/status", driver.url))
-                .await
-                .ok()
-                .filter(|r| r.status().is_success());
-            if ready.is_some() {
-                return driver;
-            }
-            assert!(Instant::now() < deadline, "chromedriver did not come up");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-}
-
-/// Whether this process runs as root (Chromium's sandbox refuses root).
-fn as_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find(|l| l.starts_with("Uid:"))
-                .map(|l| l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false)
-}
-
-async fn browser(driver: &Driver) -> Client {
-    let mut args = vec![
-        "--headless=new",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--window-size=1280,1000",
-        "--lang=en-US",
-    ];
-    if as_root() {
-        args.push("--no-sandbox");
-    }
-    let mut capabilities = Capabilities::new();
-    capabilities.insert("browserName".into(), json!("chrome"));
-    capabilities.insert("goog:chromeOptions".into(), json!({"args": args}));
-    let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-        .capabilities(capabilities)
-        .connect(&driver.url)
-        .await
-        .expect("a Chromium session");
-    client
-        .update_timeouts(fantoccini::wd::TimeoutConfiguration::new(
-            Some(Duration::from_secs(10)),
-            Some(Duration::from_secs(20)),
-            Some(Duration::from_secs(0)),
-        ))
-        .await
-        .unwrap();
-    client
-}
-
-/// Waits until the page's text contains `needle`; the page source otherwise.
-async fn wait_for_text(client: &Client, needle: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        // Right after a click or a form post the old document may be gone
-        // and the new one not yet there ("no such element: body"): look again.
-        let text = match client.find(Locator::Css("body")).await {
-            Ok(body) => body.text().await.unwrap_or_default(),
-            Err(err) => format!("(no page yet: {err})"),
-        };
-        if text.contains(needle) {
-            return text;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{needle:?} never appeared; the page says:\n{text}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-fn screenshots() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("review-screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+/// Where this test's screenshots go, under `$CARGO_TARGET_TMPDIR`.
+const SCREENSHOTS: &str = "review-screenshots";
 
 async fn screenshot(client: &Client, name: &str) {
-    let png = client.screenshot().await.unwrap();
-    assert!(png.starts_with(b"\x89PNG"), "a PNG");
-    let path = screenshots().join(name);
-    std::fs::write(&path, png).unwrap();
-    println!("screenshot: {}", path.display());
+    crate::chromium::screenshot(client, SCREENSHOTS, name).await;
 }
+use crate::review::{agent_po, no_redirects, po_of, read};
 
 /// The table row of the page that contains `needle`.
 async fn row_with(client: &Client, needle: &str) -> fantoccini::elements::Element {
@@ -214,7 +100,7 @@ async fn a_reviewer_signs_in_reads_a_run_approves_rejects_and_is_held_to_four_ey
     let [a, b, c] = [&to_approve, &to_reject, &own.body["data"]].map(|d| d["po_number"].as_str().unwrap().to_owned());
 
     let driver = Driver::start().await;
-    let client = browser(&driver).await;
+    let client = driver.browser().await;
     let walk = async {
         // Sign in: every page sends a stranger to the sign-in page first.
         client.goto(&app.url("/review")).await.unwrap();
@@ -415,5 +301,5 @@ async fn a_reviewer_signs_in_reads_a_run_approves_rejects_and_is_held_to_four_ey
     assert_eq!(rejected["decision"]["reason"], reason);
     assert!(rejected["next_step"].as_str().unwrap().contains(reason));
     assert_eq!(get_po(&app, &c).await["status"], "draft");
-    println!("screenshots in {}", screenshots().display());
+    println!("screenshots in {}", crate::chromium::screenshots(SCREENSHOTS).display());
 }

@@ -7,6 +7,7 @@ mod auth;
 mod browser;
 mod budget;
 mod catalogue;
+mod chromium;
 mod contract;
 mod docs;
 mod drafts;

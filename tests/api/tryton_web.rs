@@ -22,119 +22,24 @@
 //! `scripts/test` runs it after `scripts/browser.sh`:
 //! `cargo test --test api tryton_web -- --ignored`.
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use draftline_cli::{LocalErp, LocalOptions};
-use fantoccini::wd::Capabilities;
-use fantoccini::{Client, ClientBuilder, Locator};
+use fantoccini::{Client, Locator};
 use serde_json::{Value, json};
 
+use crate::chromium::{Driver, page_text, wait_for_text};
 use crate::helpers::{TestApp, first_sby_po, spawn_app_on_erp};
+
+/// Where this test's screenshots go, under `$CARGO_TARGET_TMPDIR`.
+const SCREENSHOTS: &str = "tryton-screenshots";
+
+async fn screenshot(client: &Client, name: &str) {
+    crate::chromium::screenshot(client, SCREENSHOTS, name).await;
+}
 use crate::review::{agent_po, po_of};
-
-/// chromedriver, killed when dropped.
-struct Driver {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Driver {
-    async fn start() -> Self {
-        let port = crate::function_process::free_port();
-        let child = Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver runs (scripts/browser.sh installs it)");
-        let driver = Self {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-        };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let ready = reqwest::get(format!("{}/status", driver.url))
-                .await
-                .ok()
-                .filter(|r| r.status().is_success());
-            if ready.is_some() {
-                return driver;
-            }
-            assert!(Instant::now() < deadline, "chromedriver did not come up");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// A new browser (its own cookies and storage: a person of their own).
-    async fn browser(&self) -> Client {
-        let mut args = vec![
-            "--headless=new",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--window-size=1280,1000",
-            "--lang=en-US",
-        ];
-        // Chromium's sandbox refuses root.
-        if std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
-        }) {
-            args.push("--no-sandbox");
-        }
-        let mut capabilities = Capabilities::new();
-        capabilities.insert("browserName".into(), json!("chrome"));
-        capabilities.insert("goog:chromeOptions".into(), json!({"args": args}));
-        let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-            .capabilities(capabilities)
-            .connect(&self.url)
-            .await
-            .expect("a Chromium session");
-        client
-            .update_timeouts(fantoccini::wd::TimeoutConfiguration::new(
-                Some(Duration::from_secs(10)),
-                Some(Duration::from_secs(30)),
-                Some(Duration::from_secs(0)),
-            ))
-            .await
-            .unwrap();
-        client
-    }
-}
-
-/// The page's visible text.
-async fn page_text(client: &Client) -> String {
-    match client.find(Locator::Css("body")).await {
-        Ok(body) => body.text().await.unwrap_or_default(),
-        Err(err) => format!("(no page yet: {err})"),
-    }
-}
-
-/// Waits until the page's text contains `needle`; the text then.
-async fn wait_for_text(client: &Client, needle: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let text = page_text(client).await;
-        if text.contains(needle) {
-            return text;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{needle:?} never appeared; the page says:\n{text}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
 
 /// Waits for a displayed element matching `xpath`.
 async fn wait_for(client: &Client, xpath: &str) -> fantoccini::elements::Element {
@@ -213,20 +118,6 @@ async fn wait_for_value(client: &Client, value: &str) -> Vec<String> {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-}
-
-fn screenshots() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("tryton-screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-async fn screenshot(client: &Client, name: &str) {
-    let png = client.screenshot().await.unwrap();
-    assert!(png.starts_with(b"\x89PNG"), "a PNG");
-    let path = screenshots().join(name);
-    std::fs::write(&path, png).unwrap();
-    println!("screenshot: {}", path.display());
 }
 
 /// The demo person `login`'s Tryton password (printed in the serve banner).
@@ -563,7 +454,7 @@ async fn in_trytons_web_client_an_agent_draft_is_badged_linked_to_its_run_held_t
     );
     println!(
         "screenshots in {} ({:.1?} in all)",
-        screenshots().display(),
+        crate::chromium::screenshots(SCREENSHOTS).display(),
         started.elapsed()
     );
 }
