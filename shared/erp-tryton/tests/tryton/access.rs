@@ -98,15 +98,7 @@ async fn the_tools_key_cannot_confirm_a_purchase() {
     for number in [AGENT_PO, APPROVED_PO] {
         let before = document(&db, "purchase.purchase", number, PO_FIELDS).await;
         let id = &before["id"];
-        let (status, body) = db
-            .raw(
-                "POST",
-                &format!("purchase.purchase/{id}/confirm"),
-                None,
-                &[],
-                Some(&json!({})),
-            )
-            .await;
+        let (status, body) = db.post(&format!("purchase.purchase/{id}/confirm"), &json!({})).await;
         assert_eq!(status, 403, "{number}: {body}");
         assert_eq!(document(&db, "purchase.purchase", number, PO_FIELDS).await, before);
     }
@@ -118,15 +110,7 @@ async fn the_tools_key_cannot_quote_a_purchase() {
     let before = document(&db, "purchase.purchase", AGENT_PO, PO_FIELDS).await;
     assert_eq!(before["state"], "draft");
     let id = &before["id"];
-    let (status, body) = db
-        .raw(
-            "POST",
-            &format!("purchase.purchase/{id}/quote"),
-            None,
-            &[],
-            Some(&json!({})),
-        )
-        .await;
+    let (status, body) = db.post(&format!("purchase.purchase/{id}/quote"), &json!({})).await;
     assert_eq!(status, 403, "{body}");
     assert_eq!(document(&db, "purchase.purchase", AGENT_PO, PO_FIELDS).await, before);
 }
@@ -162,9 +146,7 @@ async fn the_tools_key_cannot_press_any_button_of_a_purchase_or_a_sale() {
             pressed.push("manual_shipment");
         }
         for button in pressed {
-            let (status, body) = db
-                .raw("POST", &format!("{model}/{id}/{button}"), None, &[], Some(&json!({})))
-                .await;
+            let (status, body) = db.post(&format!("{model}/{id}/{button}"), &json!({})).await;
             // 403 when Tryton's REST catches the access error; 400 "Calling
             // button … is not allowed" for a button of a group the user is
             // not in (process).
@@ -183,21 +165,15 @@ async fn the_tools_key_cannot_delete_a_draft() {
     let fields = [&["lines.id"], PO_FIELDS].concat();
     let before = document(&db, "purchase.purchase", AGENT_PO, &fields).await;
     let id = &before["id"];
-    let (status, body) = db
-        .raw("DELETE", &format!("purchase.purchase/{id}"), None, &[], None)
-        .await;
+    let (status, body) = db.delete(&format!("purchase.purchase/{id}")).await;
     assert_eq!(status, 400, "{body}");
     assert!(message(&body).contains("not allowed"), "{body}");
     let line = &before["lines"][0]["id"];
-    let (status, body) = db
-        .raw("DELETE", &format!("purchase.line/{line}"), None, &[], None)
-        .await;
+    let (status, body) = db.delete(&format!("purchase.line/{line}")).await;
     assert_eq!(status, 400, "{body}");
     let quote = document(&db, "sale.sale", AGENT_QUOTE, &["state", "lines.id"]).await;
     let quote_id = &quote["id"];
-    let (status, body) = db
-        .raw("DELETE", &format!("sale.sale/{quote_id}"), None, &[], None)
-        .await;
+    let (status, body) = db.delete(&format!("sale.sale/{quote_id}")).await;
     assert_eq!(status, 400, "{body}");
 
     assert_eq!(document(&db, "purchase.purchase", AGENT_PO, &fields).await, before);
@@ -219,9 +195,7 @@ async fn the_tools_key_cannot_change_a_draft_or_move_its_key() {
         json!({"comment": "changed by the tools' key"}),
         json!({"state": "confirmed"}),
     ] {
-        let (status, body) = db
-            .raw("PUT", &format!("purchase.purchase/{id}"), None, &[], Some(&change))
-            .await;
+        let (status, body) = db.put(&format!("purchase.purchase/{id}"), &change).await;
         assert_eq!(status, 400, "{change}: {body}");
     }
     assert_eq!(document(&db, "purchase.purchase", APPROVED_PO, PO_FIELDS).await, other);
@@ -240,36 +214,17 @@ async fn the_tools_key_cannot_duplicate_or_import_a_document_without_a_draftline
     let (purchases, sales) = (count("purchase.purchase").await, count("sale.sale").await);
     let po = document(&db, "purchase.purchase", "PO-JKT-000022", &["state"]).await;
     let id = &po["id"];
-    let (status, body) = db
-        .raw(
-            "POST",
-            &format!("purchase.purchase/{id}/copy"),
-            None,
-            &[],
-            Some(&json!({})),
-        )
-        .await;
+    let (status, body) = db.post(&format!("purchase.purchase/{id}/copy"), &json!({})).await;
     assert_eq!(status, 403, "{body}");
     let quote = document(&db, "sale.sale", AGENT_QUOTE, &["state"]).await;
     let quote_id = &quote["id"];
-    let (status, body) = db
-        .raw(
-            "POST",
-            &format!("sale.sale/{quote_id}/copy"),
-            None,
-            &[],
-            Some(&json!({})),
-        )
-        .await;
+    let (status, body) = db.post(&format!("sale.sale/{quote_id}/copy"), &json!({})).await;
     assert_eq!(status, 403, "{body}");
     let (status, body) = db
-        .raw(
-            "POST",
+        .post(
             "purchase.purchase/import_data",
-            None,
-            &[],
-            Some(&json!({"fields_names": ["party", "warehouse"],
-                         "data": [["PT Sinar Bearindo", "Surabaya (SBY-01)"]]})),
+            &json!({"fields_names": ["party", "warehouse"],
+                         "data": [["PT Sinar Bearindo", "Surabaya (SBY-01)"]]}),
         )
         .await;
     assert_eq!(status, 403, "{body}");
@@ -303,33 +258,22 @@ async fn the_tools_key_cannot_write_a_tryton_user() {
     ] {
         let before = user(&db, login, &fields).await;
         let id = &before["id"];
-        let (status, body) = db.raw("PUT", &format!("res.user/{id}"), None, &[], Some(&change)).await;
+        let (status, body) = db.put(&format!("res.user/{id}"), &change).await;
         assert_eq!(status, 400, "{login} {change}: {body}");
         assert_eq!(user(&db, login, &fields).await, before, "{login}");
     }
     // Nor through its own preferences.
     let before = user(&db, "draftline", &fields).await;
     let (status, body) = db
-        .raw(
-            "POST",
+        .post(
             "res.user/set_preferences",
-            None,
-            &[],
-            Some(&json!({"values": {"name": "renamed", "password": "chosen-by-the-tools-key"}})),
+            &json!({"values": {"name": "renamed", "password": "chosen-by-the-tools-key"}}),
         )
         .await;
     assert_eq!(status, 403, "{body}");
     assert_eq!(user(&db, "draftline", &fields).await, before);
     // Nor make one.
-    let (status, body) = db
-        .raw(
-            "POST",
-            "res.user",
-            None,
-            &[],
-            Some(&json!({"login": "intruder", "name": "x"})),
-        )
-        .await;
+    let (status, body) = db.post("res.user", &json!({"login": "intruder", "name": "x"})).await;
     assert_eq!(status, 400, "{body}");
     assert!(
         db.raw_search("res.user", json!([["login", "=", "intruder"]]), &["id"])
@@ -349,23 +293,17 @@ async fn the_tools_key_cannot_give_itself_groups_or_keys() {
         .await;
     assert_eq!(purchase.len(), 1, "{purchase:?}");
     let (status, body) = db
-        .raw(
-            "POST",
+        .post(
             "res.user-res.group",
-            None,
-            &[],
-            Some(&json!({"user": me["id"], "group": purchase[0]["id"]})),
+            &json!({"user": me["id"], "group": purchase[0]["id"]}),
         )
         .await;
     assert_eq!(status, 400, "{body}");
     let admin = user(&db, "admin", &["id"]).await;
     let (status, body) = db
-        .raw(
-            "POST",
+        .post(
             "res.user.application",
-            None,
-            &[],
-            Some(&json!({"user": admin["id"], "application": "rest", "state": "validated"})),
+            &json!({"user": admin["id"], "application": "rest", "state": "validated"}),
         )
         .await;
     assert_eq!(status, 400, "{body}");
@@ -408,13 +346,7 @@ async fn a_person_in_tryton_cannot_change_the_draftline_key_of_a_draft() {
         let mut change = serde_json::Map::new();
         change.insert(field.to_owned(), json!("moved"));
         let (status, body) = approver
-            .raw(
-                "PUT",
-                &format!("purchase.purchase/{id}"),
-                None,
-                &[],
-                Some(&Value::Object(change)),
-            )
+            .put(&format!("purchase.purchase/{id}"), &Value::Object(change))
             .await;
         assert_eq!(status, 400, "{field}: {body}");
         assert!(message(&body).contains("not allowed"), "{field}: {body}");
@@ -426,13 +358,7 @@ async fn a_person_in_tryton_cannot_change_the_draftline_key_of_a_draft() {
     let quote = document(&db, "sale.sale", AGENT_QUOTE, &["draftline_key", "write_date"]).await;
     let quote_id = &quote["id"];
     let (status, body) = seller
-        .raw(
-            "PUT",
-            &format!("sale.sale/{quote_id}"),
-            None,
-            &[],
-            Some(&json!({"draftline_key": "moved"})),
-        )
+        .put(&format!("sale.sale/{quote_id}"), &json!({"draftline_key": "moved"}))
         .await;
     assert_eq!(status, 400, "{body}");
     assert_eq!(
@@ -602,15 +528,7 @@ async fn a_person_can_still_duplicate_an_agent_draft() {
     let approver = db.as_user("approver-sby");
     let original = document(&db, "purchase.purchase", AGENT_PO, &["lines.quantity", "party.code"]).await;
     let id = &original["id"];
-    let (status, body) = approver
-        .raw(
-            "POST",
-            &format!("purchase.purchase/{id}/copy"),
-            None,
-            &[],
-            Some(&json!({})),
-        )
-        .await;
+    let (status, body) = approver.post(&format!("purchase.purchase/{id}/copy"), &json!({})).await;
     assert_eq!(status, 200, "{body}");
     let copy_id = body[0].as_i64().unwrap_or_else(|| panic!("the copy's id: {body}"));
     let (status, copy) = db

@@ -108,6 +108,21 @@ print(key)
     /// `/model/<path>`, where `path` is `<model>`, `<model>/<id>` or
     /// `<model>/<id>/<button or method>`; the status and the body (JSON, or
     /// the text as a string).
+    /// `POST /model/<path>` with `body` (a create, or a button or method).
+    pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        self.raw("POST", path, None, &[], Some(body)).await
+    }
+
+    /// `PUT /model/<path>` with `body` (a write).
+    pub async fn put(&self, path: &str, body: &Value) -> (u16, Value) {
+        self.raw("PUT", path, None, &[], Some(body)).await
+    }
+
+    /// `DELETE /model/<path>`.
+    pub async fn delete(&self, path: &str) -> (u16, Value) {
+        self.raw("DELETE", path, None, &[], None).await
+    }
+
     pub async fn raw(
         &self,
         method: &str,
