@@ -30,8 +30,8 @@ use draftline_contract::ToolError;
 use draftline_dynamo::Db;
 use draftline_erp::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, DocumentKind, DraftFilter, Item, ListPrice, NewDecision,
-    OpenDraft, OpenLine, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, SalesOrder, StockLevel,
-    TaxType, Vendor, VendorBill,
+    OpenDraft, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, SalesOrder, StockLevel, TaxType,
+    Vendor, VendorBill,
 };
 use draftline_erp::numbers;
 use draftline_erp::port::{
@@ -48,51 +48,7 @@ fn open_until(now: DateTime<Utc>) -> i64 {
     now.timestamp().saturating_add(OPEN_DRAFT_SECONDS)
 }
 
-/// The open-draft record of a new PO.
-fn open_draft(
-    number: &str,
-    vendor: &str,
-    lines: &[draftline_erp::domain::PoLine],
-    run: &Option<String>,
-    created_at: &str,
-) -> OpenDraft {
-    OpenDraft {
-        number: number.to_owned(),
-        counterparty: vendor.to_owned(),
-        lines: lines
-            .iter()
-            .map(|l| OpenLine {
-                item_code: l.item_code.clone(),
-                qty: l.qty,
-                uom: l.uom,
-            })
-            .collect(),
-        agent_run: run.clone(),
-        created_at: created_at.to_owned(),
-        key: None,
-    }
-}
 use crate::store::ErpStore;
-
-/// The open-draft record of a quote.
-fn quote_open_draft(quote: &Quote) -> OpenDraft {
-    OpenDraft {
-        number: quote.quote_number.clone(),
-        counterparty: quote.customer.code.clone(),
-        lines: quote
-            .lines
-            .iter()
-            .map(|l| OpenLine {
-                item_code: l.item_code.clone(),
-                qty: l.qty,
-                uom: l.uom,
-            })
-            .collect(),
-        agent_run: quote.drafted_by_agent_run.clone(),
-        created_at: quote.created_at.clone(),
-        key: None,
-    }
-}
 
 /// The demo ERP in draftline's table.
 #[derive(Debug, Clone)]
@@ -217,13 +173,7 @@ impl Purchasing for BuiltinErp {
         let sequence = self.store(scope).reserve_number(scope.branch, "PO").await?;
         let number = numbers::document_number("PO", scope.branch_code, sequence)?;
         let po = draft.numbered(Self::id("po"), number, now.to_rfc3339_opts(SecondsFormat::Millis, true));
-        let open = open_draft(
-            &po.po_number,
-            &po.vendor.code,
-            &po.lines,
-            &po.drafted_by_agent_run,
-            &po.created_at,
-        );
+        let open = OpenDraft::from(&po);
         let batch = store::document_batch(
             &self.db,
             vec![
@@ -290,7 +240,7 @@ impl Sales for BuiltinErp {
         let sequence = self.store(scope).reserve_number(scope.branch, "QT").await?;
         let number = numbers::document_number("QT", scope.branch_code, sequence)?;
         let quote = draft.numbered(Self::id("qt"), number, now.to_rfc3339_opts(SecondsFormat::Millis, true));
-        let open = quote_open_draft(&quote);
+        let open = OpenDraft::from(&quote);
         let batch = store::document_batch(
             &self.db,
             vec![
@@ -368,14 +318,7 @@ impl Review for BuiltinErp {
                 }
                 decision::still_draft(po.status.code(), number)?;
                 let po = po.decided(decision.decision.clone());
-                let open = open_draft(
-                    &po.po_number,
-                    &po.vendor.code,
-                    &po.lines,
-                    &po.drafted_by_agent_run,
-                    &po.created_at,
-                )
-                .to_item(tenant, branch, "PO", decided_at)?;
+                let open = OpenDraft::from(&po).to_item(tenant, branch, "PO", decided_at)?;
                 (document, po.to_item(tenant, branch)?, AgentDraft::from(&po), open)
             }
             DocumentKind::Quote => {
@@ -389,7 +332,7 @@ impl Review for BuiltinErp {
                 }
                 decision::still_draft(quote.status.code(), number)?;
                 let quote = quote.decided(decision.decision.clone());
-                let open = quote_open_draft(&quote).to_item(tenant, branch, "QT", decided_at)?;
+                let open = OpenDraft::from(&quote).to_item(tenant, branch, "QT", decided_at)?;
                 (document, quote.to_item(tenant, branch)?, AgentDraft::from(&quote), open)
             }
         };

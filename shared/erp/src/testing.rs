@@ -38,7 +38,7 @@ use draftline_contract::tool::{Call, Created, DocumentRef, Draft, StoreBatch};
 use crate::demo;
 use crate::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, Decision, DocumentKind, DraftFilter, Item, ListPrice,
-    NewDecision, OpenDraft, OpenLine, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, SalesOrder,
+    NewDecision, OpenDraft, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, SalesOrder,
     StockLevel, TaxType, Vendor, VendorBill, Verdict,
 };
 use crate::numbers;
@@ -237,8 +237,7 @@ trait Filing: Clone + Send + Sync + 'static {
     fn decision(&self) -> Option<&Decision>;
     fn decided(self, decision: Decision) -> Self;
     fn counterparty(&self) -> &str;
-    fn open_lines(&self) -> Vec<OpenLine>;
-    fn agent_run(&self) -> Option<String>;
+    fn open_draft(&self) -> OpenDraft;
     fn queue_entry(&self) -> AgentDraft;
     fn shelf(books: &Books) -> &[Filed<Self>];
     fn shelf_mut(books: &mut Books) -> &mut Vec<Filed<Self>>;
@@ -273,18 +272,8 @@ impl Filing for PurchaseOrder {
     fn counterparty(&self) -> &str {
         &self.vendor.code
     }
-    fn open_lines(&self) -> Vec<OpenLine> {
-        self.lines
-            .iter()
-            .map(|l| OpenLine {
-                item_code: l.item_code.clone(),
-                qty: l.qty,
-                uom: l.uom,
-            })
-            .collect()
-    }
-    fn agent_run(&self) -> Option<String> {
-        self.drafted_by_agent_run.clone()
+    fn open_draft(&self) -> OpenDraft {
+        OpenDraft::from(self)
     }
     fn queue_entry(&self) -> AgentDraft {
         AgentDraft::from(self)
@@ -326,18 +315,8 @@ impl Filing for Quote {
     fn counterparty(&self) -> &str {
         &self.customer.code
     }
-    fn open_lines(&self) -> Vec<OpenLine> {
-        self.lines
-            .iter()
-            .map(|l| OpenLine {
-                item_code: l.item_code.clone(),
-                qty: l.qty,
-                uom: l.uom,
-            })
-            .collect()
-    }
-    fn agent_run(&self) -> Option<String> {
-        self.drafted_by_agent_run.clone()
+    fn open_draft(&self) -> OpenDraft {
+        OpenDraft::from(self)
     }
     fn queue_entry(&self) -> AgentDraft {
         AgentDraft::from(self)
@@ -525,12 +504,8 @@ impl MemoryErp {
                 .filter(|f| f.document.counterparty() == counterparty)
                 .filter(|f| DateTime::parse_from_rfc3339(f.document.created_at()).is_ok_and(|at| at >= since))
                 .map(|f| OpenDraft {
-                    number: f.document.number().to_owned(),
-                    counterparty: counterparty.to_owned(),
-                    lines: f.document.open_lines(),
-                    agent_run: f.document.agent_run(),
-                    created_at: f.document.created_at().to_owned(),
                     key: f.key.clone(),
+                    ..f.document.open_draft()
                 })
                 .collect()
         })

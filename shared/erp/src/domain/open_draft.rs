@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::po::PurchaseOrder;
+use super::quote::Quote;
 use crate::units::Uom;
 
 /// One line of an open draft: how much of which item in which unit.
@@ -57,6 +59,51 @@ impl OpenDraft {
             [] => "nothing".to_owned(),
             [one] => one.clone(),
             [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        }
+    }
+}
+
+impl From<&PurchaseOrder> for OpenDraft {
+    /// The open draft a PO is while nobody decided on it (its key is the
+    /// ERP's to fill in, where it keeps one).
+    fn from(po: &PurchaseOrder) -> Self {
+        Self {
+            number: po.po_number.clone(),
+            counterparty: po.vendor.code.clone(),
+            lines: po
+                .lines
+                .iter()
+                .map(|l| OpenLine {
+                    item_code: l.item_code.clone(),
+                    qty: l.qty,
+                    uom: l.uom,
+                })
+                .collect(),
+            agent_run: po.drafted_by_agent_run.clone(),
+            created_at: po.created_at.clone(),
+            key: None,
+        }
+    }
+}
+
+impl From<&Quote> for OpenDraft {
+    /// The open draft a quote is while nobody decided on it.
+    fn from(quote: &Quote) -> Self {
+        Self {
+            number: quote.quote_number.clone(),
+            counterparty: quote.customer.code.clone(),
+            lines: quote
+                .lines
+                .iter()
+                .map(|l| OpenLine {
+                    item_code: l.item_code.clone(),
+                    qty: l.qty,
+                    uom: l.uom,
+                })
+                .collect(),
+            agent_run: quote.drafted_by_agent_run.clone(),
+            created_at: quote.created_at.clone(),
+            key: None,
         }
     }
 }
