@@ -187,3 +187,65 @@ async fn the_tool_list_the_metadata_and_a_review_page_answer_with_the_request_id
     let lines = logged_once_as(&review, "rid-review-0x", "review").await;
     assert!(lines.iter().any(|l| l["message"] == "review page"), "{lines:?}");
 }
+
+/// A valid W3C `traceparent` the tests send.
+const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+#[tokio::test]
+async fn a_call_names_the_trace_it_continues_in_its_audit_item_and_log_line_and_a_bad_one_starts_afresh() {
+    let app = spawn_app().await;
+    let function = VercelFunction::start(env!("CARGO_BIN_EXE_inventory_get_stock"), &app).await;
+    let auth = ("authorization", format!("Bearer {}", function_token("buyer-sby")));
+    let input = json!({"item_code": "BRG-0042"}).to_string();
+    let mut fresh = Vec::new();
+    for (sent, request_id) in [
+        (TRACEPARENT, "rid-trace-1"),
+        ("00-not-a-trace-01", "rid-trace-2"),
+        ("00-00000000000000000000000000000000-00f067aa0ba902b7-01", "rid-trace-3"),
+    ] {
+        let headers = vec![
+            auth.clone(),
+            ("traceparent", sent.to_owned()),
+            ("x-request-id", request_id.to_owned()),
+        ];
+        let (status, _, body) = function.post("/api/inventory_get_stock", &headers, input.clone()).await;
+        assert_eq!(status, 200, "a bad traceparent is ignored, never an error: {body}");
+        let audit = audited(&app, request_id).await;
+        let trace_id = audit[0]["trace_id"].clone();
+        let lines = logged_once_as(&function, request_id, "tool").await;
+        assert_eq!(lines[0]["trace_id"], trace_id.as_str(), "{lines:?}");
+        assert_eq!(trace_id.len(), 32);
+        assert!(trace_id.bytes().all(|b| b.is_ascii_hexdigit()), "{trace_id}");
+        if sent == TRACEPARENT {
+            assert_eq!(trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+        } else {
+            fresh.push(trace_id);
+        }
+    }
+    assert_ne!(fresh[0], fresh[1], "each fresh trace is its own");
+    assert!(!fresh.contains(&"00000000000000000000000000000000".to_owned()));
+}
+
+#[tokio::test]
+async fn an_mcp_call_continues_the_trace_its_meta_carries() {
+    let app = spawn_app().await;
+    let function = VercelFunction::start(env!("CARGO_BIN_EXE_mcp"), &app).await;
+    let headers = vec![
+        ("authorization", format!("Bearer {}", function_token("buyer-sby"))),
+        ("accept", "application/json, text/event-stream".to_owned()),
+        ("mcp-protocol-version", "2025-11-25".to_owned()),
+        // The HTTP request's own trace loses to the one the message carries.
+        (
+            "traceparent",
+            "00-11111111111111111111111111111111-2222222222222222-01".to_owned(),
+        ),
+        ("x-request-id", "rid-mcp-trace".to_owned()),
+    ];
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "inventory_get_stock", "arguments": {"item_code": "BRG-0042"},
+                   "_meta": {"traceparent": TRACEPARENT, "tracestate": "rojo=00f067aa0ba902b7"}}});
+    let (status, _, body) = function.post("/api/mcp", &headers, message.to_string()).await;
+    assert_eq!(status, 200, "{body}");
+    let audit = audited(&app, "rid-mcp-trace").await;
+    assert_eq!(audit[0]["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
+}

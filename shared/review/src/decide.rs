@@ -140,6 +140,7 @@ fn facts(
             text: arguments.chars().take(2048).collect(),
             truncated: false,
         }),
+        trace_id: None,
     }
 }
 

@@ -70,6 +70,7 @@ impl Entry<'_> {
                 text: self.arguments.clone(),
                 truncated: false,
             }),
+            trace_id: None,
         };
         let outcome = Outcome {
             kind: OutcomeKind::Ok,

@@ -26,6 +26,8 @@ use draftline_contract::request::AgentContext;
 use draftline_contract::tool::DocumentRef;
 use draftline_dynamo::Db;
 
+use crate::edge::trace::TraceContext;
+
 /// What became of a call, as stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutcomeKind {
@@ -70,6 +72,32 @@ pub struct CallFacts {
     /// The arguments as they arrived, bounded ([`stored_arguments`]), so a
     /// reviewer can read what the agent asked for; `None` for no body.
     pub arguments: Option<StoredArguments>,
+    /// The W3C trace id the call belongs to (32 hex digits); `None` for
+    /// what no agent's trace reaches (a person's decision, the seed).
+    pub trace_id: Option<String>,
+}
+
+impl CallFacts {
+    /// The facts of a call of `tool` that arrived at `at` by `transport`
+    /// in `trace`, with `body` as its arguments, and no agent headers.
+    pub fn arrived(
+        request_id: &str,
+        at: DateTime<Utc>,
+        tool: &str,
+        transport: &'static str,
+        trace: &TraceContext,
+        body: Option<&[u8]>,
+    ) -> Self {
+        Self {
+            request_id: request_id.to_owned(),
+            at,
+            tool: tool.chars().take(64).collect(),
+            transport,
+            agent: AgentContext::default(),
+            arguments: body.and_then(stored_arguments),
+            trace_id: Some(trace.trace_id()),
+        }
+    }
 }
 
 /// The most of a call's arguments an audit item keeps, in bytes.
@@ -193,6 +221,7 @@ impl AuditRecord {
             }
         };
         opt("code", outcome.code);
+        opt("trace_id", facts.trace_id.as_deref());
         opt("error_message", outcome.message.as_deref());
         opt("agent_run_id", facts.agent.run_id.as_deref());
         opt("tool_call_id", facts.agent.tool_call_id.as_deref());

@@ -11,6 +11,8 @@
 //!    decided ([`Admitted::origin`]); every endpoint that acts for a caller
 //!    (tool functions, the tool list, MCP, the review pages) refuses on it
 //!    before it reads anything else;
+//!    The W3C trace context it continues is read too
+//!    ([`trace`], [`Admitted::trace`]): a malformed one is ignored;
 //! 3. identity, where the route needs it, is decided once per request
 //!    ([`crate::App::identify`]) and travels in an
 //!    [`crate::pipeline::Entry`]: the pipeline and MCP `tools/call` never
@@ -27,6 +29,7 @@ use http::request::Parts;
 use http::{HeaderMap, Request};
 
 use crate::idempotency::IdempotencyKey;
+use trace::TraceContext;
 
 /// How long the platform still lets this invocation run, when it says
 /// (Lambda's context deadline). An adapter puts it into the request's
@@ -41,6 +44,8 @@ pub struct Admitted {
     request_id: String,
     /// Why the origin and host check refused it, if it did.
     refused: Option<String>,
+    /// The trace the request continues (`traceparent`), else a fresh one.
+    pub trace: TraceContext,
     /// The request line and headers.
     pub parts: Parts,
     /// The body (bounded by the adapter).
@@ -62,9 +67,11 @@ impl Admitted {
             .or(platform_id.filter(|id| valid_request_id(id)))
             .unwrap_or_else(|| ulid::Ulid::new().to_string());
         let refused = origin::check(&parts, resource).err();
+        let trace = TraceContext::of_headers(&parts.headers);
         Self {
             request_id,
             refused,
+            trace,
             parts,
             body,
         }
@@ -81,6 +88,12 @@ impl Admitted {
             None => Ok(()),
             Some(reason) => Err(foreign_origin(reason)),
         }
+    }
+
+    /// The trace the request belongs to: the caller's `traceparent`, if
+    /// valid, else a fresh trace.
+    pub fn trace(&self) -> &TraceContext {
+        &self.trace
     }
 
     /// Why the origin and host check refused the request, in words, if it did.

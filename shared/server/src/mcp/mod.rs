@@ -68,6 +68,7 @@ pub async fn handle(app: &App, request: Admitted) -> Response<Bytes> {
         return finish(error_response(&error, request.request_id()), "-", request.request_id());
     }
     let time_left = request.time_left();
+    let trace = request.trace().clone();
     let (request, request_id) = request.into_request();
     let (parts, body) = request.into_parts();
     if parts.method != Method::POST {
@@ -102,6 +103,7 @@ pub async fn handle(app: &App, request: Admitted) -> Response<Bytes> {
         transport: Transport::Mcp,
         time_left,
         answer: None,
+        trace: &trace,
     };
     let response = respond(app, &entry, &message).await;
     finish(response, message.method(), &request_id)

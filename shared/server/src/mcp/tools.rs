@@ -26,6 +26,7 @@ use serde_json::{Map, Value, json};
 use super::jsonrpc::{ProtocolError, encode};
 use super::server::CACHE_TTL_MS;
 use crate::confirm::{self, Answer};
+use crate::edge::trace::TraceContext;
 use crate::listing;
 use crate::pipeline::{App, Entry, Invocation};
 use crate::response;
@@ -165,8 +166,18 @@ pub async fn call(app: &App, entry: &Entry<'_>, id: &RequestId, params: Option<&
     };
     let body = arguments.to_string();
     let answer = answer_of(params);
+    // The trace a client carries in `_meta` (MCP 2026-07-28) continues
+    // over the request's own; a malformed one is ignored.
+    let meta = params.and_then(|params| params.get("_meta"));
+    let carried = meta.and_then(|meta| {
+        TraceContext::continued(
+            meta.get("traceparent").and_then(Value::as_str),
+            meta.get("tracestate").and_then(Value::as_str),
+        )
+    });
     let entry = Entry {
         answer: answer.as_ref(),
+        trace: carried.as_ref().unwrap_or(entry.trace),
         ..*entry
     };
     let invocation = app.invoke(&entry, name, body.as_bytes()).await;

@@ -192,16 +192,7 @@ impl App {
                 result: created,
                 record,
                 audit,
-            } = self.record_created(
-                call.caller,
-                call.request_id,
-                facts,
-                name,
-                &key_facts,
-                &owner,
-                output,
-                document,
-            );
+            } = self.record_created(&call, facts, name, &key_facts, &owner, output, document);
             // The key record first, then the consumption of the person's
             // answer (if any), the document's writes and the audit item.
             let items = store.put_record(key, &record, now).and_then(|record| {
@@ -343,8 +334,7 @@ impl App {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn record_created(
         &self,
-        caller: &draftline_contract::identity::Caller,
-        request_id: &str,
+        call: &Call<'_>,
         facts: &CallFacts,
         name: &str,
         key_facts: &KeyFacts,
@@ -363,7 +353,7 @@ impl App {
             &key_facts.fingerprint,
             owner,
             stored,
-            request_id,
+            call.request_id,
             now,
             self.config.idempotency_ttl,
         );
@@ -373,7 +363,7 @@ impl App {
             replayed: false,
             document: Some(document),
         });
-        let audit = AuditRecord::new(facts, caller, &outcome(&result, Some(key_facts), true));
+        let audit = AuditRecord::new(facts, call.caller, &outcome(&result, Some(key_facts), true));
         Recorded {
             now,
             result,

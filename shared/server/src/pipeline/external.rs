@@ -108,16 +108,7 @@ impl App {
             record,
             audit,
             ..
-        } = self.record_created(
-            call.caller,
-            call.request_id,
-            facts,
-            name,
-            &key_facts,
-            owner,
-            output,
-            created.document,
-        );
+        } = self.record_created(call, facts, name, &key_facts, owner, output, created.document);
         let audit_put = match audit.put(&self.db) {
             Ok(put) => put,
             Err(err) => return fail(err, key_facts),

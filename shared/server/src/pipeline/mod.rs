@@ -43,6 +43,7 @@ use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::confirm::{self, Answer};
 use crate::edge::Admitted;
+use crate::edge::trace::TraceContext;
 use crate::pages::Pages;
 use crate::response;
 use draftline_contract::clock::Clock;
@@ -90,6 +91,8 @@ pub struct Entry<'a> {
     pub identity: &'a Result<Caller, ToolError>,
     /// How the call arrived.
     pub transport: Transport,
+    /// The trace the call continues (the request's, or MCP `params._meta`'s).
+    pub trace: &'a TraceContext,
     /// How long the platform still lets the invocation run, if it says.
     pub time_left: Option<Duration>,
     /// A person's answer to an earlier question about this call, as it
@@ -182,19 +185,13 @@ impl App {
             let started = Instant::now();
             let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, &err)).await;
             let result = Err(err);
-            log_call(
-                &request_id,
-                tool,
-                &AgentContext::default(),
-                &result,
-                started.elapsed(),
-                round_trips,
-            );
+            let facts = CallFacts::arrived(&request_id, self.clock.now(), tool, "http", request.trace(), None);
+            log_call(&facts, &result, started.elapsed(), round_trips);
             let invocation = Invocation { request_id, result };
             return self.render(&invocation);
         }
         let time_left = request.time_left();
-        let Admitted { parts, body, .. } = request;
+        let Admitted { parts, body, trace, .. } = request;
         if parts.method != Method::POST {
             let message = format!(
                 "{tool} is called with POST and a JSON body; {} is not allowed.",
@@ -214,6 +211,7 @@ impl App {
             transport: Transport::Http,
             time_left,
             answer: answer.as_ref(),
+            trace: &trace,
         };
         let invocation = self.invoke(&entry, tool, &body).await;
         self.render(&invocation)
@@ -232,19 +230,22 @@ impl App {
         let started = Instant::now();
         let request_id = entry.request_id.to_owned();
         let facts = CallFacts {
-            request_id: request_id.clone(),
-            at: self.clock.now(),
-            tool: tool.chars().take(64).collect(),
-            transport: entry.transport.as_str(),
             agent: AgentContext::lenient(entry.headers),
-            arguments: crate::audit::stored_arguments(body),
+            ..CallFacts::arrived(
+                &request_id,
+                self.clock.now(),
+                tool,
+                entry.transport.as_str(),
+                entry.trace,
+                Some(body),
+            )
         };
         let caller = match entry.identity {
             Ok(caller) => caller,
             Err(err) => {
                 let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, err)).await;
                 let result = Err(err.clone());
-                log_call(&request_id, tool, &facts.agent, &result, started.elapsed(), round_trips);
+                log_call(&facts, &result, started.elapsed(), round_trips);
                 return Invocation { request_id, result };
             }
         };
@@ -295,7 +296,7 @@ impl App {
             }
         })
         .await;
-        log_call(&request_id, tool, &facts.agent, &result, started.elapsed(), round_trips);
+        log_call(&facts, &result, started.elapsed(), round_trips);
         Invocation { request_id, result }
     }
 

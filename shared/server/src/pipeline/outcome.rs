@@ -4,9 +4,8 @@
 use std::time::Duration;
 
 use super::Success;
-use crate::audit::{KeyFacts, Outcome, OutcomeKind};
+use crate::audit::{CallFacts, KeyFacts, Outcome, OutcomeKind};
 use draftline_contract::error::ToolError;
-use draftline_contract::request::AgentContext;
 
 /// What became of a call: named here once, for the audit item and the log
 /// line alike.
@@ -52,20 +51,19 @@ pub(super) fn outcome<'a>(
 
 /// The one structured log line per call: no token, no arguments. Its
 /// outcome is the audit item's ([`outcome_kind`]).
-pub(super) fn log_call(
-    request_id: &str,
-    tool: &str,
-    agent: &AgentContext,
-    result: &Result<Success, ToolError>,
-    elapsed: Duration,
-    round_trips: u64,
-) {
+pub(super) fn log_call(facts: &CallFacts, result: &Result<Success, ToolError>, elapsed: Duration, round_trips: u64) {
     let duration_ms = elapsed.as_secs_f64() * 1000.0;
-    let tool = tool.chars().take(64).collect::<String>();
+    let (request_id, tool, trace_id) = (
+        facts.request_id.as_str(),
+        facts.tool.as_str(),
+        facts.trace_id.as_deref(),
+    );
+    let agent = &facts.agent;
     let outcome = outcome_kind(result).as_str();
     match result {
         Ok(success) => tracing::info!(
             request_id,
+            trace_id,
             tool,
             outcome,
             status = success.status.as_u16(),
@@ -77,6 +75,7 @@ pub(super) fn log_call(
         ),
         Err(err) if err.status().is_server_error() => tracing::error!(
             request_id,
+            trace_id,
             tool,
             outcome,
             status = err.status().as_u16(),
@@ -89,6 +88,7 @@ pub(super) fn log_call(
         ),
         Err(err) => tracing::info!(
             request_id,
+            trace_id,
             tool,
             outcome,
             status = err.status().as_u16(),
