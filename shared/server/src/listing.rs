@@ -178,7 +178,10 @@ pub fn openapi(registry: &Registry, scopes: &Scopes, resource: &str) -> Value {
                 "Draftline-Confirm",
                 "A person's answer to an INPUT_REQUIRED question about this same call: 'create-another <requestState>' \
                  or 'use-existing <requestState>', with the requestState of the question unchanged.",
-                &json!({"type": "string", "pattern": "^(create-another|use-existing) [!-~]{1,2048}$"}),
+                &json!({"type": "string", "pattern": format!(
+                    "^(create-another|use-existing) [!-~]{{1,{}}}$",
+                    crate::confirm::MAX_STATE_LEN
+                )}),
             ));
             parameters.insert(
                 0,
