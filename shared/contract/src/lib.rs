@@ -13,6 +13,8 @@
 //!   with JSON paths; strict dates.
 //! - [`identity`]: the verified [`identity::Caller`] and its identifiers.
 //! - [`error`]: [`ToolError`], its codes, statuses and retry flags.
+//! - [`erp`]: the ERP port's errors ([`erp::ErpError`]): facts a backend
+//!   reports, which only [`ToolError::from`] words for a model.
 //! - [`request`]: the executor's headers as a tool sees them ([`request::AgentContext`]).
 //! - [`cursor`]: opaque pagination cursors, sealed and bound to the caller.
 //! - [`canonical`]: canonical JSON and the fingerprint (property-tested).
@@ -25,6 +27,7 @@ pub mod canonical;
 pub mod clock;
 pub mod crypto;
 pub mod cursor;
+pub mod erp;
 pub mod error;
 pub mod identity;
 pub mod request;
@@ -32,6 +35,7 @@ pub mod schema;
 pub mod tool;
 pub mod validation;
 
+pub use erp::{ErpError, Refusal};
 pub use error::{ErrorCode, FieldIssue, ToolError};
 pub use tool::{Call, Draft, DraftTool, ReadTool, Registered, Registry, Tier, ToolMeta, ToolSpec};
 

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use validator::Validate;
 
 use crate::clock::Clock;
+use crate::erp::ErpError;
 use crate::error::{FieldIssue, ToolError};
 use crate::identity::{Caller, Scopes};
 use crate::request::AgentContext;
@@ -233,10 +234,10 @@ pub struct Created {
 #[async_trait]
 pub trait ExternalDocument: Send + Sync {
     /// The document this draft's key already created, if any.
-    async fn find(&self) -> Result<Option<Created>, ToolError>;
+    async fn find(&self) -> Result<Option<Created>, ErpError>;
     /// Creates the document in status draft, carrying the draft's key (the
     /// other system refuses a second document for one key).
-    async fn create(&self) -> Result<Created, ToolError>;
+    async fn create(&self) -> Result<Created, ErpError>;
 }
 
 /// How a checked draft becomes a document: what an ERP backend hands back

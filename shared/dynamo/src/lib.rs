@@ -31,7 +31,7 @@ use aws_smithy_types::config_bag::ConfigBag;
 use aws_smithy_types::timeout::TimeoutConfig;
 
 use aws_sdk_dynamodb::types::TransactWriteItem;
-use draftline_contract::ToolError;
+use draftline_contract::{ErpError, ToolError};
 
 mod append;
 mod http;
@@ -252,6 +252,18 @@ where
     match classify(&err) {
         FailureKind::Refused | FailureKind::Unavailable => ToolError::dependency(err, what_did_not_happen),
         FailureKind::Ours => ToolError::internal(err),
+    }
+}
+
+/// The same for a backend keeping the ERP's data in this table: the port's
+/// error (facts; the tools word it), not a model-facing one.
+pub fn erp_store_error<E>(err: SdkError<E, HttpResponse>) -> ErpError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    match classify(&err) {
+        FailureKind::Refused | FailureKind::Unavailable => ErpError::StoreUnavailable(Box::new(err)),
+        FailureKind::Ours => ErpError::internal(err),
     }
 }
 

@@ -26,12 +26,12 @@ use std::collections::HashMap;
 
 use async_trait::async_trait;
 use chrono::{DateTime, SecondsFormat, Utc};
-use draftline_contract::ToolError;
+use draftline_contract::{ErpError, Refusal};
 use draftline_dynamo::Db;
 use draftline_erp::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, DocumentKind, DraftFilter, Item, ListPrice, NewDecision,
-    OpenDraft, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, SalesOrder, StockLevel, TaxType,
-    Vendor, VendorBill,
+    OpenDraft, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, Reviewable, SalesOrder,
+    StockLevel, TaxType, Vendor, VendorBill,
 };
 use draftline_erp::numbers;
 use draftline_erp::port::{
@@ -74,11 +74,11 @@ impl BuiltinErp {
 
 #[async_trait]
 impl Inventory for BuiltinErp {
-    async fn item(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Item>, ToolError> {
+    async fn item(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Item>, ErpError> {
         self.store(scope).item(code).await
     }
 
-    async fn items(&self, scope: &Scope<'_>, codes: &[String]) -> Result<HashMap<String, Item>, ToolError> {
+    async fn items(&self, scope: &Scope<'_>, codes: &[String]) -> Result<HashMap<String, Item>, ErpError> {
         self.store(scope).items(codes).await
     }
 
@@ -86,15 +86,15 @@ impl Inventory for BuiltinErp {
         &self,
         scope: &Scope<'_>,
         item: &str,
-    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ToolError> {
+    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ErpError> {
         self.store(scope).item_stock(scope.branch, item).await
     }
 
-    async fn item_with_stock(&self, scope: &Scope<'_>, code: &str) -> Result<Option<ItemStock>, ToolError> {
+    async fn item_with_stock(&self, scope: &Scope<'_>, code: &str) -> Result<Option<ItemStock>, ErpError> {
         self.store(scope).item_with_stock(scope.branch, code).await
     }
 
-    async fn due_items(&self, scope: &Scope<'_>, after: Option<&str>, want: usize) -> Result<Page<DueItem>, ToolError> {
+    async fn due_items(&self, scope: &Scope<'_>, after: Option<&str>, want: usize) -> Result<Page<DueItem>, ErpError> {
         self.store(scope).due_items(scope.branch, after, want).await
     }
 }
@@ -105,7 +105,7 @@ impl Purchasing for BuiltinErp {
         &self,
         scope: &Scope<'_>,
         code: &str,
-    ) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ToolError> {
+    ) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ErpError> {
         self.store(scope).vendor_with_prices(code).await
     }
 
@@ -113,11 +113,11 @@ impl Purchasing for BuiltinErp {
         &self,
         scope: &Scope<'_>,
         wanted: &[(String, String, Uom)],
-    ) -> Result<Vec<PriceEntry>, ToolError> {
+    ) -> Result<Vec<PriceEntry>, ErpError> {
         self.store(scope).vendor_prices(wanted).await
     }
 
-    async fn branch_vendors(&self, scope: &Scope<'_>) -> Result<Vec<BranchVendor>, ToolError> {
+    async fn branch_vendors(&self, scope: &Scope<'_>) -> Result<Vec<BranchVendor>, ErpError> {
         self.store(scope).branch_vendors(scope.branch).await
     }
 
@@ -126,13 +126,13 @@ impl Purchasing for BuiltinErp {
         scope: &Scope<'_>,
         items: &[String],
         vendors: &[String],
-    ) -> Result<(HashMap<String, Item>, HashMap<String, BranchVendor>), ToolError> {
+    ) -> Result<(HashMap<String, Item>, HashMap<String, BranchVendor>), ErpError> {
         self.store(scope)
             .items_and_branch_vendors(scope.branch, items, vendors)
             .await
     }
 
-    async fn purchase_order(&self, scope: &Scope<'_>, number: &str) -> Result<Option<PurchaseOrder>, ToolError> {
+    async fn purchase_order(&self, scope: &Scope<'_>, number: &str) -> Result<Option<PurchaseOrder>, ErpError> {
         self.store(scope).purchase_order(scope.branch, number).await
     }
 
@@ -143,7 +143,7 @@ impl Purchasing for BuiltinErp {
         after: Option<&str>,
         limit: usize,
         max_pages: usize,
-    ) -> Result<Page<PurchaseOrder>, ToolError> {
+    ) -> Result<Page<PurchaseOrder>, ErpError> {
         self.store(scope)
             .search_purchase_orders(scope.branch, filter, after, limit, max_pages)
             .await
@@ -155,7 +155,7 @@ impl Purchasing for BuiltinErp {
         vendor: &str,
         since: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Vec<OpenDraft>, ToolError> {
+    ) -> Result<Vec<OpenDraft>, ErpError> {
         let cutoff = since.to_rfc3339_opts(SecondsFormat::Millis, true);
         // A decision closes an open draft as of its time; still open means open now.
         self.store(scope)
@@ -169,7 +169,7 @@ impl Purchasing for BuiltinErp {
         draft: PoDraft,
         _draft_key: Option<&str>,
         now: DateTime<Utc>,
-    ) -> Result<Placement<PurchaseOrder>, ToolError> {
+    ) -> Result<Placement<PurchaseOrder>, ErpError> {
         let sequence = self.store(scope).reserve_number(scope.branch, "PO").await?;
         let number = numbers::document_number("PO", scope.branch_code, sequence)?;
         let po = draft.numbered(Self::id("po"), number, now.to_rfc3339_opts(SecondsFormat::Millis, true));
@@ -188,19 +188,19 @@ impl Purchasing for BuiltinErp {
 
 #[async_trait]
 impl Sales for BuiltinErp {
-    async fn customers(&self, scope: &Scope<'_>) -> Result<Vec<Customer>, ToolError> {
+    async fn customers(&self, scope: &Scope<'_>) -> Result<Vec<Customer>, ErpError> {
         self.store(scope).customers(scope.branch).await
     }
 
-    async fn customer(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Customer>, ToolError> {
+    async fn customer(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Customer>, ErpError> {
         self.store(scope).customer(scope.branch, code).await
     }
 
-    async fn customer_orders(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<SalesOrder>, ToolError> {
+    async fn customer_orders(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<SalesOrder>, ErpError> {
         self.store(scope).customer_orders(scope.branch, code).await
     }
 
-    async fn customer_invoices(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<CustomerInvoice>, ToolError> {
+    async fn customer_invoices(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<CustomerInvoice>, ErpError> {
         self.store(scope).customer_invoices(scope.branch, code).await
     }
 
@@ -209,11 +209,11 @@ impl Sales for BuiltinErp {
         scope: &Scope<'_>,
         list: &str,
         wanted: &[(String, Uom)],
-    ) -> Result<Vec<ListPrice>, ToolError> {
+    ) -> Result<Vec<ListPrice>, ErpError> {
         self.store(scope).list_prices(list, wanted).await
     }
 
-    async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ToolError> {
+    async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ErpError> {
         self.store(scope).quote(scope.branch, number).await
     }
 
@@ -223,7 +223,7 @@ impl Sales for BuiltinErp {
         customer: &str,
         since: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Vec<OpenDraft>, ToolError> {
+    ) -> Result<Vec<OpenDraft>, ErpError> {
         let cutoff = since.to_rfc3339_opts(SecondsFormat::Millis, true);
         self.store(scope)
             .open_drafts(scope.branch, "QT", customer, &cutoff, now.timestamp())
@@ -236,7 +236,7 @@ impl Sales for BuiltinErp {
         draft: QuoteDraft,
         _draft_key: Option<&str>,
         now: DateTime<Utc>,
-    ) -> Result<Placement<Quote>, ToolError> {
+    ) -> Result<Placement<Quote>, ErpError> {
         let sequence = self.store(scope).reserve_number(scope.branch, "QT").await?;
         let number = numbers::document_number("QT", scope.branch_code, sequence)?;
         let quote = draft.numbered(Self::id("qt"), number, now.to_rfc3339_opts(SecondsFormat::Millis, true));
@@ -255,15 +255,15 @@ impl Sales for BuiltinErp {
 
 #[async_trait]
 impl Finance for BuiltinErp {
-    async fn tax_types(&self, scope: &Scope<'_>) -> Result<Vec<TaxType>, ToolError> {
+    async fn tax_types(&self, scope: &Scope<'_>) -> Result<Vec<TaxType>, ErpError> {
         self.store(scope).tax_types().await
     }
 
-    async fn receivables(&self, scope: &Scope<'_>) -> Result<Vec<CustomerInvoice>, ToolError> {
+    async fn receivables(&self, scope: &Scope<'_>) -> Result<Vec<CustomerInvoice>, ErpError> {
         self.store(scope).receivables(scope.branch).await
     }
 
-    async fn payables(&self, scope: &Scope<'_>) -> Result<Vec<VendorBill>, ToolError> {
+    async fn payables(&self, scope: &Scope<'_>) -> Result<Vec<VendorBill>, ErpError> {
         self.store(scope).payables(scope.branch).await
     }
 }
@@ -284,7 +284,7 @@ impl Review for BuiltinErp {
         filter: &DraftFilter,
         after: Option<&str>,
         limit: usize,
-    ) -> Result<Page<AgentDraft>, ToolError> {
+    ) -> Result<Page<AgentDraft>, ErpError> {
         self.store(scope).agent_drafts(scope.branch, filter, after, limit).await
     }
 
@@ -293,8 +293,10 @@ impl Review for BuiltinErp {
         scope: &Scope<'_>,
         number: &str,
         decision: NewDecision,
-    ) -> Result<DecisionPlacement, ToolError> {
-        let not_found = || ToolError::NotFound(format!("No draft {number} in your branch. Nothing was decided."));
+    ) -> Result<DecisionPlacement, ErpError> {
+        let not_found = || ErpError::NoSuchDraft {
+            number: number.to_owned(),
+        };
         let kind = DocumentKind::of_number(number).ok_or_else(not_found)?;
         let (tenant, branch) = (scope.tenant, scope.branch);
         let store = self.store(scope);
@@ -309,28 +311,34 @@ impl Review for BuiltinErp {
         let (document, decided, entry, open) = match kind {
             DocumentKind::PurchaseOrder => {
                 let po = PurchaseOrder::from_item(&item)?;
-                let document = decision::document_ref(&po.draft_id, &po.po_number, kind);
-                if let Some(earlier) = decision::earlier(&po.decision, recorded_id, &decision, number)? {
+                let document = po.document_ref();
+                let earlier =
+                    decision.against(number, po.status.code(), po.decision.as_ref(), recorded_id.as_deref())?;
+                if let Some(earlier) = earlier {
                     return Ok(DecisionPlacement::AlreadyRecorded {
                         document,
                         decision: earlier,
                     });
                 }
-                decision::still_draft(po.status.code(), number)?;
                 let po = po.decided(decision.decision.clone());
                 let open = OpenDraft::from(&po).to_item(tenant, branch, "PO", decided_at)?;
                 (document, po.to_item(tenant, branch)?, AgentDraft::from(&po), open)
             }
             DocumentKind::Quote => {
                 let quote = Quote::from_item(&item)?;
-                let document = decision::document_ref(&quote.quote_id, &quote.quote_number, kind);
-                if let Some(earlier) = decision::earlier(&quote.decision, recorded_id, &decision, number)? {
+                let document = quote.document_ref();
+                let earlier = decision.against(
+                    number,
+                    quote.status.code(),
+                    quote.decision.as_ref(),
+                    recorded_id.as_deref(),
+                )?;
+                if let Some(earlier) = earlier {
                     return Ok(DecisionPlacement::AlreadyRecorded {
                         document,
                         decision: earlier,
                     });
                 }
-                decision::still_draft(quote.status.code(), number)?;
                 let quote = quote.decided(decision.decision.clone());
                 let open = OpenDraft::from(&quote).to_item(tenant, branch, "QT", decided_at)?;
                 (document, quote.to_item(tenant, branch)?, AgentDraft::from(&quote), open)
@@ -342,13 +350,9 @@ impl Review for BuiltinErp {
             .raw(AgentDraft::key(tenant, branch, &entry.created_at, number))
             .await?;
         if queued.is_none() {
-            return Err(ToolError::invalid(
-                "number",
-                format!(
-                    "{number} was not drafted through draftline, so it is not reviewed here: decide on it in the \
-                     ERP. Nothing was changed."
-                ),
-            ));
+            return Err(ErpError::Refused(Refusal::NotDraftedHere {
+                number: number.to_owned(),
+            }));
         }
         let batch = store::decision_batch(
             &self.db,
@@ -358,60 +362,5 @@ impl Review for BuiltinErp {
             open,
         )?;
         Ok(DecisionPlacement::Atomic { document, batch })
-    }
-}
-
-/// The rules of recording a decision, shared by both document kinds.
-mod decision {
-    use draftline_contract::ToolError;
-    use draftline_contract::tool::DocumentRef;
-    use draftline_erp::domain::{Decision, DocumentKind, NewDecision};
-
-    pub(crate) fn document_ref(id: &str, number: &str, kind: DocumentKind) -> DocumentRef {
-        DocumentRef {
-            id: id.to_owned(),
-            number: number.to_owned(),
-            kind: kind.code().to_owned(),
-        }
-    }
-
-    /// The decision already on the document if it is this very one (a
-    /// double click); a refusal if another decision came first.
-    pub(crate) fn earlier(
-        on_document: &Option<Decision>,
-        recorded_id: Option<String>,
-        new: &NewDecision,
-        number: &str,
-    ) -> Result<Option<Decision>, ToolError> {
-        match (on_document, recorded_id) {
-            (Some(earlier), Some(id)) if id == new.decision_id => Ok(Some(earlier.clone())),
-            (Some(earlier), _) => Err(ToolError::invalid(
-                "number",
-                format!(
-                    "{number} was already {} by {} at {}. Nothing was changed.",
-                    match earlier.verdict {
-                        draftline_erp::domain::Verdict::Approved => "approved",
-                        draftline_erp::domain::Verdict::Rejected => "rejected",
-                    },
-                    earlier.decided_by,
-                    earlier.decided_at
-                ),
-            )),
-            (None, _) => Ok(None),
-        }
-    }
-
-    /// Refuses a document that is not a draft any more.
-    pub(crate) fn still_draft(status: &str, number: &str) -> Result<(), ToolError> {
-        if status == "draft" {
-            Ok(())
-        } else {
-            Err(ToolError::invalid(
-                "number",
-                format!(
-                    "{number} is {status}, not a draft: only drafts are approved or rejected. Nothing was changed."
-                ),
-            ))
-        }
     }
 }

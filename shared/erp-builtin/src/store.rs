@@ -6,10 +6,10 @@
 use std::collections::{BTreeSet, HashMap};
 
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Put, ReturnValue, TransactWriteItem};
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_contract::tool::StoreBatch;
-use draftline_dynamo::{Db, store_error};
+use draftline_dynamo::{Db, erp_store_error};
 use draftline_erp::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, DraftFilter, Item, ListPrice, OpenDraft, PriceEntry,
     PurchaseOrder, Quote, ReorderPolicy, SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
@@ -34,7 +34,7 @@ const QUERY_PAGE: i32 = 200;
 /// prepares the draft again with a new number.
 /// With it go the draft's open-draft item (the near-duplicate check) and
 /// its review-queue entry, all new.
-pub fn document_batch(db: &Db, items: Vec<Attrs>) -> Result<StoreBatch, ToolError> {
+pub fn document_batch(db: &Db, items: Vec<Attrs>) -> Result<StoreBatch, ErpError> {
     let writes = items
         .into_iter()
         .map(|item| {
@@ -44,7 +44,7 @@ pub fn document_batch(db: &Db, items: Vec<Attrs>) -> Result<StoreBatch, ToolErro
                 .condition_expression("attribute_not_exists(pk)")
                 .build()
                 .map(|put| TransactWriteItem::builder().put(put).build())
-                .map_err(ToolError::internal)
+                .map_err(ErpError::internal)
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(draftline_dynamo::batch(writes))
@@ -61,7 +61,7 @@ pub fn decision_batch(
     decision_id: &str,
     entry: Attrs,
     expired_open_draft: Attrs,
-) -> Result<StoreBatch, ToolError> {
+) -> Result<StoreBatch, ErpError> {
     document.insert("decision_id".to_owned(), sv(decision_id));
     let decided = Put::builder()
         .table_name(db.table())
@@ -70,17 +70,17 @@ pub fn decision_batch(
         .expression_attribute_names("#status", "status")
         .expression_attribute_values(":draft", sv("draft"))
         .build()
-        .map_err(ToolError::internal)?;
+        .map_err(ErpError::internal)?;
     let queue = Put::builder()
         .table_name(db.table())
         .set_item(Some(entry))
         .build()
-        .map_err(ToolError::internal)?;
+        .map_err(ErpError::internal)?;
     let forget = Put::builder()
         .table_name(db.table())
         .set_item(Some(expired_open_draft))
         .build()
-        .map_err(ToolError::internal)?;
+        .map_err(ErpError::internal)?;
     Ok(draftline_dynamo::batch(vec![
         TransactWriteItem::builder().put(decided).build(),
         TransactWriteItem::builder().put(queue).build(),
@@ -95,8 +95,6 @@ pub struct ErpStore<'a> {
     tenant: &'a TenantId,
 }
 
-const NOTHING_CHANGED: &str = "Nothing was created or changed.";
-
 impl<'a> ErpStore<'a> {
     /// Reads for `tenant`.
     pub fn new(db: &'a Db, tenant: &'a TenantId) -> Self {
@@ -109,7 +107,7 @@ impl<'a> ErpStore<'a> {
     }
 
     /// Gets `keys` in as few `BatchGetItem` calls as possible (strongly consistent).
-    pub async fn batch_get(&self, keys: Vec<Attrs>) -> Result<Vec<Attrs>, ToolError> {
+    pub async fn batch_get(&self, keys: Vec<Attrs>) -> Result<Vec<Attrs>, ErpError> {
         let mut found = Vec::with_capacity(keys.len());
         for chunk in keys.chunks(100) {
             let mut pending = Some(
@@ -117,15 +115,14 @@ impl<'a> ErpStore<'a> {
                     .set_keys(Some(chunk.to_vec()))
                     .consistent_read(true)
                     .build()
-                    .map_err(ToolError::internal)?,
+                    .map_err(ErpError::internal)?,
             );
             let mut rounds: u32 = 0;
             while let Some(request) = pending.take() {
                 rounds = rounds.saturating_add(1);
                 if rounds > 5 {
-                    return Err(ToolError::dependency(
-                        "BatchGetItem left keys unprocessed 5 times",
-                        NOTHING_CHANGED,
+                    return Err(ErpError::StoreUnavailable(
+                        "BatchGetItem left keys unprocessed 5 times".into(),
                     ));
                 }
                 let out = self
@@ -135,7 +132,7 @@ impl<'a> ErpStore<'a> {
                     .request_items(self.db.table(), request)
                     .send()
                     .await
-                    .map_err(|e| store_error(e, NOTHING_CHANGED))?;
+                    .map_err(erp_store_error)?;
                 if let Some(items) = out.responses().and_then(|r| r.get(self.db.table())) {
                     found.extend(items.iter().cloned());
                 }
@@ -159,7 +156,7 @@ impl<'a> ErpStore<'a> {
         counterparty: &str,
         since: &str,
         now_s: i64,
-    ) -> Result<Vec<OpenDraft>, ToolError> {
+    ) -> Result<Vec<OpenDraft>, ErpError> {
         let out = self
             .db
             .client()
@@ -171,7 +168,7 @@ impl<'a> ErpStore<'a> {
             .limit(50)
             .send()
             .await
-            .map_err(|e| store_error(e, NOTHING_CHANGED))?;
+            .map_err(erp_store_error)?;
         out.items()
             .iter()
             .filter(|item| attrs::int(item, "open draft", "expires_at").is_ok_and(|at| at > now_s))
@@ -187,7 +184,7 @@ impl<'a> ErpStore<'a> {
         filter: &DraftFilter,
         after: Option<&str>,
         limit: usize,
-    ) -> Result<Page<AgentDraft>, ToolError> {
+    ) -> Result<Page<AgentDraft>, ErpError> {
         let mut found = Vec::new();
         let mut start: Option<Attrs> = after.map(|sk| {
             Attrs::from([
@@ -220,7 +217,7 @@ impl<'a> ErpStore<'a> {
             if !conditions.is_empty() {
                 query = query.filter_expression(conditions.join(" AND "));
             }
-            let out = query.send().await.map_err(|e| store_error(e, NOTHING_CHANGED))?;
+            let out = query.send().await.map_err(erp_store_error)?;
             for item in out.items() {
                 let sk = attrs::s(item, "agent draft", "sk")?;
                 found.push((sk, AgentDraft::from_item(item)?));
@@ -247,7 +244,7 @@ impl<'a> ErpStore<'a> {
     }
 
     /// A document item of `branch` by key, read strongly (one `GetItem`).
-    pub async fn raw(&self, key: Attrs) -> Result<Option<Attrs>, ToolError> {
+    pub async fn raw(&self, key: Attrs) -> Result<Option<Attrs>, ErpError> {
         let out = self
             .db
             .client()
@@ -257,12 +254,12 @@ impl<'a> ErpStore<'a> {
             .consistent_read(true)
             .send()
             .await
-            .map_err(|e| store_error(e, NOTHING_CHANGED))?;
+            .map_err(erp_store_error)?;
         Ok(out.item().cloned())
     }
 
     /// Items by code (one `BatchGetItem`; missing codes are simply absent from the map).
-    pub async fn items(&self, codes: &[String]) -> Result<HashMap<String, Item>, ToolError> {
+    pub async fn items(&self, codes: &[String]) -> Result<HashMap<String, Item>, ErpError> {
         let request: Vec<Attrs> = codes.iter().map(|c| Item::key(self.tenant, c)).collect();
         let mut items = HashMap::new();
         for found in self.batch_get(request).await? {
@@ -278,7 +275,7 @@ impl<'a> ErpStore<'a> {
     /// increase per branch, and concurrent drafts never contend for them. A
     /// draft whose transaction then fails (a lost race on its key, DynamoDB
     /// unavailable) leaves its number unused: numbers can have gaps.
-    pub async fn reserve_number(&self, branch: &BranchId, sequence: &str) -> Result<i64, ToolError> {
+    pub async fn reserve_number(&self, branch: &BranchId, sequence: &str) -> Result<i64, ErpError> {
         let out = self
             .db
             .client()
@@ -293,13 +290,16 @@ impl<'a> ErpStore<'a> {
             .return_values(ReturnValue::UpdatedNew)
             .send()
             .await
-            .map_err(|e| store_error(e, "No draft was created."))?;
+            .map_err(|e| match erp_store_error(e) {
+                ErpError::StoreUnavailable(cause) => ErpError::NumberUnavailable(cause),
+                bug => bug,
+            })?;
         let attributes = out.attributes().cloned().unwrap_or_default();
         attrs::int(&attributes, "sequence", "last")
     }
 
     /// A vendor's profile and price list (one `Query`).
-    pub async fn vendor_with_prices(&self, code: &str) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ToolError> {
+    pub async fn vendor_with_prices(&self, code: &str) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ErpError> {
         let pk = keys::vendor(self.tenant, code);
         let items = self.query_partition(&pk, None).await?;
         let mut vendor = None;
@@ -319,7 +319,7 @@ impl<'a> ErpStore<'a> {
         &self,
         branch: &BranchId,
         item: &str,
-    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ToolError> {
+    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ErpError> {
         let (_, levels, policy) = self.stock_records(branch, item).await?;
         Ok((levels, policy))
     }
@@ -329,7 +329,7 @@ impl<'a> ErpStore<'a> {
     /// stock partition, which hold a copy of the item where the branch
     /// stocks it. Where it does not (no copy), one `GetItem` of the item
     /// master follows, so the answer is the same either way.
-    pub async fn item_with_stock(&self, branch: &BranchId, code: &str) -> Result<Option<ItemStock>, ToolError> {
+    pub async fn item_with_stock(&self, branch: &BranchId, code: &str) -> Result<Option<ItemStock>, ErpError> {
         let (copy, levels, policy) = self.stock_records(branch, code).await?;
         let item = match copy {
             Some(item) => Some(item),
@@ -344,7 +344,7 @@ impl<'a> ErpStore<'a> {
         &self,
         branch: &BranchId,
         item: &str,
-    ) -> Result<(Option<Item>, Vec<StockLevel>, Option<ReorderPolicy>), ToolError> {
+    ) -> Result<(Option<Item>, Vec<StockLevel>, Option<ReorderPolicy>), ErpError> {
         let pk = keys::stock(self.tenant, branch);
         let items = self.query_partition(&pk, Some(&keys::stock_of_item(item))).await?;
         let mut copy = None;
@@ -362,18 +362,18 @@ impl<'a> ErpStore<'a> {
     }
 
     /// One item of the item master.
-    pub async fn item(&self, code: &str) -> Result<Option<Item>, ToolError> {
+    pub async fn item(&self, code: &str) -> Result<Option<Item>, ErpError> {
         self.get_one(Item::key(self.tenant, code), Item::from_item).await
     }
 
     /// Quote `number` of `branch` (one `GetItem`).
-    pub async fn quote(&self, branch: &BranchId, number: &str) -> Result<Option<Quote>, ToolError> {
+    pub async fn quote(&self, branch: &BranchId, number: &str) -> Result<Option<Quote>, ErpError> {
         self.get_one(Quote::key(self.tenant, branch, number), Quote::from_item)
             .await
     }
 
     /// PO `number` of `branch` (one `GetItem`; another branch's PO is simply not there).
-    pub async fn purchase_order(&self, branch: &BranchId, number: &str) -> Result<Option<PurchaseOrder>, ToolError> {
+    pub async fn purchase_order(&self, branch: &BranchId, number: &str) -> Result<Option<PurchaseOrder>, ErpError> {
         self.get_one(
             PurchaseOrder::key(self.tenant, branch, number),
             PurchaseOrder::from_item,
@@ -390,7 +390,7 @@ impl<'a> ErpStore<'a> {
         branch: &BranchId,
         after: Option<&str>,
         want: usize,
-    ) -> Result<Page<DueItem>, ToolError> {
+    ) -> Result<Page<DueItem>, ErpError> {
         let pk = keys::stock(self.tenant, branch);
         let mut due: Vec<DueItem> = Vec::new();
         // Records of one item arrive together (the item master's copy, the
@@ -421,7 +421,7 @@ impl<'a> ErpStore<'a> {
                     .expression_attribute_values(":after", AttributeValue::S(keys::stock_after_item(item))),
                 None => query.key_condition_expression("pk = :pk"),
             };
-            let out = query.send().await.map_err(|e| store_error(e, NOTHING_CHANGED))?;
+            let out = query.send().await.map_err(erp_store_error)?;
             for found in out.items() {
                 let item = attrs::s(found, "stock record", "item")?;
                 if current.as_ref().is_none_or(|(code, _, _)| *code != item) {
@@ -464,7 +464,7 @@ impl<'a> ErpStore<'a> {
         branch: &BranchId,
         items: &[String],
         vendors: &[String],
-    ) -> Result<(HashMap<String, Item>, HashMap<String, BranchVendor>), ToolError> {
+    ) -> Result<(HashMap<String, Item>, HashMap<String, BranchVendor>), ErpError> {
         let items: BTreeSet<&String> = items.iter().collect();
         let vendors: BTreeSet<&String> = vendors.iter().collect();
         let request = items
@@ -492,7 +492,7 @@ impl<'a> ErpStore<'a> {
 
     /// The vendors' prices for `(vendor, item, unit)` triples, in one batch
     /// (prices that do not exist are simply absent).
-    pub async fn vendor_prices(&self, wanted: &[(String, String, Uom)]) -> Result<Vec<PriceEntry>, ToolError> {
+    pub async fn vendor_prices(&self, wanted: &[(String, String, Uom)]) -> Result<Vec<PriceEntry>, ErpError> {
         let wanted: BTreeSet<&(String, String, Uom)> = wanted.iter().collect();
         let request = wanted
             .iter()
@@ -506,7 +506,7 @@ impl<'a> ErpStore<'a> {
     }
 
     /// Every vendor that supplies `branch`, by code (one `Query`, following pages).
-    pub async fn branch_vendors(&self, branch: &BranchId) -> Result<Vec<BranchVendor>, ToolError> {
+    pub async fn branch_vendors(&self, branch: &BranchId) -> Result<Vec<BranchVendor>, ErpError> {
         let pk = keys::branch_vendors(self.tenant, branch);
         self.query_as(&pk, None, BranchVendor::from_item).await
     }
@@ -521,7 +521,7 @@ impl<'a> ErpStore<'a> {
         after: Option<&str>,
         limit: usize,
         max_pages: usize,
-    ) -> Result<Page<PurchaseOrder>, ToolError> {
+    ) -> Result<Page<PurchaseOrder>, ErpError> {
         let pk = keys::purchase_orders(self.tenant, branch);
         let mut conditions = Vec::new();
         let mut values: HashMap<String, AttributeValue> =
@@ -567,7 +567,7 @@ impl<'a> ErpStore<'a> {
             if !names.is_empty() {
                 query = query.set_expression_attribute_names(Some(names.clone()));
             }
-            let out = query.send().await.map_err(|e| store_error(e, NOTHING_CHANGED))?;
+            let out = query.send().await.map_err(erp_store_error)?;
             for item in out.items() {
                 found.push(PurchaseOrder::from_item(item)?);
             }
@@ -597,52 +597,52 @@ impl<'a> ErpStore<'a> {
     }
 
     /// Every customer of `branch` (one `Query`, following pages).
-    pub async fn customers(&self, branch: &BranchId) -> Result<Vec<Customer>, ToolError> {
+    pub async fn customers(&self, branch: &BranchId) -> Result<Vec<Customer>, ErpError> {
         let pk = keys::customers(self.tenant, branch);
         self.query_as(&pk, None, Customer::from_item).await
     }
 
     /// Customer `code` of `branch` (another branch's customer is simply not there).
-    pub async fn customer(&self, branch: &BranchId, code: &str) -> Result<Option<Customer>, ToolError> {
+    pub async fn customer(&self, branch: &BranchId, code: &str) -> Result<Option<Customer>, ErpError> {
         self.get_one(Customer::key(self.tenant, branch, code), Customer::from_item)
             .await
     }
 
     /// The sales orders of customer `code` in `branch`.
-    pub async fn customer_orders(&self, branch: &BranchId, code: &str) -> Result<Vec<SalesOrder>, ToolError> {
+    pub async fn customer_orders(&self, branch: &BranchId, code: &str) -> Result<Vec<SalesOrder>, ErpError> {
         let pk = keys::sales_orders(self.tenant, branch);
         self.query_as(&pk, Some(&keys::customer_docs_prefix(code)), SalesOrder::from_item)
             .await
     }
 
     /// The invoices of customer `code` in `branch`.
-    pub async fn customer_invoices(&self, branch: &BranchId, code: &str) -> Result<Vec<CustomerInvoice>, ToolError> {
+    pub async fn customer_invoices(&self, branch: &BranchId, code: &str) -> Result<Vec<CustomerInvoice>, ErpError> {
         let pk = keys::receivables(self.tenant, branch);
         self.query_as(&pk, Some(&keys::customer_docs_prefix(code)), CustomerInvoice::from_item)
             .await
     }
 
     /// Every customer invoice of `branch`.
-    pub async fn receivables(&self, branch: &BranchId) -> Result<Vec<CustomerInvoice>, ToolError> {
+    pub async fn receivables(&self, branch: &BranchId) -> Result<Vec<CustomerInvoice>, ErpError> {
         let pk = keys::receivables(self.tenant, branch);
         self.query_as(&pk, None, CustomerInvoice::from_item).await
     }
 
     /// Every vendor bill of `branch`.
-    pub async fn payables(&self, branch: &BranchId) -> Result<Vec<VendorBill>, ToolError> {
+    pub async fn payables(&self, branch: &BranchId) -> Result<Vec<VendorBill>, ErpError> {
         let pk = keys::payables(self.tenant, branch);
         self.query_as(&pk, None, VendorBill::from_item).await
     }
 
     /// The tenant's tax types.
-    pub async fn tax_types(&self) -> Result<Vec<TaxType>, ToolError> {
+    pub async fn tax_types(&self) -> Result<Vec<TaxType>, ErpError> {
         let pk = keys::tax_types(self.tenant);
         self.query_as(&pk, None, TaxType::from_item).await
     }
 
     /// Prices of price list `list` for `(item, unit)` pairs, in one batch
     /// (prices that do not exist are simply absent).
-    pub async fn list_prices(&self, list: &str, wanted: &[(String, Uom)]) -> Result<Vec<ListPrice>, ToolError> {
+    pub async fn list_prices(&self, list: &str, wanted: &[(String, Uom)]) -> Result<Vec<ListPrice>, ErpError> {
         let wanted: BTreeSet<&(String, Uom)> = wanted.iter().collect();
         let request = wanted
             .iter()
@@ -656,7 +656,7 @@ impl<'a> ErpStore<'a> {
     }
 
     /// One item by key (one `GetItem`), read with `read`.
-    async fn get_one<T>(&self, key: Attrs, read: fn(&Attrs) -> Result<T, ToolError>) -> Result<Option<T>, ToolError> {
+    async fn get_one<T>(&self, key: Attrs, read: fn(&Attrs) -> Result<T, ErpError>) -> Result<Option<T>, ErpError> {
         let out = self
             .db
             .client()
@@ -665,7 +665,7 @@ impl<'a> ErpStore<'a> {
             .set_key(Some(key))
             .send()
             .await
-            .map_err(|e| store_error(e, NOTHING_CHANGED))?;
+            .map_err(erp_store_error)?;
         out.item().map(read).transpose()
     }
 
@@ -674,13 +674,13 @@ impl<'a> ErpStore<'a> {
         &self,
         pk: &str,
         sk_prefix: Option<&str>,
-        read: fn(&Attrs) -> Result<T, ToolError>,
-    ) -> Result<Vec<T>, ToolError> {
+        read: fn(&Attrs) -> Result<T, ErpError>,
+    ) -> Result<Vec<T>, ErpError> {
         self.query_partition(pk, sk_prefix).await?.iter().map(read).collect()
     }
 
     /// Every item of a partition (optionally under a sort-key prefix), following pages.
-    async fn query_partition(&self, pk: &str, sk_prefix: Option<&str>) -> Result<Vec<Attrs>, ToolError> {
+    async fn query_partition(&self, pk: &str, sk_prefix: Option<&str>) -> Result<Vec<Attrs>, ErpError> {
         let mut items = Vec::new();
         let mut start: Option<Attrs> = None;
         loop {
@@ -697,7 +697,7 @@ impl<'a> ErpStore<'a> {
                     .expression_attribute_values(":prefix", AttributeValue::S(prefix.to_owned())),
                 None => query.key_condition_expression("pk = :pk"),
             };
-            let out = query.send().await.map_err(|e| store_error(e, NOTHING_CHANGED))?;
+            let out = query.send().await.map_err(erp_store_error)?;
             items.extend(out.items().iter().cloned());
             match out.last_evaluated_key() {
                 Some(key) if !key.is_empty() => start = Some(key.clone()),

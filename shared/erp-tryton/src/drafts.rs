@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_contract::tool::{Created, DocumentRef};
 use draftline_erp::domain::{OpenDraft, OpenLine, PoDraft, QuoteDraft, TaxCode};
 use draftline_erp::port::ExternalDocument;
@@ -74,7 +74,7 @@ impl Inner {
         branch: &str,
         counterparty: &str,
         since: DateTime<Utc>,
-    ) -> Result<Vec<OpenDraft>, ToolError> {
+    ) -> Result<Vec<OpenDraft>, ErpError> {
         let search = Search::new(
             kind.model(),
             json!([
@@ -140,7 +140,7 @@ pub(crate) struct TrytonDraft {
 }
 
 impl TrytonDraft {
-    fn created(&self, record: &Record) -> Result<Created, ToolError> {
+    fn created(&self, record: &Record) -> Result<Created, ErpError> {
         Ok(Created {
             document: DocumentRef {
                 id: format!("{}{}", self.kind.id_prefix(), record.id()?),
@@ -154,7 +154,7 @@ impl TrytonDraft {
 
 #[async_trait]
 impl ExternalDocument for TrytonDraft {
-    async fn find(&self) -> Result<Option<Created>, ToolError> {
+    async fn find(&self) -> Result<Option<Created>, ErpError> {
         let search = Search::new(
             self.kind.model(),
             json!([["draftline_key", "=", self.key], ["company", "=", 1]]),
@@ -170,7 +170,7 @@ impl ExternalDocument for TrytonDraft {
         found.first().map(|record| self.created(record)).transpose()
     }
 
-    async fn create(&self) -> Result<Created, ToolError> {
+    async fn create(&self) -> Result<Created, ErpError> {
         let what = format!("create {}", self.kind.model());
         match self
             .inner
@@ -186,7 +186,7 @@ impl ExternalDocument for TrytonDraft {
                     "the draft's key was taken; reading its document"
                 );
                 self.find().await?.ok_or_else(|| {
-                    ToolError::internal(format!("{what}: Tryton says the key is taken, yet no document has it"))
+                    ErpError::internal(format!("{what}: Tryton says the key is taken, yet no document has it"))
                 })
             }
             Err(failure) => Err(failure.for_create(&what)),
@@ -200,7 +200,7 @@ pub(crate) async fn purchase(
     branch: &str,
     draft: &PoDraft,
     key: &str,
-) -> Result<TrytonDraft, ToolError> {
+) -> Result<TrytonDraft, ErpError> {
     let (warehouse, currency) = header(inner, branch).await?;
     let vendor = match inner.master.vendor(&draft.vendor.code) {
         Some(vendor) => vendor,
@@ -247,7 +247,7 @@ pub(crate) async fn quote(
     draft: &QuoteDraft,
     key: &str,
     today: NaiveDate,
-) -> Result<TrytonDraft, ToolError> {
+) -> Result<TrytonDraft, ErpError> {
     let (warehouse, currency) = header(inner, branch).await?;
     let customer = match inner.master.customer(&draft.customer.code) {
         Some(customer) => customer,
@@ -274,7 +274,7 @@ pub(crate) async fn quote(
     }
     let validity = draft.valid_until.signed_duration_since(today).num_days();
     let validity = value::timedelta_days(validity.max(0))
-        .ok_or_else(|| ToolError::internal(format!("quote validity of {validity} days; {NO_DRAFT}")))?;
+        .ok_or_else(|| ErpError::internal(format!("quote validity of {validity} days; {NO_DRAFT}")))?;
     let body = json!({
         "party": customer.id,
         "warehouse": warehouse,
@@ -302,19 +302,18 @@ pub(crate) async fn quote(
 }
 
 /// A Money amount as the exact decimal it prints.
-fn amount(text: &str) -> Result<Decimal, ToolError> {
-    value::decimal_text(text)
-        .ok_or_else(|| ToolError::internal(format!("amount '{text}' is not a decimal; {NO_DRAFT}")))
+fn amount(text: &str) -> Result<Decimal, ErpError> {
+    value::decimal_text(text).ok_or_else(|| ErpError::internal(format!("amount '{text}' is not a decimal; {NO_DRAFT}")))
 }
 
 /// The warehouse and currency ids of a draft of `branch`.
-async fn header(inner: &Inner, branch: &str) -> Result<(i64, i64), ToolError> {
+async fn header(inner: &Inner, branch: &str) -> Result<(i64, i64), ErpError> {
     let (warehouse, company) = tokio::try_join!(
         inner.master.warehouse(&inner.rest, branch),
         inner.master.company(&inner.rest),
     )?;
     let warehouse = warehouse.ok_or_else(|| {
-        ToolError::internal(format!(
+        ErpError::internal(format!(
             "branch {branch} has no warehouse with that code in Tryton; {NO_DRAFT}"
         ))
     })?;
@@ -322,7 +321,7 @@ async fn header(inner: &Inner, branch: &str) -> Result<(i64, i64), ToolError> {
 }
 
 /// A party the tool's reads did not leave behind (one request).
-async fn lookup_party(inner: &Inner, code: &str, term: &'static str) -> Result<PartyRef, ToolError> {
+async fn lookup_party(inner: &Inner, code: &str, term: &'static str) -> Result<PartyRef, ErpError> {
     let search = Search::new("party.party", json!([["code", "=", code]]), &[term, "sale_price_list"]).limit(1);
     let found = inner
         .rest
@@ -331,7 +330,7 @@ async fn lookup_party(inner: &Inner, code: &str, term: &'static str) -> Result<P
         .map_err(|f| f.for_read("a draft's party"))?;
     let party = found
         .first()
-        .ok_or_else(|| ToolError::internal(format!("party {code} is not in Tryton; {NO_DRAFT}")))?;
+        .ok_or_else(|| ErpError::internal(format!("party {code} is not in Tryton; {NO_DRAFT}")))?;
     Ok(PartyRef {
         id: party.id()?,
         payment_term: party.ref_id(term)?,
@@ -340,7 +339,7 @@ async fn lookup_party(inner: &Inner, code: &str, term: &'static str) -> Result<P
 }
 
 /// A sales price list by name (one request).
-async fn lookup_price_list(inner: &Inner, name: &str) -> Result<Option<i64>, ToolError> {
+async fn lookup_price_list(inner: &Inner, name: &str) -> Result<Option<i64>, ErpError> {
     if name.is_empty() {
         return Ok(None);
     }
@@ -355,7 +354,7 @@ async fn lookup_price_list(inner: &Inner, name: &str) -> Result<Option<i64>, Too
 
 /// The product and unit ids of each `(item, unit)`, reading the items the
 /// tool's reads did not leave behind (one request).
-async fn products(inner: &Inner, wanted: &[(&str, Uom)]) -> Result<Vec<(i64, i64)>, ToolError> {
+async fn products(inner: &Inner, wanted: &[(&str, Uom)]) -> Result<Vec<(i64, i64)>, ErpError> {
     let missing: Vec<String> = wanted
         .iter()
         .filter(|(code, _)| inner.master.product(code).is_none())
@@ -370,20 +369,20 @@ async fn products(inner: &Inner, wanted: &[(&str, Uom)]) -> Result<Vec<(i64, i64
             let product: ProductRef = inner
                 .master
                 .product(code)
-                .ok_or_else(|| ToolError::internal(format!("item {code} is not in Tryton; {NO_DRAFT}")))?;
+                .ok_or_else(|| ErpError::internal(format!("item {code} is not in Tryton; {NO_DRAFT}")))?;
             let unit = product
                 .units
                 .iter()
                 .find(|(u, _)| u == uom)
                 .map(|(_, id)| *id)
-                .ok_or_else(|| ToolError::internal(format!("item {code} has no unit {uom} in Tryton; {NO_DRAFT}")))?;
+                .ok_or_else(|| ErpError::internal(format!("item {code} has no unit {uom} in Tryton; {NO_DRAFT}")))?;
             Ok((product.id, unit))
         })
         .collect()
 }
 
 /// The tax ids of `codes`, reading the taxes when one is not known (one request).
-async fn taxes(inner: &Inner, codes: &[TaxCode]) -> Result<Vec<i64>, ToolError> {
+async fn taxes(inner: &Inner, codes: &[TaxCode]) -> Result<Vec<i64>, ErpError> {
     if codes.iter().any(|c| inner.master.tax(*c).is_none()) {
         inner.tax_types(chrono::Utc::now().date_naive()).await?;
     }
@@ -393,7 +392,7 @@ async fn taxes(inner: &Inner, codes: &[TaxCode]) -> Result<Vec<i64>, ToolError> 
             inner
                 .master
                 .tax(*code)
-                .ok_or_else(|| ToolError::internal(format!("tax {code} is not in Tryton; {NO_DRAFT}")))
+                .ok_or_else(|| ErpError::internal(format!("tax {code} is not in Tryton; {NO_DRAFT}")))
         })
         .collect()
 }

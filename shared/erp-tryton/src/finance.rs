@@ -4,7 +4,7 @@
 //! of the branch's warehouse, type out or in.
 
 use chrono::NaiveDate;
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_erp::domain::{CustomerInvoice, TaxCode, TaxType, VendorBill};
 use draftline_erp::money;
 use rust_decimal::Decimal;
@@ -51,7 +51,7 @@ struct OpenDocument {
 impl Inner {
     /// The taxes whose name is a draftline tax code, by code; active as of
     /// `today` (one request). Remembers their ids for quote drafts.
-    pub(crate) async fn tax_types(&self, today: NaiveDate) -> Result<Vec<TaxType>, ToolError> {
+    pub(crate) async fn tax_types(&self, today: NaiveDate) -> Result<Vec<TaxType>, ErpError> {
         let search = Search::new(
             "account.tax",
             json!([["parent", "=", null]]),
@@ -96,11 +96,7 @@ impl Inner {
 
     /// The customer invoices of `branch` (of customer `code` only, when
     /// given), by customer and number (one request).
-    pub(crate) async fn receivables(
-        &self,
-        branch: &str,
-        code: Option<&str>,
-    ) -> Result<Vec<CustomerInvoice>, ToolError> {
+    pub(crate) async fn receivables(&self, branch: &str, code: Option<&str>) -> Result<Vec<CustomerInvoice>, ErpError> {
         Ok(self
             .open_documents("out", branch, code)
             .await?
@@ -119,7 +115,7 @@ impl Inner {
     }
 
     /// The vendor bills of `branch`, by vendor and number (one request).
-    pub(crate) async fn payables(&self, branch: &str) -> Result<Vec<VendorBill>, ToolError> {
+    pub(crate) async fn payables(&self, branch: &str) -> Result<Vec<VendorBill>, ErpError> {
         Ok(self
             .open_documents("in", branch, None)
             .await?
@@ -142,7 +138,7 @@ impl Inner {
         kind: &str,
         branch: &str,
         party: Option<&str>,
-    ) -> Result<Vec<OpenDocument>, ToolError> {
+    ) -> Result<Vec<OpenDocument>, ErpError> {
         let mut domain = vec![
             json!(["type", "=", kind]),
             json!(["state", "in", ["posted", "paid"]]),
@@ -162,11 +158,11 @@ impl Inner {
 
 /// An invoice: amount = total, paid = total − still to pay, due = the
 /// earliest maturity of its lines to pay (its date when it has none).
-fn open_document(record: &Record) -> Result<OpenDocument, ToolError> {
+fn open_document(record: &Record) -> Result<OpenDocument, ErpError> {
     let number = record.text("number")?;
     let party = record
         .one("party", "party.party")?
-        .ok_or_else(|| ToolError::internal(format!("invoice {number} has no party")))?;
+        .ok_or_else(|| ErpError::internal(format!("invoice {number} has no party")))?;
     let date = record.date("invoice_date")?;
     let mut due: Option<NaiveDate> = None;
     for line in record.many("lines_to_pay", "account.move.line")? {
@@ -187,7 +183,7 @@ fn open_document(record: &Record) -> Result<OpenDocument, ToolError> {
             .ok_or_else(|| money::overflow(&format!("what was paid on {number}")))?,
         currency: record
             .nested_text("currency", "code")?
-            .ok_or_else(|| ToolError::internal(format!("invoice {number} has no currency")))?,
+            .ok_or_else(|| ErpError::internal(format!("invoice {number} has no currency")))?,
         number,
     })
 }

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_erp::domain::{Item, ReorderPolicy, StockLevel, UnitConversion};
 use draftline_erp::port::{DueItem, Page};
 use draftline_erp::reorder;
@@ -41,7 +41,7 @@ const MAX_POINT_PAGES: usize = 25;
 
 impl Inner {
     /// Items by code (one request; none for no codes).
-    pub(crate) async fn items(&self, codes: &[String]) -> Result<HashMap<String, Item>, ToolError> {
+    pub(crate) async fn items(&self, codes: &[String]) -> Result<HashMap<String, Item>, ErpError> {
         let codes: BTreeSet<&String> = codes.iter().collect();
         if codes.is_empty() {
             return Ok(HashMap::new());
@@ -68,7 +68,7 @@ impl Inner {
         &self,
         branch: &str,
         code: &str,
-    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ToolError> {
+    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ErpError> {
         let Some(warehouse) = self.master.warehouse(&self.rest, branch).await? else {
             return Ok((Vec::new(), None));
         };
@@ -87,7 +87,7 @@ impl Inner {
                 .search(&search)
                 .await
                 .map_err(|f| f.for_read("an item's policy"))?;
-            Ok::<_, ToolError>(found.into_iter().next())
+            Ok::<_, ErpError>(found.into_iter().next())
         };
         let (product, levels) = match self.master.product_id(code) {
             Some(id) => tokio::try_join!(product, self.levels(warehouse, code, id))?,
@@ -119,7 +119,7 @@ impl Inner {
     }
 
     /// One item's stock in every storage location of `warehouse` (two requests).
-    async fn levels(&self, warehouse: &Warehouse, code: &str, product: i64) -> Result<Vec<StockLevel>, ToolError> {
+    async fn levels(&self, warehouse: &Warehouse, code: &str, product: i64) -> Result<Vec<StockLevel>, ErpError> {
         if warehouse.storages.is_empty() {
             return Ok(Vec::new());
         }
@@ -135,7 +135,7 @@ impl Inner {
                 found
                     .iter()
                     .map(|location| Ok((location.id()?, location.whole("quantity")?)))
-                    .collect::<Result<HashMap<i64, i64>, ToolError>>()
+                    .collect::<Result<HashMap<i64, i64>, ErpError>>()
             }
         };
         let (on_hand, available) = tokio::try_join!(quantities(false), quantities(true))?;
@@ -163,7 +163,7 @@ impl Inner {
         branch: &str,
         after: Option<&str>,
         want: usize,
-    ) -> Result<Page<DueItem>, ToolError> {
+    ) -> Result<Page<DueItem>, ErpError> {
         let Some(warehouse) = self.master.warehouse(&self.rest, branch).await? else {
             return Ok(Page {
                 items: Vec::new(),
@@ -196,7 +196,7 @@ impl Inner {
             {
                 let product = point
                     .one("product", "product.product")?
-                    .ok_or_else(|| ToolError::internal("a stock.order_point has no product"))?;
+                    .ok_or_else(|| ErpError::internal("a stock.order_point has no product"))?;
                 let code = product.text("code")?;
                 points.push((code, product.id()?, point, product));
             }
@@ -218,7 +218,7 @@ impl Inner {
                     .filter_map(|(storage, (on_hand, available))| {
                         level(code, storage, on_hand.get(id).copied(), available.get(id).copied()).transpose()
                     })
-                    .collect::<Result<Vec<_>, ToolError>>()?;
+                    .collect::<Result<Vec<_>, ErpError>>()?;
                 let item = DueItem { policy, levels };
                 if reorder::is_due(&item.policy, item.available()) {
                     due.push(item);
@@ -249,7 +249,7 @@ impl Inner {
         &self,
         storages: &[Storage],
         products: &[i64],
-    ) -> Result<Vec<(HashMap<i64, i64>, HashMap<i64, i64>)>, ToolError> {
+    ) -> Result<Vec<(HashMap<i64, i64>, HashMap<i64, i64>)>, ErpError> {
         let quantities = |storage: i64, assigned: bool| {
             let mut search = Search::new("product.product", json!([["id", "in", products]]), &["quantity"])
                 .context("locations", json!([storage]));
@@ -261,7 +261,7 @@ impl Inner {
                 found
                     .iter()
                     .map(|product| Ok((product.id()?, product.whole("quantity")?)))
-                    .collect::<Result<HashMap<i64, i64>, ToolError>>()
+                    .collect::<Result<HashMap<i64, i64>, ErpError>>()
             }
         };
         try_join_all(storages.iter().map(|storage| async move {
@@ -278,11 +278,11 @@ fn level(
     storage: &Storage,
     on_hand: Option<i64>,
     available: Option<i64>,
-) -> Result<Option<StockLevel>, ToolError> {
+) -> Result<Option<StockLevel>, ErpError> {
     let on_hand = on_hand.unwrap_or(0);
     let reserved = on_hand
         .checked_sub(available.unwrap_or(0))
-        .ok_or_else(|| ToolError::internal(format!("reserved stock of {code} in {} overflows", storage.code)))?;
+        .ok_or_else(|| ErpError::internal(format!("reserved stock of {code} in {} overflows", storage.code)))?;
     if on_hand == 0 && reserved == 0 {
         return Ok(None);
     }
@@ -296,12 +296,12 @@ fn level(
 
 /// A purchase order point as a reorder policy; `product` carries the
 /// product's suppliers (the first one is the preferred vendor, MAPPING.md).
-fn reorder_policy(code: &str, point: &Record, product: &Record) -> Result<ReorderPolicy, ToolError> {
+fn reorder_policy(code: &str, point: &Record, product: &Record) -> Result<ReorderPolicy, ErpError> {
     let reorder_point = point.whole("min_quantity")?;
     let target = point.whole("target_quantity")?;
     let reorder_qty = target
         .checked_sub(reorder_point)
-        .ok_or_else(|| ToolError::internal(format!("the order point of {code} overflows")))?;
+        .ok_or_else(|| ErpError::internal(format!("the order point of {code} overflows")))?;
     Ok(ReorderPolicy {
         item: code.to_owned(),
         reorder_point,
@@ -312,8 +312,8 @@ fn reorder_policy(code: &str, point: &Record, product: &Record) -> Result<Reorde
 
 /// The vendor of the product's first supplier row (lowest sequence, empty
 /// first, then id), else of its template's rows for every variant.
-fn preferred_vendor(product: &Record) -> Result<Option<String>, ToolError> {
-    let first = |rows: Vec<Record>| -> Result<Option<String>, ToolError> {
+fn preferred_vendor(product: &Record) -> Result<Option<String>, ErpError> {
+    let first = |rows: Vec<Record>| -> Result<Option<String>, ErpError> {
         let mut ranked = Vec::with_capacity(rows.len());
         for row in rows {
             let sequence = row.get("sequence").and_then(Value::as_i64);
@@ -341,13 +341,13 @@ fn preferred_vendor(product: &Record) -> Result<Option<String>, ToolError> {
 
 /// An item and what a draft needs of it. Its units: the base unit first,
 /// then the purchase and sale units (those draftline knows).
-pub(crate) fn item(record: &Record, units: &HashMap<i64, UnitSymbol>) -> Result<(Item, ProductRef), ToolError> {
+pub(crate) fn item(record: &Record, units: &HashMap<i64, UnitSymbol>) -> Result<(Item, ProductRef), ErpError> {
     let code = record.text("code")?;
     let base_id = record
         .ref_id("default_uom")?
-        .ok_or_else(|| ToolError::internal(format!("item {code} has no default unit in Tryton")))?;
+        .ok_or_else(|| ErpError::internal(format!("item {code} has no default unit in Tryton")))?;
     let base = units.get(&base_id).filter(|u| u.factor == 1).ok_or_else(|| {
-        ToolError::internal(format!(
+        ErpError::internal(format!(
             "the default unit of item {code} in Tryton (product.uom {base_id}) is not a draftline base unit (u, kg, l, m)"
         ))
     })?;

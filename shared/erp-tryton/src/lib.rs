@@ -56,8 +56,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use draftline_contract::ToolError;
 use draftline_contract::identity::TenantId;
+use draftline_contract::{ErpError, Refusal};
 use draftline_erp::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, DocumentKind, DraftFilter, Item, ListPrice, NewDecision,
     OpenDraft, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, SalesOrder, StockLevel, TaxType,
@@ -136,14 +136,14 @@ impl TrytonErp {
 
 #[async_trait]
 impl Inventory for TrytonErp {
-    async fn item(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Item>, ToolError> {
+    async fn item(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Item>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(None);
         }
         Ok(self.inner.items(&[code.to_owned()]).await?.remove(code))
     }
 
-    async fn items(&self, scope: &Scope<'_>, codes: &[String]) -> Result<HashMap<String, Item>, ToolError> {
+    async fn items(&self, scope: &Scope<'_>, codes: &[String]) -> Result<HashMap<String, Item>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(HashMap::new());
         }
@@ -154,14 +154,14 @@ impl Inventory for TrytonErp {
         &self,
         scope: &Scope<'_>,
         item: &str,
-    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ToolError> {
+    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ErpError> {
         if !self.inner.serves(scope) {
             return Ok((Vec::new(), None));
         }
         self.inner.item_stock(scope.branch.as_str(), item).await
     }
 
-    async fn due_items(&self, scope: &Scope<'_>, after: Option<&str>, want: usize) -> Result<Page<DueItem>, ToolError> {
+    async fn due_items(&self, scope: &Scope<'_>, after: Option<&str>, want: usize) -> Result<Page<DueItem>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(Page {
                 items: Vec::new(),
@@ -178,7 +178,7 @@ impl Purchasing for TrytonErp {
         &self,
         scope: &Scope<'_>,
         code: &str,
-    ) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ToolError> {
+    ) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(None);
         }
@@ -189,14 +189,14 @@ impl Purchasing for TrytonErp {
         &self,
         scope: &Scope<'_>,
         wanted: &[(String, String, Uom)],
-    ) -> Result<Vec<PriceEntry>, ToolError> {
+    ) -> Result<Vec<PriceEntry>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(Vec::new());
         }
         self.inner.vendor_prices(wanted).await
     }
 
-    async fn branch_vendors(&self, scope: &Scope<'_>) -> Result<Vec<BranchVendor>, ToolError> {
+    async fn branch_vendors(&self, scope: &Scope<'_>) -> Result<Vec<BranchVendor>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(Vec::new());
         }
@@ -208,7 +208,7 @@ impl Purchasing for TrytonErp {
         scope: &Scope<'_>,
         items: &[String],
         vendors: &[String],
-    ) -> Result<(HashMap<String, Item>, HashMap<String, BranchVendor>), ToolError> {
+    ) -> Result<(HashMap<String, Item>, HashMap<String, BranchVendor>), ErpError> {
         if !self.inner.serves(scope) {
             return Ok((HashMap::new(), HashMap::new()));
         }
@@ -217,7 +217,7 @@ impl Purchasing for TrytonErp {
             .await
     }
 
-    async fn purchase_order(&self, scope: &Scope<'_>, number: &str) -> Result<Option<PurchaseOrder>, ToolError> {
+    async fn purchase_order(&self, scope: &Scope<'_>, number: &str) -> Result<Option<PurchaseOrder>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(None);
         }
@@ -231,7 +231,7 @@ impl Purchasing for TrytonErp {
         after: Option<&str>,
         limit: usize,
         _max_pages: usize,
-    ) -> Result<Page<PurchaseOrder>, ToolError> {
+    ) -> Result<Page<PurchaseOrder>, ErpError> {
         // Tryton filters in its query: one request, whatever max_pages allows.
         if !self.inner.serves(scope) {
             return Ok(Page {
@@ -251,7 +251,7 @@ impl Purchasing for TrytonErp {
         since: DateTime<Utc>,
         // Tryton's own state says whether a draft is still open.
         _now: DateTime<Utc>,
-    ) -> Result<Vec<OpenDraft>, ToolError> {
+    ) -> Result<Vec<OpenDraft>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(Vec::new());
         }
@@ -266,7 +266,7 @@ impl Purchasing for TrytonErp {
         draft: PoDraft,
         draft_key: Option<&str>,
         _now: DateTime<Utc>,
-    ) -> Result<Placement<PurchaseOrder>, ToolError> {
+    ) -> Result<Placement<PurchaseOrder>, ErpError> {
         let key = self.draft_key(scope, draft_key)?;
         let document = drafts::purchase(&self.inner, scope.branch.as_str(), &draft, key).await?;
         Ok(Placement::External(Box::new(document)))
@@ -275,28 +275,28 @@ impl Purchasing for TrytonErp {
 
 #[async_trait]
 impl Sales for TrytonErp {
-    async fn customers(&self, scope: &Scope<'_>) -> Result<Vec<Customer>, ToolError> {
+    async fn customers(&self, scope: &Scope<'_>) -> Result<Vec<Customer>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(Vec::new());
         }
         self.inner.customers(scope.branch.as_str(), None).await
     }
 
-    async fn customer(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Customer>, ToolError> {
+    async fn customer(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Customer>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(None);
         }
         Ok(self.inner.customers(scope.branch.as_str(), Some(code)).await?.pop())
     }
 
-    async fn customer_orders(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<SalesOrder>, ToolError> {
+    async fn customer_orders(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<SalesOrder>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(Vec::new());
         }
         self.inner.customer_orders(scope.branch.as_str(), code).await
     }
 
-    async fn customer_invoices(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<CustomerInvoice>, ToolError> {
+    async fn customer_invoices(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<CustomerInvoice>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(Vec::new());
         }
@@ -308,14 +308,14 @@ impl Sales for TrytonErp {
         scope: &Scope<'_>,
         list: &str,
         wanted: &[(String, Uom)],
-    ) -> Result<Vec<ListPrice>, ToolError> {
+    ) -> Result<Vec<ListPrice>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(Vec::new());
         }
         self.inner.list_prices(list, wanted).await
     }
 
-    async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ToolError> {
+    async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(None);
         }
@@ -328,7 +328,7 @@ impl Sales for TrytonErp {
         customer: &str,
         since: DateTime<Utc>,
         _now: DateTime<Utc>,
-    ) -> Result<Vec<OpenDraft>, ToolError> {
+    ) -> Result<Vec<OpenDraft>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(Vec::new());
         }
@@ -343,7 +343,7 @@ impl Sales for TrytonErp {
         draft: QuoteDraft,
         draft_key: Option<&str>,
         now: DateTime<Utc>,
-    ) -> Result<Placement<Quote>, ToolError> {
+    ) -> Result<Placement<Quote>, ErpError> {
         let key = self.draft_key(scope, draft_key)?;
         let document = drafts::quote(&self.inner, scope.branch.as_str(), &draft, key, now.date_naive()).await?;
         Ok(Placement::External(Box::new(document)))
@@ -352,21 +352,21 @@ impl Sales for TrytonErp {
 
 #[async_trait]
 impl Finance for TrytonErp {
-    async fn tax_types(&self, scope: &Scope<'_>) -> Result<Vec<TaxType>, ToolError> {
+    async fn tax_types(&self, scope: &Scope<'_>) -> Result<Vec<TaxType>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(Vec::new());
         }
         self.inner.tax_types(Utc::now().date_naive()).await
     }
 
-    async fn receivables(&self, scope: &Scope<'_>) -> Result<Vec<CustomerInvoice>, ToolError> {
+    async fn receivables(&self, scope: &Scope<'_>) -> Result<Vec<CustomerInvoice>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(Vec::new());
         }
         self.inner.receivables(scope.branch.as_str(), None).await
     }
 
-    async fn payables(&self, scope: &Scope<'_>) -> Result<Vec<VendorBill>, ToolError> {
+    async fn payables(&self, scope: &Scope<'_>) -> Result<Vec<VendorBill>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(Vec::new());
         }
@@ -391,7 +391,7 @@ impl Review for TrytonErp {
         filter: &DraftFilter,
         after: Option<&str>,
         limit: usize,
-    ) -> Result<Page<AgentDraft>, ToolError> {
+    ) -> Result<Page<AgentDraft>, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(Page {
                 items: Vec::new(),
@@ -408,25 +408,23 @@ impl Review for TrytonErp {
         _scope: &Scope<'_>,
         number: &str,
         _decision: NewDecision,
-    ) -> Result<DecisionPlacement, ToolError> {
+    ) -> Result<DecisionPlacement, ErpError> {
         // A person approves in Tryton's own workflow (Approvals::InErp):
         // the review pages link there and never post a decision here.
-        Err(ToolError::invalid(
-            "number",
-            format!(
-                "{number} is approved or rejected in Tryton's own workflow (Quote, Confirm or Cancel on the \
-                 document there), not on draftline's review pages. Nothing was recorded."
-            ),
-        ))
+        Err(ErpError::Refused(Refusal::DecidedInErp {
+            number: number.to_owned(),
+            erp: "Tryton",
+            how: "Quote, Confirm or Cancel on the document there",
+        }))
     }
 }
 
 impl TrytonErp {
     /// The key a draft is created under: only for this database's tenant,
     /// and never without one (the lease protocol needs it to find the draft).
-    fn draft_key<'k>(&self, scope: &Scope<'_>, draft_key: Option<&'k str>) -> Result<&'k str, ToolError> {
+    fn draft_key<'k>(&self, scope: &Scope<'_>, draft_key: Option<&'k str>) -> Result<&'k str, ErpError> {
         if !self.inner.serves(scope) {
-            return Err(ToolError::internal(format!(
+            return Err(ErpError::internal(format!(
                 "tenant {} is not served by Tryton database {} (it serves tenant {}); no draft was created",
                 scope.tenant,
                 self.inner.rest.database(),
@@ -434,7 +432,7 @@ impl TrytonErp {
             )));
         }
         draft_key.ok_or_else(|| {
-            ToolError::internal("a Tryton draft needs its draftline key (Call::draft_key); no draft was created")
+            ErpError::internal("a Tryton draft needs its draftline key (Call::draft_key); no draft was created")
         })
     }
 }

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_erp::domain::TaxCode;
 use draftline_erp::units::Uom;
 use serde_json::json;
@@ -94,17 +94,17 @@ fn recall<K: std::hash::Hash + Eq, V: Clone>(map: &Mutex<HashMap<K, V>>, key: &K
 
 impl Master {
     /// The company (one request the first time).
-    pub async fn company(&self, rest: &Rest) -> Result<&Company, ToolError> {
+    pub async fn company(&self, rest: &Rest) -> Result<&Company, ErpError> {
         self.company
             .get_or_try_init(|| async {
                 let search = Search::new("company.company", json!([["id", "=", 1]]), &["currency.code"]);
                 let found = rest.search(&search).await.map_err(|f| f.for_read("the company"))?;
                 let company = found
                     .first()
-                    .ok_or_else(|| ToolError::internal("Tryton has no company 1"))?;
+                    .ok_or_else(|| ErpError::internal("Tryton has no company 1"))?;
                 let currency = company
                     .one("currency", "currency.currency")?
-                    .ok_or_else(|| ToolError::internal("Tryton's company 1 has no currency"))?;
+                    .ok_or_else(|| ErpError::internal("Tryton's company 1 has no currency"))?;
                 Ok(Company {
                     currency_id: currency.id()?,
                     currency: currency.text("code")?,
@@ -115,7 +115,7 @@ impl Master {
 
     /// The warehouse of `branch`, if Tryton has one with that code (one
     /// request the first time, for every warehouse).
-    pub async fn warehouse(&self, rest: &Rest, branch: &str) -> Result<Option<&Warehouse>, ToolError> {
+    pub async fn warehouse(&self, rest: &Rest, branch: &str) -> Result<Option<&Warehouse>, ErpError> {
         let warehouses = self
             .warehouses
             .get_or_try_init(|| async {
@@ -139,7 +139,7 @@ impl Master {
     }
 
     /// Every draftline unit of Tryton by `product.uom` id (one request the first time).
-    pub async fn units(&self, rest: &Rest) -> Result<&HashMap<i64, UnitSymbol>, ToolError> {
+    pub async fn units(&self, rest: &Rest) -> Result<&HashMap<i64, UnitSymbol>, ErpError> {
         self.units
             .get_or_try_init(|| async {
                 let search = Search::new("product.uom", json!([]), &["symbol"]);
@@ -209,7 +209,7 @@ impl Master {
 }
 
 /// A warehouse record as a branch, if it has a code.
-fn warehouse(record: &Record) -> Result<Option<(String, Warehouse)>, ToolError> {
+fn warehouse(record: &Record) -> Result<Option<(String, Warehouse)>, ErpError> {
     let Some(code) = record.opt_text("code")? else {
         return Ok(None);
     };

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_erp::domain::po::VendorRef;
 use draftline_erp::domain::{BranchVendor, PoDraft, PoLine, PoStatus, PriceEntry, PurchaseOrder, Vendor};
 use draftline_erp::money::{self, Money};
@@ -80,7 +80,7 @@ fn supplies(branch: &str) -> String {
 
 impl Inner {
     /// A vendor and its price list (two requests, together).
-    pub(crate) async fn vendor_with_prices(&self, code: &str) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ToolError> {
+    pub(crate) async fn vendor_with_prices(&self, code: &str) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ErpError> {
         let parties = Search::new("party.party", json!([["code", "=", code]]), VENDOR_FIELDS);
         let rows = Search::new(
             "purchase.product_supplier",
@@ -108,7 +108,7 @@ impl Inner {
     }
 
     /// Prices for `(vendor, item, unit)` triples (one request).
-    pub(crate) async fn vendor_prices(&self, wanted: &[(String, String, Uom)]) -> Result<Vec<PriceEntry>, ToolError> {
+    pub(crate) async fn vendor_prices(&self, wanted: &[(String, String, Uom)]) -> Result<Vec<PriceEntry>, ErpError> {
         if wanted.is_empty() {
             return Ok(Vec::new());
         }
@@ -130,7 +130,7 @@ impl Inner {
     }
 
     /// Every vendor that supplies `branch`, by code (two requests, together).
-    pub(crate) async fn branch_vendors(&self, branch: &str) -> Result<Vec<BranchVendor>, ToolError> {
+    pub(crate) async fn branch_vendors(&self, branch: &str) -> Result<Vec<BranchVendor>, ErpError> {
         let mut found: Vec<BranchVendor> = self.listings(branch, None).await?.into_values().collect();
         found.sort_by(|a, b| a.code.cmp(&b.code));
         Ok(found)
@@ -147,7 +147,7 @@ impl Inner {
             HashMap<String, draftline_erp::domain::Item>,
             HashMap<String, BranchVendor>,
         ),
-        ToolError,
+        ErpError,
     > {
         tokio::try_join!(self.items(items), async {
             if vendors.is_empty() {
@@ -163,7 +163,7 @@ impl Inner {
         &self,
         branch: &str,
         codes: Option<&[String]>,
-    ) -> Result<HashMap<String, BranchVendor>, ToolError> {
+    ) -> Result<HashMap<String, BranchVendor>, ErpError> {
         let category = supplies(branch);
         let mut party_domain = vec![json!(["categories.name", "=", category])];
         let mut row_domain = vec![json!(["party.categories.name", "=", category])];
@@ -211,7 +211,7 @@ impl Inner {
     }
 
     /// PO `number` of `branch` (one request).
-    pub(crate) async fn purchase_order(&self, branch: &str, number: &str) -> Result<Option<PurchaseOrder>, ToolError> {
+    pub(crate) async fn purchase_order(&self, branch: &str, number: &str) -> Result<Option<PurchaseOrder>, ErpError> {
         let search = Search::new(
             "purchase.purchase",
             json!([
@@ -238,7 +238,7 @@ impl Inner {
         filter: &PoFilter,
         after: Option<&str>,
         limit: usize,
-    ) -> Result<Page<PurchaseOrder>, ToolError> {
+    ) -> Result<Page<PurchaseOrder>, ErpError> {
         let mut domain = vec![
             json!(["warehouse.code", "=", branch]),
             json!(["company", "=", 1]),
@@ -304,7 +304,7 @@ impl Inner {
 }
 
 /// A vendor and what its drafts need; `currency` is the company's.
-fn vendor(record: &Record, currency: &str) -> Result<(Vendor, PartyRef), ToolError> {
+fn vendor(record: &Record, currency: &str) -> Result<(Vendor, PartyRef), ErpError> {
     // In the order the categories were made (their ids): the demo's branch order.
     let mut categories = Vec::new();
     for category in record.many("categories", "party.category")? {
@@ -341,7 +341,7 @@ fn vendor(record: &Record, currency: &str) -> Result<(Vendor, PartyRef), ToolErr
 
 /// The days of a payment term: its one line's one delta (`NET30`: 30
 /// days), else the number in a `NET<days>` name, else 0 (due at once).
-pub(crate) fn payment_days(term: Option<&Record>) -> Result<i64, ToolError> {
+pub(crate) fn payment_days(term: Option<&Record>) -> Result<i64, ErpError> {
     let Some(term) = term else { return Ok(0) };
     let lines = term.many("lines", "account.invoice.payment_term.line")?;
     if let [line] = lines.as_slice()
@@ -363,7 +363,7 @@ pub(crate) fn payment_days(term: Option<&Record>) -> Result<i64, ToolError> {
 /// The price entries of supplier rows: one per priced unit, base prices
 /// only (quantity 0). A row without `draftline_unit` is Tryton's own: per
 /// the product's purchase unit.
-fn price_entries(rows: &[Record], units: &HashMap<i64, UnitSymbol>) -> Result<Vec<PriceEntry>, ToolError> {
+fn price_entries(rows: &[Record], units: &HashMap<i64, UnitSymbol>) -> Result<Vec<PriceEntry>, ErpError> {
     let mut entries: Vec<PriceEntry> = Vec::new();
     for row in rows {
         let (Some(vendor), Some(product)) = (
@@ -440,32 +440,32 @@ pub(crate) fn po_status(state: &str, shipment_state: Option<&str>) -> Option<PoS
 }
 
 /// A unit of a document line, by its symbol.
-pub(crate) fn line_unit(what: &str, symbol: Option<String>) -> Result<UnitSymbol, ToolError> {
+pub(crate) fn line_unit(what: &str, symbol: Option<String>) -> Result<UnitSymbol, ErpError> {
     symbol
         .as_deref()
         .and_then(units::from_symbol)
-        .ok_or_else(|| ToolError::internal(format!("{what} is in a unit draftline does not know ({symbol:?})")))
+        .ok_or_else(|| ErpError::internal(format!("{what} is in a unit draftline does not know ({symbol:?})")))
 }
 
 /// A purchase order as the port tells it. A draft an agent made reads back
 /// exactly as [`PoDraft::numbered`] answered it; every other order says a
 /// person handles it.
-pub(crate) fn purchase_order(record: &Record) -> Result<PurchaseOrder, ToolError> {
+pub(crate) fn purchase_order(record: &Record) -> Result<PurchaseOrder, ErpError> {
     let id = record.id()?;
     let number = record.text("number")?;
     let state = record.text("state")?;
     let status = po_status(&state, record.opt_text("shipment_state")?.as_deref())
-        .ok_or_else(|| ToolError::internal(format!("purchase {number} is in an unknown state '{state}'")))?;
+        .ok_or_else(|| ErpError::internal(format!("purchase {number} is in an unknown state '{state}'")))?;
     let party = record
         .one("party", "party.party")?
-        .ok_or_else(|| ToolError::internal(format!("purchase {number} has no vendor")))?;
+        .ok_or_else(|| ErpError::internal(format!("purchase {number} has no vendor")))?;
     let vendor = VendorRef {
         code: party.text("code")?,
         name: party.text("name")?,
     };
     let currency = record
         .nested_text("currency", "code")?
-        .ok_or_else(|| ToolError::internal(format!("purchase {number} has no currency")))?;
+        .ok_or_else(|| ErpError::internal(format!("purchase {number} has no currency")))?;
     let created = record.datetime("create_date")?;
     let purchase_date = record.opt_date("purchase_date")?;
     let by_draftline = record.opt_text("draftline_key")?.is_some();

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE;
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use http::StatusCode;
 use http::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde_json::{Map, Value, json};
@@ -30,9 +30,6 @@ pub const MAX_BODY: usize = 4 * 1024 * 1024;
 
 /// The company every request runs in (MAPPING.md: the tenant's one company).
 const COMPANY: i64 = 1;
-
-/// What a read that failed did not do.
-pub const NOTHING_READ: &str = "Nothing was read or changed.";
 
 /// A search: `GET /model/<model>?d=…&f=…&o=…&s=…`.
 #[derive(Debug, Clone)]
@@ -87,7 +84,7 @@ impl Search {
     }
 }
 
-/// How a request failed, before it is told as a [`ToolError`].
+/// How a request failed, before it is told as a [`ErpError`].
 #[derive(Debug)]
 pub enum Failure {
     /// Nothing reached Tryton.
@@ -122,32 +119,35 @@ impl Failure {
     }
 
     /// The error of a failed read (`what` names it for the log).
-    pub fn for_read(self, what: &str) -> ToolError {
+    pub fn for_read(self, what: &str) -> ErpError {
         let cause = self.cause(what);
         match self {
-            Self::Unreachable(_) | Self::NoAnswer(_) => ToolError::erp_unreadable(cause, NOTHING_READ),
+            Self::Unreachable(_) | Self::NoAnswer(_) => ErpError::Unreadable(cause.into()),
             Self::Status { status, .. } if status.is_server_error() && status != StatusCode::INTERNAL_SERVER_ERROR => {
-                ToolError::erp_unreadable(cause, NOTHING_READ)
+                ErpError::Unreadable(cause.into())
             }
-            Self::Status { .. } | Self::BadBody(_) => ToolError::internal(cause),
+            Self::Status { .. } | Self::BadBody(_) => ErpError::internal(cause),
         }
     }
 
     /// The error of a failed create (`what` names it for the log).
-    pub fn for_create(self, what: &str) -> ToolError {
+    pub fn for_create(self, what: &str) -> ErpError {
         let cause = self.cause(what);
+        let failed = |may_have_written, retry_after_seconds| ErpError::WriteFailed {
+            cause: cause.clone().into(),
+            may_have_written,
+            retry_after_seconds,
+        };
         match self {
-            Self::Unreachable(_) => ToolError::erp_unavailable(cause, false, 2),
-            Self::NoAnswer(_) => ToolError::erp_unavailable(cause, true, 2),
-            Self::Status { status, .. } if status == StatusCode::SERVICE_UNAVAILABLE => {
-                ToolError::erp_unavailable(cause, false, 1)
-            }
+            Self::Unreachable(_) => failed(false, 2),
+            Self::NoAnswer(_) => failed(true, 2),
+            Self::Status { status, .. } if status == StatusCode::SERVICE_UNAVAILABLE => failed(false, 1),
             Self::Status { status, .. } if status.is_server_error() && status != StatusCode::INTERNAL_SERVER_ERROR => {
-                ToolError::erp_unavailable(cause, true, 2)
+                failed(true, 2)
             }
-            Self::Status { .. } => ToolError::internal(cause),
+            Self::Status { .. } => ErpError::internal(cause),
             // Tryton said 200: the document exists, and the next call finds it by its key.
-            Self::BadBody(_) => ToolError::erp_unavailable(cause, true, 2),
+            Self::BadBody(_) => failed(true, 2),
         }
     }
 }
@@ -368,49 +368,55 @@ mod tests {
         }
     }
 
-    fn kind(err: &ToolError) -> (&'static str, bool, Option<u64>) {
-        (err.code().as_str(), err.may_have_written(), err.retry_after_seconds())
+    /// What the tools tell a model for `err`.
+    fn kind(err: ErpError) -> (&'static str, bool, Option<u64>) {
+        let told = draftline_contract::ToolError::from(err);
+        (
+            told.code().as_str(),
+            told.may_have_written(),
+            told.retry_after_seconds(),
+        )
     }
 
     #[test]
     fn every_answer_of_a_read_is_told_as_the_contract_says() {
         assert_eq!(
-            kind(&status(503, "busy").for_read("x")),
+            kind(status(503, "busy").for_read("x")),
             ("DEPENDENCY_UNAVAILABLE", false, Some(2))
         );
         assert_eq!(
-            kind(&status(502, "").for_read("x")),
+            kind(status(502, "").for_read("x")),
             ("DEPENDENCY_UNAVAILABLE", false, Some(2))
         );
         for code in [400, 401, 403, 404, 416, 500] {
             assert_eq!(
-                kind(&status(code, "").for_read("x")),
+                kind(status(code, "").for_read("x")),
                 ("INTERNAL_ERROR", false, None),
                 "{code}"
             );
         }
-        assert_eq!(kind(&Failure::BadBody("x".into()).for_read("x")).0, "INTERNAL_ERROR");
+        assert_eq!(kind(Failure::BadBody("x".into()).for_read("x")).0, "INTERNAL_ERROR");
     }
 
     #[test]
     fn every_answer_of_a_create_says_whether_the_draft_may_exist() {
         assert_eq!(
-            kind(&status(503, "busy").for_create("x")),
+            kind(status(503, "busy").for_create("x")),
             ("DEPENDENCY_UNAVAILABLE", false, Some(1))
         );
         assert_eq!(
-            kind(&status(504, "").for_create("x")),
+            kind(status(504, "").for_create("x")),
             ("DEPENDENCY_UNAVAILABLE", true, Some(2))
         );
         for code in [400, 401, 403, 404, 500] {
             assert_eq!(
-                kind(&status(code, "").for_create("x")),
+                kind(status(code, "").for_create("x")),
                 ("INTERNAL_ERROR", false, None),
                 "{code}"
             );
         }
         assert_eq!(
-            kind(&Failure::BadBody("x".into()).for_create("x")),
+            kind(Failure::BadBody("x".into()).for_create("x")),
             ("DEPENDENCY_UNAVAILABLE", true, Some(2))
         );
         let taken = status(400, "A document with this draftline key already exists in the company.");

@@ -8,7 +8,7 @@
 //! later) or `rejected` (cancelled).
 
 use chrono::{DateTime, Utc};
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_erp::domain::{AgentDraft, Decision, DocumentKind, DraftFilter, PoStatus, Verdict};
 use draftline_erp::money::Money;
 use draftline_erp::port::Page;
@@ -78,7 +78,7 @@ fn quote_status(state: &str) -> &'static str {
 /// Tryton keeps no reason (a person may leave a note on the document);
 /// `None` for a draft, a document a person made, or one Tryton does not
 /// say who changed.
-pub(crate) fn tryton_decision(record: &Record) -> Result<Option<Decision>, ToolError> {
+pub(crate) fn tryton_decision(record: &Record) -> Result<Option<Decision>, ErpError> {
     if record.opt_text("draftline_key")?.is_none() {
         return Ok(None);
     }
@@ -106,12 +106,12 @@ fn position(at: DateTime<Utc>, number: &str) -> String {
     format!("{}|{number}", at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true))
 }
 
-fn parse_position(after: &str) -> Result<(DateTime<Utc>, &str), ToolError> {
+fn parse_position(after: &str) -> Result<(DateTime<Utc>, &str), ErpError> {
     let (at, number) = after
         .split_once('|')
-        .ok_or_else(|| ToolError::internal("a review queue position that this backend did not hand out"))?;
+        .ok_or_else(|| ErpError::internal("a review queue position that this backend did not hand out"))?;
     let at = DateTime::parse_from_rfc3339(at)
-        .map_err(|e| ToolError::internal(format!("a review queue position with a bad time: {e}")))?;
+        .map_err(|e| ErpError::internal(format!("a review queue position with a bad time: {e}")))?;
     Ok((at.with_timezone(&Utc), number))
 }
 
@@ -124,7 +124,7 @@ impl Inner {
         filter: &DraftFilter,
         after: Option<&str>,
         limit: usize,
-    ) -> Result<Page<AgentDraft>, ToolError> {
+    ) -> Result<Page<AgentDraft>, ErpError> {
         let after = after.map(parse_position).transpose()?;
         let kinds: Vec<DocumentKind> = match filter.kind {
             Some(kind) => vec![kind],
@@ -166,7 +166,7 @@ impl Inner {
                 found
                     .iter()
                     .map(|r| agent_draft(*kind, r))
-                    .collect::<Result<Vec<_>, ToolError>>()
+                    .collect::<Result<Vec<_>, ErpError>>()
             })
         });
         let mut found: Vec<(DateTime<Utc>, AgentDraft)> = futures::future::try_join_all(searches)
@@ -189,7 +189,7 @@ impl Inner {
     }
 }
 
-fn agent_draft(kind: DocumentKind, record: &Record) -> Result<(DateTime<Utc>, AgentDraft), ToolError> {
+fn agent_draft(kind: DocumentKind, record: &Record) -> Result<(DateTime<Utc>, AgentDraft), ErpError> {
     let number = record.text("number")?;
     let state = record.text("state")?;
     let status = match kind {
@@ -203,7 +203,7 @@ fn agent_draft(kind: DocumentKind, record: &Record) -> Result<(DateTime<Utc>, Ag
     };
     let party = record
         .one("party", "party.party")?
-        .ok_or_else(|| ToolError::internal(format!("{number} has no party")))?;
+        .ok_or_else(|| ErpError::internal(format!("{number} has no party")))?;
     let currency = record.nested_text("currency", "code")?.unwrap_or_default();
     let created = record.datetime("create_date")?;
     let prefix = match kind {

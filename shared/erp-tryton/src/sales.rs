@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_erp::domain::quote::CustomerRef;
 use draftline_erp::domain::{
     Customer, DocumentStatus, ListPrice, Quote, QuoteDraft, QuoteLine, SalesOrder, SalesOrderStatus, TaxCode, TaxType,
@@ -86,7 +86,7 @@ const QUOTE_FIELDS: &[&str] = &[
 impl Inner {
     /// Quote `number` of `branch`: a sale in state draft or quotation, or
     /// one cancelled before it was confirmed (rejected; one request).
-    pub(crate) async fn quote(&self, branch: &str, number: &str) -> Result<Option<Quote>, ToolError> {
+    pub(crate) async fn quote(&self, branch: &str, number: &str) -> Result<Option<Quote>, ErpError> {
         let search = Search::new(
             "sale.sale",
             json!([
@@ -107,7 +107,7 @@ impl Inner {
     }
 
     /// The customers of `branch` by code, or just customer `code` (one request).
-    pub(crate) async fn customers(&self, branch: &str, code: Option<&str>) -> Result<Vec<Customer>, ToolError> {
+    pub(crate) async fn customers(&self, branch: &str, code: Option<&str>) -> Result<Vec<Customer>, ErpError> {
         let mut domain = vec![json!(["categories.name", "=", format!("customer:{branch}")])];
         if let Some(code) = code {
             domain.push(json!(["code", "=", code]));
@@ -127,7 +127,7 @@ impl Inner {
     }
 
     /// The sales orders of customer `code` in `branch`, by number (one request).
-    pub(crate) async fn customer_orders(&self, branch: &str, code: &str) -> Result<Vec<SalesOrder>, ToolError> {
+    pub(crate) async fn customer_orders(&self, branch: &str, code: &str) -> Result<Vec<SalesOrder>, ErpError> {
         let search = Search::new(
             "sale.sale",
             json!([
@@ -154,7 +154,7 @@ impl Inner {
     }
 
     /// Prices of price list `list` for `(item, unit)` pairs (one request).
-    pub(crate) async fn list_prices(&self, list: &str, wanted: &[(String, Uom)]) -> Result<Vec<ListPrice>, ToolError> {
+    pub(crate) async fn list_prices(&self, list: &str, wanted: &[(String, Uom)]) -> Result<Vec<ListPrice>, ErpError> {
         if wanted.is_empty() {
             return Ok(Vec::new());
         }
@@ -210,7 +210,7 @@ impl Inner {
 }
 
 /// A customer and what its quotes need; `currency` is the company's.
-fn customer(record: &Record, currency: &str) -> Result<(Customer, PartyRef), ToolError> {
+fn customer(record: &Record, currency: &str) -> Result<(Customer, PartyRef), ErpError> {
     let code = record.text("code")?;
     let city = record
         .many("addresses", "party.address")?
@@ -256,15 +256,15 @@ fn customer(record: &Record, currency: &str) -> Result<(Customer, PartyRef), Too
 /// [`QuoteDraft::numbered`] answered it (amounts by draftline's rounding
 /// rule, the credit check from the sale's description); any other says a
 /// person handles it.
-fn quote(record: &Record) -> Result<Quote, ToolError> {
+fn quote(record: &Record) -> Result<Quote, ErpError> {
     let id = record.id()?;
     let number = record.text("number")?;
     let party = record
         .one("party", "party.party")?
-        .ok_or_else(|| ToolError::internal(format!("sale {number} has no customer")))?;
+        .ok_or_else(|| ErpError::internal(format!("sale {number} has no customer")))?;
     let currency = record
         .nested_text("currency", "code")?
-        .ok_or_else(|| ToolError::internal(format!("sale {number} has no currency")))?;
+        .ok_or_else(|| ErpError::internal(format!("sale {number} has no currency")))?;
     let created = record.datetime("create_date")?;
     let valid_until = match record.opt_date("quotation_expire")? {
         Some(day) => day,
@@ -295,7 +295,7 @@ fn quote(record: &Record) -> Result<Quote, ToolError> {
         }
         let overflow = || money::overflow(&what);
         let Some((tax_code, Some(rate_percent))) = tax else {
-            return Err(ToolError::internal(format!("{what} has no draftline tax code")));
+            return Err(ErpError::internal(format!("{what} has no draftline tax code")));
         };
         let tax = TaxType {
             code: tax_code,
@@ -382,7 +382,7 @@ fn quote(record: &Record) -> Result<Quote, ToolError> {
 }
 
 /// A sales order: its status and what is not yet invoiced (MAPPING.md's table).
-fn sales_order(record: &Record) -> Result<SalesOrder, ToolError> {
+fn sales_order(record: &Record) -> Result<SalesOrder, ErpError> {
     let number = record.text("number")?;
     let total = record.decimal("total_amount")?;
     let mut invoiced = Vec::new();
@@ -419,7 +419,7 @@ fn sales_order(record: &Record) -> Result<SalesOrder, ToolError> {
         open_amount,
         currency: record
             .nested_text("currency", "code")?
-            .ok_or_else(|| ToolError::internal(format!("sale {number} has no currency")))?,
+            .ok_or_else(|| ErpError::internal(format!("sale {number} has no currency")))?,
         number,
     })
 }

@@ -4,13 +4,13 @@
 //! needs ([`date`], [`decimal`], [`timedelta_days`]).
 //!
 //! A value of the wrong shape is our bug or a misconfigured database, never
-//! the caller's: every accessor fails with [`ToolError::internal`] naming the
+//! the caller's: every accessor fails with [`ErpError::internal`] naming the
 //! model, the record and the field.
 
 use std::str::FromStr;
 
 use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, NaiveTime, SecondsFormat, Utc};
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use rust_decimal::Decimal;
 use serde_json::{Map, Value, json};
 
@@ -26,10 +26,10 @@ pub struct Record {
 
 impl Record {
     /// The record `value` of `model` (an answer's array element or nested object).
-    pub fn new(model: &'static str, value: Value) -> Result<Self, ToolError> {
+    pub fn new(model: &'static str, value: Value) -> Result<Self, ErpError> {
         match value {
             Value::Object(fields) => Ok(Self { model, fields }),
-            other => Err(ToolError::internal(format!(
+            other => Err(ErpError::internal(format!(
                 "Tryton answered a {} that is not an object: {}",
                 model,
                 short(&other)
@@ -37,10 +37,10 @@ impl Record {
         }
     }
 
-    fn bad(&self, field: &str, want: &str) -> ToolError {
+    fn bad(&self, field: &str, want: &str) -> ErpError {
         let id = self.fields.get("id").map_or_else(|| "?".to_owned(), short);
         let got = self.fields.get(field).map_or_else(|| "nothing".to_owned(), short);
-        ToolError::internal(format!(
+        ErpError::internal(format!(
             "Tryton's {} {id} has no {want} in field '{field}' (got {got})",
             self.model
         ))
@@ -52,19 +52,19 @@ impl Record {
     }
 
     /// The record id.
-    pub fn id(&self) -> Result<i64, ToolError> {
+    pub fn id(&self) -> Result<i64, ErpError> {
         self.get("id")
             .and_then(Value::as_i64)
             .ok_or_else(|| self.bad("id", "id"))
     }
 
     /// A text field that must be set.
-    pub fn text(&self, field: &str) -> Result<String, ToolError> {
+    pub fn text(&self, field: &str) -> Result<String, ErpError> {
         self.opt_text(field)?.ok_or_else(|| self.bad(field, "text"))
     }
 
     /// A text field; null (and Tryton's `false` for an empty Char) is `None`.
-    pub fn opt_text(&self, field: &str) -> Result<Option<String>, ToolError> {
+    pub fn opt_text(&self, field: &str) -> Result<Option<String>, ErpError> {
         match self.get(field) {
             None | Some(Value::Bool(false)) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -73,12 +73,12 @@ impl Record {
     }
 
     /// A Decimal field that must be set.
-    pub fn decimal(&self, field: &str) -> Result<Decimal, ToolError> {
+    pub fn decimal(&self, field: &str) -> Result<Decimal, ErpError> {
         self.opt_decimal(field)?.ok_or_else(|| self.bad(field, "decimal"))
     }
 
     /// A Decimal field (`{"__class__": "Decimal", "decimal": "…"}` or a plain number).
-    pub fn opt_decimal(&self, field: &str) -> Result<Option<Decimal>, ToolError> {
+    pub fn opt_decimal(&self, field: &str) -> Result<Option<Decimal>, ErpError> {
         match self.get(field) {
             None => Ok(None),
             Some(value) => parse_decimal(value).map(Some).ok_or_else(|| self.bad(field, "decimal")),
@@ -88,7 +88,7 @@ impl Record {
     /// A Float field holding a whole number within ±[`MAX_QUANTITY`]
     /// (quantities, reorder points): anything else cannot be told in the
     /// port's whole units and is refused.
-    pub fn whole(&self, field: &str) -> Result<i64, ToolError> {
+    pub fn whole(&self, field: &str) -> Result<i64, ErpError> {
         self.get(field)
             .and_then(Value::as_f64)
             .and_then(whole_number)
@@ -96,12 +96,12 @@ impl Record {
     }
 
     /// A date field that must be set.
-    pub fn date(&self, field: &str) -> Result<NaiveDate, ToolError> {
+    pub fn date(&self, field: &str) -> Result<NaiveDate, ErpError> {
         self.opt_date(field)?.ok_or_else(|| self.bad(field, "date"))
     }
 
     /// A date field (`{"__class__": "date", "year": …}`).
-    pub fn opt_date(&self, field: &str) -> Result<Option<NaiveDate>, ToolError> {
+    pub fn opt_date(&self, field: &str) -> Result<Option<NaiveDate>, ErpError> {
         match self.get(field) {
             None => Ok(None),
             Some(value) => parse_date(value).map(Some).ok_or_else(|| self.bad(field, "date")),
@@ -109,14 +109,14 @@ impl Record {
     }
 
     /// A datetime field (UTC) that must be set.
-    pub fn datetime(&self, field: &str) -> Result<DateTime<Utc>, ToolError> {
+    pub fn datetime(&self, field: &str) -> Result<DateTime<Utc>, ErpError> {
         self.get(field)
             .and_then(parse_datetime)
             .ok_or_else(|| self.bad(field, "datetime"))
     }
 
     /// A datetime field (UTC), or `None` when empty.
-    pub fn opt_datetime(&self, field: &str) -> Result<Option<DateTime<Utc>>, ToolError> {
+    pub fn opt_datetime(&self, field: &str) -> Result<Option<DateTime<Utc>>, ErpError> {
         match self.get(field) {
             None => Ok(None),
             Some(value) => parse_datetime(value)
@@ -126,7 +126,7 @@ impl Record {
     }
 
     /// A Many2One read with dotted fields: the nested record, or `None` when empty.
-    pub fn one(&self, field: &str, model: &'static str) -> Result<Option<Record>, ToolError> {
+    pub fn one(&self, field: &str, model: &'static str) -> Result<Option<Record>, ErpError> {
         match self.get(field) {
             None => Ok(None),
             Some(Value::Object(fields)) => Ok(Some(Record {
@@ -138,7 +138,7 @@ impl Record {
     }
 
     /// A Many2One read without dotted fields: the id, or `None` when empty.
-    pub fn ref_id(&self, field: &str) -> Result<Option<i64>, ToolError> {
+    pub fn ref_id(&self, field: &str) -> Result<Option<i64>, ErpError> {
         match self.get(field) {
             None => Ok(None),
             Some(Value::Number(n)) => n.as_i64().map(Some).ok_or_else(|| self.bad(field, "id")),
@@ -152,7 +152,7 @@ impl Record {
     }
 
     /// A One2Many (or Many2Many) read with dotted fields: its records.
-    pub fn many(&self, field: &str, model: &'static str) -> Result<Vec<Record>, ToolError> {
+    pub fn many(&self, field: &str, model: &'static str) -> Result<Vec<Record>, ErpError> {
         match self.get(field) {
             None => Ok(Vec::new()),
             Some(Value::Array(items)) => items.iter().map(|v| Record::new(model, v.clone())).collect(),
@@ -161,7 +161,7 @@ impl Record {
     }
 
     /// A text field of a nested Many2One (`party.code`), `None` when either is empty.
-    pub fn nested_text(&self, field: &str, sub: &str) -> Result<Option<String>, ToolError> {
+    pub fn nested_text(&self, field: &str, sub: &str) -> Result<Option<String>, ErpError> {
         match self.one(field, "nested")? {
             Some(nested) => nested.opt_text(sub),
             None => Ok(None),

@@ -40,8 +40,8 @@ impl Money {
 /// The error of an amount too large to compute exactly (more than 28
 /// significant digits): a stored price or quantity is wrong. `what` names
 /// the amount for the log.
-pub fn overflow(what: &str) -> draftline_contract::ToolError {
-    draftline_contract::ToolError::internal(format!(
+pub fn overflow(what: &str) -> draftline_contract::ErpError {
+    draftline_contract::ErpError::internal(format!(
         "{what} is too large to compute exactly: a stored amount is wrong"
     ))
 }

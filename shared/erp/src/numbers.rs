@@ -6,16 +6,16 @@
 //! grows a digit past 999999, up to twelve. [`pattern`] is the same
 //! grammar as a regular expression for the published schemas.
 
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_contract::identity::BranchCode;
 
 /// The largest sequence number a document can carry (twelve digits).
 pub const MAX_SEQUENCE: i64 = 999_999_999_999;
 
 /// The number of the `sequence`-th document of `prefix` in the branch with `code`.
-pub fn document_number(prefix: &str, code: &BranchCode, sequence: i64) -> Result<String, ToolError> {
+pub fn document_number(prefix: &str, code: &BranchCode, sequence: i64) -> Result<String, ErpError> {
     if !(1..=MAX_SEQUENCE).contains(&sequence) {
-        return Err(ToolError::internal(format!(
+        return Err(ErpError::internal(format!(
             "document sequence {sequence} of {prefix}-{code} is outside 1..={MAX_SEQUENCE}"
         )));
     }

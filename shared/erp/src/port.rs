@@ -8,17 +8,23 @@
 //! Every operation takes the caller's [`Scope`] and must answer for that
 //! tenant and branch only: another branch's document reads exactly like a
 //! missing one, whatever the backend's credentials could see.
+//!
+//! A backend fails with an [`ErpError`]: what failed and whether a write may
+//! have been applied, never text for a model. The tools turn it into the
+//! model-facing `ToolError` (one `From`), so every backend reads the same.
 
 use std::collections::HashMap;
 
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
-use draftline_contract::ToolError;
 use draftline_contract::identity::{BranchCode, BranchId, Caller, TenantId};
 use draftline_contract::tool::{DocumentRef, StoreBatch};
 /// How a placed draft becomes a document, and a document in the ERP: the
 /// contract's own types, one for the port and the tools alike.
 pub use draftline_contract::tool::{ExternalDocument, Placement};
+/// What a backend answers when it cannot answer: facts, worded for a model
+/// by the tool layer alone (`ToolError::from`).
+pub use draftline_contract::{ErpError, Refusal};
 
 use crate::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, Decision, DocumentKind, DraftFilter, Item, ListPrice,
@@ -113,27 +119,27 @@ pub struct PoFilter {
 #[async_trait]
 pub trait Inventory: Send + Sync {
     /// One item of the item master.
-    async fn item(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Item>, ToolError>;
+    async fn item(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Item>, ErpError>;
     /// Items by code; missing codes are absent from the map.
-    async fn items(&self, scope: &Scope<'_>, codes: &[String]) -> Result<HashMap<String, Item>, ToolError>;
+    async fn items(&self, scope: &Scope<'_>, codes: &[String]) -> Result<HashMap<String, Item>, ErpError>;
     /// An item's stock in every warehouse of the branch and its reorder policy.
     async fn item_stock(
         &self,
         scope: &Scope<'_>,
         item: &str,
-    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ToolError>;
+    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ErpError>;
     /// One item of the item master with its stock in every warehouse of the
     /// branch and its reorder policy; `None` when the item master has no
     /// such item (whatever the branch stocks). By default [`Inventory::item`]
     /// and [`Inventory::item_stock`], read concurrently; a backend that keeps
     /// the item next to its stock reads them together.
-    async fn item_with_stock(&self, scope: &Scope<'_>, code: &str) -> Result<Option<ItemStock>, ToolError> {
+    async fn item_with_stock(&self, scope: &Scope<'_>, code: &str) -> Result<Option<ItemStock>, ErpError> {
         let (item, (levels, policy)) = tokio::try_join!(self.item(scope, code), self.item_stock(scope, code))?;
         Ok(item.map(|item| ItemStock { item, levels, policy }))
     }
     /// Up to `want` items of the branch at or below their reorder point, in
     /// item code order, after item `after`; `next_after` when more follow.
-    async fn due_items(&self, scope: &Scope<'_>, after: Option<&str>, want: usize) -> Result<Page<DueItem>, ToolError>;
+    async fn due_items(&self, scope: &Scope<'_>, after: Option<&str>, want: usize) -> Result<Page<DueItem>, ErpError>;
 }
 
 /// Vendors, their prices, and purchase orders.
@@ -144,24 +150,24 @@ pub trait Purchasing: Send + Sync {
         &self,
         scope: &Scope<'_>,
         code: &str,
-    ) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ToolError>;
+    ) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ErpError>;
     /// Prices for `(vendor, item, unit)` triples; missing ones are absent.
     async fn vendor_prices(
         &self,
         scope: &Scope<'_>,
         wanted: &[(String, String, Uom)],
-    ) -> Result<Vec<PriceEntry>, ToolError>;
+    ) -> Result<Vec<PriceEntry>, ErpError>;
     /// Every vendor that supplies the branch.
-    async fn branch_vendors(&self, scope: &Scope<'_>) -> Result<Vec<BranchVendor>, ToolError>;
+    async fn branch_vendors(&self, scope: &Scope<'_>) -> Result<Vec<BranchVendor>, ErpError>;
     /// Items and branch vendors by code, together; missing ones are absent.
     async fn items_and_branch_vendors(
         &self,
         scope: &Scope<'_>,
         items: &[String],
         vendors: &[String],
-    ) -> Result<(HashMap<String, Item>, HashMap<String, BranchVendor>), ToolError>;
+    ) -> Result<(HashMap<String, Item>, HashMap<String, BranchVendor>), ErpError>;
     /// PO `number` of the branch.
-    async fn purchase_order(&self, scope: &Scope<'_>, number: &str) -> Result<Option<PurchaseOrder>, ToolError>;
+    async fn purchase_order(&self, scope: &Scope<'_>, number: &str) -> Result<Option<PurchaseOrder>, ErpError>;
     /// Up to `limit` POs of the branch matching `filter`, highest number
     /// first, after PO `after`; reads at most `max_pages` pages of storage.
     async fn search_purchase_orders(
@@ -171,7 +177,7 @@ pub trait Purchasing: Send + Sync {
         after: Option<&str>,
         limit: usize,
         max_pages: usize,
-    ) -> Result<Page<PurchaseOrder>, ToolError>;
+    ) -> Result<Page<PurchaseOrder>, ErpError>;
     /// The branch's PO drafts for `vendor` drafted through draftline since
     /// `since` and still open at `now` (no person decided on them yet): the
     /// near-duplicate check's candidates.
@@ -181,7 +187,7 @@ pub trait Purchasing: Send + Sync {
         vendor: &str,
         since: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Vec<OpenDraft>, ToolError>;
+    ) -> Result<Vec<OpenDraft>, ErpError>;
     /// Places a checked PO draft: numbers it (as of `now`) and prepares its
     /// writes, or hands back a document to create in the ERP. Writes nothing
     /// but, on a backend that numbers from draftline's table, the number.
@@ -191,29 +197,29 @@ pub trait Purchasing: Send + Sync {
         draft: PoDraft,
         draft_key: Option<&str>,
         now: DateTime<Utc>,
-    ) -> Result<Placement<PurchaseOrder>, ToolError>;
+    ) -> Result<Placement<PurchaseOrder>, ErpError>;
 }
 
 /// Customers, their orders, price lists and quotes.
 #[async_trait]
 pub trait Sales: Send + Sync {
     /// Every customer of the branch.
-    async fn customers(&self, scope: &Scope<'_>) -> Result<Vec<Customer>, ToolError>;
+    async fn customers(&self, scope: &Scope<'_>) -> Result<Vec<Customer>, ErpError>;
     /// One customer of the branch.
-    async fn customer(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Customer>, ToolError>;
+    async fn customer(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Customer>, ErpError>;
     /// The customer's sales orders.
-    async fn customer_orders(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<SalesOrder>, ToolError>;
+    async fn customer_orders(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<SalesOrder>, ErpError>;
     /// The customer's invoices.
-    async fn customer_invoices(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<CustomerInvoice>, ToolError>;
+    async fn customer_invoices(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<CustomerInvoice>, ErpError>;
     /// Prices of price list `list` for `(item, unit)` pairs; missing ones are absent.
     async fn list_prices(
         &self,
         scope: &Scope<'_>,
         list: &str,
         wanted: &[(String, Uom)],
-    ) -> Result<Vec<ListPrice>, ToolError>;
+    ) -> Result<Vec<ListPrice>, ErpError>;
     /// Quote `number` of the branch.
-    async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ToolError>;
+    async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ErpError>;
     /// The branch's quote drafts for `customer` drafted through draftline
     /// since `since` and still open at `now` (see [`Purchasing::open_po_drafts`]).
     async fn open_quote_drafts(
@@ -222,7 +228,7 @@ pub trait Sales: Send + Sync {
         customer: &str,
         since: DateTime<Utc>,
         now: DateTime<Utc>,
-    ) -> Result<Vec<OpenDraft>, ToolError>;
+    ) -> Result<Vec<OpenDraft>, ErpError>;
     /// Places a checked quote draft (see [`Purchasing::place_po_draft`]).
     async fn place_quote_draft(
         &self,
@@ -230,18 +236,18 @@ pub trait Sales: Send + Sync {
         draft: QuoteDraft,
         draft_key: Option<&str>,
         now: DateTime<Utc>,
-    ) -> Result<Placement<Quote>, ToolError>;
+    ) -> Result<Placement<Quote>, ErpError>;
 }
 
 /// Taxes and the ledger's open items.
 #[async_trait]
 pub trait Finance: Send + Sync {
     /// The tenant's tax types.
-    async fn tax_types(&self, scope: &Scope<'_>) -> Result<Vec<TaxType>, ToolError>;
+    async fn tax_types(&self, scope: &Scope<'_>) -> Result<Vec<TaxType>, ErpError>;
     /// Every customer invoice of the branch.
-    async fn receivables(&self, scope: &Scope<'_>) -> Result<Vec<CustomerInvoice>, ToolError>;
+    async fn receivables(&self, scope: &Scope<'_>) -> Result<Vec<CustomerInvoice>, ErpError>;
     /// Every vendor bill of the branch.
-    async fn payables(&self, scope: &Scope<'_>) -> Result<Vec<VendorBill>, ToolError>;
+    async fn payables(&self, scope: &Scope<'_>) -> Result<Vec<VendorBill>, ErpError>;
 }
 
 /// Where people approve and reject agent drafts.
@@ -291,7 +297,7 @@ pub trait Review: Send + Sync {
         filter: &DraftFilter,
         after: Option<&str>,
         limit: usize,
-    ) -> Result<Page<AgentDraft>, ToolError>;
+    ) -> Result<Page<AgentDraft>, ErpError>;
     /// Prepares a person's decision on draft `number` of the branch: the
     /// writes that record it, or that it is already recorded. A document
     /// that is not a draft any more, or another branch's, is refused.
@@ -300,7 +306,7 @@ pub trait Review: Send + Sync {
         scope: &Scope<'_>,
         number: &str,
         decision: NewDecision,
-    ) -> Result<DecisionPlacement, ToolError>;
+    ) -> Result<DecisionPlacement, ErpError>;
 }
 
 /// A whole ERP, as the tools and the review pages see it.

@@ -28,18 +28,18 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
-use draftline_contract::ToolError;
 use draftline_contract::clock::ManualClock;
 use draftline_contract::cursor::CursorKey;
 use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
 use draftline_contract::request::AgentContext;
-use draftline_contract::tool::{Call, Created, DocumentRef, Draft, StoreBatch};
+use draftline_contract::tool::{Call, Created, Draft, DraftTool, StoreBatch};
+use draftline_contract::{ErpError, Refusal, ToolError};
 
 use crate::demo;
 use crate::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, Decision, DocumentKind, DraftFilter, Item, ListPrice,
-    NewDecision, OpenDraft, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, SalesOrder,
-    StockLevel, TaxType, Vendor, VendorBill, Verdict,
+    NewDecision, OpenDraft, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, Reviewable,
+    SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
 };
 use crate::numbers;
 use crate::port::{
@@ -189,26 +189,26 @@ impl Books {
     }
 
     /// Reserves the next number of `prefix` in `branch` (never handed out twice).
-    fn reserve(&mut self, branch: &str, prefix: &str) -> Result<i64, ToolError> {
+    fn reserve(&mut self, branch: &str, prefix: &str) -> Result<i64, ErpError> {
         let last = self
             .sequences
             .entry((branch.to_owned(), prefix.to_owned()))
             .or_insert(0);
         *last = last
             .checked_add(1)
-            .ok_or_else(|| ToolError::internal(format!("the {prefix} sequence of {branch} is exhausted")))?;
+            .ok_or_else(|| ErpError::internal(format!("the {prefix} sequence of {branch} is exhausted")))?;
         Ok(*last)
     }
 
     /// Files `filed`, refusing a number its branch already has (the built-in
     /// backend's put only if the key is new).
-    fn file<D: Filing>(&mut self, filed: Filed<D>) -> Result<(), ToolError> {
+    fn file<D: Filing>(&mut self, filed: Filed<D>) -> Result<(), ErpError> {
         let shelf = D::shelf_mut(self);
         if shelf
             .iter()
             .any(|f| f.branch == filed.branch && f.document.number() == filed.document.number())
         {
-            return Err(ToolError::internal(format!(
+            return Err(ErpError::internal(format!(
                 "{} of {} is already taken; nothing was written",
                 filed.document.number(),
                 filed.branch
@@ -221,16 +221,14 @@ impl Books {
 
 /// What the in-memory ERP needs to know of a document kind, so purchase
 /// orders and quotes are filed, numbered and decided by one code path.
-trait Filing: Clone + Send + Sync + 'static {
+trait Filing: Reviewable + Clone + Send + Sync + 'static {
     /// The checked draft it is made from.
     type Draft: Send + Sync + 'static;
-    const KIND: DocumentKind;
     /// The number prefix (`PO`).
     const PREFIX: &'static str;
     /// The id prefix (`po`).
     const ID_PREFIX: &'static str;
     fn numbered(draft: &Self::Draft, id: String, number: String, created_at: String) -> Self;
-    fn id(&self) -> &str;
     fn number(&self) -> &str;
     fn created_at(&self) -> &str;
     fn status(&self) -> &'static str;
@@ -245,14 +243,10 @@ trait Filing: Clone + Send + Sync + 'static {
 
 impl Filing for PurchaseOrder {
     type Draft = PoDraft;
-    const KIND: DocumentKind = DocumentKind::PurchaseOrder;
     const PREFIX: &'static str = "PO";
     const ID_PREFIX: &'static str = "po";
     fn numbered(draft: &PoDraft, id: String, number: String, created_at: String) -> Self {
         draft.numbered(id, number, created_at)
-    }
-    fn id(&self) -> &str {
-        &self.draft_id
     }
     fn number(&self) -> &str {
         &self.po_number
@@ -288,14 +282,10 @@ impl Filing for PurchaseOrder {
 
 impl Filing for Quote {
     type Draft = QuoteDraft;
-    const KIND: DocumentKind = DocumentKind::Quote;
     const PREFIX: &'static str = "QT";
     const ID_PREFIX: &'static str = "qt";
     fn numbered(draft: &QuoteDraft, id: String, number: String, created_at: String) -> Self {
         draft.numbered(id, number, created_at)
-    }
-    fn id(&self) -> &str {
-        &self.quote_id
     }
     fn number(&self) -> &str {
         &self.quote_number
@@ -339,17 +329,6 @@ fn rfc3339(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
-fn created<D: Filing>(document: &D) -> Created {
-    Created {
-        document: DocumentRef {
-            id: document.id().to_owned(),
-            number: document.number().to_owned(),
-            kind: D::KIND.code().to_owned(),
-        },
-        created_at: document.created_at().to_owned(),
-    }
-}
-
 /// A new document of `branch`, numbered from its sequence.
 fn numbered<D: Filing>(
     books: &mut Books,
@@ -357,7 +336,7 @@ fn numbered<D: Filing>(
     code: &BranchCode,
     draft: &D::Draft,
     created_at: &str,
-) -> Result<D, ToolError> {
+) -> Result<D, ErpError> {
     let sequence = books.reserve(branch, D::PREFIX)?;
     let number = numbers::document_number(D::PREFIX, code, sequence)?;
     let id = format!("{}_{}", D::ID_PREFIX, number.to_lowercase());
@@ -369,7 +348,7 @@ fn lock(books: &Mutex<Books>) -> MutexGuard<'_, Books> {
 }
 
 /// The writes of one placement or decision, applied by [`MemoryErp::commit`].
-type Write = Box<dyn FnOnce(&mut Books) -> Result<(), ToolError> + Send + Sync>;
+type Write = Box<dyn FnOnce(&mut Books) -> Result<(), ErpError> + Send + Sync>;
 
 /// The in-memory ERP's batch inside a [`StoreBatch`].
 struct MemoryBatch(Write);
@@ -393,9 +372,9 @@ impl std::fmt::Debug for MemoryErp {
 
 impl MemoryErp {
     /// The demo tenant with the demo story, placing drafts atomically.
-    pub fn demo() -> Result<Self, ToolError> {
+    pub fn demo() -> Result<Self, ErpError> {
         Ok(Self::new(
-            TenantId::parse(demo::TENANT).map_err(ToolError::internal)?,
+            TenantId::parse(demo::TENANT).map_err(ErpError::internal)?,
             Books::demo(),
         ))
     }
@@ -433,15 +412,36 @@ impl MemoryErp {
     /// Applies a batch this ERP prepared, as the server's one transaction
     /// would: all of it or, when a condition no longer holds (the number
     /// was taken, the draft was decided meanwhile), none of it.
-    pub fn commit(&self, batch: StoreBatch) -> Result<(), ToolError> {
+    pub fn commit(&self, batch: StoreBatch) -> Result<(), ErpError> {
         let MemoryBatch(write) = batch
             .into_inner::<MemoryBatch>()
-            .map_err(|_| ToolError::internal("a batch of another store reached the in-memory ERP"))?;
+            .map_err(|_| ErpError::internal("a batch of another store reached the in-memory ERP"))?;
         let mut books = lock(&self.books);
         let mut changed = books.clone();
         write(&mut changed)?;
         *books = changed;
         Ok(())
+    }
+
+    /// Tool `tool`'s draft of `input`, placed as the server would place
+    /// it (panics with the refusal when the tool refused).
+    pub async fn drafted<T: DraftTool>(&self, tool: &T, call: &Call<'_>, input: T::Input) -> T::Output {
+        match tool.draft(call, input).await {
+            Ok(prepared) => match self.complete(prepared).await {
+                Ok(output) => output,
+                Err(err) => panic!("not placed: {err:?}"),
+            },
+            Err(err) => panic!("refused: {err:?}"),
+        }
+    }
+
+    /// Why tool `tool` refused to draft `input` (panics when it prepared a
+    /// draft; a prepared draft has no `Debug`, so no `unwrap_err`).
+    pub async fn refusal<T: DraftTool>(&self, tool: &T, call: &Call<'_>, input: T::Input) -> ToolError {
+        match tool.draft(call, input).await {
+            Ok(_) => panic!("the draft was prepared"),
+            Err(err) => err,
+        }
     }
 
     /// What the server does with a prepared draft once its key is claimed:
@@ -517,9 +517,9 @@ impl MemoryErp {
         draft: D::Draft,
         draft_key: Option<&str>,
         now: DateTime<Utc>,
-    ) -> Result<Placement<D>, ToolError> {
+    ) -> Result<Placement<D>, ErpError> {
         if !self.serves(scope) {
-            return Err(ToolError::internal(format!(
+            return Err(ErpError::internal(format!(
                 "tenant {} is not the in-memory ERP's ({}); no draft was created",
                 scope.tenant, self.tenant
             )));
@@ -545,7 +545,7 @@ impl MemoryErp {
             }
             Placing::External => {
                 let key = draft_key.ok_or_else(|| {
-                    ToolError::internal(
+                    ErpError::internal(
                         "an external draft needs its draftline key (Call::draft_key); no draft was created",
                     )
                 })?;
@@ -566,68 +566,42 @@ impl MemoryErp {
         branch: &str,
         number: &str,
         decision: NewDecision,
-    ) -> Result<DecisionPlacement, ToolError> {
-        let not_found = || ToolError::NotFound(format!("No draft {number} in your branch. Nothing was decided."));
+    ) -> Result<DecisionPlacement, ErpError> {
+        let not_found = || ErpError::NoSuchDraft {
+            number: number.to_owned(),
+        };
         let books = self.books();
         let filed = D::shelf(&books)
             .iter()
             .find(|f| f.branch == branch && f.document.number() == number)
             .ok_or_else(not_found)?;
-        let document = DocumentRef {
-            id: filed.document.id().to_owned(),
-            number: number.to_owned(),
-            kind: D::KIND.code().to_owned(),
-        };
-        match (filed.document.decision(), &filed.decision_id) {
-            (Some(earlier), Some(id)) if *id == decision.decision_id => {
-                return Ok(DecisionPlacement::AlreadyRecorded {
-                    document,
-                    decision: earlier.clone(),
-                });
-            }
-            (Some(earlier), _) => {
-                return Err(ToolError::invalid(
-                    "number",
-                    format!(
-                        "{number} was already {} by {} at {}. Nothing was changed.",
-                        match earlier.verdict {
-                            Verdict::Approved => "approved",
-                            Verdict::Rejected => "rejected",
-                        },
-                        earlier.decided_by,
-                        earlier.decided_at
-                    ),
-                ));
-            }
-            (None, _) => {}
-        }
-        let status = filed.document.status();
-        if status != "draft" {
-            return Err(ToolError::invalid(
-                "number",
-                format!(
-                    "{number} is {status}, not a draft: only drafts are approved or rejected. Nothing was changed."
-                ),
-            ));
+        let document = filed.document.document_ref();
+        let earlier = decision.against(
+            number,
+            filed.document.status(),
+            filed.document.decision(),
+            filed.decision_id.as_deref(),
+        )?;
+        if let Some(earlier) = earlier {
+            return Ok(DecisionPlacement::AlreadyRecorded {
+                document,
+                decision: earlier,
+            });
         }
         if !filed.queued {
-            return Err(ToolError::invalid(
-                "number",
-                format!(
-                    "{number} was not drafted through draftline, so it is not reviewed here: decide on it in the \
-                     ERP. Nothing was changed."
-                ),
-            ));
+            return Err(ErpError::Refused(Refusal::NotDraftedHere {
+                number: number.to_owned(),
+            }));
         }
         let (branch, number) = (branch.to_owned(), number.to_owned());
         let write: Write = Box::new(move |books| {
             let filed = D::shelf_mut(books)
                 .iter_mut()
                 .find(|f| f.branch == branch && f.document.number() == number)
-                .ok_or_else(|| ToolError::internal(format!("{number} vanished before its decision")))?;
+                .ok_or_else(|| ErpError::internal(format!("{number} vanished before its decision")))?;
             // The built-in backend's condition: still an undecided draft.
             if filed.document.status() != "draft" || filed.decision_id.is_some() {
-                return Err(ToolError::internal(format!(
+                return Err(ErpError::internal(format!(
                     "{number} was decided meanwhile; nothing was written"
                 )));
             }
@@ -658,17 +632,17 @@ impl<D: Filing> MemoryDocument<D> {
         D::shelf(books)
             .iter()
             .find(|f| f.key.as_deref() == Some(self.key.as_str()))
-            .map(|f| created(&f.document))
+            .map(|f| f.document.created())
     }
 }
 
 #[async_trait]
 impl<D: Filing> ExternalDocument for MemoryDocument<D> {
-    async fn find(&self) -> Result<Option<Created>, ToolError> {
+    async fn find(&self) -> Result<Option<Created>, ErpError> {
         Ok(self.existing(&lock(&self.books)))
     }
 
-    async fn create(&self) -> Result<Created, ToolError> {
+    async fn create(&self) -> Result<Created, ErpError> {
         let mut books = lock(&self.books);
         // The ERP keeps one document per key: a second create is the first document.
         if let Some(existing) = self.existing(&books) {
@@ -681,7 +655,7 @@ impl<D: Filing> ExternalDocument for MemoryDocument<D> {
             &self.draft,
             &self.created_at,
         )?;
-        let answer = created(&document);
+        let answer = document.created();
         books.file(Filed {
             branch: self.branch.clone(),
             document,
@@ -715,11 +689,11 @@ fn sorted_by<T, K: Ord>(records: impl Iterator<Item = T>, key: impl Fn(&T) -> K)
 
 #[async_trait]
 impl Inventory for MemoryErp {
-    async fn item(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Item>, ToolError> {
+    async fn item(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Item>, ErpError> {
         Ok(self.scoped(scope, |books, _| books.items.iter().find(|i| i.code == code).cloned()))
     }
 
-    async fn items(&self, scope: &Scope<'_>, codes: &[String]) -> Result<HashMap<String, Item>, ToolError> {
+    async fn items(&self, scope: &Scope<'_>, codes: &[String]) -> Result<HashMap<String, Item>, ErpError> {
         Ok(self.scoped(scope, |books, _| {
             books
                 .items
@@ -734,14 +708,14 @@ impl Inventory for MemoryErp {
         &self,
         scope: &Scope<'_>,
         item: &str,
-    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ToolError> {
+    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ErpError> {
         Ok(self.scoped(scope, |books, branch| {
             let policy = by_branch(&books.policies, branch).find(|p| p.item == item).cloned();
             (levels_of(books, branch, item), policy)
         }))
     }
 
-    async fn due_items(&self, scope: &Scope<'_>, after: Option<&str>, want: usize) -> Result<Page<DueItem>, ToolError> {
+    async fn due_items(&self, scope: &Scope<'_>, after: Option<&str>, want: usize) -> Result<Page<DueItem>, ErpError> {
         let mut due: Vec<DueItem> = self.scoped(scope, |books, branch| {
             sorted_by(by_branch(&books.policies, branch), |p| p.item.clone())
                 .into_iter()
@@ -770,7 +744,7 @@ impl Purchasing for MemoryErp {
         &self,
         scope: &Scope<'_>,
         code: &str,
-    ) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ToolError> {
+    ) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ErpError> {
         // Vendors are the tenant's: whether one supplies the branch is the tool's check.
         Ok(self.scoped(scope, |books, _| {
             let vendor = books.vendors.iter().find(|v| v.code == code)?.clone();
@@ -785,7 +759,7 @@ impl Purchasing for MemoryErp {
         &self,
         scope: &Scope<'_>,
         wanted: &[(String, String, Uom)],
-    ) -> Result<Vec<PriceEntry>, ToolError> {
+    ) -> Result<Vec<PriceEntry>, ErpError> {
         let wanted: BTreeSet<(&str, &str, Uom)> = wanted
             .iter()
             .map(|(vendor, item, uom)| (vendor.as_str(), item.as_str(), *uom))
@@ -800,7 +774,7 @@ impl Purchasing for MemoryErp {
         }))
     }
 
-    async fn branch_vendors(&self, scope: &Scope<'_>) -> Result<Vec<BranchVendor>, ToolError> {
+    async fn branch_vendors(&self, scope: &Scope<'_>) -> Result<Vec<BranchVendor>, ErpError> {
         Ok(self.scoped(scope, |books, branch| {
             sorted_by(by_branch(&books.branch_vendors, branch).cloned(), |v| v.code.clone())
         }))
@@ -811,7 +785,7 @@ impl Purchasing for MemoryErp {
         scope: &Scope<'_>,
         items: &[String],
         vendors: &[String],
-    ) -> Result<(HashMap<String, Item>, HashMap<String, BranchVendor>), ToolError> {
+    ) -> Result<(HashMap<String, Item>, HashMap<String, BranchVendor>), ErpError> {
         let found_items = Inventory::items(self, scope, items).await?;
         let found_vendors = self.scoped(scope, |books, branch| {
             by_branch(&books.branch_vendors, branch)
@@ -822,7 +796,7 @@ impl Purchasing for MemoryErp {
         Ok((found_items, found_vendors))
     }
 
-    async fn purchase_order(&self, scope: &Scope<'_>, number: &str) -> Result<Option<PurchaseOrder>, ToolError> {
+    async fn purchase_order(&self, scope: &Scope<'_>, number: &str) -> Result<Option<PurchaseOrder>, ErpError> {
         Ok(self.document(scope, number))
     }
 
@@ -833,7 +807,7 @@ impl Purchasing for MemoryErp {
         after: Option<&str>,
         limit: usize,
         max_pages: usize,
-    ) -> Result<Page<PurchaseOrder>, ToolError> {
+    ) -> Result<Page<PurchaseOrder>, ErpError> {
         // The built-in backend's order: by number as text, highest first.
         let mut candidates: Vec<PurchaseOrder> = self.scoped(scope, |books, branch| {
             books
@@ -888,7 +862,7 @@ impl Purchasing for MemoryErp {
         since: DateTime<Utc>,
         // A decided draft is no longer open, whenever it was decided.
         _now: DateTime<Utc>,
-    ) -> Result<Vec<OpenDraft>, ToolError> {
+    ) -> Result<Vec<OpenDraft>, ErpError> {
         Ok(self.open_drafts::<PurchaseOrder>(scope, vendor, since))
     }
 
@@ -898,26 +872,26 @@ impl Purchasing for MemoryErp {
         draft: PoDraft,
         draft_key: Option<&str>,
         now: DateTime<Utc>,
-    ) -> Result<Placement<PurchaseOrder>, ToolError> {
+    ) -> Result<Placement<PurchaseOrder>, ErpError> {
         self.place(scope, draft, draft_key, now)
     }
 }
 
 #[async_trait]
 impl Sales for MemoryErp {
-    async fn customers(&self, scope: &Scope<'_>) -> Result<Vec<Customer>, ToolError> {
+    async fn customers(&self, scope: &Scope<'_>) -> Result<Vec<Customer>, ErpError> {
         Ok(self.scoped(scope, |books, branch| {
             sorted_by(by_branch(&books.customers, branch).cloned(), |c| c.code.clone())
         }))
     }
 
-    async fn customer(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Customer>, ToolError> {
+    async fn customer(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Customer>, ErpError> {
         Ok(self.scoped(scope, |books, branch| {
             by_branch(&books.customers, branch).find(|c| c.code == code).cloned()
         }))
     }
 
-    async fn customer_orders(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<SalesOrder>, ToolError> {
+    async fn customer_orders(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<SalesOrder>, ErpError> {
         Ok(self.scoped(scope, |books, branch| {
             sorted_by(
                 by_branch(&books.sales_orders, branch)
@@ -928,7 +902,7 @@ impl Sales for MemoryErp {
         }))
     }
 
-    async fn customer_invoices(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<CustomerInvoice>, ToolError> {
+    async fn customer_invoices(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<CustomerInvoice>, ErpError> {
         Ok(self.scoped(scope, |books, branch| {
             sorted_by(
                 by_branch(&books.invoices, branch)
@@ -944,7 +918,7 @@ impl Sales for MemoryErp {
         scope: &Scope<'_>,
         list: &str,
         wanted: &[(String, Uom)],
-    ) -> Result<Vec<ListPrice>, ToolError> {
+    ) -> Result<Vec<ListPrice>, ErpError> {
         let wanted: BTreeSet<(&str, Uom)> = wanted.iter().map(|(item, uom)| (item.as_str(), *uom)).collect();
         Ok(self.scoped(scope, |books, _| {
             books
@@ -956,7 +930,7 @@ impl Sales for MemoryErp {
         }))
     }
 
-    async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ToolError> {
+    async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ErpError> {
         Ok(self.document(scope, number))
     }
 
@@ -966,7 +940,7 @@ impl Sales for MemoryErp {
         customer: &str,
         since: DateTime<Utc>,
         _now: DateTime<Utc>,
-    ) -> Result<Vec<OpenDraft>, ToolError> {
+    ) -> Result<Vec<OpenDraft>, ErpError> {
         Ok(self.open_drafts::<Quote>(scope, customer, since))
     }
 
@@ -976,20 +950,20 @@ impl Sales for MemoryErp {
         draft: QuoteDraft,
         draft_key: Option<&str>,
         now: DateTime<Utc>,
-    ) -> Result<Placement<Quote>, ToolError> {
+    ) -> Result<Placement<Quote>, ErpError> {
         self.place(scope, draft, draft_key, now)
     }
 }
 
 #[async_trait]
 impl Finance for MemoryErp {
-    async fn tax_types(&self, scope: &Scope<'_>) -> Result<Vec<TaxType>, ToolError> {
+    async fn tax_types(&self, scope: &Scope<'_>) -> Result<Vec<TaxType>, ErpError> {
         Ok(self.scoped(scope, |books, _| {
             sorted_by(books.tax_types.iter().cloned(), |t| t.code.code())
         }))
     }
 
-    async fn receivables(&self, scope: &Scope<'_>) -> Result<Vec<CustomerInvoice>, ToolError> {
+    async fn receivables(&self, scope: &Scope<'_>) -> Result<Vec<CustomerInvoice>, ErpError> {
         Ok(self.scoped(scope, |books, branch| {
             sorted_by(by_branch(&books.invoices, branch).cloned(), |i| {
                 (i.customer.clone(), i.number.clone())
@@ -997,7 +971,7 @@ impl Finance for MemoryErp {
         }))
     }
 
-    async fn payables(&self, scope: &Scope<'_>) -> Result<Vec<VendorBill>, ToolError> {
+    async fn payables(&self, scope: &Scope<'_>) -> Result<Vec<VendorBill>, ErpError> {
         Ok(self.scoped(scope, |books, branch| {
             sorted_by(by_branch(&books.bills, branch).cloned(), |b| {
                 (b.vendor.clone(), b.number.clone())
@@ -1022,7 +996,7 @@ impl Review for MemoryErp {
         filter: &DraftFilter,
         after: Option<&str>,
         limit: usize,
-    ) -> Result<Page<AgentDraft>, ToolError> {
+    ) -> Result<Page<AgentDraft>, ErpError> {
         fn entries<D: Filing>(books: &Books, branch: &str) -> Vec<(String, AgentDraft)> {
             D::shelf(books)
                 .iter()
@@ -1063,8 +1037,10 @@ impl Review for MemoryErp {
         scope: &Scope<'_>,
         number: &str,
         decision: NewDecision,
-    ) -> Result<DecisionPlacement, ToolError> {
-        let not_found = || ToolError::NotFound(format!("No draft {number} in your branch. Nothing was decided."));
+    ) -> Result<DecisionPlacement, ErpError> {
+        let not_found = || ErpError::NoSuchDraft {
+            number: number.to_owned(),
+        };
         if !self.serves(scope) {
             return Err(not_found());
         }
@@ -1085,6 +1061,16 @@ pub fn demo_now() -> Result<DateTime<Utc>, String> {
 
 /// The near-duplicate window the server uses by default.
 pub const NEAR_DUPLICATE_WINDOW: Duration = Duration::from_secs(86_400);
+
+/// The (path, message) of each issue of a validation error (panics on
+/// any other error).
+pub fn issues(err: &ToolError) -> Vec<(&str, &str)> {
+    err.details()
+        .unwrap_or_else(|| panic!("not a validation error: {err:?}"))
+        .iter()
+        .map(|i| (i.path.as_str(), i.message.as_str()))
+        .collect()
+}
 
 /// Whom a test calls a tool for and with what: everything a [`Call`]
 /// borrows, owned, so a test builds calls with [`TestCaller::call`] (and
@@ -1168,6 +1154,7 @@ impl TestCaller {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::Verdict;
     use draftline_contract::clock::Clock;
 
     fn approval(id: &str) -> NewDecision {
@@ -1202,9 +1189,9 @@ mod tests {
     }
 
     /// The refusal of a decision (placements have no `Debug`, so no `unwrap_err`).
-    fn refusal(placed: Result<DecisionPlacement, ToolError>) -> String {
+    fn refusal(placed: Result<DecisionPlacement, ErpError>) -> String {
         match placed {
-            Err(refused) => refused.to_string(),
+            Err(refused) => ToolError::from(refused).public_message(),
             Ok(_) => panic!("the decision was placed"),
         }
     }
@@ -1236,7 +1223,7 @@ mod tests {
         let now = stranger.clock.now();
         assert!(matches!(
             erp.place_po_draft(&scope, a_draft(), Some("k"), now).await,
-            Err(ToolError::Internal(_))
+            Err(ErpError::Internal(_))
         ));
         assert_eq!(erp.read(|b| b.purchase_orders.len()), 27);
     }
@@ -1367,7 +1354,7 @@ mod tests {
         let decided = erp.place_decision(&sby.scope(), "PO-SBY-000003", approval("d")).await;
         assert!(refusal(decided).contains("already rejected"));
         let elsewhere = erp.place_decision(&sby.scope(), "PO-JKT-000001", approval("d")).await;
-        assert!(matches!(elsewhere, Err(ToolError::NotFound(_))));
+        assert!(matches!(elsewhere, Err(ErpError::NoSuchDraft { .. })));
         let by_hand = erp.place_decision(&jkt.scope(), "PO-JKT-000001", approval("d")).await;
         assert!(refusal(by_hand).contains("not drafted through draftline"));
         let sent = erp.place_decision(&jkt.scope(), "PO-JKT-000002", approval("d")).await;

@@ -20,7 +20,7 @@ use draftline_contract::request::AgentContext;
 use draftline_contract::tool::DocumentRef;
 use draftline_dynamo::Db;
 use draftline_erp::demo::{self, AgentProvenance};
-use draftline_erp::domain::{Decision, DocumentKind, PurchaseOrder, Quote, Verdict};
+use draftline_erp::domain::{Decision, PurchaseOrder, Quote, Reviewable, Verdict};
 use draftline_erp::port::{Erp, Scope};
 use draftline_server::audit::{AuditRecord, CallFacts, Outcome, OutcomeKind, StoredArguments};
 use serde_json::json;
@@ -195,11 +195,7 @@ pub async fn seed_trail(db: &Db, erp: &dyn Erp) -> Result<usize, ToolError> {
         if stored.as_ref().map(|s| &s.draft_id) != Some(&po.draft_id) {
             continue;
         }
-        let document = DocumentRef {
-            id: po.draft_id.clone(),
-            number: po.po_number.clone(),
-            kind: DocumentKind::PurchaseOrder.code().to_owned(),
-        };
+        let document = po.document_ref();
         let decision = po.decision.as_ref().map(|d| (d, &approver_sby));
         for entry in trail(
             &provenance,
@@ -219,11 +215,7 @@ pub async fn seed_trail(db: &Db, erp: &dyn Erp) -> Result<usize, ToolError> {
         if stored.as_ref().map(|s| &s.quote_id) != Some(&quote.quote_id) {
             continue;
         }
-        let document = DocumentRef {
-            id: quote.quote_id.clone(),
-            number: quote.quote_number.clone(),
-            kind: DocumentKind::Quote.code().to_owned(),
-        };
+        let document = quote.document_ref();
         let decision = quote.decision.as_ref().map(|d| (d, &approver_bdg));
         for entry in trail(
             &provenance,

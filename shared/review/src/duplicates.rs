@@ -43,10 +43,11 @@ pub async fn open_drafts(
         .unwrap_or_else(|| cx.app.clock().now());
     let scope = Scope::of(cx.person());
     let now = cx.app.clock().now();
-    match kind {
+    let open = match kind {
         DocumentKind::PurchaseOrder => cx.pages.erp().open_po_drafts(&scope, counterparty, since, now).await,
         DocumentKind::Quote => cx.pages.erp().open_quote_drafts(&scope, counterparty, since, now).await,
-    }
+    };
+    Ok(open?)
 }
 
 /// The drafts of `open` other than `number` that ask for exactly `items`

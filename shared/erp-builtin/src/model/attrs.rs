@@ -4,19 +4,19 @@ use std::collections::HashMap;
 use std::str::FromStr;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use rust_decimal::Decimal;
 
 /// An item as the SDK returns it.
 pub type Item = HashMap<String, AttributeValue>;
 
 /// A stored item is missing an attribute or has the wrong type: our bug, not the caller's.
-pub fn corrupt(what: &str, name: &str) -> ToolError {
-    ToolError::internal(format!("stored {what} has no valid attribute '{name}'"))
+pub fn corrupt(what: &str, name: &str) -> ErpError {
+    ErpError::internal(format!("stored {what} has no valid attribute '{name}'"))
 }
 
 /// A string attribute.
-pub fn s(item: &Item, what: &str, name: &str) -> Result<String, ToolError> {
+pub fn s(item: &Item, what: &str, name: &str) -> Result<String, ErpError> {
     item.get(name)
         .and_then(|v| v.as_s().ok())
         .cloned()
@@ -40,7 +40,7 @@ pub fn max_stored_amount() -> Decimal {
 }
 
 /// An integer attribute, within ±[`MAX_STORED_INT`].
-pub fn int(item: &Item, what: &str, name: &str) -> Result<i64, ToolError> {
+pub fn int(item: &Item, what: &str, name: &str) -> Result<i64, ErpError> {
     item.get(name)
         .and_then(|v| v.as_n().ok())
         .and_then(|n| n.parse::<i64>().ok())
@@ -50,7 +50,7 @@ pub fn int(item: &Item, what: &str, name: &str) -> Result<i64, ToolError> {
 
 /// A decimal attribute (stored as a DynamoDB number), within
 /// ±[`max_stored_amount`] and with at most 4 decimals.
-pub fn dec(item: &Item, what: &str, name: &str) -> Result<Decimal, ToolError> {
+pub fn dec(item: &Item, what: &str, name: &str) -> Result<Decimal, ErpError> {
     item.get(name)
         .and_then(|v| v.as_n().ok())
         .and_then(|n| Decimal::from_str(n).ok())
@@ -69,7 +69,7 @@ pub fn nv(value: impl ToString) -> AttributeValue {
 }
 
 /// A date attribute (stored as `YYYY-MM-DD`).
-pub fn date(item: &Item, what: &str, name: &str) -> Result<chrono::NaiveDate, ToolError> {
+pub fn date(item: &Item, what: &str, name: &str) -> Result<chrono::NaiveDate, ErpError> {
     item.get(name)
         .and_then(|v| v.as_s().ok())
         .and_then(|s| s.parse().ok())

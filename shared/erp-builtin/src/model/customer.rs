@@ -1,6 +1,6 @@
 //! How the domain's customer types are stored: keys and item mappings.
 
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_erp::domain::*;
 
@@ -14,7 +14,7 @@ pub trait CustomerRecord: Sized {
     /// The item.
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs;
     /// Reads a customer.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
 }
 
 impl CustomerRecord for Customer {
@@ -47,7 +47,7 @@ impl CustomerRecord for Customer {
     }
 
     /// Reads a customer.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+    fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "customer";
         Ok(Self {
             code: attrs::s(item, what, "code")?,

@@ -1,6 +1,6 @@
 //! How the domain's invoice types are stored: keys and item mappings.
 
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_erp::domain::*;
 
@@ -12,7 +12,7 @@ pub trait CustomerInvoiceRecord: Sized {
     /// The item.
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs;
     /// Reads an invoice.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
 }
 
 impl CustomerInvoiceRecord for CustomerInvoice {
@@ -34,7 +34,7 @@ impl CustomerInvoiceRecord for CustomerInvoice {
     }
 
     /// Reads an invoice.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+    fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "customer invoice";
         Ok(Self {
             number: attrs::s(item, what, "number")?,
@@ -54,7 +54,7 @@ pub trait VendorBillRecord: Sized {
     /// The item.
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs;
     /// Reads a bill.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
 }
 
 impl VendorBillRecord for VendorBill {
@@ -76,7 +76,7 @@ impl VendorBillRecord for VendorBill {
     }
 
     /// Reads a bill.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+    fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "vendor bill";
         Ok(Self {
             number: attrs::s(item, what, "number")?,

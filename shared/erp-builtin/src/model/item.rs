@@ -1,7 +1,7 @@
 //! How the domain's item types are stored: keys and item mappings.
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_erp::domain::*;
 use draftline_erp::units::Uom;
@@ -24,7 +24,7 @@ pub trait ItemRecord: Sized {
     /// its master.
     fn to_items(&self, tenant: &TenantId, stocked_in: &[BranchId]) -> Vec<Attrs>;
     /// Reads an item master record or a copy of one.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
 }
 
 /// The attributes the master record and its copies share.
@@ -80,7 +80,7 @@ impl ItemRecord for Item {
     }
 
     /// Reads an item.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+    fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "item";
         let base = attrs::s(item, what, "base_uom")?;
         let units = item
@@ -95,7 +95,7 @@ impl ItemRecord for Item {
                     factor: attrs::int(m, what, "factor")?,
                 })
             })
-            .collect::<Result<Vec<_>, ToolError>>()?;
+            .collect::<Result<Vec<_>, ErpError>>()?;
         Ok(Self {
             code: attrs::s(item, what, "code")?,
             name: attrs::s(item, what, "name")?,

@@ -1,7 +1,7 @@
 //! How the domain's po types are stored: keys and item mappings.
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_erp::domain::*;
 
@@ -13,9 +13,9 @@ pub trait PurchaseOrderRecord: Sized {
     /// The key of PO `number` in `branch`.
     fn key(tenant: &TenantId, branch: &BranchId, number: &str) -> Attrs;
     /// The item: queryable attributes plus the document as JSON.
-    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ToolError>;
+    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ErpError>;
     /// Reads a PO.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
 }
 
 impl PurchaseOrderRecord for PurchaseOrder {
@@ -28,7 +28,7 @@ impl PurchaseOrderRecord for PurchaseOrder {
     }
 
     /// The item: queryable attributes plus the document as JSON.
-    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ToolError> {
+    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ErpError> {
         let mut item = Self::key(tenant, branch, &self.po_number);
         item.insert("kind".into(), sv("purchase_order"));
         item.insert("draft_id".into(), sv(&self.draft_id));
@@ -44,14 +44,14 @@ impl PurchaseOrderRecord for PurchaseOrder {
         }
         item.insert(
             "document".into(),
-            sv(serde_json::to_string(self).map_err(ToolError::internal)?),
+            sv(serde_json::to_string(self).map_err(ErpError::internal)?),
         );
         Ok(item)
     }
 
     /// Reads a PO.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+    fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let text = attrs::s(item, "purchase order", "document")?;
-        serde_json::from_str(&text).map_err(ToolError::internal)
+        serde_json::from_str(&text).map_err(ErpError::internal)
     }
 }

@@ -1,6 +1,6 @@
 //! How the domain's price list types are stored: keys and item mappings.
 
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_contract::identity::TenantId;
 use draftline_erp::domain::*;
 use draftline_erp::units::Uom;
@@ -15,7 +15,7 @@ pub trait ListPriceRecord: Sized {
     /// The item.
     fn to_item(&self, tenant: &TenantId) -> Attrs;
     /// Reads a list price.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
 }
 
 impl ListPriceRecord for ListPrice {
@@ -41,7 +41,7 @@ impl ListPriceRecord for ListPrice {
     }
 
     /// Reads a list price.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+    fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "list price";
         Ok(Self {
             list: attrs::s(item, what, "list")?,

@@ -1,6 +1,6 @@
 //! How the domain's quote types are stored: keys and item mappings.
 
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_erp::domain::*;
 
@@ -12,9 +12,9 @@ pub trait QuoteRecord: Sized {
     /// The key of quote `number` in `branch`.
     fn key(tenant: &TenantId, branch: &BranchId, number: &str) -> Attrs;
     /// The item: queryable attributes plus the document as JSON.
-    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ToolError>;
+    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ErpError>;
     /// Reads a quote.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
 }
 
 impl QuoteRecord for Quote {
@@ -27,7 +27,7 @@ impl QuoteRecord for Quote {
     }
 
     /// The item: queryable attributes plus the document as JSON.
-    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ToolError> {
+    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ErpError> {
         let mut item = Self::key(tenant, branch, &self.quote_number);
         item.extend([
             ("kind".to_owned(), sv("quote")),
@@ -43,7 +43,7 @@ impl QuoteRecord for Quote {
             ("drafted_on_behalf_of".to_owned(), sv(&self.drafted_on_behalf_of)),
             (
                 "document".to_owned(),
-                sv(serde_json::to_string(self).map_err(ToolError::internal)?),
+                sv(serde_json::to_string(self).map_err(ErpError::internal)?),
             ),
         ]);
         if let Some(run) = &self.drafted_by_agent_run {
@@ -53,8 +53,8 @@ impl QuoteRecord for Quote {
     }
 
     /// Reads a quote.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+    fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let text = attrs::s(item, "quote", "document")?;
-        serde_json::from_str(&text).map_err(ToolError::internal)
+        serde_json::from_str(&text).map_err(ErpError::internal)
     }
 }

@@ -1,6 +1,6 @@
 //! How the domain's sales order types are stored: keys and item mappings.
 
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_erp::domain::*;
 
@@ -12,7 +12,7 @@ pub trait SalesOrderRecord: Sized {
     /// The item.
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs;
     /// Reads a sales order.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
 }
 
 impl SalesOrderRecord for SalesOrder {
@@ -33,7 +33,7 @@ impl SalesOrderRecord for SalesOrder {
     }
 
     /// Reads a sales order.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+    fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "sales order";
         Ok(Self {
             number: attrs::s(item, what, "number")?,

@@ -1,6 +1,6 @@
 //! How the domain's stock types are stored: keys and item mappings.
 
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_erp::domain::*;
 
@@ -12,7 +12,7 @@ pub trait StockLevelRecord: Sized {
     /// The item.
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs;
     /// Reads a stock level.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
 }
 
 impl StockLevelRecord for StockLevel {
@@ -30,7 +30,7 @@ impl StockLevelRecord for StockLevel {
     }
 
     /// Reads a stock level.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+    fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "stock level";
         Ok(Self {
             item: attrs::s(item, what, "item")?,
@@ -46,7 +46,7 @@ pub trait ReorderPolicyRecord: Sized {
     /// The item.
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs;
     /// Reads a policy.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
 }
 
 impl ReorderPolicyRecord for ReorderPolicy {
@@ -64,7 +64,7 @@ impl ReorderPolicyRecord for ReorderPolicy {
     }
 
     /// Reads a policy.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+    fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "reorder policy";
         Ok(Self {
             item: attrs::s(item, what, "item")?,

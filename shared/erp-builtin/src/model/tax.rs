@@ -1,6 +1,6 @@
 //! How the domain's tax types are stored: keys and item mappings.
 
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_contract::identity::TenantId;
 use draftline_erp::domain::*;
 
@@ -12,7 +12,7 @@ pub trait TaxTypeRecord: Sized {
     /// The item.
     fn to_item(&self, tenant: &TenantId) -> Attrs;
     /// Reads a tax type.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
 }
 
 impl TaxTypeRecord for TaxType {
@@ -31,7 +31,7 @@ impl TaxTypeRecord for TaxType {
     }
 
     /// Reads a tax type.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+    fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "tax type";
         Ok(Self {
             code: TaxCode::from_code(&attrs::s(item, what, "code")?).ok_or_else(|| attrs::corrupt(what, "code"))?,

@@ -1,6 +1,6 @@
 //! How the domain's vendor types are stored: keys and item mappings.
 
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_erp::domain::*;
 use draftline_erp::units::Uom;
@@ -13,7 +13,7 @@ pub trait VendorRecord: Sized {
     /// The item.
     fn to_item(&self, tenant: &TenantId) -> Attrs;
     /// Reads a vendor profile.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
 }
 
 impl VendorRecord for Vendor {
@@ -35,7 +35,7 @@ impl VendorRecord for Vendor {
     }
 
     /// Reads a vendor profile.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+    fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "vendor";
         Ok(Self {
             code: attrs::s(item, what, "code")?,
@@ -58,7 +58,7 @@ pub trait PriceEntryRecord: Sized {
     /// The item.
     fn to_item(&self, tenant: &TenantId) -> Attrs;
     /// Reads a price entry.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
 }
 
 impl PriceEntryRecord for PriceEntry {
@@ -84,7 +84,7 @@ impl PriceEntryRecord for PriceEntry {
     }
 
     /// Reads a price entry.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+    fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "price entry";
         Ok(Self {
             vendor: attrs::s(item, what, "vendor")?,
@@ -102,7 +102,7 @@ pub trait BranchVendorRecord: Sized {
     /// The item.
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs;
     /// Reads a listing.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError>;
+    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
 }
 
 impl BranchVendorRecord for BranchVendor {
@@ -135,7 +135,7 @@ impl BranchVendorRecord for BranchVendor {
     }
 
     /// Reads a listing.
-    fn from_item(item: &Attrs) -> Result<Self, ToolError> {
+    fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "vendor listing";
         let mut items = attrs::string_set(item, "items");
         items.sort();

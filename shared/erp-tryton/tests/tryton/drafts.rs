@@ -61,11 +61,11 @@ impl<O> External<O> {
     }
 
     pub async fn find(&self) -> Result<Option<draftline_contract::tool::Created>, draftline_contract::ToolError> {
-        self.document.find().await
+        self.document.find().await.map_err(Into::into)
     }
 
     pub async fn create(&self) -> Result<draftline_contract::tool::Created, draftline_contract::ToolError> {
-        self.document.create().await
+        self.document.create().await.map_err(Into::into)
     }
 
     /// The tool's answer for `created` (once).

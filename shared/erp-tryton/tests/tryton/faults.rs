@@ -44,14 +44,22 @@ async fn a_stopped_tryton_reads_as_unavailable_and_a_create_as_not_written() {
     // Drop stopped trytond: its port refuses connections.
     assert!(std::net::TcpStream::connect(url.trim_start_matches("http://")).is_err());
 
-    let read = erp.item(&sby.scope(), "BRG-0042").await.unwrap_err();
+    let read = erp
+        .item(&sby.scope(), "BRG-0042")
+        .await
+        .map_err(ToolError::from)
+        .unwrap_err();
     assert_eq!(kind(&read), (UNAVAILABLE, false, Some(2)));
     assert!(
         read.public_message().contains("Nothing was read or changed."),
         "{}",
         read.public_message()
     );
-    let stock = erp.item_stock(&sby.scope(), "BRG-0042").await.unwrap_err();
+    let stock = erp
+        .item_stock(&sby.scope(), "BRG-0042")
+        .await
+        .map_err(ToolError::from)
+        .unwrap_err();
     assert_eq!(kind(&stock), (UNAVAILABLE, false, Some(2)));
     let create = external.create().await.unwrap_err();
     assert_eq!(kind(&create), (UNAVAILABLE, false, Some(2)));
@@ -73,7 +81,11 @@ async fn a_create_that_got_no_answer_may_have_written_and_a_busy_database_did_no
     let hung = external.create().await.unwrap_err();
     assert_eq!(kind(&hung), (UNAVAILABLE, true, Some(2)));
     assert!(hung.public_message().contains("may or may not have been created"));
-    let read = erp.purchase_order(&sby.scope(), &sby_po(1)).await.unwrap_err();
+    let read = erp
+        .purchase_order(&sby.scope(), &sby_po(1))
+        .await
+        .map_err(ToolError::from)
+        .unwrap_err();
     assert_eq!(kind(&read), (UNAVAILABLE, false, Some(2)));
 
     proxy.set(Mode::Answer(503));
@@ -82,7 +94,7 @@ async fn a_create_that_got_no_answer_may_have_written_and_a_busy_database_did_no
         (UNAVAILABLE, false, Some(1))
     );
     assert_eq!(
-        kind(&erp.tax_types(&sby.scope()).await.unwrap_err()),
+        kind(&erp.tax_types(&sby.scope()).await.map_err(ToolError::from).unwrap_err()),
         (UNAVAILABLE, false, Some(2))
     );
     proxy.set(Mode::Answer(502));
@@ -93,7 +105,7 @@ async fn a_create_that_got_no_answer_may_have_written_and_a_busy_database_did_no
     proxy.set(Mode::Answer(500));
     assert_eq!(kind(&external.create().await.unwrap_err()).0, ErrorCode::InternalError);
     assert_eq!(
-        kind(&erp.tax_types(&sby.scope()).await.unwrap_err()).0,
+        kind(&erp.tax_types(&sby.scope()).await.map_err(ToolError::from).unwrap_err()).0,
         ErrorCode::InternalError
     );
 
@@ -123,7 +135,11 @@ async fn a_wrong_key_or_database_is_our_bug_and_never_shows_the_key() {
     )
     .serving("demo");
     let erp = TrytonErp::new(&wrong).unwrap();
-    let err = erp.item(&sby.scope(), "BRG-0042").await.unwrap_err();
+    let err = erp
+        .item(&sby.scope(), "BRG-0042")
+        .await
+        .map_err(ToolError::from)
+        .unwrap_err();
     assert_eq!(kind(&err), (ErrorCode::InternalError, false, None));
     let shown = format!("{err:?} {err} {}", err.public_message());
     assert!(shown.contains("401"), "{shown}");
@@ -135,6 +151,7 @@ async fn a_wrong_key_or_database_is_our_bug_and_never_shows_the_key() {
         .unwrap()
         .item(&sby.scope(), "BRG-0042")
         .await
+        .map_err(ToolError::from)
         .unwrap_err();
     assert_eq!(kind(&err).0, ErrorCode::InternalError);
     assert!(format!("{err:?}").contains("404"), "{err:?}");
@@ -151,7 +168,11 @@ async fn nothing_listening_is_unreachable() {
     let settings = TrytonSettings::new(format!("http://127.0.0.1:{port}"), "demo", TrytonKey::new("k"));
     let erp = TrytonErp::new(&settings).unwrap();
     let sby = branch("SBY-01");
-    let err = erp.due_items(&sby.scope(), None, 10).await.unwrap_err();
+    let err = erp
+        .due_items(&sby.scope(), None, 10)
+        .await
+        .map_err(ToolError::from)
+        .unwrap_err();
     assert_eq!(kind(&err), (UNAVAILABLE, false, Some(2)));
     assert_eq!(erp.requests(), 1, "the failed request is counted");
 }

@@ -2,6 +2,8 @@
 //! and the decision a person records on one (approve, or reject with a
 //! reason). Agents never decide; they read the decision back.
 
+use draftline_contract::tool::{Created, DocumentRef};
+use draftline_contract::{ErpError, Refusal};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -64,6 +66,16 @@ pub struct Decision {
     pub decided_at: String,
 }
 
+impl Verdict {
+    /// The verdict as a past participle: `approved`, `rejected`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Approved => "approved",
+            Self::Rejected => "rejected",
+        }
+    }
+}
+
 /// A decision about to be recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewDecision {
@@ -72,6 +84,43 @@ pub struct NewDecision {
     /// Unique per decision form shown: a double click sends it twice and is
     /// one decision.
     pub decision_id: String,
+}
+
+impl NewDecision {
+    /// The rules of recording this decision on draft `number`, whose status
+    /// is `status` and which carries `on_document`, recorded under
+    /// `recorded_id`: the decision already there if it is this very one (a
+    /// double click sends a form twice), `None` if nothing stands in the
+    /// way, else why the ERP refuses it (another decision came first, or
+    /// the document is not a draft any more). Every backend applies these.
+    pub fn against(
+        &self,
+        number: &str,
+        status: &str,
+        on_document: Option<&Decision>,
+        recorded_id: Option<&str>,
+    ) -> Result<Option<Decision>, ErpError> {
+        match (on_document, recorded_id) {
+            (Some(earlier), Some(id)) if id == self.decision_id => return Ok(Some(earlier.clone())),
+            (Some(earlier), _) => {
+                return Err(ErpError::Refused(Refusal::AlreadyDecided {
+                    number: number.to_owned(),
+                    verdict: earlier.verdict.as_str(),
+                    by: earlier.decided_by.clone(),
+                    at: earlier.decided_at.clone(),
+                }));
+            }
+            (None, _) => {}
+        }
+        if status == "draft" {
+            Ok(None)
+        } else {
+            Err(ErpError::Refused(Refusal::NotADraft {
+                number: number.to_owned(),
+                status: status.to_owned(),
+            }))
+        }
+    }
 }
 
 /// One agent draft in a reviewer's queue.
@@ -115,6 +164,13 @@ pub trait Reviewable {
     /// This document with `review_url` set to its page under `review_pages`
     /// (`https://host/review`).
     fn with_review_url(self, review_pages: &str) -> Self;
+
+    /// The document's id, number and kind, as the key record and the
+    /// audit item name it.
+    fn document_ref(&self) -> DocumentRef;
+
+    /// The document as its draft's transaction or the ERP created it.
+    fn created(&self) -> Created;
 }
 
 /// The review page of document `number` under `review_pages`.
@@ -127,12 +183,42 @@ impl Reviewable for PurchaseOrder {
         self.review_url = Some(review_url(review_pages, &self.po_number));
         self
     }
+
+    fn document_ref(&self) -> DocumentRef {
+        DocumentRef {
+            id: self.draft_id.clone(),
+            number: self.po_number.clone(),
+            kind: DocumentKind::PurchaseOrder.code().to_owned(),
+        }
+    }
+
+    fn created(&self) -> Created {
+        Created {
+            document: self.document_ref(),
+            created_at: self.created_at.clone(),
+        }
+    }
 }
 
 impl Reviewable for Quote {
     fn with_review_url(mut self, review_pages: &str) -> Self {
         self.review_url = Some(review_url(review_pages, &self.quote_number));
         self
+    }
+
+    fn document_ref(&self) -> DocumentRef {
+        DocumentRef {
+            id: self.quote_id.clone(),
+            number: self.quote_number.clone(),
+            kind: DocumentKind::Quote.code().to_owned(),
+        }
+    }
+
+    fn created(&self) -> Created {
+        Created {
+            document: self.document_ref(),
+            created_at: self.created_at.clone(),
+        }
     }
 }
 

@@ -27,7 +27,7 @@ pub mod sales_search_customers;
 use std::borrow::Cow;
 
 use draftline_contract::ToolError;
-use draftline_contract::tool::{Created, Draft, Placement};
+use draftline_contract::tool::{Draft, Placement};
 use validator::ValidationError;
 
 use crate::domain::Reviewable;
@@ -136,15 +136,14 @@ pub(crate) fn near_duplicate<'a>(
 
 /// A placed draft as the contract's prepared draft: the placement as the
 /// backend made it, and the tool's answer for the document it becomes. An
-/// atomic document is numbered already (`created` says how); an external
-/// one is numbered by the ERP, and `numbered(draft, id, number,
-/// created_at)` makes the answer of it. Either answer carries the
-/// document's `review_url` under `review_pages`.
+/// atomic document is numbered already; an external one is numbered by the
+/// ERP, and `numbered(draft, id, number, created_at)` makes the answer of
+/// it. Either answer carries the document's `review_url` under
+/// `review_pages`.
 pub(crate) fn prepared<D, O>(
     placement: Placement<O>,
     draft: D,
     numbered: fn(&D, String, String, String) -> O,
-    created: fn(&O) -> Created,
     review_pages: &str,
 ) -> Draft<O>
 where
@@ -155,7 +154,7 @@ where
     match placement {
         Placement::Atomic { document, batch } => Draft::Placed {
             placement: Placement::Atomic {
-                document: created(&document),
+                document: document.created(),
                 batch,
             },
             answer: Box::new(move |_| Ok(document.with_review_url(&review_pages))),
@@ -172,6 +171,15 @@ where
                 .with_review_url(&review_pages))
             }),
         },
+    }
+}
+
+/// The draft a person chose to keep instead of a new one (they answered
+/// "use the existing one"): nothing is created, and it is the answer.
+pub(crate) fn existing<O: Reviewable>(document: O, review_pages: &str) -> Draft<O> {
+    Draft::Existing {
+        document: document.document_ref(),
+        output: document.with_review_url(review_pages),
     }
 }
 

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
-use draftline_contract::tool::{Call, Created, DocumentRef, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
+use draftline_contract::tool::{Call, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
 use draftline_contract::validation::rejected_with;
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use validator::Validate;
 
 use crate::domain::po::VendorRef;
-use crate::domain::{Item, PoDraft, PoLine, PriceEntry, PurchaseOrder, Reviewable, Vendor};
+use crate::domain::{Item, PoDraft, PoLine, PriceEntry, PurchaseOrder, Vendor};
 use crate::money::{self, Money};
 use crate::port::{Erp, Scope};
 use crate::pricing;
@@ -259,14 +259,7 @@ impl DraftTool for PurchasingCreatePoDraft {
                 .purchase_order(&scope, &number)
                 .await?
                 .ok_or_else(|| super::purchasing_get_po::po_not_found(&number))?;
-            return Ok(Draft::Existing {
-                document: DocumentRef {
-                    id: existing.draft_id.clone(),
-                    number: existing.po_number.clone(),
-                    kind: "purchase_order".to_owned(),
-                },
-                output: existing.with_review_url(call.review_pages),
-            });
+            return Ok(super::existing(existing, call.review_pages));
         }
 
         let subtotal = money::sum(totals).ok_or_else(|| money::overflow("the purchase order total"))?;
@@ -293,20 +286,7 @@ impl DraftTool for PurchasingCreatePoDraft {
             .erp
             .place_po_draft(&scope, draft.clone(), call.draft_key, call.clock.now())
             .await?;
-        Ok(super::prepared(
-            placement,
-            draft,
-            PoDraft::numbered,
-            |po: &PurchaseOrder| Created {
-                document: DocumentRef {
-                    id: po.draft_id.clone(),
-                    number: po.po_number.clone(),
-                    kind: "purchase_order".to_owned(),
-                },
-                created_at: po.created_at.clone(),
-            },
-            call.review_pages,
-        ))
+        Ok(super::prepared(placement, draft, PoDraft::numbered, call.review_pages))
     }
 }
 
@@ -318,7 +298,7 @@ mod tests {
 
     use super::*;
     use crate::port::Purchasing;
-    use crate::testing::{MemoryErp, Placing, TestCaller};
+    use crate::testing::{MemoryErp, Placing, TestCaller, issues};
 
     fn line(item_code: &str, qty: i64, uom: Uom) -> PoLineInput {
         PoLineInput {
@@ -357,26 +337,14 @@ mod tests {
 
     /// The draft, placed as the server would place it.
     async fn created(erp: &MemoryErp, call: &Call<'_>, input: CreatePoDraftInput) -> PurchaseOrder {
-        match draft(erp, call, input).await {
-            Ok(prepared) => erp.complete(prepared).await.unwrap(),
-            Err(err) => panic!("refused: {err:?}"),
-        }
+        erp.drafted(&PurchasingCreatePoDraft::new(erp.port()), call, input)
+            .await
     }
 
-    /// Why the draft was refused (a prepared draft has no `Debug`, so no `unwrap_err`).
+    /// Why the draft was refused.
     async fn refused(erp: &MemoryErp, call: &Call<'_>, input: CreatePoDraftInput) -> ToolError {
-        match draft(erp, call, input).await {
-            Ok(_) => panic!("the draft was prepared"),
-            Err(err) => err,
-        }
-    }
-
-    fn issues(err: &ToolError) -> Vec<(&str, &str)> {
-        err.details()
-            .unwrap_or_else(|| panic!("not a validation error: {err:?}"))
-            .iter()
-            .map(|i| (i.path.as_str(), i.message.as_str()))
-            .collect()
+        erp.refusal(&PurchasingCreatePoDraft::new(erp.port()), call, input)
+            .await
     }
 
     fn last_number(erp: &MemoryErp) -> i64 {

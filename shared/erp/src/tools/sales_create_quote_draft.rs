@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
-use draftline_contract::tool::{Call, Created, DocumentRef, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
+use draftline_contract::tool::{Call, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
 use draftline_contract::validation::rejected_with;
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
@@ -19,7 +19,7 @@ use validator::Validate;
 
 use super::sales_get_customer_summary::customer_not_found;
 use crate::domain::quote::CustomerRef;
-use crate::domain::{CreditPosition, Customer, ListPrice, Quote, QuoteDraft, QuoteLine, Reviewable, TaxCode, TaxType};
+use crate::domain::{CreditPosition, Customer, ListPrice, Quote, QuoteDraft, QuoteLine, TaxCode, TaxType};
 use crate::money::{self, Money};
 use crate::port::{Erp, Scope};
 use crate::pricing;
@@ -390,14 +390,7 @@ impl DraftTool for SalesCreateQuoteDraft {
                      again without a confirmation to be asked afresh."
                 ))
             })?;
-            return Ok(Draft::Existing {
-                document: DocumentRef {
-                    id: existing.quote_id.clone(),
-                    number: existing.quote_number.clone(),
-                    kind: "quote".to_owned(),
-                },
-                output: existing.with_review_url(call.review_pages),
-            });
+            return Ok(super::existing(existing, call.review_pages));
         }
 
         let overflow = || money::overflow("the quote total");
@@ -435,14 +428,6 @@ impl DraftTool for SalesCreateQuoteDraft {
             placement,
             draft,
             QuoteDraft::numbered,
-            |quote: &Quote| Created {
-                document: DocumentRef {
-                    id: quote.quote_id.clone(),
-                    number: quote.quote_number.clone(),
-                    kind: "quote".to_owned(),
-                },
-                created_at: quote.created_at.clone(),
-            },
             call.review_pages,
         ))
     }
@@ -456,7 +441,7 @@ mod tests {
 
     use super::*;
     use crate::domain::DocumentStatus;
-    use crate::testing::{MemoryErp, TestCaller};
+    use crate::testing::{MemoryErp, TestCaller, issues};
 
     fn quoted(item_code: &str, qty: i64, uom: Uom, tax_code: TaxCode) -> QuoteLineInput {
         QuoteLineInput {
@@ -490,26 +475,14 @@ mod tests {
         SalesCreateQuoteDraft::new(erp.port()).draft(call, input).await
     }
 
+    /// The draft, placed as the server would place it.
     async fn created(erp: &MemoryErp, call: &Call<'_>, input: CreateQuoteDraftInput) -> Quote {
-        match draft(erp, call, input).await {
-            Ok(prepared) => erp.complete(prepared).await.unwrap(),
-            Err(err) => panic!("refused: {err:?}"),
-        }
+        erp.drafted(&SalesCreateQuoteDraft::new(erp.port()), call, input).await
     }
 
+    /// Why the draft was refused.
     async fn refused(erp: &MemoryErp, call: &Call<'_>, input: CreateQuoteDraftInput) -> ToolError {
-        match draft(erp, call, input).await {
-            Ok(_) => panic!("the quote was prepared"),
-            Err(err) => err,
-        }
-    }
-
-    fn issues(err: &ToolError) -> Vec<(&str, &str)> {
-        err.details()
-            .unwrap_or_else(|| panic!("not a validation error: {err:?}"))
-            .iter()
-            .map(|i| (i.path.as_str(), i.message.as_str()))
-            .collect()
+        erp.refusal(&SalesCreateQuoteDraft::new(erp.port()), call, input).await
     }
 
     fn last_number(erp: &MemoryErp) -> i64 {

@@ -82,7 +82,8 @@ impl App {
             Ok(Some(created)) => Ok(created),
             Ok(None) => external.create().await,
             Err(err) => Err(err),
-        };
+        }
+        .map_err(ToolError::from);
         let created = match created {
             Ok(created) => created,
             Err(err) => {
