@@ -6,31 +6,12 @@ use std::fmt;
 use std::time::Duration;
 
 use draftline_contract::identity::TenantId;
-use draftline_contract::settings::{ConfigError, Source};
+use draftline_contract::settings::{ConfigError, Secret, Source};
 
-/// A Tryton REST key (`res.user.application`, application `rest`). Shown
-/// as `***` by `Debug`; [`TrytonKey::expose`] is only called to build the
-/// `Authorization` header.
-#[derive(Clone, PartialEq, Eq)]
-pub struct TrytonKey(String);
-
-impl TrytonKey {
-    /// Wraps a key.
-    pub fn new(key: impl Into<String>) -> Self {
-        Self(key.into())
-    }
-
-    /// The key itself.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for TrytonKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("TrytonKey(***)")
-    }
-}
+/// A Tryton REST key (`res.user.application`, application `rest`): a
+/// [`Secret`], shown as `***` by `Debug`; [`Secret::expose`] is only called
+/// to build the `Authorization` header.
+pub type TrytonKey = Secret;
 
 /// Why settings were refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -222,7 +203,7 @@ mod tests {
         let settings = TrytonSettings::new("http://127.0.0.1:8000/", "demo", TrytonKey::new("s3cret-key"));
         let shown = format!("{settings:?}");
         assert!(!shown.contains("s3cret-key"), "{shown}");
-        assert!(shown.contains("TrytonKey(***)"));
+        assert!(shown.contains("key: Secret(***)"), "{shown}");
     }
 
     #[test]
