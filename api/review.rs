@@ -5,5 +5,5 @@ use draftline_erp_backends::Backend;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
-    draftline_review::run_function(|config, db| Ok(Backend::connect(config, db)?.erp())).await
+    draftline_review::run_function(|source, db| Ok(Backend::from_source(source, db)?.erp())).await
 }

@@ -13,16 +13,16 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use draftline_contract::clock::{Clock, SystemClock};
+use draftline_contract::settings::{ConfigError, Source};
 use draftline_dynamo::Db;
-use draftline_erp_backends::Backend;
+use draftline_erp_backends::{Backend, ErpSettings};
 use draftline_erp_builtin::seed::{Seeded, seed_demo};
-use draftline_erp_tryton::LocalTryton;
+use draftline_erp_tryton::{LocalTryton, TrytonSettings};
 use draftline_infra::EmbeddedDynamo;
+use draftline_review::settings::ReviewSettings;
 use draftline_server::App;
 use draftline_server::auth::mint::{TokenClaims, mint_hs256};
-use draftline_server::config::{
-    Config, ConfigError, ErpSettings, LOCAL_DEV_SECRET, LOCAL_ISSUER, Secret, TrytonSettings,
-};
+use draftline_server::config::{Config, LOCAL_DEV_SECRET, LOCAL_ISSUER};
 use draftline_server::runtime::local;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -77,6 +77,8 @@ pub struct LocalServer {
     pub backend: Backend,
     /// What seeding the built-in backend did (`None` on another backend).
     pub seeded: Option<Seeded>,
+    /// The review pages' settings (tests seal sessions with their keys).
+    pub review: ReviewSettings,
     /// The Tryton database behind the tools, when there is one: its base URL,
     /// database and REST key, for a person (or a test) to look at directly.
     pub tryton: Option<TrytonSettings>,
@@ -119,41 +121,39 @@ impl Drop for LocalTrytonRun {
     }
 }
 
-/// The local configuration: the deployed functions' one parser
-/// ([`Config::from_lookup`]) over the environment, with local defaults for
-/// what a deployment must set (resource, issuer, the development secret)
-/// and `fixed` for what this server decides itself (the engine it started,
-/// the Tryton it started). A malformed variable is refused, as in a
-/// deployment.
-pub fn local_config(resource: &str, fixed: &[(&str, String)]) -> Result<Config, ConfigError> {
-    Config::from_lookup(|name| {
-        if let Some((_, value)) = fixed.iter().find(|(n, _)| *n == name) {
-            return Some(value.clone());
-        }
-        std::env::var(name)
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-            .or_else(|| match name {
-                "DRAFTLINE_RESOURCE" => Some(resource.to_owned()),
-                "DRAFTLINE_ISSUER" => Some(LOCAL_ISSUER.to_owned()),
-                "DRAFTLINE_JWT_SECRET" => Some(LOCAL_DEV_SECRET.to_owned()),
-                _ => None,
-            })
-    })
+/// The local server's settings source: the environment over local
+/// defaults for what a deployment must set (resource, issuer, the
+/// development secret). [`start_local`] adds overrides for what it decides
+/// itself (the engine it started, the Tryton it started). Every owner parses
+/// it as in a deployment, so a malformed variable is refused.
+pub fn local_source(resource: &str) -> Source {
+    Source::env()
+        .or("DRAFTLINE_RESOURCE", resource)
+        .or("DRAFTLINE_ISSUER", LOCAL_ISSUER)
+        .or("DRAFTLINE_JWT_SECRET", LOCAL_DEV_SECRET)
 }
 
-/// The variables that point the tools at one Tryton database.
-fn tryton_variables(settings: &TrytonSettings) -> Vec<(&'static str, String)> {
-    let mut vars = vec![
-        ("DRAFTLINE_ERP", "tryton".to_owned()),
-        ("DRAFTLINE_TRYTON_URL", settings.url.clone()),
-        ("DRAFTLINE_TRYTON_DATABASE", settings.database.clone()),
-        ("DRAFTLINE_TRYTON_KEY", settings.key.expose().to_owned()),
-    ];
-    if let Some(tenant) = &settings.tenant {
-        vars.push(("DRAFTLINE_TRYTON_TENANT", tenant.clone()));
+/// `source` pointing the tools at one Tryton database.
+fn with_tryton(source: Source, settings: &TrytonSettings) -> Source {
+    let source = source
+        .with("DRAFTLINE_ERP", "tryton")
+        .with("DRAFTLINE_TRYTON_URL", settings.url.as_str())
+        .with("DRAFTLINE_TRYTON_DATABASE", settings.database.as_str())
+        .with("DRAFTLINE_TRYTON_KEY", settings.key.expose());
+    match &settings.tenant {
+        Some(tenant) => source.with("DRAFTLINE_TRYTON_TENANT", tenant.as_str()),
+        None => source,
     }
-    vars
+}
+
+/// Every owner's settings from `source`, in the order a deployed function
+/// reads them: the server's, the ERP's, the review pages'.
+fn local_settings(source: &Source) -> Result<(Config, ErpSettings, ReviewSettings), ConfigError> {
+    Ok((
+        Config::from_source(source)?,
+        ErpSettings::from_source(source)?,
+        ReviewSettings::from_source(source)?,
+    ))
 }
 
 /// Starts trytond with the demo database, in `data/tryton` or a temporary
@@ -181,12 +181,7 @@ async fn start_local_tryton(data: Option<&Path>) -> anyhow::Result<(LocalTrytonR
         .first()
         .context("trytond serves no database")?
         .clone();
-    let settings = TrytonSettings {
-        url: tryton.url().to_owned(),
-        database: db.name,
-        key: Secret::new(db.key.expose()),
-        tenant: Some(draftline_erp::demo::TENANT.to_owned()),
-    };
+    let settings = TrytonSettings::new(tryton.url(), db.name, db.key).serving(draftline_erp::demo::TENANT);
     Ok((
         LocalTrytonRun {
             tryton: Some(tryton),
@@ -232,11 +227,11 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
         .await
         .with_context(|| format!("binding 127.0.0.1:{}", options.port))?;
     let addr = listener.local_addr()?;
-    let mut fixed = vec![("DRAFTLINE_DYNAMODB_ENDPOINT", endpoint)];
+    let mut source = local_source(&format!("http://{addr}")).with("DRAFTLINE_DYNAMODB_ENDPOINT", endpoint);
     if let Some(settings) = &tryton {
-        fixed.extend(tryton_variables(settings));
+        source = with_tryton(source, settings);
     }
-    let mut config = local_config(&format!("http://{addr}"), &fixed).context("reading the configuration")?;
+    let (mut config, erp, mut review) = local_settings(&source).context("reading the configuration")?;
     if options.rate_limit_per_minute.is_some() {
         config.rate_limit_per_minute = options.rate_limit_per_minute;
     }
@@ -251,8 +246,8 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
     }
     // The review pages' demo sign-in: only this local server offers it,
     // never a deployed function (no environment variable can turn it on).
-    config.review.demo_sign_in = true;
-    let tryton = match &config.erp {
+    review.demo_sign_in = true;
+    let tryton = match &erp {
         ErpSettings::Tryton(settings) => Some(settings.clone()),
         ErpSettings::Builtin => None,
     };
@@ -260,13 +255,13 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
     draftline_infra::create_table(db.client(), db.table())
         .await
         .context("creating the table")?;
-    let seeded = match config.erp {
+    let seeded = match erp {
         ErpSettings::Builtin => Some(seed_demo(&db).await.context("seeding the demo data")?),
         ErpSettings::Tryton(_) => None,
     };
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
-    let backend = Backend::connect(&config, &db)?;
-    let pages = draftline_review::ReviewPages::new(&config, backend.erp())?;
+    let backend = Backend::connect(&erp, &db)?;
+    let pages = draftline_review::ReviewPages::new(&config, &review, backend.erp())?;
     if seeded.is_some() {
         draftline_review::demo::seed_trail(&db, backend.erp().as_ref())
             .await
@@ -286,6 +281,7 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
         app,
         backend,
         seeded,
+        review,
         tryton,
         server,
         _engine: engine,

@@ -5,7 +5,9 @@
 
 use std::time::{Duration, Instant};
 
+use draftline_contract::settings::Source;
 use draftline_review::session::{Session, SessionKeys, SignedInWith};
+use draftline_review::settings::ReviewSettings;
 use draftline_server::config::Config;
 use serde_json::{Value, json};
 
@@ -164,8 +166,9 @@ async fn the_tool_list_the_metadata_and_a_review_page_answer_with_the_request_id
         ("DRAFTLINE_SESSION_SECRET".to_owned(), "s".repeat(40)),
     ]);
     let review = VercelFunction::start_with_env(env!("CARGO_BIN_EXE_review"), &env).await;
-    let config = Config::from_lookup(|name| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())).unwrap();
-    let keys = SessionKeys::of(&config).unwrap();
+    let deployed = Source::map(env.clone());
+    let config = Config::from_source(&deployed).unwrap();
+    let keys = SessionKeys::of(&config, &ReviewSettings::from_source(&deployed).unwrap()).unwrap();
     let person = draftline_review::demo::demo_person("approver-sby").unwrap();
     // The function's clock is the system's: a session from now.
     let cookie = keys.seal_session(&Session::start(person, SignedInWith::Oidc, chrono::Utc::now()));

@@ -8,10 +8,12 @@ use std::sync::Arc;
 
 use draftline_cli::{TokenSpec, demo_spec, token_for};
 use draftline_contract::clock::ManualClock;
+use draftline_contract::settings::Source;
 use draftline_dynamo::Db;
-use draftline_erp_backends::Backend as ErpBackend;
+use draftline_erp_backends::{Backend as ErpBackend, ErpSettings};
 use draftline_review::ReviewPages;
 use draftline_review::session::{Session, SessionKeys, SignedInWith};
+use draftline_review::settings::ReviewSettings;
 use draftline_server::App;
 use draftline_server::config::Config;
 use draftline_server::runtime::local;
@@ -786,7 +788,7 @@ async fn the_person_an_agent_drafted_for_cannot_approve_it_unless_the_setting_al
     assert_eq!(po_as_read(&app, &number).await["status"], "draft");
 
     // A small team turns it off.
-    let relaxed = CustomServer::start(|config| config.review.allow_self_approval = true).await;
+    let relaxed = CustomServer::start(|review| review.allow_self_approval = true).await;
     let token = token_for(&approver_as_drafter, &relaxed.base, 600).unwrap();
     let own = relaxed.draft(&token, po_input("own-2")).await;
     let number = own["po_number"].as_str().unwrap().to_owned();
@@ -796,7 +798,7 @@ async fn the_person_an_agent_drafted_for_cannot_approve_it_unless_the_setting_al
     assert!(decided.location().ends_with("decided=approved"));
 }
 
-/// `draftline serve`'s pieces, with a configuration a test changes (a
+/// `draftline serve`'s pieces, with review settings a test changes (a
 /// setting people cannot pass to the test server from outside).
 pub struct CustomServer {
     pub base: String,
@@ -814,17 +816,18 @@ impl Drop for CustomServer {
 }
 
 impl CustomServer {
-    pub async fn start(tweak: impl FnOnce(&mut Config)) -> Self {
+    pub async fn start(tweak: impl FnOnce(&mut ReviewSettings)) -> Self {
         let engine = draftline_infra::EmbeddedDynamo::start(None).await.unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let mut config = Config::local(base.clone(), engine.endpoint());
-        tweak(&mut config);
+        let config = Config::local(base.clone(), engine.endpoint());
+        let mut review = ReviewSettings::local();
+        tweak(&mut review);
         let db = Db::connect(&config.table, config.dynamodb_endpoint.as_deref()).await;
         draftline_infra::create_table(db.client(), db.table()).await.unwrap();
         draftline_erp_builtin::seed::seed_demo(&db).await.unwrap();
-        let backend = ErpBackend::connect(&config, &db).unwrap();
-        let pages = ReviewPages::new(&config, backend.erp()).unwrap();
+        let backend = ErpBackend::connect(&ErpSettings::Builtin, &db).unwrap();
+        let pages = ReviewPages::new(&config, &review, backend.erp()).unwrap();
         let clock = Arc::new(ManualClock::new(test_now()));
         let app = Arc::new(App::with_parts(backend.catalogue(), config, db, clock).with_pages(Arc::new(pages)));
         let server = tokio::spawn(local::serve(listener, app.clone()));
@@ -896,7 +899,7 @@ async fn a_reviewer_sees_no_document_run_or_count_of_another_branch_or_tenant() 
         let end = at + page.body[at..].find("</p>").unwrap();
         page.body[at..end].replace(number, "N")
     };
-    let keys = SessionKeys::of(app.server.app.config()).unwrap();
+    let keys = SessionKeys::of(app.server.app.config(), &app.server.review).unwrap();
     let person = |sub: &str, scope: &str| {
         let spec = demo_spec(sub).unwrap();
         draftline_contract::identity::Caller::from_verified(
@@ -1157,8 +1160,10 @@ async fn a_deployed_review_function_never_offers_the_demo_sign_in() {
     assert_eq!(oidc.status, 503, "{}", oidc.body);
     assert!(oidc.body.contains("Sign-in failed"));
     // A deployed session cookie is Secure (the resource is https).
+    let deployed = Source::map(env.clone());
     let keys = SessionKeys::of(
-        &Config::from_lookup(|name| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())).unwrap(),
+        &Config::from_source(&deployed).unwrap(),
+        &ReviewSettings::from_source(&deployed).unwrap(),
     )
     .unwrap();
     assert!(keys.secure());
@@ -1382,7 +1387,7 @@ fn first_of(page: &Page, number: &str) -> usize {
 #[tokio::test]
 async fn a_person_allowed_orders_and_quotes_filters_the_queue_by_kind() {
     let app = spawn_app().await;
-    let keys = SessionKeys::of(app.server.app.config()).unwrap();
+    let keys = SessionKeys::of(app.server.app.config(), &app.server.review).unwrap();
     let spec = demo_spec("approver-bdg").unwrap();
     let both = draftline_contract::identity::Caller::from_verified(
         draftline_contract::identity::TenantId::parse("demo").unwrap(),

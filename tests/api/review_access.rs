@@ -165,7 +165,7 @@ async fn a_run_page_shows_each_person_only_the_modules_they_read_and_its_header_
     assert!(!foreign.body.contains(&number));
 
     // So does a person of the branch whose scopes read none of the run.
-    let keys = SessionKeys::of(app.server.app.config()).unwrap();
+    let keys = SessionKeys::of(app.server.app.config(), &app.server.review).unwrap();
     let sales_only = Caller::from_verified(
         TenantId::parse("demo").unwrap(),
         BranchId::parse("SBY-01").unwrap(),
@@ -214,7 +214,7 @@ async fn a_run_whose_every_call_was_refused_has_no_header_card_to_plant() {
 
 /// A session cookie (`name=value`) for `user` of the demo, sealed with the app's keys.
 fn session_for(app: &TestApp, user: &str, session: impl FnOnce(Caller) -> Session) -> (SessionKeys, Reviewer) {
-    let keys = SessionKeys::of(app.server.app.config()).unwrap();
+    let keys = SessionKeys::of(app.server.app.config(), &app.server.review).unwrap();
     let person = draftline_review::demo::demo_person(user).unwrap();
     let reviewer = Reviewer::with_session(&app.server.url(), &keys, &session(person));
     (keys, reviewer)

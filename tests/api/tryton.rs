@@ -13,8 +13,7 @@ use std::sync::Mutex;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE;
-use draftline_erp_tryton::LocalTryton;
-use draftline_server::config::{Secret, TrytonSettings};
+use draftline_erp_tryton::{LocalTryton, TrytonSettings};
 use serde_json::{Value, json};
 
 /// Databases per trytond.
@@ -52,12 +51,7 @@ pub fn fresh_database() -> TrytonSettings {
         let mut fresh: Vec<TrytonSettings> = tryton
             .databases()
             .iter()
-            .map(|db| TrytonSettings {
-                url: tryton.url().to_owned(),
-                database: db.name.clone(),
-                key: Secret::new(db.key.expose()),
-                tenant: Some("demo".to_owned()),
-            })
+            .map(|db| TrytonSettings::new(tryton.url(), db.name.clone(), db.key.clone()).serving("demo"))
             .collect();
         fresh.reverse();
         pool.free = fresh;

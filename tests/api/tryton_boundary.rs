@@ -7,8 +7,7 @@
 use std::time::{Duration, Instant};
 
 use draftline_cli::{LocalErp, LocalOptions};
-use draftline_erp_tryton::LocalTryton;
-use draftline_server::config::{Secret, TrytonSettings};
+use draftline_erp_tryton::{LocalTryton, TrytonSettings};
 use serde_json::{Value, json};
 
 use crate::function_process::{FUNCTION_RESOURCE, function_env, function_token};
@@ -320,12 +319,7 @@ async fn tryton_stopped_is_a_retryable_503_that_says_nothing_was_created_and_lea
         .await
         .unwrap();
     let db = tryton.databases()[0].clone();
-    let settings = TrytonSettings {
-        url: tryton.url().to_owned(),
-        database: db.name.clone(),
-        key: Secret::new(db.key.expose()),
-        tenant: Some("demo".into()),
-    };
+    let settings = TrytonSettings::new(tryton.url(), db.name.clone(), db.key.clone()).serving("demo");
     let app = spawn_app_on_erp(LocalErp::Tryton(settings), LocalOptions::default()).await;
     let tryton = tokio::task::spawn_blocking(move || {
         tryton.stop();

@@ -19,6 +19,8 @@
 //! - [`cursor`]: opaque pagination cursors, sealed and bound to the caller.
 //! - [`canonical`]: canonical JSON and the fingerprint (property-tested).
 //! - [`clock`]: time, injected.
+//! - [`settings`]: the layered source every owner of a setting parses its
+//!   own part from, [`settings::Secret`] and [`settings::ConfigError`].
 //! - [`crypto`]: the process's one crypto provider (*ring*), for TLS and JWTs.
 
 #![warn(missing_docs)]
@@ -32,6 +34,7 @@ pub mod error;
 pub mod identity;
 pub mod request;
 pub mod schema;
+pub mod settings;
 pub mod tool;
 pub mod validation;
 

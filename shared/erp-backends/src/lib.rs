@@ -1,20 +1,45 @@
 //! # draftline-erp-backends
 //!
-//! The one place a deployment chooses its ERP: `DRAFTLINE_ERP` (read by the
-//! server's one configuration parser) names a backend crate, and
-//! [`catalogue`] builds every tool over it. A new ERP (Odoo, ERPNext) is a
-//! crate implementing [`draftline_erp::port::Erp`] plus one arm of
-//! [`Backend::connect`].
+//! The one place a deployment chooses its ERP: `DRAFTLINE_ERP` names a
+//! backend crate, which parses its own settings from the same
+//! [`Source`] ([`ErpSettings::from_source`]), and [`catalogue`] builds every
+//! tool over it. A new ERP (Odoo, ERPNext) is a crate implementing
+//! [`draftline_erp::port::Erp`] and parsing its settings, plus one variant
+//! of [`ErpSettings`] and [`Backend`] here (and the CLI's `--erp` choice).
 
 use std::sync::Arc;
 
 use draftline_contract::Registry;
+use draftline_contract::settings::{ConfigError, Source};
 use draftline_dynamo::Db;
 use draftline_erp::CatalogueTool;
 use draftline_erp::port::Erp;
 use draftline_erp_builtin::BuiltinErp;
-use draftline_erp_tryton::{TrytonErp, TrytonKey};
-use draftline_server::config::{Config, ConfigError, ErpSettings};
+use draftline_erp_tryton::{TrytonErp, TrytonSettings};
+use draftline_server::config::Config;
+
+/// Which ERP holds the documents (`DRAFTLINE_ERP`), with its backend's settings.
+#[derive(Debug, Clone)]
+pub enum ErpSettings {
+    /// `builtin`: the demo ERP in draftline's own table (the default).
+    Builtin,
+    /// `tryton`: a Tryton database over its REST API (`DRAFTLINE_TRYTON_*`).
+    Tryton(TrytonSettings),
+}
+
+impl ErpSettings {
+    /// Reads `DRAFTLINE_ERP`, and has the backend it names read its own variables.
+    pub fn from_source(source: &Source) -> Result<Self, ConfigError> {
+        match source.get("DRAFTLINE_ERP").as_deref().map(str::trim) {
+            None | Some("builtin") => Ok(Self::Builtin),
+            Some("tryton") => Ok(Self::Tryton(TrytonSettings::from_source(source)?)),
+            Some(other) => Err(ConfigError::Invalid {
+                name: "DRAFTLINE_ERP",
+                reason: format!("'{other}' is not an ERP backend; allowed: builtin, tryton"),
+            }),
+        }
+    }
+}
 
 /// The ERP of a deployment, built once per instance (a backend keeps its
 /// caches, connections and counters for the instance's life).
@@ -27,19 +52,13 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// The backend `config` names, reached with `db` where it keeps its data
-    /// in draftline's table. Makes no request.
-    pub fn connect(config: &Config, db: &Db) -> Result<Self, ConfigError> {
-        match &config.erp {
+    /// The backend `settings` name, reached with `db` where it keeps its
+    /// data in draftline's table. Makes no request.
+    pub fn connect(settings: &ErpSettings, db: &Db) -> Result<Self, ConfigError> {
+        match settings {
             ErpSettings::Builtin => Ok(Self::Builtin(BuiltinErp::new(db.clone()))),
-            ErpSettings::Tryton(tryton) => {
-                let mut settings = draftline_erp_tryton::TrytonSettings::new(
-                    tryton.url.clone(),
-                    tryton.database.clone(),
-                    TrytonKey::new(tryton.key.expose()),
-                );
-                settings.tenant = tryton.tenant.clone();
-                TrytonErp::new(&settings)
+            ErpSettings::Tryton(settings) => {
+                TrytonErp::new(settings)
                     .map(Self::Tryton)
                     .map_err(|err| ConfigError::Invalid {
                         name: "DRAFTLINE_TRYTON_URL",
@@ -47,6 +66,11 @@ impl Backend {
                     })
             }
         }
+    }
+
+    /// The backend `source` names ([`ErpSettings::from_source`], then [`Backend::connect`]).
+    pub fn from_source(source: &Source, db: &Db) -> Result<Self, ConfigError> {
+        Self::connect(&ErpSettings::from_source(source)?, db)
     }
 
     /// The backend as the tools see it.
@@ -73,16 +97,18 @@ impl Backend {
     }
 }
 
-/// Every tool, over the ERP `config` names: the
+/// Every tool, over the ERP `source` names: the
 /// [`Catalogue`](draftline_server::runtime::Catalogue) the functions that
 /// serve every tool (MCP, the listings) pass to `run_function`.
-pub fn catalogue(config: &Config, db: &Db) -> Result<Registry, ConfigError> {
-    Ok(Backend::connect(config, db)?.catalogue())
+pub fn catalogue(source: &Source, _: &Config, db: &Db) -> Result<Registry, ConfigError> {
+    Ok(Backend::from_source(source, db)?.catalogue())
 }
 
-/// Tool `T` alone, over the ERP `config` names.
-pub fn catalogue_of<T: CatalogueTool>(config: &Config, db: &Db) -> Result<Registry, ConfigError> {
-    Ok(draftline_erp::catalogue_of::<T>(Backend::connect(config, db)?.erp()))
+/// Tool `T` alone, over the ERP `source` names.
+pub fn catalogue_of<T: CatalogueTool>(source: &Source, _: &Config, db: &Db) -> Result<Registry, ConfigError> {
+    Ok(draftline_erp::catalogue_of::<T>(
+        Backend::from_source(source, db)?.erp(),
+    ))
 }
 
 /// The whole `main` of tool `T`'s deployed function: `T` over the ERP of
@@ -91,4 +117,40 @@ pub fn catalogue_of<T: CatalogueTool>(config: &Config, db: &Db) -> Result<Regist
 pub async fn run_tool<T: CatalogueTool>() -> std::process::ExitCode {
     use draftline_server::runtime::{ToolFunction, run_function};
     run_function(catalogue_of::<T>, ToolFunction(T::META.name)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_erp_is_builtin_unless_named_and_an_unknown_one_is_refused() {
+        assert!(matches!(
+            ErpSettings::from_source(&Source::map([("A", "b")])),
+            Ok(ErpSettings::Builtin)
+        ));
+        let builtin = Source::map([("DRAFTLINE_ERP", " builtin ")]);
+        assert!(matches!(ErpSettings::from_source(&builtin), Ok(ErpSettings::Builtin)));
+        let err = ErpSettings::from_source(&Source::map([("DRAFTLINE_ERP", "odoo")])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "DRAFTLINE_ERP is invalid: 'odoo' is not an ERP backend; allowed: builtin, tryton"
+        );
+    }
+
+    #[test]
+    fn tryton_reads_its_own_settings() {
+        let tryton = Source::map([("DRAFTLINE_ERP", "tryton")]);
+        assert_eq!(
+            ErpSettings::from_source(&tryton).unwrap_err(),
+            ConfigError::Missing("DRAFTLINE_TRYTON_URL")
+        );
+        let tryton = tryton
+            .with("DRAFTLINE_TRYTON_URL", "http://127.0.0.1:8000/")
+            .with("DRAFTLINE_TRYTON_DATABASE", "demo")
+            .with("DRAFTLINE_TRYTON_KEY", "k3y-never-shown");
+        let settings = ErpSettings::from_source(&tryton).unwrap();
+        assert!(matches!(&settings, ErpSettings::Tryton(t) if t.url == "http://127.0.0.1:8000"));
+        assert!(!format!("{settings:?}").contains("k3y-never-shown"));
+    }
 }

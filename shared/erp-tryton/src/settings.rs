@@ -1,34 +1,17 @@
 //! How to reach one Tryton database: URL, database, REST key, the tenant it
-//! serves, and the timeouts of every request.
+//! serves, and the timeouts of every request; read from a deployment's
+//! settings by [`TrytonSettings::from_source`] (`DRAFTLINE_TRYTON_*`).
 
 use std::fmt;
 use std::time::Duration;
 
 use draftline_contract::identity::TenantId;
+use draftline_contract::settings::{ConfigError, Secret, Source};
 
-/// A Tryton REST key (`res.user.application`, application `rest`). Shown
-/// as `***` by `Debug`; [`TrytonKey::expose`] is only called to build the
-/// `Authorization` header.
-#[derive(Clone, PartialEq, Eq)]
-pub struct TrytonKey(String);
-
-impl TrytonKey {
-    /// Wraps a key.
-    pub fn new(key: impl Into<String>) -> Self {
-        Self(key.into())
-    }
-
-    /// The key itself.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for TrytonKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("TrytonKey(***)")
-    }
-}
+/// A Tryton REST key (`res.user.application`, application `rest`): a
+/// [`Secret`], shown as `***` by `Debug`; [`Secret::expose`] is only called
+/// to build the `Authorization` header.
+pub type TrytonKey = Secret;
 
 /// Why settings were refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +51,46 @@ pub struct TrytonSettings {
     pub max_in_flight: usize,
 }
 
+/// Whether `name` may be a Tryton database name (it starts every REST path).
+fn is_database_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 impl TrytonSettings {
+    /// Reads `DRAFTLINE_TRYTON_URL`, `DRAFTLINE_TRYTON_DATABASE`,
+    /// `DRAFTLINE_TRYTON_KEY` (a secret) and the optional
+    /// `DRAFTLINE_TRYTON_TENANT` from `source`, with the default timeouts.
+    /// Plain http is refused off loopback (the key and every document
+    /// would cross the wire in clear).
+    pub fn from_source(source: &Source) -> Result<Self, ConfigError> {
+        let url = source
+            .secure_url("DRAFTLINE_TRYTON_URL", "the ERP's REST key and every document")?
+            .ok_or(ConfigError::Missing("DRAFTLINE_TRYTON_URL"))?;
+        let database = source.required("DRAFTLINE_TRYTON_DATABASE")?;
+        if !is_database_name(&database) {
+            return Err(ConfigError::Invalid {
+                name: "DRAFTLINE_TRYTON_DATABASE",
+                reason: "must be letters, digits, '_' and '-'".into(),
+            });
+        }
+        let key = source.required("DRAFTLINE_TRYTON_KEY")?;
+        let mut settings = Self::new(url.trim_end_matches('/'), database, TrytonKey::new(key));
+        if let Some(tenant) = source.get("DRAFTLINE_TRYTON_TENANT") {
+            let tenant = tenant.trim();
+            if TenantId::parse(tenant).is_err() {
+                return Err(ConfigError::Invalid {
+                    name: "DRAFTLINE_TRYTON_TENANT",
+                    reason: "must be a tenant id (letters, digits, '-', '_', '.')".into(),
+                });
+            }
+            settings = settings.serving(tenant);
+        }
+        Ok(settings)
+    }
+
     /// Settings with the default timeouts, serving the tenant named like the database.
     pub fn new(url: impl Into<String>, database: impl Into<String>, key: TrytonKey) -> Self {
         Self {
@@ -97,12 +119,7 @@ impl TrytonSettings {
 
     /// The base of every model path, `<url>/<database>/rest/model/`, checked.
     pub(crate) fn model_base(&self) -> Result<http::Uri, SettingsError> {
-        let database_ok = !self.database.is_empty()
-            && self
-                .database
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if !database_ok {
+        if !is_database_name(&self.database) {
             return Err(SettingsError(format!(
                 "Tryton database '{}' must be letters, digits, '_' and '-'",
                 self.database.chars().take(64).collect::<String>()
@@ -125,12 +142,68 @@ impl TrytonSettings {
 mod tests {
     use super::*;
 
+    fn from_env(env: &[(&str, &str)]) -> Result<TrytonSettings, ConfigError> {
+        TrytonSettings::from_source(&Source::map(env.iter().copied()))
+    }
+
+    #[test]
+    fn a_deployment_names_its_url_database_and_key() {
+        assert_eq!(from_env(&[]).unwrap_err(), ConfigError::Missing("DRAFTLINE_TRYTON_URL"));
+        let mut env = vec![
+            ("DRAFTLINE_TRYTON_URL", "http://127.0.0.1:8000/"),
+            ("DRAFTLINE_TRYTON_DATABASE", "demo"),
+        ];
+        assert_eq!(
+            from_env(&env).unwrap_err(),
+            ConfigError::Missing("DRAFTLINE_TRYTON_KEY")
+        );
+        env.push(("DRAFTLINE_TRYTON_KEY", "k3y-never-shown"));
+        let settings = from_env(&env).unwrap();
+        assert_eq!(settings.url, "http://127.0.0.1:8000");
+        assert_eq!(settings.tenant_id().unwrap().as_str(), "demo");
+        assert!(!format!("{settings:?}").contains("k3y-never-shown"));
+        env.push(("DRAFTLINE_TRYTON_TENANT", " acme "));
+        assert_eq!(from_env(&env).unwrap().tenant.as_deref(), Some("acme"));
+        for (name, bad) in [
+            ("DRAFTLINE_TRYTON_URL", "erp.example.com"),
+            ("DRAFTLINE_TRYTON_DATABASE", "de/mo"),
+            ("DRAFTLINE_TRYTON_TENANT", "a tenant"),
+        ] {
+            let mut env = env.clone();
+            env.retain(|(n, _)| *n != name);
+            env.push((name, bad));
+            let err = from_env(&env).unwrap_err();
+            assert!(err.to_string().starts_with(&format!("{name} is invalid")), "{err}");
+        }
+    }
+
+    #[test]
+    fn plain_http_off_loopback_is_refused_as_unsafe() {
+        let err = from_env(&[
+            ("DRAFTLINE_TRYTON_URL", "http://erp.example.com:8000"),
+            ("DRAFTLINE_TRYTON_DATABASE", "demo"),
+            ("DRAFTLINE_TRYTON_KEY", "k"),
+        ])
+        .unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                ConfigError::Unsafe {
+                    name: "DRAFTLINE_TRYTON_URL",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("REST key"), "{err}");
+    }
+
     #[test]
     fn the_key_never_shows_in_debug_output() {
         let settings = TrytonSettings::new("http://127.0.0.1:8000/", "demo", TrytonKey::new("s3cret-key"));
         let shown = format!("{settings:?}");
         assert!(!shown.contains("s3cret-key"), "{shown}");
-        assert!(shown.contains("TrytonKey(***)"));
+        assert!(shown.contains("key: Secret(***)"), "{shown}");
     }
 
     #[test]

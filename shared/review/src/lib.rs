@@ -14,6 +14,9 @@
 //! ([`Approvals::InDraftline`](draftline_erp::port::Approvals)).
 //!
 //! ## Layout
+//! - [`settings`]: [`settings::ReviewSettings`], the pages' own settings
+//!   (`DRAFTLINE_SESSION_*`, `DRAFTLINE_OIDC_*`, `DRAFTLINE_REVIEW_*`),
+//!   parsed from the deployment's settings source.
 //! - [`session`]: the signed, stateless session cookie and CSRF tokens.
 //! - [`sign_in`]: the sign-in page, the demo sign-in of `draftline serve`,
 //!   sign-out; [`oidc`]: OpenID Connect (authorization code + PKCE).
@@ -37,6 +40,7 @@ pub mod oidc;
 pub mod queue;
 pub mod run;
 pub mod session;
+pub mod settings;
 pub mod sign_in;
 pub mod trail;
 pub mod web;
@@ -48,22 +52,25 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use draftline_contract::ToolError;
 use draftline_contract::identity::Caller;
+use draftline_contract::settings::{ConfigError, Source};
 use draftline_dynamo::Db;
 use draftline_erp::domain::DocumentKind;
 use draftline_erp::port::Erp;
 use draftline_server::App;
-use draftline_server::config::{Config, ConfigError};
+use draftline_server::config::Config;
 use draftline_server::edge::Admitted;
 use draftline_server::pages::Pages;
 use http::{Method, Request, Response, StatusCode};
 
 use crate::session::{Session, SessionKeys};
+use crate::settings::ReviewSettings;
 
 /// Where the review pages live.
 pub const PREFIX: &str = "/review";
 
-/// How a deployment reaches its ERP (`draftline_erp_backends` provides it).
-pub type ErpOf = fn(&Config, &Db) -> Result<Arc<dyn Erp>, ConfigError>;
+/// How a deployment reaches its ERP from its settings' source
+/// (`draftline_erp_backends` provides it).
+pub type ErpOf = fn(&Source, &Db) -> Result<Arc<dyn Erp>, ConfigError>;
 
 /// The review pages of one deployment, built once per warm instance.
 pub struct ReviewPages {
@@ -75,26 +82,25 @@ pub struct ReviewPages {
 }
 
 impl ReviewPages {
-    /// The pages for `config`, over `erp`. Refuses (naming the setting) a
-    /// deployment where nobody could sign in, or whose sessions could not
-    /// be sealed.
-    pub fn new(config: &Config, erp: Arc<dyn Erp>) -> Result<Self, ConfigError> {
-        let keys = SessionKeys::of(config)?;
-        let oidc = config
-            .review
+    /// The pages with `settings` in `config`'s deployment, over `erp`.
+    /// Refuses (naming the setting) a deployment where nobody could sign
+    /// in, or whose sessions could not be sealed.
+    pub fn new(config: &Config, settings: &ReviewSettings, erp: Arc<dyn Erp>) -> Result<Self, ConfigError> {
+        let keys = SessionKeys::of(config, settings)?;
+        let oidc = settings
             .oidc
             .as_ref()
-            .map(|settings| oidc::Oidc::new(settings, config))
+            .map(|oidc| oidc::Oidc::new(oidc, config))
             .transpose()?;
-        if oidc.is_none() && !config.review.demo_sign_in {
+        if oidc.is_none() && !settings.demo_sign_in {
             return Err(ConfigError::Missing("DRAFTLINE_OIDC_ISSUER"));
         }
         Ok(Self {
             erp,
             keys,
-            demo_sign_in: config.review.demo_sign_in,
+            demo_sign_in: settings.demo_sign_in,
             oidc,
-            allow_self_approval: config.review.allow_self_approval,
+            allow_self_approval: settings.allow_self_approval,
         })
     }
 
@@ -331,13 +337,15 @@ impl ReviewPages {
 }
 
 /// Runs the review pages as a deployed function (`api/review.rs`): the
-/// configuration once, the ERP `erp_of` names, the pages, served through
-/// Lambda or Vercel like every function. A deployed function never offers
-/// the demo sign-in: the environment cannot turn it on.
+/// configuration once, the ERP `erp_of` names, the pages' own settings,
+/// the pages, served through Lambda or Vercel like every function. A
+/// deployed function never offers the demo sign-in: the environment cannot
+/// turn it on.
 pub async fn run_function(erp_of: ErpOf) -> ExitCode {
-    draftline_server::runtime::run_pages(|config, db| {
-        let erp = erp_of(config, db)?;
-        let pages: Arc<dyn Pages> = Arc::new(ReviewPages::new(config, erp.clone())?);
+    draftline_server::runtime::run_pages(|source, config, db| {
+        let erp = erp_of(source, db)?;
+        let settings = ReviewSettings::from_source(source)?;
+        let pages: Arc<dyn Pages> = Arc::new(ReviewPages::new(config, &settings, erp.clone())?);
         Ok((draftline_erp::catalogue(erp), pages))
     })
     .await

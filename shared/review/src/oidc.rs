@@ -25,8 +25,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use draftline_contract::ToolError;
+use draftline_contract::settings::ConfigError;
 use draftline_server::App;
-use draftline_server::config::{Config, ConfigError, OidcSettings};
+use draftline_server::config::Config;
 use http::{HeaderMap, HeaderValue, Request, Response};
 use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreProviderMetadata};
 use openidconnect::{
@@ -36,6 +37,7 @@ use openidconnect::{
 use serde::{Deserialize, Serialize};
 
 use crate::session::{Session, SignedInWith};
+use crate::settings::OidcSettings;
 use crate::web::{self, Fields};
 use crate::{ReviewPages, anonymous_page, html};
 
@@ -327,14 +329,14 @@ mod tests {
 
     #[test]
     fn the_redirect_is_the_callback_of_the_resource_origin() {
-        let mut config = Config::local("https://tools.example.com/mcp".into(), "http://127.0.0.1:1".into());
-        config.review.oidc = Some(OidcSettings {
+        let config = Config::local("https://tools.example.com/mcp".into(), "http://127.0.0.1:1".into());
+        let settings = OidcSettings {
             issuer: "https://id.example.com".into(),
             client_id: "draftline".into(),
             client_secret: None,
             scopes: vec!["openid".into()],
-        });
-        let oidc = Oidc::new(config.review.oidc.as_ref().unwrap(), &config).unwrap();
+        };
+        let oidc = Oidc::new(&settings, &config).unwrap();
         assert_eq!(oidc.redirect.as_str(), "https://tools.example.com/review/callback");
         assert_eq!(oidc.resource, "https://tools.example.com/mcp");
     }

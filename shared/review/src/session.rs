@@ -37,13 +37,16 @@ use chrono::{DateTime, Utc};
 use draftline_contract::ToolError;
 use draftline_contract::cursor::{CursorKey, KeySource};
 use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
+use draftline_contract::settings::ConfigError;
 use draftline_dynamo::{Db, store_error};
-use draftline_server::config::{Config, ConfigError};
+use draftline_server::config::Config;
+
+use crate::settings::ReviewSettings;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// How long a session lasts at most when `DRAFTLINE_SESSION_MAX_HOURS` is not set.
-pub const SESSION_HOURS: i64 = draftline_server::config::DEFAULT_SESSION_MAX_HOURS as i64;
+pub const SESSION_HOURS: i64 = crate::settings::DEFAULT_SESSION_MAX_HOURS as i64;
 
 /// How long a pre-session cookie (the sign-in form's CSRF anchor) lasts.
 pub const PRE_SESSION_SECONDS: i64 = 3600;
@@ -186,11 +189,11 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 }
 
 impl SessionKeys {
-    /// The keys of `config`'s deployment: from `DRAFTLINE_SESSION_SECRET`,
-    /// else the JWT secret; neither set is a configuration error naming the
-    /// session secret.
-    pub fn of(config: &Config) -> Result<Self, ConfigError> {
-        let (material, source) = match (&config.review.session_secret, &config.jwt_secret) {
+    /// The keys of `config`'s deployment with the review `settings`: from
+    /// `DRAFTLINE_SESSION_SECRET`, else the JWT secret; neither set is a
+    /// configuration error naming the session secret.
+    pub fn of(config: &Config, settings: &ReviewSettings) -> Result<Self, ConfigError> {
+        let (material, source) = match (&settings.session_secret, &config.jwt_secret) {
             (Some(secret), _) => (secret.expose(), KeySource::CursorSecret),
             (None, Some(secret)) => (secret.expose(), KeySource::JwtSecret),
             (None, None) => return Err(ConfigError::Missing("DRAFTLINE_SESSION_SECRET")),
@@ -210,7 +213,7 @@ impl SessionKeys {
                 sign_in: name("draftline_sign_in"),
                 pre_session: name("draftline_pre_session"),
             },
-            max_seconds: i64::try_from(config.review.session_max.as_secs()).unwrap_or(SESSION_HOURS * 3600),
+            max_seconds: i64::try_from(settings.session_max.as_secs()).unwrap_or(SESSION_HOURS * 3600),
         })
     }
 
@@ -401,9 +404,10 @@ mod tests {
     }
 
     fn keys(resource: &str) -> SessionKeys {
-        let mut config = Config::local(resource.into(), "http://127.0.0.1:1".into());
-        config.review.session_secret = Some(draftline_server::config::Secret::new("s".repeat(32)));
-        SessionKeys::of(&config).unwrap()
+        let config = Config::local(resource.into(), "http://127.0.0.1:1".into());
+        let mut settings = ReviewSettings::local();
+        settings.session_secret = Some(draftline_contract::settings::Secret::new("s".repeat(32)));
+        SessionKeys::of(&config, &settings).unwrap()
     }
 
     #[test]
@@ -524,7 +528,7 @@ mod tests {
         let mut config = Config::local("https://r.example".into(), "http://127.0.0.1:1".into());
         config.jwt_secret = None;
         assert_eq!(
-            SessionKeys::of(&config).unwrap_err(),
+            SessionKeys::of(&config, &ReviewSettings::local()).unwrap_err(),
             ConfigError::Missing("DRAFTLINE_SESSION_SECRET")
         );
     }

@@ -15,7 +15,7 @@
 //!   of the cookie no longer opens a page) and clears the cookie (CSRF
 //!   token required).
 //!
-//! [`ReviewSettings::demo_sign_in`]: draftline_server::config::ReviewSettings::demo_sign_in
+//! [`ReviewSettings::demo_sign_in`]: crate::settings::ReviewSettings::demo_sign_in
 
 use std::fmt::Write;
 

@@ -23,7 +23,8 @@
 //! - [`runtime`]: Vercel, AWS Lambda and local-server adapters.
 //! - [`pages`]: the seam for pages served next to the tools (the review
 //!   pages plug in here; the server does not depend on them).
-//! - [`config`] (settings, one parser), [`observe`] (logs).
+//! - [`config`] (the server's own settings, from the layered
+//!   [`draftline_contract::settings::Source`]), [`observe`] (logs).
 
 pub mod anonymous;
 pub mod audit;

@@ -14,84 +14,15 @@
 //! Requests without `Origin` (every non-browser client) pass the first rule.
 //! A refusal is HTTP 403, decided before anything else is read.
 
-use std::net::{Ipv4Addr, Ipv6Addr};
-
+use draftline_contract::settings::url::{Origin, is_loopback_host, split_authority};
 use http::HeaderMap;
 use http::request::Parts;
-
-/// A scheme, host and port.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Origin {
-    scheme: String,
-    host: String,
-    port: u16,
-}
-
-impl Origin {
-    /// Parses `scheme://host[:port]`, ignoring a path (the resource URL may have one).
-    fn parse(value: &str) -> Option<Self> {
-        let (scheme, rest) = value.trim().split_once("://")?;
-        let scheme = scheme.to_ascii_lowercase();
-        let default_port = match scheme.as_str() {
-            "http" => 80,
-            "https" => 443,
-            _ => return None,
-        };
-        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-        let (host, port) = split_authority(authority)?;
-        Some(Self {
-            scheme,
-            host,
-            port: port.unwrap_or(default_port),
-        })
-    }
-}
-
-/// Splits `host[:port]` (IPv6 in brackets); the host is lowercased.
-fn split_authority(authority: &str) -> Option<(String, Option<u16>)> {
-    if authority.is_empty() || authority.contains('@') {
-        return None;
-    }
-    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
-        let (inside, after) = rest.split_once(']')?;
-        let port = match after.strip_prefix(':') {
-            Some(port) => Some(port),
-            None if after.is_empty() => None,
-            None => return None,
-        };
-        (format!("[{inside}]"), port)
-    } else {
-        match authority.rsplit_once(':') {
-            Some((host, port)) => (host.to_owned(), Some(port)),
-            None => (authority.to_owned(), None),
-        }
-    };
-    let port = match port {
-        None => None,
-        Some(port) => Some(port.parse::<u16>().ok()?),
-    };
-    if host.is_empty() {
-        return None;
-    }
-    Some((host.to_ascii_lowercase(), port))
-}
-
-/// `localhost`, `127.0.0.0/8` or `[::1]`.
-fn is_loopback(host: &str) -> bool {
-    if host == "localhost" {
-        return true;
-    }
-    if let Some(inside) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-        return inside.parse::<Ipv6Addr>().is_ok_and(|ip| ip.is_loopback());
-    }
-    host.parse::<Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
-}
 
 /// Whether a request may reach the endpoint of the deployment at `resource`;
 /// `Err` says why not (for the 403 body).
 pub fn check(parts: &Parts, resource: &str) -> Result<(), String> {
     let own = Origin::parse(resource);
-    let local = own.as_ref().is_some_and(|own| is_loopback(&own.host));
+    let local = own.as_ref().is_some_and(Origin::is_loopback);
     let mut origins = parts.headers.get_all(http::header::ORIGIN).iter();
     if let Some(raw) = origins.next() {
         let text = raw.to_str().unwrap_or_default();
@@ -99,14 +30,14 @@ pub fn check(parts: &Parts, resource: &str) -> Result<(), String> {
         if origins.next().is_some() {
             return Err("the Origin header was sent more than once".to_owned());
         }
-        let allowed = Origin::parse(text)
-            .is_some_and(|origin| own.as_ref() == Some(&origin) || (local && is_loopback(&origin.host)));
+        let allowed =
+            Origin::parse(text).is_some_and(|origin| own.as_ref() == Some(&origin) || (local && origin.is_loopback()));
         if !allowed {
             return Err(format!("requests from origin '{shown}' are not accepted"));
         }
     }
     if local && let Some(host) = request_host(parts) {
-        let allowed = split_authority(&host).is_some_and(|(host, _)| is_loopback(&host));
+        let allowed = split_authority(&host).is_some_and(|(host, _)| is_loopback_host(&host));
         if !allowed {
             let shown: String = host.chars().take(80).collect();
             return Err(format!(
@@ -115,11 +46,6 @@ pub fn check(parts: &Parts, resource: &str) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Whether `url` (`scheme://host[:port]/…`) names a loopback host.
-pub fn is_loopback_url(url: &str) -> bool {
-    Origin::parse(url).is_some_and(|origin| is_loopback(&origin.host))
 }
 
 /// Whether `origin` (an `Origin` header) is exactly the origin of
@@ -201,16 +127,5 @@ mod tests {
         assert!(check(&parts(None, Some("evil.example.com:3000")), LOCAL).is_err());
         assert!(check(&parts(None, Some("localhost:3000")), LOCAL).is_ok());
         assert!(check(&parts(None, Some("[::1]:3000")), LOCAL).is_ok());
-    }
-
-    #[test]
-    fn authorities_are_parsed_strictly() {
-        assert_eq!(split_authority("a.b:8080"), Some(("a.b".to_owned(), Some(8080))));
-        assert_eq!(split_authority("[::1]"), Some(("[::1]".to_owned(), None)));
-        assert_eq!(split_authority("user@host"), None);
-        assert_eq!(split_authority("host:99999"), None);
-        assert_eq!(split_authority(""), None);
-        assert!(is_loopback("127.8.9.10"));
-        assert!(!is_loopback("127.0.0.1.evil.com"));
     }
 }

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::Response;
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, Source};
 use crate::edge::Admitted;
 use crate::observe;
 use crate::pages::Pages;
@@ -99,64 +99,67 @@ serves! {
 }
 
 /// The catalogue of a function that serves no tool (the metadata document).
-pub fn no_tools(_: &Config, _: &Db) -> Result<Registry, ConfigError> {
+pub fn no_tools(_: &Source, _: &Config, _: &Db) -> Result<Registry, ConfigError> {
     Ok(Registry::new())
 }
 
-/// How a deployment builds its tools: from its settings (which ERP) and its
-/// table. `draftline-erp-backends` provides the one every function uses.
-pub type Catalogue = fn(&Config, &Db) -> Result<Registry, ConfigError>;
+/// How a deployment builds its tools: from the settings' source (the ERP
+/// backend parses its own settings from it), the server's configuration
+/// and the table. `draftline-erp-backends` provides the one every function uses.
+pub type Catalogue = fn(&Source, &Config, &Db) -> Result<Registry, ConfigError>;
 
 /// Runs a deployed function: reads the configuration (refusing to start
 /// without it), builds the DynamoDB client and the tools once, and serves
 /// requests through Lambda if `AWS_LAMBDA_RUNTIME_API` is set, else through
 /// the Vercel runtime.
 pub async fn run_function(catalogue: Catalogue, function: impl Serve) -> ExitCode {
-    start(function, |config, db| Ok((catalogue(config, db)?, None))).await
-}
-
-/// Runs the deployed function of a [`Pages`] handler (`api/review.rs`):
-/// as [`run_function`], with `build` making the tools and the pages once
-/// per warm instance from the configuration (it refuses to start, naming
-/// the setting, when the pages cannot work with it).
-pub async fn run_pages<F>(build: F) -> ExitCode
-where
-    F: FnOnce(&Config, &Db) -> Result<(Registry, Arc<dyn Pages>), ConfigError>,
-{
-    start(PagesFunction, |config, db| {
-        build(config, db).map(|(registry, pages)| (registry, Some(pages)))
+    start(function, |source, config, db| {
+        Ok((catalogue(source, config, db)?, None))
     })
     .await
 }
 
+/// Runs the deployed function of a [`Pages`] handler (`api/review.rs`):
+/// as [`run_function`], with `build` making the tools and the pages once
+/// per warm instance from the settings' source and the configuration (the
+/// pages parse their own settings from the source, and it refuses to start,
+/// naming the setting, when the pages cannot work with them).
+pub async fn run_pages<F>(build: F) -> ExitCode
+where
+    F: FnOnce(&Source, &Config, &Db) -> Result<(Registry, Arc<dyn Pages>), ConfigError>,
+{
+    start(PagesFunction, |source, config, db| {
+        build(source, config, db).map(|(registry, pages)| (registry, Some(pages)))
+    })
+    .await
+}
+
+/// Says why the function does not start, on stderr, in the log and (under
+/// Lambda) to the runtime API.
+async fn refuse_to_start(err: &ConfigError) -> ExitCode {
+    eprintln!("draftline: refusing to start: {err}");
+    tracing::error!(error = %err, "refusing to start");
+    if let Some(api) = std::env::var_os("AWS_LAMBDA_RUNTIME_API") {
+        lambda::report_init_error(&api.to_string_lossy(), &err.to_string()).await;
+    }
+    ExitCode::FAILURE
+}
+
 async fn start<S: Serve, F>(function: S, build: F) -> ExitCode
 where
-    F: FnOnce(&Config, &Db) -> Result<(Registry, Option<Arc<dyn Pages>>), ConfigError>,
+    F: FnOnce(&Source, &Config, &Db) -> Result<(Registry, Option<Arc<dyn Pages>>), ConfigError>,
 {
     draftline_contract::crypto::install_crypto_provider();
     observe::init_json_logs();
-    let config = match Config::from_env() {
+    let source = Source::env();
+    let config = match Config::from_source(&source) {
         Ok(config) => config,
-        Err(err) => {
-            eprintln!("draftline: refusing to start: {err}");
-            tracing::error!(error = %err, "refusing to start");
-            if let Some(api) = std::env::var_os("AWS_LAMBDA_RUNTIME_API") {
-                lambda::report_init_error(&api.to_string_lossy(), &err.to_string()).await;
-            }
-            return ExitCode::FAILURE;
-        }
+        Err(err) => return refuse_to_start(&err).await,
     };
     let db = Db::connect(&config.table, config.dynamodb_endpoint.as_deref()).await;
-    let (registry, pages) = match build(&config, &db) {
+    let (registry, pages) = match build(&source, &config, &db) {
         Ok(built) => built,
-        Err(err) => {
-            eprintln!("draftline: refusing to start: {err}");
-            tracing::error!(error = %err, "refusing to start");
-            if let Some(api) = std::env::var_os("AWS_LAMBDA_RUNTIME_API") {
-                lambda::report_init_error(&api.to_string_lossy(), &err.to_string()).await;
-            }
-            return ExitCode::FAILURE;
-        }
+        Err(err) => return refuse_to_start(&err).await,
     };
     if let Some(name) = function.tool()
         && registry.get(name).is_none()
