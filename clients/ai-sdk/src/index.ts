@@ -11,6 +11,11 @@
  * token and the audit headers (`X-Agent-Run-Id`, `X-Tool-Call-Id`, `X-Agent-Model`,
  * `X-Prompt-Version`, `X-Tool-Approval`, `X-Tool-Approval-Reason`).
  *
+ * Each call also continues the caller's trace (W3C `traceparent`, and `tracestate` when
+ * non-empty): the active OpenTelemetry span context's, propagated by `@opentelemetry/api`
+ * (an optional peer dependency; without it, a registered SDK or an active span, nothing is
+ * sent), or what `options.traceContext` returns.
+ *
  * Draft tools need no extra idempotency key: the server keys a write on the run id plus
  * the input's `client_ref`, so a retried call (a new tool-call id, the same arguments)
  * returns the original draft instead of creating a second one.
@@ -59,6 +64,14 @@ export interface DraftlineApprovalOptions {
   tools?: Record<string, DraftlineApprovalRule>;
 }
 
+/** The W3C Trace Context one tool call sends: the `traceparent` and `tracestate` headers. */
+export interface DraftlineTraceContext {
+  /** e.g. `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01`. */
+  traceparent: string;
+  /** Sent only when non-empty. */
+  tracestate?: string | undefined;
+}
+
 /** Options of {@link draftlineTools}. */
 export interface DraftlineToolsOptions {
   /** The deployment's base URL, e.g. `http://127.0.0.1:3000` or `https://erp-tools.example.com`. */
@@ -80,6 +93,14 @@ export interface DraftlineToolsOptions {
    * ask a person (`"user-approval"`).
    */
   approval?: DraftlineApprovalOptions;
+  /**
+   * The trace each tool call continues, in place of the active OpenTelemetry span context:
+   * called when the call's `execute` starts; its `traceparent` (and non-empty `tracestate`)
+   * are sent as they are, `undefined` sends none. Without this option, the calls send the
+   * active span context through `@opentelemetry/api`'s propagator, when the application has
+   * installed and registered one.
+   */
+  traceContext?: (call: { toolName: string; toolCallId: string }) => DraftlineTraceContext | undefined;
 }
 
 /** MCP-style tool annotations, when the listing carries them. */
@@ -189,6 +210,8 @@ export async function draftlineTools(options: DraftlineToolsOptions): Promise<Dr
     typeof options.token === "function" ? await options.token() : options.token;
 
   const list = await fetchToolList(baseUrl, await resolveToken(), fetchImpl, timeoutMs);
+  // Loaded here, so that execute reads the active context before its first await.
+  const otel = options.traceContext ? undefined : await openTelemetry();
   const allowedOrigins = new Set([new URL(baseUrl).origin, new URL(list.resource).origin]);
 
   // What the SDK's approval policy decided per tool call (the automatic decisions are not
@@ -232,6 +255,9 @@ export async function draftlineTools(options: DraftlineToolsOptions): Promise<Dr
       // Not sent to the model; surfaces as `toolMetadata` on tool calls, approval requests and UI parts.
       metadata: { draftline: { title: def.title, module: def.module, tier: def.tier, writes: writes(def) } },
       execute: async (input, { toolCallId, messages, abortSignal, context }) => {
+        const trace = options.traceContext
+          ? options.traceContext({ toolName: def.name, toolCallId })
+          : activeTraceContext(otel);
         // The rule's decision for this call: the SDK's (it asked toolApproval just before), or,
         // when execute is called outside the SDK's approval step (a custom loop, a direct
         // call), the rule applied here. A denial by the rule always wins, as in the SDK's own
@@ -259,11 +285,63 @@ export async function draftlineTools(options: DraftlineToolsOptions): Promise<Dr
         if (options.promptVersion) headers["X-Prompt-Version"] = options.promptVersion;
         const reason = approval.kind === "approved" ? encodeApprovalReason(approval.reason) : undefined;
         if (reason !== undefined) headers["X-Tool-Approval-Reason"] = reason;
+        const traceparent = headerValue(trace?.traceparent);
+        if (traceparent !== undefined) {
+          headers.traceparent = traceparent;
+          const tracestate = headerValue(trace?.tracestate);
+          if (tracestate !== undefined) headers.tracestate = tracestate;
+        }
         return callTool(def, input, headers, fetchImpl, timeoutMs, abortSignal);
       },
     });
   }
   return { tools, toolApproval, definitions: list.tools };
+}
+
+/** The part of `@opentelemetry/api` this package uses. */
+type OpenTelemetryApi = Pick<typeof import("@opentelemetry/api"), "context" | "propagation">;
+
+let openTelemetryApi: Promise<OpenTelemetryApi | undefined> | undefined;
+
+/**
+ * `@opentelemetry/api`, the application's own copy (an optional peer dependency), or
+ * `undefined` when it is not installed. Imported once, on first use.
+ */
+function openTelemetry(): Promise<OpenTelemetryApi | undefined> {
+  openTelemetryApi ??= import("@opentelemetry/api").then(
+    (api) => (typeof api.propagation?.inject === "function" && typeof api.context?.active === "function" ? api : undefined),
+    () => undefined,
+  );
+  return openTelemetryApi;
+}
+
+/**
+ * The active context's `traceparent` and `tracestate`, as the application's registered
+ * propagator writes them (no registered propagator, or no valid span in the context:
+ * none). Never throws: a failing propagator only costs the trace, never the call.
+ */
+function activeTraceContext(otel: OpenTelemetryApi | undefined): DraftlineTraceContext | undefined {
+  if (otel === undefined) return undefined;
+  const carrier: Record<string, string> = {};
+  try {
+    otel.propagation.inject(otel.context.active(), carrier);
+  } catch {
+    return undefined;
+  }
+  // Only the W3C trace context crosses (not baggage or another propagator's headers).
+  const { traceparent, tracestate } = carrier;
+  return typeof traceparent === "string" ? { traceparent, tracestate } : undefined;
+}
+
+/**
+ * A value fit for a header (trimmed, printable ASCII, non-empty), else `undefined`. The
+ * server checks the trace context itself and ignores a malformed one; this only keeps a
+ * value fetch would refuse from failing the call.
+ */
+function headerValue(value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  const text = value.trim();
+  return text !== "" && /^[\x20-\x7e]+$/.test(text) ? text : undefined;
 }
 
 /** Whether a tool changes anything: not the read tier, or annotated as not read-only / destructive. */

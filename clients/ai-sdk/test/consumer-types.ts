@@ -1,7 +1,7 @@
 // Compile-only (npm run typecheck:test): what a TypeScript consumer writes with AI SDK 7
 // type-checks against the published declarations. Never run.
 import { generateText, isStepCount, streamText, tool, ToolLoopAgent, jsonSchema, type LanguageModel } from "ai";
-import { draftlineTools, type DraftlineApprovalRule, type DraftlineToolSet } from "@draftline/ai-sdk";
+import { draftlineTools, type DraftlineApprovalRule, type DraftlineTraceContext, type DraftlineToolSet } from "@draftline/ai-sdk";
 
 declare const model: LanguageModel;
 
@@ -16,6 +16,9 @@ export async function consumer(): Promise<void> {
     runId: "run-1",
     approval: { tiers: { read: "not-applicable", draft: "user-approval" }, tools: { purchasing_create_po_draft: onlyOneLine } },
   });
+  // A trace context of the application's own, in place of the active OpenTelemetry span's.
+  const traced = (): DraftlineTraceContext | undefined => ({ traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" });
+  await draftlineTools({ baseUrl: "https://erp-tools.example.com", token: "jwt", runId: "run-2", traceContext: ({ toolName, toolCallId }) => (toolName && toolCallId ? traced() : undefined) });
   const { tools, toolApproval } = set;
 
   await generateText({ model, tools, toolApproval, prompt: "p", stopWhen: isStepCount(5) });

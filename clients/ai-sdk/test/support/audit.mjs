@@ -16,6 +16,7 @@ import { DynamoDBClient, QueryCommand } from "@aws-sdk/client-dynamodb";
  * @property {string | undefined} document
  * @property {string | undefined} approval         "approved" | "not-required"
  * @property {string | undefined} approvalReason   the decoded X-Tool-Approval-Reason
+ * @property {string | undefined} traceId          the trace the call belongs to (32 hex digits)
  */
 
 /**
@@ -51,6 +52,7 @@ export async function auditRows(server, runId) {
       document: i.document_number?.S,
       approval: i.approval?.S,
       approvalReason: i.approval_reason?.S,
+      traceId: i.trace_id?.S,
     }));
   } finally {
     ddb.destroy();
