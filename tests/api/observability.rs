@@ -139,7 +139,53 @@ async fn every_call_writes_one_json_log_line_without_tokens_or_arguments() {
             .find(|a| a["request_id"] == *request_id)
             .unwrap_or_else(|| panic!("{what}: no audit item with request_id {request_id}"));
         assert_eq!(audit["outcome"], *outcome, "{what}");
+
+        // The call record: who, which contract, the key hashed only, where
+        // the time went, and whether a retry can help.
+        assert_eq!(line["tenant"], "demo", "{what}: {line}");
+        assert_eq!(line["user"], audit["on_behalf_of"].as_str(), "{what}: {line}");
+        let contract = line["contract"].as_str().unwrap_or_default();
+        assert!(
+            contract.len() == 12 && contract.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{what}: {line}"
+        );
+        assert_eq!(line["retryable"], false, "{what}: {line}");
+        for stage in ["auth_ms", "validation_ms", "idempotency_ms", "erp_ms", "audit_ms"] {
+            assert!(
+                line[stage].as_f64().is_some_and(|ms| ms >= 0.0),
+                "{what}: {stage}: {line}"
+            );
+        }
+        // The SDK's attempts of the call's own requests (the audit item's
+        // write shared with other calls counts in the round trips only).
+        let attempts = line["sdk_attempts"].as_u64().unwrap_or(u64::MAX);
+        assert!(attempts <= round_trips, "{what}: {line}");
+        if matches!(*what, "draft" | "replay") {
+            assert!(attempts >= 1, "{what}: {line}");
+        }
+        match audit.get("idempotency_key") {
+            Some(key) => assert_eq!(
+                line["key_hash"].as_str(),
+                Some(&hex::encode(<sha2::Sha256 as sha2::Digest>::digest(key.as_bytes()))[..12]),
+                "{what}: {line}"
+            ),
+            None => assert!(line.get("key_hash").is_none(), "{what}: {line}"),
+        }
+        // The audit item keeps the stages too (microseconds, until it was made).
+        let stages = &audit["stages_us"];
+        for stage in ["auth", "validation", "idempotency", "erp", "audit"] {
+            assert!(stages.contains(&format!("\"{stage}\"")), "{what}: {stages}");
+        }
+        assert!(audit["elapsed_us"].parse::<u64>().is_ok(), "{what}: {audit:?}");
     }
+    // The draft went to the ERP and the key record; its replay only to the key.
+    let draft = logged.iter().find(|l| l["request_id"] == calls[0].4.as_str()).unwrap();
+    assert!(
+        draft["erp_ms"].as_f64().unwrap() > 0.0 && draft["idempotency_ms"].as_f64().unwrap() > 0.0,
+        "{draft}"
+    );
+    let replay = logged.iter().find(|l| l["request_id"] == calls[1].4.as_str()).unwrap();
+    assert_eq!(replay["erp_ms"].as_f64(), Some(0.0), "{replay}");
     let by_id = |id: &str| logged.iter().find(|l| l["request_id"] == id).unwrap();
     // A replay costs one round trip for the key plus the audit item.
     assert!(by_id(&calls[1].4)["dynamodb_round_trips"].as_u64().unwrap() <= 2);
@@ -152,7 +198,79 @@ async fn every_call_writes_one_json_log_line_without_tokens_or_arguments() {
         ("V-00231", "the vendor code"),
         ("CRATE", "the rejected value"),
         (crate::function_process::FUNCTION_SECRET, "the JWT secret"),
+        ("obs-key-1", "the raw idempotency key"),
+        ("obs-key-2", "the other raw idempotency key"),
     ] {
         function.process.assert_never_printed(secret, what);
     }
+}
+
+/// A valid W3C `traceparent` the run-page test sends.
+const TRACEPARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+#[tokio::test]
+async fn the_audit_item_keeps_where_a_calls_time_went_and_the_run_page_shows_it() {
+    let app = crate::helpers::spawn_app().await;
+    let run = "run-timing-1";
+    let reply = app
+        .call(
+            "buyer-sby",
+            "purchasing_create_po_draft",
+            &crate::helpers::po_input("timing-1"),
+            &[
+                ("idempotency-key", "timing-key-1".to_owned()),
+                ("x-agent-run-id", run.to_owned()),
+                ("traceparent", TRACEPARENT.to_owned()),
+            ],
+        )
+        .await;
+    assert_eq!(reply.status, 201, "{:?}", reply.body);
+    let audits = app.audit_items().await;
+    let audit = audits
+        .iter()
+        .find(|a| a.get("agent_run_id").map(String::as_str) == Some(run))
+        .expect("the draft's audit item");
+    assert_eq!(audit["trace_id"], "0af7651916cd43dd8448eb211c80319c");
+    let stage_us = |stage: &str| -> u64 {
+        let stages = &audit["stages_us"];
+        let at = stages
+            .find(&format!("\"{stage}\": N(\""))
+            .unwrap_or_else(|| panic!("{stage}: {stages}"));
+        let digits: String = stages[at + stage.len() + 7..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().unwrap()
+    };
+    // A fresh draft reads the ERP and looks its key up before its transaction.
+    assert!(
+        stage_us("erp") > 0 && stage_us("idempotency") > 0 && stage_us("validation") > 0,
+        "{audit:?}"
+    );
+    let elapsed: u64 = audit["elapsed_us"].parse().unwrap();
+    let staged: u64 = ["auth", "validation", "idempotency", "erp", "audit"]
+        .iter()
+        .map(|s| stage_us(s))
+        .sum();
+    assert!(
+        staged <= elapsed + 1_000,
+        "the stages ({staged} us) fit in the call ({elapsed} us)"
+    );
+
+    let approver = crate::review::Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+    let page = approver.get(&format!("/review/runs/{run}")).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("Where the time went"), "{}", page.body);
+    assert_eq!(page.body.matches("<meter").count(), 5, "a bar per stage: {}", page.body);
+    for stage in ["auth", "validation", "idempotency", "erp", "audit"] {
+        assert!(
+            page.body.contains(&format!("title=\"{stage}: ")),
+            "{stage}: {}",
+            page.body
+        );
+    }
+    assert!(page.body.contains("0af7651916cd43dd8448eb211c80319c"), "{}", page.body);
+    // Calls recorded before the audit kept timings say so.
+    let seeded = approver.get("/review/runs/run-sby-reorder-2026-11-26").await;
+    assert!(seeded.body.contains("not recorded"), "{}", seeded.body);
 }

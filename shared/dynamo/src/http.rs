@@ -23,6 +23,7 @@ use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, HttpResponse};
 use aws_smithy_runtime_api::client::result::ConnectorError;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
+use draftline_http::trace;
 
 /// When the SDK asks for none (the DynamoDB client's own is set in `Db::connect`).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -84,11 +85,19 @@ impl Connector {
             timeout: self.read_timeout,
             max_body: MAX_ANSWER,
         };
-        let response = self
-            .client
-            .send(http::Request::from_parts(parts, body), limits)
-            .await
-            .map_err(failure)?;
+        // `X-Amz-Target: DynamoDB_20120810.GetItem` names the operation; a
+        // request without one is a credential provider's.
+        let operation = parts
+            .headers
+            .get("x-amz-target")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|target| target.rsplit('.').next())
+            .unwrap_or("credentials")
+            .to_owned();
+        let sent = std::time::Instant::now();
+        let response = self.client.send(http::Request::from_parts(parts, body), limits).await;
+        trace::record_request("dynamodb", &operation, trace::span_id(), sent, response.is_ok());
+        let response = response.map_err(failure)?;
         let (parts, body) = response.into_parts();
         HttpResponse::try_from(http::Response::from_parts(parts, SdkBody::from(body)))
             .map_err(|e| ConnectorError::other(e.into(), None))

@@ -17,6 +17,7 @@ use std::time::Instant;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE;
 use draftline_contract::ErpError;
+use draftline_http::trace;
 use http::StatusCode;
 use http::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde_json::{Map, Value, json};
@@ -247,10 +248,21 @@ impl Rest {
 
     /// Sends `request`, counted, and reads its answer (at most [`MAX_BODY`]).
     async fn send(&self, model: &str, request: http::request::Builder, body: bytes::Bytes) -> Result<Value, Failure> {
-        let request = request
+        let mut request = request
             .body(body)
             .map_err(|e| Failure::BadBody(format!("request to {model}: {e}")))?;
         let method = request.method().clone();
+        // The call's trace goes on to Tryton: this request is a span of it.
+        let span = trace::outgoing().map(|(span_id, traceparent, tracestate)| {
+            let headers = request.headers_mut();
+            if let Ok(value) = HeaderValue::from_str(&traceparent) {
+                headers.insert("traceparent", value);
+            }
+            if let Some(value) = tracestate.and_then(|state| HeaderValue::from_str(&state).ok()) {
+                headers.insert("tracestate", value);
+            }
+            span_id
+        });
         let queued = Instant::now();
         // The semaphore is never closed; without a slot the request is sent
         // all the same rather than failed.
@@ -277,6 +289,11 @@ impl Rest {
             serde_json::from_slice(&body).map_err(|e| Failure::BadBody(format!("{method} {model}: not JSON: {e}")))
         }
         .await;
+        if let Some(span_id) = span {
+            let answered = !matches!(result, Err(Failure::Unreachable(_) | Failure::NoAnswer(_)));
+            let operation = format!("{method} {}", model.split('/').next().unwrap_or(model));
+            trace::record_request("tryton", &operation, span_id, started, answered);
+        }
         let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         match &result {
             Ok(_) => {

@@ -14,6 +14,11 @@
 //! request, not when a client is built: that costs milliseconds a function
 //! talking to a local engine over `http://` never needs to pay at a cold
 //! start.
+//!
+//! [`trace`] holds a call's trace context and where its time went: each
+//! request records itself into the call it serves.
+
+pub mod trace;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;

@@ -114,7 +114,7 @@ async fn render(cx: &Context<'_>, request: &Request<Bytes>, run: &str) -> Result
         "<table class=\"cards\"><caption>Calls of this run</caption><thead><tr><th scope=\"col\">Time</th>\
          <th scope=\"col\">Tool</th><th scope=\"col\">Outcome</th><th scope=\"col\">What the model was told</th>\
          <th scope=\"col\">Document</th><th scope=\"col\">Tool call · model · prompt</th>\
-         <th scope=\"col\">Arguments</th></tr></thead><tbody>",
+         <th scope=\"col\">Arguments</th><th scope=\"col\">Where the time went</th></tr></thead><tbody>",
     );
     let rows_start = main.len();
     let mut more_after = page.more_after.clone();
@@ -306,7 +306,8 @@ fn row(main: &mut String, call: &CallRecord, readable: bool) {
          <td data-label=\"Document\">{document}</td>\
          <td data-label=\"Tool call · model · prompt\"><code>{call_id}</code><br><span class=\"small\">{model}</span>\
          <br><span class=\"small muted\">{prompt}</span></td>\
-         <td data-label=\"Arguments\">{arguments}</td></tr>",
+         <td data-label=\"Arguments\">{arguments}</td>\
+         <td data-label=\"Where the time went\">{timing}</td></tr>",
         at = html::time(&call.at),
         tool = text(&call.tool),
         behalf = text(&call.on_behalf_of),
@@ -316,7 +317,39 @@ fn row(main: &mut String, call: &CallRecord, readable: bool) {
         call_id = text(call.tool_call_id.as_deref().unwrap_or("—")),
         model = text(call.model.as_deref().unwrap_or("—")),
         prompt = text(call.prompt_version.as_deref().unwrap_or("—")),
+        timing = timing(call),
     );
+}
+
+/// A call's time as a bar per stage (a `<meter>` each: the page's policy
+/// allows no inline style), the whole, and the trace it belongs to.
+fn timing(call: &CallRecord) -> String {
+    let Some(timing) = &call.timing else {
+        return "<span class=\"muted\">not recorded</span>".to_owned();
+    };
+    let ms = |us: u64| format!("{:.1} ms", us as f64 / 1000.0);
+    let mut cell = format!(
+        "<span class=\"small\">{} in all</span><ul class=\"timing\">",
+        ms(timing.elapsed)
+    );
+    for (stage, us) in &timing.stages {
+        let _ = write!(
+            cell,
+            "<li><span class=\"stage\">{stage}</span><meter min=\"0\" max=\"{max}\" value=\"{us}\" \
+             title=\"{stage}: {spent}\">{spent}</meter><span class=\"num small\">{spent}</span></li>",
+            max = timing.elapsed.max(1),
+            spent = ms(*us),
+        );
+    }
+    cell.push_str("</ul>");
+    if let Some(trace) = &call.trace_id {
+        let _ = write!(
+            cell,
+            "<span class=\"small muted\">trace <code>{}</code></span>",
+            text(trace)
+        );
+    }
+    cell
 }
 
 #[cfg(test)]

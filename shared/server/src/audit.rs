@@ -26,7 +26,7 @@ use draftline_contract::request::AgentContext;
 use draftline_contract::tool::DocumentRef;
 use draftline_dynamo::Db;
 
-use crate::edge::trace::TraceContext;
+use crate::edge::trace::{self, Stage, TraceContext};
 
 /// What became of a call, as stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,6 +254,18 @@ impl AuditRecord {
         if outcome.authorized {
             item.insert("authorized".to_owned(), AttributeValue::Bool(true));
         }
+        // Where the call's time went until this item was made (a draft's
+        // own transaction, which writes it, is not in it yet).
+        if let Some((recorded, elapsed)) = trace::current() {
+            let us = |spent: std::time::Duration| AttributeValue::N(spent.as_micros().to_string());
+            let stages = recorded
+                .stages
+                .iter()
+                .map(|(stage, spent)| (stage.as_str().to_owned(), us(spent)))
+                .collect();
+            item.insert(attr::STAGES_US.to_owned(), AttributeValue::M(stages));
+            item.insert(attr::ELAPSED_US.to_owned(), us(elapsed));
+        }
         Self { id, item }
     }
 
@@ -304,6 +316,10 @@ pub mod attr {
     pub const DOCUMENT_KIND: &str = "document_kind";
     /// The partition key of [`super::DOCUMENT_INDEX`].
     pub const DOCUMENT_PARTITION: &str = "gsi1pk";
+    /// Where the call's time went, per stage, in microseconds (a map).
+    pub const STAGES_US: &str = "stages_us";
+    /// The call's time until its item was made, in microseconds.
+    pub const ELAPSED_US: &str = "elapsed_us";
 }
 
 /// The partition of agent run `run`'s audit items (`none`: calls without a run id).
@@ -356,6 +372,22 @@ pub struct StoredCall {
     /// The person's answer to a near-duplicate question the call carried
     /// (`create_another`, `use_existing`), and the open draft it was about.
     pub confirmed: Option<(String, String)>,
+    /// The W3C trace id of the call.
+    pub trace_id: Option<String>,
+    /// Where the call's time went until its item was made, in microseconds:
+    /// each stage (`auth`, `validation`, `idempotency`, `erp`, `audit`) in
+    /// order, and the whole; `None` for items written before the audit
+    /// kept them (and for a person's decision).
+    pub timing: Option<Timing>,
+}
+
+/// A call's time as its audit item keeps it, in microseconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Timing {
+    /// Each stage with its time, in the order a call passes them.
+    pub stages: Vec<(&'static str, u64)>,
+    /// The whole call until the item was made.
+    pub elapsed: u64,
 }
 
 impl StoredCall {
@@ -383,6 +415,8 @@ impl StoredCall {
             request_id: s("request_id").unwrap_or_default(),
             authorized: item.get("authorized").and_then(|v| v.as_bool().ok()).copied(),
             confirmed: s("confirmed").map(|decision| (decision, s("near_duplicate_of").unwrap_or_default())),
+            trace_id: s("trace_id"),
+            timing: timing_of(item),
         }
     }
 
@@ -393,6 +427,20 @@ impl StoredCall {
         self.authorized
             .unwrap_or(matches!(self.outcome.as_str(), "ok" | "replayed" | "input_required"))
     }
+}
+
+/// The timing an audit item keeps, if it keeps one.
+fn timing_of(item: &HashMap<String, AttributeValue>) -> Option<Timing> {
+    let number = |value: &AttributeValue| value.as_n().ok().and_then(|n| n.parse::<u64>().ok());
+    let stages = item.get(attr::STAGES_US)?.as_m().ok()?;
+    let elapsed = item.get(attr::ELAPSED_US).and_then(number)?;
+    Some(Timing {
+        stages: Stage::ALL
+            .into_iter()
+            .map(|stage| (stage.as_str(), stages.get(stage.as_str()).and_then(number).unwrap_or(0)))
+            .collect(),
+        elapsed,
+    })
 }
 
 #[cfg(test)]

@@ -14,3 +14,4 @@ mod proxy;
 mod reads;
 mod review;
 mod tools;
+mod trace;

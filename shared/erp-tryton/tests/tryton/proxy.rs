@@ -2,7 +2,8 @@
 //! hang (accept and never answer) or answer a fixed status itself. The mode
 //! is checked on every chunk a client sends, so pooled keep-alive
 //! connections switch too. It also counts how many requests it holds at
-//! once.
+//! once, and keeps the `traceparent` each forwarded request carried (what
+//! Tryton received).
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -30,6 +31,8 @@ struct Held {
     now: AtomicUsize,
     most: AtomicUsize,
     total: AtomicUsize,
+    /// Each forwarded request's `traceparent` (`None`: it carried none).
+    traceparents: Mutex<Vec<Option<String>>>,
 }
 
 pub struct Proxy {
@@ -63,6 +66,12 @@ impl Proxy {
         )
     }
 
+    /// The `traceparent` of each request forwarded to trytond, in order
+    /// (`None` for a request that carried none).
+    pub fn traceparents(&self) -> Vec<Option<String>> {
+        self.held.traceparents.lock().unwrap().clone()
+    }
+
     pub fn url(&self) -> String {
         format!("http://{}", self.address)
     }
@@ -85,6 +94,21 @@ async fn connection(client: TcpStream, upstream: SocketAddr, mode: Arc<Mutex<Mod
         let current = *mode.lock().unwrap();
         match current {
             Mode::Forward => {
+                // The connector's requests are small: a chunk that starts
+                // with a method is a request's head.
+                let chunk = String::from_utf8_lossy(&buf[..n]);
+                if ["GET ", "POST ", "PUT ", "DELETE "]
+                    .iter()
+                    .any(|m| chunk.starts_with(m))
+                {
+                    let head = chunk.split("\r\n\r\n").next().unwrap_or_default();
+                    let traceparent = head.lines().find_map(|line| {
+                        let (name, value) = line.split_once(':')?;
+                        name.eq_ignore_ascii_case("traceparent")
+                            .then(|| value.trim().to_owned())
+                    });
+                    held.traceparents.lock().unwrap().push(traceparent);
+                }
                 if to_upstream.is_none() {
                     let Ok(stream) = TcpStream::connect(upstream).await else {
                         return;

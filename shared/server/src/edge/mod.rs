@@ -19,7 +19,9 @@
 //!    verify a token again.
 
 pub mod origin;
-pub mod trace;
+/// The W3C trace context a call continues, and where its time went
+/// (`draftline-http`, where every outgoing request records itself).
+pub use draftline_http::trace;
 
 use std::time::Duration;
 

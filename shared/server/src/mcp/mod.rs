@@ -95,7 +95,9 @@ pub async fn handle(app: &App, request: Admitted) -> Response<Bytes> {
         Ok(message) => message,
         Err(error) => return finish(error_response(&error, &request_id), "-", &request_id),
     };
+    let identifying = std::time::Instant::now();
     let identity = app.identify(&parts.headers).await;
+    let identified_in = identifying.elapsed();
     let entry = Entry {
         request_id: &request_id,
         headers: &parts.headers,
@@ -104,6 +106,7 @@ pub async fn handle(app: &App, request: Admitted) -> Response<Bytes> {
         time_left,
         answer: None,
         trace: &trace,
+        identified_in,
     };
     let response = respond(app, &entry, &message).await;
     finish(response, message.method(), &request_id)

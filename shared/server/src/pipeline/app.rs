@@ -30,8 +30,13 @@ impl App {
                  with a key derived from public settings (they still cannot leave the caller's branch)"
             );
         }
+        let contracts = registry
+            .all()
+            .map(|definition| (definition.name.to_owned(), super::outcome::contract_version(definition)))
+            .collect();
         Self {
             auth: Authenticator::new(&config),
+            contracts,
             cursors,
             review_pages: format!("{}/review", crate::auth::origin_of(&config.resource)),
             pages: None,

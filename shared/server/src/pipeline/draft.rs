@@ -13,6 +13,7 @@ use super::{App, DRAFT_ATTEMPTS, Entry, Served, Success, Transport};
 use crate::audit::{Answered, AuditRecord, CallFacts, KeyFacts};
 use crate::confirm::{self, Answer};
 use crate::edge;
+use crate::edge::trace::{self, Stage};
 use crate::idempotency::{
     CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, NextAction, StoredResponse,
 };
@@ -38,7 +39,7 @@ impl App {
             let fingerprint = canonical::fingerprint(tool.definition().name, &input.canonical);
             Ok::<_, ToolError>((input, key, fingerprint))
         };
-        let (input, key, fingerprint) = match keyed.await {
+        let (input, key, fingerprint) = match trace::stage(Stage::Validation, keyed).await {
             Ok(keyed) => keyed,
             Err(err) => return Served::unaudited(Err(err), None),
         };
@@ -72,7 +73,7 @@ impl App {
         // Which use of the key this call continues: a claim whose lease
         // lapsed (its worker died, perhaps after the ERP write) is continued,
         // anything else starts a new one.
-        let continued = match store.lookup(key).await {
+        let continued = match trace::stage(Stage::Idempotency, store.lookup(key)).await {
             Ok(Some(record)) => match record.next_action(&key_facts.fingerprint, &owner, self.clock.now()) {
                 NextAction::Proceed => None,
                 NextAction::LeaseExpired { generation } => Some(generation),
@@ -88,7 +89,8 @@ impl App {
             Some(earlier) => Generation::Continued(earlier),
             None => Generation::New(ulid::Ulid::new().to_string()),
         };
-        if let Err(err) = tool.check_rules(input, &self.rules()) {
+        let checked = trace::stage(Stage::Validation, async { tool.check_rules(input, &self.rules()) }).await;
+        if let Err(err) = checked {
             return fail(err, key_facts);
         }
         let name = tool.definition().name;
@@ -123,7 +125,7 @@ impl App {
             ..*call
         };
         for attempt in 0..DRAFT_ATTEMPTS {
-            let prepared = match tool.prepare(&call, input).await {
+            let prepared = match trace::stage(Stage::Erp, tool.prepare(&call, input)).await {
                 Ok(prepared) => prepared,
                 Err(ToolError::InputRequired { message, question, .. }) => {
                     // Nothing was created: seal what the person is asked
@@ -209,7 +211,12 @@ impl App {
                 Ok(items) => items,
                 Err(err) => return fail(err, key_facts),
             };
-            match store.commit(key, items, audit.id(), consumption.map(|_| 1)).await {
+            let committed = trace::stage(
+                Stage::Idempotency,
+                store.commit(key, items, audit.id(), consumption.map(|_| 1)),
+            )
+            .await;
+            match committed {
                 Ok(()) => {
                     return Served {
                         result: created,

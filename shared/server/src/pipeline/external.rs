@@ -8,6 +8,7 @@ use super::draft::{Recorded, in_flight};
 use super::{App, Served};
 use crate::audit::{CallFacts, KeyFacts};
 use crate::confirm;
+use crate::edge::trace::{self, Stage};
 use crate::idempotency::{Claim, IdempotencyKey, IdempotencyStore};
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
@@ -45,8 +46,9 @@ impl App {
             Ok(consuming) => consuming,
             Err(err) => return fail(err, key_facts),
         };
-        let claimed = store
-            .claim(
+        let claimed = trace::stage(
+            Stage::Idempotency,
+            store.claim(
                 key,
                 generation.id(),
                 name,
@@ -57,8 +59,9 @@ impl App {
                 self.config.lease,
                 self.config.idempotency_ttl,
                 consuming,
-            )
-            .await;
+            ),
+        )
+        .await;
         let token = match claimed {
             Ok(Claim::Acquired(token)) => token,
             Ok(Claim::ConfirmationUsed) => return fail(confirm::already_used(), key_facts),
@@ -74,16 +77,18 @@ impl App {
         // may have created the document and died before completing the key,
         // and its document carries the same external key. A new use of the
         // key cannot have a document yet.
-        let found = match generation {
-            Generation::Continued(_) => external.find().await,
-            Generation::New(_) => Ok(None),
+        let placing = async {
+            let found = match generation {
+                Generation::Continued(_) => external.find().await,
+                Generation::New(_) => Ok(None),
+            };
+            match found {
+                Ok(Some(created)) => Ok(created),
+                Ok(None) => external.create().await,
+                Err(err) => Err(err),
+            }
         };
-        let created = match found {
-            Ok(Some(created)) => Ok(created),
-            Ok(None) => external.create().await,
-            Err(err) => Err(err),
-        }
-        .map_err(ToolError::from);
+        let created = trace::stage(Stage::Erp, placing).await.map_err(ToolError::from);
         let created = match created {
             Ok(created) => created,
             Err(err) => {
@@ -91,7 +96,8 @@ impl App {
                     // Nothing was created: the key (and the person's answer
                     // consumed with it) is free again at once.
                     let giving_back = consumption.and_then(|c| c.give_back(&self.db, call.caller).ok());
-                    if let Err(release) = store.release(key, &token, giving_back).await {
+                    let released = trace::stage(Stage::Idempotency, store.release(key, &token, giving_back)).await;
+                    if let Err(release) = released {
                         tracing::warn!(error = %release, "a claimed key was not released; its lease will lapse");
                     }
                 }
@@ -114,7 +120,12 @@ impl App {
             Ok(put) => put,
             Err(err) => return fail(err, key_facts),
         };
-        match store.complete_with(key, &token, &record, vec![audit_put]).await {
+        let completed = trace::stage(
+            Stage::Idempotency,
+            store.complete_with(key, &token, &record, vec![audit_put]),
+        )
+        .await;
+        match completed {
             Ok(true) => Served {
                 result: success,
                 key: Some(key_facts),

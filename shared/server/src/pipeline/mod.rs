@@ -43,7 +43,7 @@ use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::confirm::{self, Answer};
 use crate::edge::Admitted;
-use crate::edge::trace::TraceContext;
+use crate::edge::trace::{self, CallRecorder, Stage, TraceContext};
 use crate::pages::Pages;
 use crate::response;
 use draftline_contract::clock::Clock;
@@ -53,7 +53,7 @@ use draftline_contract::identity::Caller;
 use draftline_contract::request::AgentContext;
 use draftline_contract::tool::{Call, DocumentRef, Registered, Registry, RuleContext};
 use draftline_dynamo::{Db, counting_round_trips};
-use outcome::{log_call, outcome};
+use outcome::{Logged, log_call, outcome};
 
 /// How many times a draft is prepared again when its transaction loses a
 /// race on a document item (its number was taken), not on its key.
@@ -93,6 +93,9 @@ pub struct Entry<'a> {
     pub transport: Transport,
     /// The trace the call continues (the request's, or MCP `params._meta`'s).
     pub trace: &'a TraceContext,
+    /// How long identifying the caller took (its token verified, the JWKS
+    /// fetched if it had to be): the call's first auth time.
+    pub identified_in: Duration,
     /// How long the platform still lets the invocation run, if it says.
     pub time_left: Option<Duration>,
     /// A person's answer to an earlier question about this call, as it
@@ -141,6 +144,8 @@ impl Served {
 /// Everything a warm instance builds once.
 pub struct App {
     registry: Registry,
+    /// Each tool's contract version ([`outcome::contract_version`]), by name.
+    contracts: std::collections::HashMap<String, String>,
     auth: Authenticator,
     db: Db,
     clock: Arc<dyn Clock>,
@@ -186,7 +191,7 @@ impl App {
             let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, &err)).await;
             let result = Err(err);
             let facts = CallFacts::arrived(&request_id, self.clock.now(), tool, "http", request.trace(), None);
-            log_call(&facts, &result, started.elapsed(), round_trips);
+            log_call(&Logged::of(&facts, &result, started, round_trips));
             let invocation = Invocation { request_id, result };
             return self.render(&invocation);
         }
@@ -199,7 +204,9 @@ impl App {
             );
             return response::method_not_allowed("POST", message, &request_id);
         }
+        let identifying = Instant::now();
         let identity = self.identify(&parts.headers).await;
+        let identified_in = identifying.elapsed();
         let answer = parts
             .headers
             .get(confirm::HEADER)
@@ -212,6 +219,7 @@ impl App {
             time_left,
             answer: answer.as_ref(),
             trace: &trace,
+            identified_in,
         };
         let invocation = self.invoke(&entry, tool, &body).await;
         self.render(&invocation)
@@ -227,6 +235,15 @@ impl App {
 
     /// Runs the whole pipeline for one call of `tool` with `body` as its input.
     pub async fn invoke(&self, entry: &Entry<'_>, tool: &str, body: &[u8]) -> Invocation {
+        let recorder = CallRecorder::new(entry.trace.clone());
+        // Boxed: one allocation per call keeps the futures of the runtimes
+        // that await this one within the compiler's layout depth.
+        recorder.run(Box::pin(self.invoke_recorded(entry, tool, body))).await
+    }
+
+    /// [`Self::invoke`], with the call's stages and requests recorded.
+    async fn invoke_recorded(&self, entry: &Entry<'_>, tool: &str, body: &[u8]) -> Invocation {
+        trace::add_stage(Stage::Auth, entry.identified_in);
         let started = Instant::now();
         let request_id = entry.request_id.to_owned();
         let facts = CallFacts {
@@ -245,11 +262,10 @@ impl App {
             Err(err) => {
                 let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, err)).await;
                 let result = Err(err.clone());
-                log_call(&facts, &result, started.elapsed(), round_trips);
+                log_call(&Logged::of(&facts, &result, started, round_trips));
                 return Invocation { request_id, result };
             }
         };
-        // The platform's own limit, less a margin to send the answer, caps ours.
         let deadline = entry.time_left.map_or(self.config.call_deadline, |left| {
             self.config
                 .call_deadline
@@ -258,7 +274,7 @@ impl App {
         let work = deadline.saturating_sub(AUDIT_RESERVE.min(deadline / 4));
         // Set once the call passed the scope check, even if it then ran out of time.
         let authorized = AtomicBool::new(false);
-        let (result, round_trips) = counting_round_trips(async {
+        let ((result, key), round_trips) = counting_round_trips(async {
             let serving = self.serve(caller, &facts, tool, body, entry, &authorized);
             let served = match tokio::time::timeout(work, serving).await {
                 Ok(served) => served,
@@ -267,8 +283,9 @@ impl App {
                     Served::unaudited(Err(ToolError::deadline(deadline, draft)), None)
                 }
             };
+            let key = served.key.as_ref().map(|k| k.key.clone());
             if served.audited {
-                return served.result;
+                return (served.result, key);
             }
             let authorized = authorized.load(Ordering::Relaxed);
             let record = AuditRecord::new(
@@ -276,13 +293,16 @@ impl App {
                 caller,
                 &outcome(&served.result, served.key.as_ref(), authorized),
             );
-            let written = tokio::time::timeout(
-                deadline.saturating_sub(work).max(AUDIT_RESERVE / 3),
-                record.write(&self.db),
+            let written = trace::stage(
+                Stage::Audit,
+                tokio::time::timeout(
+                    deadline.saturating_sub(work).max(AUDIT_RESERVE / 3),
+                    record.write(&self.db),
+                ),
             )
             .await
             .unwrap_or_else(|_| Err(ToolError::deadline(deadline, false)));
-            match (served.result, written) {
+            let result = match (served.result, written) {
                 (result, Ok(())) => result,
                 (Err(err), Err(audit)) => {
                     tracing::error!(request_id = %facts.request_id, error = %audit, "audit item not written");
@@ -293,10 +313,16 @@ impl App {
                     tracing::error!(request_id = %facts.request_id, error = %audit, "audit item not written");
                     Err(audit)
                 }
-            }
+            };
+            (result, key)
         })
         .await;
-        log_call(&facts, &result, started.elapsed(), round_trips);
+        log_call(&Logged {
+            caller: Some(caller),
+            contract: self.contracts.get(tool).map(String::as_str),
+            key: key.as_deref(),
+            ..Logged::of(&facts, &result, started, round_trips)
+        });
         Invocation { request_id, result }
     }
 
@@ -309,12 +335,12 @@ impl App {
         entry: &Entry<'_>,
         authorized: &AtomicBool,
     ) -> Served {
-        let tool = match self.authorize(caller, name).await {
+        let tool = match trace::stage(Stage::Auth, self.authorize(caller, name)).await {
             Ok(tool) => tool,
             Err(err) => return Served::unaudited(Err(err), None),
         };
         authorized.store(true, Ordering::Relaxed);
-        let agent = match AgentContext::from_headers(entry.headers) {
+        let agent = match trace::stage(Stage::Validation, async { AgentContext::from_headers(entry.headers) }).await {
             Ok(agent) => agent,
             Err(err) => return Served::unaudited(Err(err), None),
         };
@@ -332,9 +358,13 @@ impl App {
         match tool {
             Registered::Read(read) => {
                 let result = async {
-                    let input = read.parse(body)?;
-                    read.check_rules(&input, &self.rules())?;
-                    let data = read.read(&call, &input).await?;
+                    let input = trace::stage(Stage::Validation, async {
+                        let input = read.parse(body)?;
+                        read.check_rules(&input, &self.rules())?;
+                        Ok::<_, ToolError>(input)
+                    })
+                    .await?;
+                    let data = trace::stage(Stage::Erp, read.read(&call, &input)).await?;
                     Ok(Success {
                         status: StatusCode::OK,
                         data,
