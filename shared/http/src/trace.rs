@@ -207,11 +207,26 @@ pub struct DependencyRequest {
 /// the rest are counted, not kept).
 pub const MAX_KEPT_REQUESTS: usize = 128;
 
+/// One passage of a call through a stage (a draft may pass a stage more
+/// than once: its key looked up, then committed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StageSpan {
+    /// The stage.
+    pub stage: Stage,
+    /// When it began, from the call's start.
+    pub started: Duration,
+    /// How long it took.
+    pub duration: Duration,
+}
+
 /// What a call recorded so far.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Recorded {
     /// Time per stage.
     pub stages: Stages,
+    /// Each passage through a stage, in the order they ended (at most
+    /// [`MAX_KEPT_REQUESTS`]); the identification before the call is not one.
+    pub stage_spans: Vec<StageSpan>,
     /// Requests to dependencies, in the order they finished (at most
     /// [`MAX_KEPT_REQUESTS`]).
     pub requests: Vec<DependencyRequest>,
@@ -297,7 +312,20 @@ pub fn current() -> Option<(Recorded, Duration)> {
 pub async fn stage<F: Future>(stage: Stage, fut: F) -> F::Output {
     let start = Instant::now();
     let out = fut.await;
-    add_stage(stage, start.elapsed());
+    let duration = start.elapsed();
+    let _ = CALL.try_with(|call| {
+        let started = start.saturating_duration_since(call.started);
+        call.edit(|r| {
+            r.stages.add(stage, duration);
+            if r.stage_spans.len() < MAX_KEPT_REQUESTS {
+                r.stage_spans.push(StageSpan {
+                    stage,
+                    started,
+                    duration,
+                });
+            }
+        });
+    });
     out
 }
 
@@ -422,6 +450,9 @@ mod tests {
         assert!(recorded.stages.get(Stage::Validation) >= Duration::from_millis(5));
         assert_eq!(recorded.stages.get(Stage::Audit), Duration::from_millis(2));
         assert_eq!(recorded.stages.get(Stage::Erp), Duration::ZERO);
+        // A timed stage is a span of its own; time added by hand is not.
+        assert_eq!(recorded.stage_spans.len(), 1);
+        assert_eq!(recorded.stage_spans[0].stage, Stage::Validation);
         assert_eq!(recorded.requests.len(), 1);
         assert_eq!(recorded.requests[0].operation, "GET product.product");
         assert_ne!(call.span_id(), [0; 8]);
