@@ -161,16 +161,44 @@ pub struct DraftFilter {
 
 /// A document a person reviews on its own page.
 pub trait Reviewable {
+    /// The kind of document.
+    const KIND: DocumentKind;
+
+    /// Its id, number and creation time (RFC 3339).
+    fn identity(&self) -> (&str, &str, &str);
+
+    /// Where its page sets the link to itself.
+    fn review_url_mut(&mut self) -> &mut Option<String>;
+
     /// This document with `review_url` set to its page under `review_pages`
     /// (`https://host/review`).
-    fn with_review_url(self, review_pages: &str) -> Self;
+    fn with_review_url(mut self, review_pages: &str) -> Self
+    where
+        Self: Sized,
+    {
+        let url = review_url(review_pages, self.identity().1);
+        *self.review_url_mut() = Some(url);
+        self
+    }
 
     /// The document's id, number and kind, as the key record and the
     /// audit item name it.
-    fn document_ref(&self) -> DocumentRef;
+    fn document_ref(&self) -> DocumentRef {
+        let (id, number, _) = self.identity();
+        DocumentRef {
+            id: id.to_owned(),
+            number: number.to_owned(),
+            kind: Self::KIND.code().to_owned(),
+        }
+    }
 
     /// The document as its draft's transaction or the ERP created it.
-    fn created(&self) -> Created;
+    fn created(&self) -> Created {
+        Created {
+            document: self.document_ref(),
+            created_at: self.identity().2.to_owned(),
+        }
+    }
 }
 
 /// The review page of document `number` under `review_pages`.
@@ -179,46 +207,26 @@ pub fn review_url(review_pages: &str, number: &str) -> String {
 }
 
 impl Reviewable for PurchaseOrder {
-    fn with_review_url(mut self, review_pages: &str) -> Self {
-        self.review_url = Some(review_url(review_pages, &self.po_number));
-        self
+    const KIND: DocumentKind = DocumentKind::PurchaseOrder;
+
+    fn identity(&self) -> (&str, &str, &str) {
+        (&self.draft_id, &self.po_number, &self.created_at)
     }
 
-    fn document_ref(&self) -> DocumentRef {
-        DocumentRef {
-            id: self.draft_id.clone(),
-            number: self.po_number.clone(),
-            kind: DocumentKind::PurchaseOrder.code().to_owned(),
-        }
-    }
-
-    fn created(&self) -> Created {
-        Created {
-            document: self.document_ref(),
-            created_at: self.created_at.clone(),
-        }
+    fn review_url_mut(&mut self) -> &mut Option<String> {
+        &mut self.review_url
     }
 }
 
 impl Reviewable for Quote {
-    fn with_review_url(mut self, review_pages: &str) -> Self {
-        self.review_url = Some(review_url(review_pages, &self.quote_number));
-        self
+    const KIND: DocumentKind = DocumentKind::Quote;
+
+    fn identity(&self) -> (&str, &str, &str) {
+        (&self.quote_id, &self.quote_number, &self.created_at)
     }
 
-    fn document_ref(&self) -> DocumentRef {
-        DocumentRef {
-            id: self.quote_id.clone(),
-            number: self.quote_number.clone(),
-            kind: DocumentKind::Quote.code().to_owned(),
-        }
-    }
-
-    fn created(&self) -> Created {
-        Created {
-            document: self.document_ref(),
-            created_at: self.created_at.clone(),
-        }
+    fn review_url_mut(&mut self) -> &mut Option<String> {
+        &mut self.review_url
     }
 }
 
