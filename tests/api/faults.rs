@@ -115,13 +115,7 @@ impl FaultProxy {
                         async move {
                             let (parts, body) = request.into_parts();
                             let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-                            let operation = parts
-                                .headers
-                                .get("x-amz-target")
-                                .and_then(|v| v.to_str().ok())
-                                .and_then(|t| t.rsplit('.').next())
-                                .unwrap_or("")
-                                .to_owned();
+                            let operation = draftline_dynamo::operation_of(&parts.headers).unwrap_or("").to_owned();
                             if plan.down.load(Ordering::SeqCst) {
                                 // Down: even a pooled connection gets no answer.
                                 return Err(std::io::Error::other("engine down"));

@@ -85,15 +85,8 @@ impl Connector {
             timeout: self.read_timeout,
             max_body: MAX_ANSWER,
         };
-        // `X-Amz-Target: DynamoDB_20120810.GetItem` names the operation; a
-        // request without one is a credential provider's.
-        let operation = parts
-            .headers
-            .get("x-amz-target")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|target| target.rsplit('.').next())
-            .unwrap_or("credentials")
-            .to_owned();
+        // A request without an operation is a credential provider's.
+        let operation = operation_of(&parts.headers).unwrap_or("credentials").to_owned();
         let sent = std::time::Instant::now();
         let response = self.client.send(http::Request::from_parts(parts, body), limits).await;
         trace::record_request("dynamodb", &operation, trace::span_id(), sent, response.is_ok());
@@ -102,6 +95,15 @@ impl Connector {
         HttpResponse::try_from(http::Response::from_parts(parts, SdkBody::from(body)))
             .map_err(|e| ConnectorError::other(e.into(), None))
     }
+}
+
+/// The DynamoDB operation a request asks for: `X-Amz-Target:
+/// DynamoDB_20120810.GetItem` names `GetItem`.
+pub fn operation_of(headers: &http::HeaderMap) -> Option<&str> {
+    headers
+        .get("x-amz-target")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|target| target.rsplit('.').next())
 }
 
 impl HttpConnector for Connector {

@@ -37,6 +37,7 @@ mod append;
 mod http;
 mod transact;
 use draftline_contract::tool::StoreBatch;
+pub use http::operation_of;
 pub use transact::{Cancelled, TransactFailure, cancelled_error, transact};
 
 tokio::task_local! {

@@ -69,9 +69,7 @@ async fn a_stopped_tryton_reads_as_unavailable_and_a_create_as_not_written() {
 #[tokio::test]
 async fn a_create_that_got_no_answer_may_have_written_and_a_busy_database_did_not() {
     let db = own();
-    let proxy = Proxy::start(&db.settings.url).await;
-    let mut settings = db.settings.clone();
-    settings.url = proxy.url();
+    let (proxy, mut settings) = Proxy::before(&db.settings).await;
     settings.request_timeout = Duration::from_millis(1500);
     let erp = Arc::new(TrytonErp::new(&settings).unwrap());
     let sby = branch("SBY-01");
@@ -183,10 +181,8 @@ async fn a_burst_of_calls_reaches_tryton_at_most_max_in_flight_at_a_time_and_eve
     // makes every request as slow as the whole burst and each one times out.
     // The connector queues instead, so each request is as fast as Tryton is.
     let db = shared();
-    let proxy = Proxy::start(&db.settings.url).await;
+    let (proxy, mut settings) = Proxy::before(&db.settings).await;
     proxy.set(Mode::Slow(300));
-    let mut settings = db.settings.clone();
-    settings.url = proxy.url();
     settings.max_in_flight = 3;
     // Twelve requests of 300 ms, three at a time, take 1.2 s: well inside
     // the timeout, which counts from when a request is sent.

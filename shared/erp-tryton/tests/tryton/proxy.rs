@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use draftline_erp_tryton::TrytonSettings;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -64,6 +65,15 @@ impl Proxy {
             self.held.most.load(Ordering::SeqCst),
             self.held.total.load(Ordering::SeqCst),
         )
+    }
+
+    /// A proxy in front of the database of `settings`, and the settings
+    /// that reach the database through it.
+    pub async fn before(settings: &TrytonSettings) -> (Self, TrytonSettings) {
+        let proxy = Self::start(&settings.url).await;
+        let mut through = settings.clone();
+        through.url = proxy.url();
+        (proxy, through)
     }
 
     /// The `traceparent` of each request forwarded to trytond, in order

@@ -17,9 +17,7 @@ const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-
 #[tokio::test]
 async fn every_tryton_request_of_a_call_carries_its_trace_as_a_span_of_its_own() {
     let db = shared();
-    let proxy = Proxy::start(&db.settings.url).await;
-    let mut settings = db.settings.clone();
-    settings.url = proxy.url();
+    let (proxy, settings) = Proxy::before(&db.settings).await;
     let erp = TrytonErp::new(&settings).unwrap();
     let sby = branch("SBY-01");
 
