@@ -606,8 +606,8 @@ def agent_drafts(t, story):
             price_index(story['prices'], 'vendor'), vendor, with_source=True)
         purchase.save()
         set_provenance(t, purchase, number=number, draftline_number=number,
-            draftline_key=draft['draftline_key'],
-            draftline_client_ref=draft['client_ref'],
+            draftline_key=draft['provenance']['draftline_key'],
+            draftline_client_ref=draft['provenance']['client_ref'],
             drafted_by_agent_run=draft['provenance']['run_id'],
             drafted_on_behalf_of=drafts['drafted_on_behalf_of'])
         check(f'{number} number', purchase.number, number)
@@ -634,8 +634,8 @@ def agent_drafts(t, story):
             price_index(story['list_prices'], 'list'), list_, with_source=True)
         sale.save()
         set_provenance(t, sale, number=number, draftline_number=number,
-            draftline_key=draft['draftline_key'],
-            draftline_client_ref=draft['client_ref'],
+            draftline_key=draft['provenance']['draftline_key'],
+            draftline_client_ref=draft['provenance']['client_ref'],
             drafted_by_agent_run=draft['provenance']['run_id'],
             drafted_on_behalf_of=drafts['drafted_on_behalf_of'])
         check(f'{number} number', sale.number, number)

@@ -46,7 +46,8 @@ use crate::domain::{
     PurchaseOrder, Quote, QuoteDraft, QuoteLine, ReorderPolicy, SalesOrder, StockLevel, TaxType, UnitConversion,
     Vendor, VendorBill,
 };
-use crate::money::{Money, ROUNDING_RULE};
+use crate::money::Money;
+use crate::units::Uom;
 use story::STORY;
 
 /// The demo data file, as built into the binary (the Tryton backend writes
@@ -106,11 +107,11 @@ pub static USERS: LazyLock<Vec<DemoUser>> = LazyLock::new(|| {
         .users
         .iter()
         .map(|u| DemoUser {
+            roles: &u.roles,
             sub: u.sub,
             branch_id: u.branch_id,
             branch_code: u.branch_code,
             scope: u.scope,
-            roles: &u.roles,
         })
         .collect()
 });
@@ -314,21 +315,14 @@ pub fn sales_orders() -> Vec<(&'static str, SalesOrder)> {
         .collect()
 }
 
-fn customer_name(code: &str) -> String {
-    STORY
-        .customers
-        .iter()
-        .find(|c| c.code == code)
-        .map(|c| c.name.to_owned())
-        .unwrap_or_default()
-}
-
-fn vendor_name(code: &str) -> String {
-    STORY
-        .vendors
-        .iter()
-        .find(|v| v.code == code)
-        .map(|v| v.name.to_owned())
+/// The name of customer or vendor `code`.
+fn party_name(code: &str) -> String {
+    let customers = STORY.customers.iter().map(|c| (c.code, c.name));
+    let vendors = STORY.vendors.iter().map(|v| (v.code, v.name));
+    customers
+        .chain(vendors)
+        .find(|(party, _)| *party == code)
+        .map(|(_, name)| name.to_owned())
         .unwrap_or_default()
 }
 
@@ -342,9 +336,9 @@ pub fn invoices() -> Vec<(&'static str, CustomerInvoice)> {
                 i.branch,
                 CustomerInvoice {
                     number: i.number.into(),
-                    customer: i.customer.into(),
-                    customer_name: customer_name(i.customer),
-                    invoice_date: i.invoice_date,
+                    customer: i.party.into(),
+                    customer_name: party_name(i.party),
+                    invoice_date: i.date,
                     due_date: i.due_date,
                     amount: Decimal::from(i.amount),
                     paid: Decimal::from(i.paid),
@@ -364,80 +358,120 @@ pub fn bills() -> Vec<(&'static str, VendorBill)> {
             (
                 b.branch,
                 VendorBill {
-                    number: b.number.into(),
-                    vendor: b.vendor.into(),
-                    vendor_name: vendor_name(b.vendor),
-                    bill_date: b.bill_date,
-                    due_date: b.due_date,
-                    amount: Decimal::from(b.amount),
-                    paid: Decimal::from(b.paid),
                     currency: currency(),
+                    paid: Decimal::from(b.paid),
+                    amount: Decimal::from(b.amount),
+                    due_date: b.due_date,
+                    bill_date: b.date,
+                    vendor_name: party_name(b.party),
+                    vendor: b.party.into(),
+                    number: b.number.into(),
                 },
             )
         })
         .collect()
 }
 
-/// A line of a seeded purchase order, priced from the vendor's list.
-fn po_line(line_no: u32, vendor: &str, line: &story::Line<'_>) -> PoLine {
-    let items = items();
-    let item = items.iter().find(|i| i.code == line.item);
-    let unit_price = STORY
-        .prices
-        .iter()
-        .find(|p| p.vendor == vendor && p.item == line.item && p.uom == line.uom)
-        .map_or(Decimal::ZERO, |p| Decimal::from(p.unit_price));
-    let factor = item.and_then(|i| i.unit(line.uom)).map_or(1, |u| u.factor);
-    PoLine {
-        line_no,
-        item_code: line.item.into(),
-        item_name: item.map(|i| i.name.clone()).unwrap_or_default(),
-        qty: line.qty,
-        uom: line.uom,
-        base_qty: line.qty * factor,
-        base_uom: item.map_or(line.uom, |i| i.base_uom),
-        unit_price: idr(unit_price),
-        price_source: format!("price list {vendor}, {} per {}", line.item, line.uom),
-        line_total: idr(unit_price * Decimal::from(line.qty)),
-    }
+/// An item's name and a line's quantity in the item's base unit (and that
+/// unit): what every document line says of its item.
+fn in_base_units(line: &story::Line<'_>) -> (String, i64, Uom) {
+    let item = STORY.items.iter().find(|i| i.code == line.item);
+    let factor = item
+        .and_then(|i| i.units.iter().find(|u| u.uom == line.uom))
+        .map_or(1, |u| u.factor);
+    (
+        item.map(|i| i.name.to_owned()).unwrap_or_default(),
+        line.qty * factor,
+        item.map_or(line.uom, |i| i.base_uom),
+    )
+}
+
+/// The price of `line` in price list `list` (a vendor's or a sales list)
+/// of `prices`: (list, item, unit, price) rows.
+fn price_of<'a>(
+    mut prices: impl Iterator<Item = (&'a str, &'a str, Uom, i64)>,
+    list: &str,
+    line: &story::Line<'_>,
+) -> Decimal {
+    prices
+        .find(|&(of, item, uom, _)| of == list && item == line.item && uom == line.uom)
+        .map_or(Decimal::ZERO, |(.., price)| Decimal::from(price))
+}
+
+/// The lines of a seeded purchase order, priced from the vendor's list,
+/// and their total.
+fn po_lines(vendor: &str, lines: &[story::Line<'_>]) -> (Vec<PoLine>, Decimal) {
+    let lines: Vec<PoLine> = (1u32..)
+        .zip(lines)
+        .map(|(line_no, line)| {
+            let (item_name, base_qty, base_uom) = in_base_units(line);
+            let prices = STORY.prices.iter().map(|p| (p.vendor, p.item, p.uom, p.unit_price));
+            let unit_price = price_of(prices, vendor, line);
+            PoLine {
+                line_no,
+                item_code: line.item.into(),
+                item_name,
+                qty: line.qty,
+                uom: line.uom,
+                base_qty,
+                base_uom,
+                unit_price: idr(unit_price),
+                price_source: format!("price list {vendor}, {} per {}", line.item, line.uom),
+                line_total: idr(unit_price * Decimal::from(line.qty)),
+            }
+        })
+        .collect();
+    let total = lines.iter().map(|l| amount(&l.line_total)).sum();
+    (lines, total)
 }
 
 fn amount(money: &Money) -> Decimal {
     money.amount.parse::<Decimal>().unwrap_or_default()
 }
 
-/// A purchase order of a person's, as the file has it.
-fn peoples_po(orders: &story::Documents<'_, story::PeoplesPo<'_>>, po: &story::PeoplesPo<'_>) -> PurchaseOrder {
-    let lines: Vec<PoLine> = (1u32..).zip(&po.lines).map(|(n, l)| po_line(n, po.vendor, l)).collect();
-    let total: Decimal = lines.iter().map(|l| amount(&l.line_total)).sum();
-    PurchaseOrder {
-        draft_id: po.draft_id.into(),
-        po_number: po.number.into(),
-        status: po.status,
-        branch_id: orders.branch.into(),
+/// A purchase order of the file's `documents` (its branch, for its person)
+/// as drafted: priced from the vendor's list.
+fn po_draft<T>(
+    documents: &story::Documents<'_, T>,
+    vendor: &str,
+    needed_by: chrono::NaiveDate,
+    lines: &[story::Line<'_>],
+    note: Option<&str>,
+    client_ref: &str,
+    agent_run: Option<&str>,
+) -> PoDraft {
+    let (lines, total) = po_lines(vendor, lines);
+    PoDraft {
+        branch_id: documents.branch.into(),
         vendor: VendorRef {
-            code: po.vendor.into(),
-            name: vendor_name(po.vendor),
+            code: vendor.into(),
+            name: party_name(vendor),
         },
-        needed_by: po.needed_by,
+        needed_by,
         currency: currency(),
         lines,
         subtotal: idr(total),
         total: idr(total),
-        rounding: ROUNDING_RULE.into(),
-        note: po.note.map(str::to_owned),
-        client_ref: po.client_ref.into(),
-        drafted_by_agent_run: None,
-        drafted_on_behalf_of: orders.drafted_on_behalf_of.into(),
-        created_at: po.created_at.into(),
-        next_step: if po.status == PoStatus::Draft {
-            format!("Draft {} awaits review.", po.number)
-        } else {
-            format!("{} was handled by a person in the ERP.", po.number)
-        },
-        decision: None,
-        review_url: None,
+        note: note.map(str::to_owned),
+        client_ref: client_ref.into(),
+        drafted_by_agent_run: agent_run.map(str::to_owned),
+        drafted_on_behalf_of: documents.drafted_on_behalf_of.into(),
+        drafted_by_tool_call: None,
     }
+}
+
+/// A purchase order of a person's, as the file has it: in its status, and
+/// a person handled it.
+fn peoples_po(orders: &story::Documents<'_, story::PeoplesPo<'_>>, po: &story::PeoplesPo<'_>) -> PurchaseOrder {
+    let draft = po_draft(orders, po.vendor, po.needed_by, &po.lines, po.note, po.client_ref, None);
+    let mut order = draft.numbered(po.draft_id.into(), po.number.into(), po.created_at.into());
+    order.status = po.status;
+    order.next_step = if po.status == PoStatus::Draft {
+        format!("Draft {} awaits review.", po.number)
+    } else {
+        format!("{} was handled by a person in the ERP.", po.number)
+    };
+    order
 }
 
 /// A purchase order a person drafted in Jakarta before any agent came along
@@ -496,13 +530,28 @@ pub const SURABAYA_AGENT_PO_COUNT: i64 = 3;
 /// file's count; a unit test checks they agree).
 pub const BANDUNG_AGENT_QUOTE_COUNT: i64 = 3;
 
-fn decision(d: &story::Decision<'_>) -> Decision {
-    Decision {
-        verdict: d.verdict,
-        reason: d.reason.map(str::to_owned),
-        decided_by: d.decided_by.to_owned(),
-        decided_at: d.decided_at.to_owned(),
-    }
+/// An agent's draft as the file tells it: the document once numbered
+/// (`numbered`), after the person's decision the file gives it, if any
+/// (`decided`), with its provenance.
+fn agent_document<T>(
+    numbered: T,
+    decision: Option<&story::Decision<'_>>,
+    decided: fn(T, Decision) -> T,
+    provenance: &'static story::Provenance<'static>,
+) -> (T, AgentProvenance) {
+    let document = match decision {
+        Some(d) => decided(
+            numbered,
+            Decision {
+                verdict: d.verdict,
+                reason: d.reason.map(str::to_owned),
+                decided_by: d.decided_by.to_owned(),
+                decided_at: d.decided_at.to_owned(),
+            },
+        ),
+        None => numbered,
+    };
+    (document, AgentProvenance::from(provenance))
 }
 
 /// Surabaya's agent drafts of the days before: PO-SBY-000001 waits for
@@ -513,70 +562,57 @@ pub fn agent_purchase_orders() -> Vec<(PurchaseOrder, AgentProvenance)> {
         .documents
         .iter()
         .map(|po| {
-            let lines: Vec<PoLine> = (1u32..).zip(&po.lines).map(|(n, l)| po_line(n, po.vendor, l)).collect();
-            let total: Decimal = lines.iter().map(|l| amount(&l.line_total)).sum();
-            let draft = PoDraft {
-                branch_id: drafts.branch.into(),
-                vendor: VendorRef {
-                    code: po.vendor.into(),
-                    name: vendor_name(po.vendor),
-                },
-                needed_by: po.needed_by,
-                currency: currency(),
-                lines,
-                subtotal: idr(total),
-                total: idr(total),
-                note: Some(po.note.into()),
-                client_ref: po.client_ref.into(),
-                drafted_by_agent_run: Some(po.provenance.run_id.into()),
-                drafted_on_behalf_of: drafts.drafted_on_behalf_of.into(),
-                drafted_by_tool_call: None,
-            };
+            let run = Some(po.provenance.run_id);
+            let draft = po_draft(
+                drafts,
+                po.vendor,
+                po.needed_by,
+                &po.lines,
+                Some(po.note),
+                po.provenance.client_ref,
+                run,
+            );
             let numbered = draft.numbered(po.draft_id.into(), po.number.into(), po.created_at.into());
-            let decided = match &po.decision {
-                Some(d) => numbered.decided(decision(d)),
-                None => numbered,
-            };
-            (decided, AgentProvenance::from(&po.provenance))
+            agent_document(numbered, po.decision.as_ref(), PurchaseOrder::decided, &po.provenance)
         })
         .collect()
 }
 
-/// A line of a seeded quote, priced from price list `list` and taxed at
+/// The lines of a seeded quote, priced from price list `list` and taxed at
 /// the rate of the agent quotes' tax code.
-fn quote_line(line_no: u32, list: &str, line: &story::Line<'_>) -> QuoteLine {
-    let items = items();
-    let item = items.iter().find(|i| i.code == line.item);
-    let unit_price = STORY
-        .list_prices
-        .iter()
-        .find(|p| p.list == list && p.item == line.item && p.uom == line.uom)
-        .map_or(Decimal::ZERO, |p| Decimal::from(p.unit_price));
+fn quote_lines(list: &str, lines: &[story::Line<'_>]) -> Vec<QuoteLine> {
     let tax_code = STORY.agent_quotes.tax_code;
     let rate = STORY
         .tax_types
         .iter()
         .find(|t| t.code == tax_code)
         .map_or(Decimal::ZERO, |t| Decimal::from(t.rate_percent));
-    let factor = item.and_then(|i| i.unit(line.uom)).map_or(1, |u| u.factor);
-    let net = crate::money::round(unit_price * Decimal::from(line.qty));
-    let tax = crate::money::round(net * rate / Decimal::from(100));
-    QuoteLine {
-        line_no,
-        item_code: line.item.into(),
-        item_name: item.map(|i| i.name.clone()).unwrap_or_default(),
-        qty: line.qty,
-        uom: line.uom,
-        base_qty: line.qty * factor,
-        base_uom: item.map_or(line.uom, |i| i.base_uom),
-        unit_price: idr(unit_price),
-        price_source: format!("price list {list}, {} per {}", line.item, line.uom),
-        net_amount: idr(net),
-        tax_code,
-        tax_rate_percent: rate.to_string(),
-        tax_amount: idr(tax),
-        line_total: idr(net + tax),
-    }
+    (1u32..)
+        .zip(lines)
+        .map(|(line_no, line)| {
+            let prices = STORY.list_prices.iter().map(|p| (p.list, p.item, p.uom, p.unit_price));
+            let unit_price = price_of(prices, list, line);
+            let net = crate::money::round(unit_price * Decimal::from(line.qty));
+            let tax = crate::money::round(net * rate / Decimal::from(100));
+            let (item_name, base_qty, base_uom) = in_base_units(line);
+            QuoteLine {
+                line_no,
+                tax_rate_percent: rate.to_string(),
+                item_name,
+                item_code: line.item.into(),
+                base_qty,
+                qty: line.qty,
+                base_uom,
+                uom: line.uom,
+                tax_code,
+                tax_amount: idr(tax),
+                net_amount: idr(net),
+                line_total: idr(net + tax),
+                price_source: format!("price list {list}, {} per {}", line.item, line.uom),
+                unit_price: idr(unit_price),
+            }
+        })
+        .collect()
 }
 
 /// Bandung's agent quote drafts of the days before: QT-BDG-000001 waits for
@@ -589,17 +625,21 @@ pub fn agent_quotes() -> Vec<(Quote, AgentProvenance)> {
         .map(|quote| {
             let customer = STORY.customers.iter().find(|c| c.code == quote.customer);
             let list = customer.map_or("", |c| c.price_list);
-            let lines: Vec<QuoteLine> = (1u32..)
-                .zip(&quote.lines)
-                .map(|(n, l)| quote_line(n, list, l))
-                .collect();
+            let lines = quote_lines(list, &quote.lines);
             let subtotal: Decimal = lines.iter().map(|l| amount(&l.net_amount)).sum();
             let tax_total: Decimal = lines.iter().map(|l| amount(&l.tax_amount)).sum();
+            // The draft's provenance first, then what it quotes.
             let draft = QuoteDraft {
+                drafted_by_tool_call: None,
+                drafted_on_behalf_of: drafts.drafted_on_behalf_of.into(),
+                drafted_by_agent_run: Some(quote.provenance.run_id.into()),
+                client_ref: quote.provenance.client_ref.into(),
+                note: Some(quote.note.into()),
+                credit_check: quote.credit_check.into(),
                 branch_id: drafts.branch.into(),
                 customer: CustomerRef {
                     code: quote.customer.into(),
-                    name: customer_name(quote.customer),
+                    name: party_name(quote.customer),
                 },
                 price_list: list.into(),
                 valid_until: quote.valid_until,
@@ -608,19 +648,9 @@ pub fn agent_quotes() -> Vec<(Quote, AgentProvenance)> {
                 subtotal: idr(subtotal),
                 tax_total: idr(tax_total),
                 total: idr(subtotal + tax_total),
-                credit_check: quote.credit_check.into(),
-                note: Some(quote.note.into()),
-                client_ref: quote.client_ref.into(),
-                drafted_by_agent_run: Some(quote.provenance.run_id.into()),
-                drafted_on_behalf_of: drafts.drafted_on_behalf_of.into(),
-                drafted_by_tool_call: None,
             };
             let numbered = draft.numbered(quote.quote_id.into(), quote.number.into(), quote.created_at.into());
-            let decided = match &quote.decision {
-                Some(d) => numbered.decided(decision(d)),
-                None => numbered,
-            };
-            (decided, AgentProvenance::from(&quote.provenance))
+            agent_document(numbered, quote.decision.as_ref(), Quote::decided, &quote.provenance)
         })
         .collect()
 }

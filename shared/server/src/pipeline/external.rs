@@ -202,11 +202,11 @@ mod tests {
             for draft in drafts["documents"].as_array().unwrap() {
                 let key = IdempotencyKey::from_run(
                     draft["provenance"]["run_id"].as_str().unwrap(),
-                    draft["client_ref"].as_str().unwrap(),
+                    draft["provenance"]["client_ref"].as_str().unwrap(),
                 )
                 .unwrap();
                 assert_eq!(
-                    draft["draftline_key"].as_str().unwrap(),
+                    draft["provenance"]["draftline_key"].as_str().unwrap(),
                     external_key(&caller, &key, DEMO_SEED_USE),
                     "{}",
                     draft["number"]
