@@ -131,7 +131,7 @@ async fn put(app: &TestApp, item: std::collections::HashMap<String, AttributeVal
 
 #[tokio::test]
 async fn no_read_list_count_or_sum_crosses_a_branch_or_a_tenant_for_any_user_or_tool() {
-    for user in USERS {
+    for user in USERS.iter() {
         let app = spawn_app().await;
         app.copy_tenant("demo", "other").await;
         let calls = read_calls();

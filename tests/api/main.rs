@@ -9,6 +9,7 @@ mod budget;
 mod catalogue;
 mod chromium;
 mod contract;
+mod demo_data;
 mod docs;
 mod drafts;
 mod faults;

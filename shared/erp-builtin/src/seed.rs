@@ -183,7 +183,7 @@ fn all_items() -> Result<Vec<Attrs>, draftline_contract::ToolError> {
     let tenant = TenantId::parse(TENANT).map_err(draftline_contract::ToolError::internal)?;
     let branch = |id: &str| BranchId::parse(id).map_err(draftline_contract::ToolError::internal);
     let mut out = Vec::new();
-    for b in BRANCHES {
+    for b in BRANCHES.iter() {
         out.push(Attrs::from([
             ("pk".to_owned(), sv(keys::branches(&tenant))),
             ("sk".to_owned(), sv(b.id)),

@@ -1,7 +1,9 @@
 //! The Python side of the backend (`tryton/`: the scripts, the seed, the
-//! `draftline` Tryton module with its views, the docs), embedded in the
-//! binary so that [`crate::local`] works from any build, with or without the
-//! source tree. A unit test checks that the list is the folder.
+//! `draftline` Tryton module with its views, the docs) and the demo story
+//! the seed reads (`demo.json`, draftline-erp's [`draftline_erp::demo::DATA`]),
+//! embedded in the binary so that [`crate::local`] works from any build,
+//! with or without the source tree. A unit test checks that the list is the
+//! folder and the story.
 
 /// One embedded file: its path under `tryton/` and its bytes.
 pub struct EmbeddedFile {
@@ -20,12 +22,18 @@ macro_rules! embed {
     };
 }
 
-/// Every file of `tryton/`, sorted by path.
+/// Every file of `tryton/` and the demo story, sorted by path.
 pub const FILES: &[EmbeddedFile] = &[
     embed!("MAPPING.md"),
     embed!("REST.md"),
     embed!("common.sh"),
     embed!("configure.sh"),
+    // Not in `tryton/`: the one data file of the demo, which the built-in
+    // backend reads too (common.sh finds it here, or in the source tree).
+    EmbeddedFile {
+        path: "demo.json",
+        bytes: draftline_erp::demo::DATA.as_bytes(),
+    },
     embed!("modules/draftline/__init__.py"),
     embed!("modules/draftline/access.py"),
     embed!("modules/draftline/access.xml"),
@@ -97,6 +105,7 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tryton");
         let mut on_disk = Vec::new();
         walk(&root, &root, &mut on_disk);
+        on_disk.push("demo.json".to_owned());
         on_disk.sort();
         let embedded: Vec<&str> = FILES.iter().map(|f| f.path).collect();
         assert_eq!(embedded, on_disk, "add the new file to src/embedded.rs");
@@ -104,5 +113,12 @@ mod tests {
         sorted.sort();
         assert_eq!(embedded, sorted);
         assert_eq!(digest().len(), 16);
+    }
+
+    #[test]
+    fn the_demo_story_is_draftline_erps_file() {
+        let story = FILES.iter().find(|f| f.path == "demo.json").unwrap();
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../erp/demo/demo.json");
+        assert_eq!(story.bytes, std::fs::read(file).unwrap());
     }
 }

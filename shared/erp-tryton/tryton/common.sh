@@ -3,6 +3,17 @@
 
 tryton_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
+# The demo story seed.py reads: draftline-erp's demo/demo.json, written
+# next to these files where the binary wrote them (src/embedded.rs), or in
+# the source tree.
+demo_file() {
+    if [ -e "$tryton_dir/demo.json" ]; then
+        echo "$tryton_dir/demo.json"
+    else
+        echo "$tryton_dir/../../erp/demo/demo.json"
+    fi
+}
+
 # The venv key: requirements.txt and every file of the draftline module
 # (path and content), so a changed pin or module means a new venv.
 env_hash() {
@@ -14,13 +25,17 @@ env_hash() {
     ) | sha256sum | cut -c1-16
 }
 
-# The template key: the venv key plus what builds the database (seed.py and
-# build_template below, in this file).
+# The template key: the venv key plus what builds the database (seed.py,
+# build_template below, in this file, and the demo story, by content only
+# wherever it lies).
 template_hash() {
+    local story
+    story=$(demo_file)
     (
         cd "$tryton_dir"
         env_hash
         sha256sum seed.py common.sh
+        sha256sum <"$story"
     ) | sha256sum | cut -c1-16
 }
 
@@ -70,7 +85,7 @@ build_template() {
         || { cat "$build/admin.log" >&2; return 1; }
     echo "tryton: database created in $(( $(date +%s) - start )) s; seeding" >&2
     "$venv/bin/python" "$tryton_dir/seed.py" "$build/trytond.conf" template \
-        "$build/people" >&2
+        "$build/people" "$(demo_file)" >&2
 }
 
 # Writes the trytond configuration of a data dir (database files live

@@ -20,7 +20,8 @@
 //!   enum), [`pricing`] (a line's price from a price list) and [`reorder`]
 //!   (when and how much to reorder).
 //! - [`demo`]: the demo story (tenant, branches, users, items, vendors,
-//!   prices, stock, customers, documents) every backend seeds.
+//!   prices, stock, customers, documents) every backend seeds, read from
+//!   its one data file, `demo/demo.json` (the Tryton seed reads it too).
 //! - `testing` (this crate's tests and the `testing` feature only): an
 //!   in-memory ERP implementing the whole port over the demo story, and a
 //!   test caller, so each tool's rules are unit-tested without a database.

@@ -84,7 +84,7 @@ pub async fn page(app: &App, pages: &ReviewPages, request: &Request<Bytes>, requ
             "<h2>Demo people</h2><p class=\"muted\">Only on <code>draftline serve</code>: pick who you are. A \
              deployment signs people in with its identity provider instead.</p><ul class=\"people\">",
         );
-        for user in demo::USERS {
+        for user in demo::USERS.iter() {
             let _ = write!(
                 main,
                 "<li><form method=\"post\" action=\"/review/signin/demo\">\

@@ -57,7 +57,7 @@ async fn stock_is_per_storage_location_of_the_callers_branch_as_in_the_demo() {
         ),
         (48, 240, "V-00231")
     );
-    for b in BRANCHES {
+    for b in BRANCHES.iter() {
         let who = branch(b.id);
         for item in demo::items() {
             let (levels, policy) = erp.item_stock(&who.scope(), &item.code).await.unwrap();
@@ -92,7 +92,7 @@ async fn items_are_the_demo_item_master_with_their_units() {
 #[tokio::test]
 async fn items_below_their_reorder_point_are_the_demos_per_branch_by_code_and_page() {
     let erp = shared().erp();
-    for b in BRANCHES {
+    for b in BRANCHES.iter() {
         let who = branch(b.id);
         let page = erp.due_items(&who.scope(), None, 50).await.unwrap();
         assert_eq!(page.items, demo_due(b.id), "{}", b.id);
@@ -168,7 +168,7 @@ async fn vendors_are_the_demos_with_their_branches_and_price_lists() {
 #[tokio::test]
 async fn a_branch_lists_only_the_vendors_that_supply_it() {
     let erp = shared().erp();
-    for b in BRANCHES {
+    for b in BRANCHES.iter() {
         let want: Vec<BranchVendor> = demo::branch_vendors()
             .into_iter()
             .filter(|(br, _)| *br == b.id)
@@ -524,7 +524,7 @@ fn sorted_bills(mut bills: Vec<VendorBill>) -> Vec<VendorBill> {
 #[tokio::test]
 async fn receivables_and_payables_of_each_branch_are_the_demos_ageing_inputs() {
     let erp = shared().erp();
-    for b in BRANCHES {
+    for b in BRANCHES.iter() {
         let who = branch(b.id);
         let receivables = erp.receivables(&who.scope()).await.unwrap();
         let want: Vec<CustomerInvoice> = demo::invoices()

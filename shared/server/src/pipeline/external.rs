@@ -170,3 +170,62 @@ pub(super) fn external_key(caller: &Caller, key: &IdempotencyKey, generation: &s
     }
     format!("dl1-{}", hex::encode(digest.finalize()))
 }
+
+#[cfg(test)]
+mod tests {
+    use draftline_contract::identity::{BranchCode, BranchId, Scopes, TenantId, UserId};
+    use serde_json::Value;
+
+    use super::*;
+
+    /// The use the demo seeds its agent drafts' keys under: a real use is a
+    /// ULID, so no call ever forms one of these keys.
+    const DEMO_SEED_USE: &str = "demo-seed";
+
+    /// The demo story (draftline-erp's `demo/demo.json`) gives the Tryton
+    /// seed the `draftline_key` of each agent draft: the key the server would
+    /// have sent for the agent run's idempotency key (`<run>:<client_ref>` of
+    /// the person it drafted for, in the draft's branch).
+    #[test]
+    fn the_demo_files_draft_keys_are_the_keys_the_server_forms() {
+        let story: Value = serde_json::from_str(include_str!("../../../erp/demo/demo.json")).unwrap();
+        let code_of = |branch: &str| {
+            story["branches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|b| b["id"] == branch)
+                .and_then(|b| b["code"].as_str())
+                .unwrap()
+                .to_owned()
+        };
+        let mut checked = 0;
+        for section in ["agent_purchase_orders", "agent_quotes"] {
+            let drafts = &story[section];
+            let branch = drafts["branch"].as_str().unwrap();
+            let caller = Caller::from_verified(
+                TenantId::parse(story["tenant"].as_str().unwrap()).unwrap(),
+                BranchId::parse(branch).unwrap(),
+                BranchCode::parse(&code_of(branch)).unwrap(),
+                UserId::parse(drafts["drafted_on_behalf_of"].as_str().unwrap()).unwrap(),
+                Vec::new(),
+                Scopes::from_claim(""),
+            );
+            for draft in drafts["documents"].as_array().unwrap() {
+                let key = IdempotencyKey::from_run(
+                    draft["provenance"]["run_id"].as_str().unwrap(),
+                    draft["provenance"]["client_ref"].as_str().unwrap(),
+                )
+                .unwrap();
+                assert_eq!(
+                    draft["provenance"]["draftline_key"].as_str().unwrap(),
+                    external_key(&caller, &key, DEMO_SEED_USE),
+                    "{}",
+                    draft["number"]
+                );
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 6);
+    }
+}
