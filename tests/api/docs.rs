@@ -150,3 +150,35 @@ fn headings_become_the_anchors_github_makes() {
     );
     assert_eq!(links("see [a](b.md) and [c](d#e)."), ["b.md", "d#e"]);
 }
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[test]
+fn a_backend_fails_with_the_ports_errors_and_never_words_a_tool_error() {
+    // The tools alone turn an ErpError into the model-facing ToolError
+    // (`From<ErpError> for ToolError` in the contract crate); a backend's
+    // code, outside its tests, states facts only.
+    let mut wording = Vec::new();
+    for backend in ["shared/erp-builtin/src", "shared/erp-tryton/src"] {
+        for file in rust_files(&root().join(backend)) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            if code.contains("ToolError") {
+                wording.push(file.display().to_string());
+            }
+        }
+    }
+    assert!(wording.is_empty(), "backend code naming ToolError: {wording:?}");
+}

@@ -2,10 +2,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
-use draftline_contract::ToolError;
+use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
-use draftline_dynamo::{Db, store_error};
+
+use draftline_dynamo::{Db, HttpResponse, erp_store_error};
 use draftline_erp::demo::{
     self, BANDUNG_AGENT_QUOTE_COUNT, BRANCHES, JAKARTA_PO_COUNT, SURABAYA_AGENT_PO_COUNT, TENANT,
 };
@@ -30,7 +32,7 @@ pub enum Seeded {
 }
 
 /// Writes the demo data unless the table already has it.
-pub async fn seed_demo(db: &Db) -> Result<Seeded, ToolError> {
+pub async fn seed_demo(db: &Db) -> Result<Seeded, ErpError> {
     let marker = db
         .client()
         .get_item()
@@ -40,7 +42,7 @@ pub async fn seed_demo(db: &Db) -> Result<Seeded, ToolError> {
         .consistent_read(true)
         .send()
         .await
-        .map_err(|e| store_error(e, "The demo data was not written."))?;
+        .map_err(erp_store_error)?;
     if marker.item().is_some() {
         return Ok(Seeded::AlreadySeeded);
     }
@@ -72,7 +74,7 @@ pub async fn seed_demo(db: &Db) -> Result<Seeded, ToolError> {
                 if err
                     .as_service_error()
                     .is_some_and(|e| e.is_conditional_check_failed_exception()) => {}
-            Err(err) => return Err(store_error(err, "The demo data was only partly written.")),
+            Err(err) => return Err(partly_written(err)),
         }
     }
     for chunk in items.chunks(25) {
@@ -83,7 +85,7 @@ pub async fn seed_demo(db: &Db) -> Result<Seeded, ToolError> {
                     .set_item(Some(item.clone()))
                     .build()
                     .map(|put| WriteRequest::builder().put_request(put).build())
-                    .map_err(ToolError::internal)
+                    .map_err(ErpError::internal)
             })
             .collect::<Result<_, _>>()?;
         for _ in 0..10 {
@@ -96,7 +98,7 @@ pub async fn seed_demo(db: &Db) -> Result<Seeded, ToolError> {
                 .request_items(db.table(), std::mem::take(&mut pending))
                 .send()
                 .await
-                .map_err(|e| store_error(e, "The demo data was only partly written."))?;
+                .map_err(partly_written)?;
             pending = out
                 .unprocessed_items()
                 .and_then(|u| u.get(db.table()))
@@ -104,9 +106,8 @@ pub async fn seed_demo(db: &Db) -> Result<Seeded, ToolError> {
                 .unwrap_or_default();
         }
         if !pending.is_empty() {
-            return Err(ToolError::dependency(
-                "BatchWriteItem kept items unprocessed",
-                "The demo data was only partly written.",
+            return Err(ErpError::StoreUnavailable(
+                "BatchWriteItem kept items unprocessed: the demo data was only partly written".into(),
             ));
         }
     }
@@ -119,7 +120,7 @@ pub async fn seed_demo(db: &Db) -> Result<Seeded, ToolError> {
         .item("kind", AttributeValue::S("seed_marker".into()))
         .send()
         .await
-        .map_err(|e| store_error(e, "The demo data marker was not written."))?;
+        .map_err(erp_store_error)?;
     Ok(Seeded::Wrote(count))
 }
 
@@ -128,10 +129,10 @@ pub async fn seed_demo(db: &Db) -> Result<Seeded, ToolError> {
 /// may already hold drafts of those numbers: they are never overwritten,
 /// and their queue entries are then not written either). Returns how many
 /// items it wrote.
-async fn seed_agent_drafts(db: &Db) -> Result<usize, ToolError> {
-    let tenant = TenantId::parse(TENANT).map_err(ToolError::internal)?;
-    let sby = BranchId::parse("SBY-01").map_err(ToolError::internal)?;
-    let bdg = BranchId::parse("BDG-01").map_err(ToolError::internal)?;
+async fn seed_agent_drafts(db: &Db) -> Result<usize, ErpError> {
+    let tenant = TenantId::parse(TENANT).map_err(ErpError::internal)?;
+    let sby = BranchId::parse("SBY-01").map_err(ErpError::internal)?;
+    let bdg = BranchId::parse("BDG-01").map_err(ErpError::internal)?;
     let mut drafts = Vec::new();
     for (po, _) in demo::agent_purchase_orders() {
         drafts.push((
@@ -164,7 +165,7 @@ async fn seed_agent_drafts(db: &Db) -> Result<usize, ToolError> {
             {
                 continue;
             }
-            Err(err) => return Err(store_error(err, "The demo data was only partly written.")),
+            Err(err) => return Err(partly_written(err)),
         }
         db.client()
             .put_item()
@@ -172,16 +173,16 @@ async fn seed_agent_drafts(db: &Db) -> Result<usize, ToolError> {
             .set_item(Some(entry))
             .send()
             .await
-            .map_err(|e| store_error(e, "The demo data was only partly written."))?;
+            .map_err(partly_written)?;
         wrote = wrote.saturating_add(2);
     }
     Ok(wrote)
 }
 
 /// Every item of the demo data set, ready to write.
-fn all_items() -> Result<Vec<Attrs>, draftline_contract::ToolError> {
-    let tenant = TenantId::parse(TENANT).map_err(draftline_contract::ToolError::internal)?;
-    let branch = |id: &str| BranchId::parse(id).map_err(draftline_contract::ToolError::internal);
+fn all_items() -> Result<Vec<Attrs>, ErpError> {
+    let tenant = TenantId::parse(TENANT).map_err(ErpError::internal)?;
+    let branch = |id: &str| BranchId::parse(id).map_err(ErpError::internal);
     let mut out = Vec::new();
     for b in BRANCHES.iter() {
         out.push(Attrs::from([
@@ -253,4 +254,18 @@ fn all_items() -> Result<Vec<Attrs>, draftline_contract::ToolError> {
         ]));
     }
     Ok(out)
+}
+
+/// A write of the seed that failed: the demo data may be only partly there
+/// (seeding again completes it: every write is a put of a fixed item).
+fn partly_written<E>(err: SdkError<E, HttpResponse>) -> ErpError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+{
+    match erp_store_error(err) {
+        ErpError::StoreUnavailable(cause) => {
+            ErpError::StoreUnavailable(format!("the demo data was only partly written: {cause}").into())
+        }
+        bug => bug,
+    }
 }
