@@ -26,8 +26,9 @@ pub mod sales_search_customers;
 
 use std::borrow::Cow;
 
+use draftline_contract::ErpError;
 use draftline_contract::ToolError;
-use draftline_contract::tool::{Draft, Placement};
+use draftline_contract::tool::{Call, Draft, Placement};
 use validator::ValidationError;
 
 use crate::domain::Reviewable;
@@ -65,6 +66,74 @@ impl Check {
             None => Self::Skip,
             Some(Decision::CreateAnother) => Self::Skip,
             Some(Decision::UseExisting(number)) => Self::UseExisting(number.clone()),
+        }
+    }
+}
+
+/// The near-duplicate side of one draft: the items it asks for (sorted,
+/// once), what a person already decided about it, and the window it looks
+/// back over. Both draft tools ask through it, in the same order: read the
+/// open drafts with the other reads, check the lines, then
+/// [`settle`](Self::settle).
+pub(crate) struct Asking {
+    /// The item codes asked for, sorted and without repeats.
+    pub codes: Vec<String>,
+    check: Check,
+    /// The call's time.
+    pub now: chrono::DateTime<chrono::Utc>,
+    since: chrono::DateTime<chrono::Utc>,
+}
+
+impl Asking {
+    /// The asking of `call` for a draft of `items`.
+    pub(crate) fn of<'a>(call: &Call<'_>, items: impl IntoIterator<Item = &'a str>) -> Self {
+        let codes: std::collections::BTreeSet<&str> = items.into_iter().collect();
+        let now = call.clock.now();
+        Self {
+            codes: codes.into_iter().map(str::to_owned).collect(),
+            check: Check::of(call.decision, call.near_duplicate_window),
+            now,
+            since: window_start(now, call.near_duplicate_window),
+        }
+    }
+
+    /// The open drafts to compare with, read by `read(since, now)` only
+    /// when the check looks (no person decided yet, and a window is set).
+    pub(crate) async fn open_drafts<Fut>(
+        &self,
+        read: impl FnOnce(chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>) -> Fut,
+    ) -> Result<Vec<crate::domain::OpenDraft>, ErpError>
+    where
+        Fut: std::future::Future<Output = Result<Vec<crate::domain::OpenDraft>, ErpError>>,
+    {
+        match self.check {
+            Check::Look => read(self.since, self.now).await,
+            Check::Skip | Check::UseExisting(_) => Ok(Vec::new()),
+        }
+    }
+
+    /// Once the lines are checked: the question when one of `open` already
+    /// drafts the same items for `counterparty` (a `kind` document that
+    /// `tool` reads), the existing draft when the person chose it (read by
+    /// `chosen`), or `None`: go on and draft.
+    pub(crate) async fn settle<O, Fut>(
+        &self,
+        call: &Call<'_>,
+        open: &[crate::domain::OpenDraft],
+        (counterparty, kind, tool): (&str, &str, &str),
+        chosen: impl FnOnce(String) -> Fut,
+    ) -> Result<Option<Draft<O>>, ToolError>
+    where
+        O: Reviewable,
+        Fut: std::future::Future<Output = Result<O, ToolError>>,
+    {
+        let asked = self.codes.iter().map(String::as_str);
+        if let Some(question) = near_duplicate(open, call.draft_key, asked, counterparty, kind, tool, self.now) {
+            return Err(question);
+        }
+        match &self.check {
+            Check::UseExisting(number) => Ok(Some(existing(chosen(number.clone()).await?, call.review_pages))),
+            Check::Look | Check::Skip => Ok(None),
         }
     }
 }

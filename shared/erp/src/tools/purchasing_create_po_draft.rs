@@ -132,29 +132,15 @@ impl DraftTool for PurchasingCreatePoDraft {
     }
 
     async fn draft(&self, call: &Call<'_>, input: CreatePoDraftInput) -> Result<Draft<PurchaseOrder>, ToolError> {
-        let _tenant = call.caller.tenant();
         let branch = call.caller.branch();
         let scope = Scope::of(call.caller);
-        let codes: Vec<String> = input
-            .lines
-            .iter()
-            .map(|l| l.item_code.clone())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let check = super::Check::of(call.decision, call.near_duplicate_window);
-        let now = call.clock.now();
-        let since = super::window_start(now, call.near_duplicate_window);
-        let open_drafts = async {
-            match check {
-                super::Check::Look => self.erp.open_po_drafts(&scope, &input.vendor_code, since, now).await,
-                _ => Ok(Vec::new()),
-            }
-        };
+        let asking = super::Asking::of(call, input.lines.iter().map(|l| l.item_code.as_str()));
+        let open_drafts =
+            asking.open_drafts(|since, now| self.erp.open_po_drafts(&scope, &input.vendor_code, since, now));
         // The reads are independent: issue them together.
         let (vendor, items, open) = tokio::try_join!(
             self.erp.vendor_with_prices(&scope, &input.vendor_code),
-            self.erp.items(&scope, &codes),
+            self.erp.items(&scope, &asking.codes),
             open_drafts,
         )?;
         let (vendor, prices) = match vendor {
@@ -241,25 +227,15 @@ impl DraftTool for PurchasingCreatePoDraft {
         }
         // Ask rather than guess: the same items from the same vendor drafted
         // in the last day under another key.
-        let items_asked = codes.iter().map(String::as_str);
-        if let Some(question) = super::near_duplicate(
-            &open,
-            call.draft_key,
-            items_asked,
-            &vendor.code,
-            "purchase_order",
-            "purchasing_get_po",
-            now,
-        ) {
-            return Err(question);
-        }
-        if let super::Check::UseExisting(number) = check {
-            let existing = self
-                .erp
+        let chosen = |number: String| async move {
+            self.erp
                 .purchase_order(&scope, &number)
                 .await?
-                .ok_or_else(|| super::purchasing_get_po::po_not_found(&number))?;
-            return Ok(super::existing(existing, call.review_pages));
+                .ok_or_else(|| super::purchasing_get_po::po_not_found(&number))
+        };
+        let asked = (vendor.code.as_str(), "purchase_order", "purchasing_get_po");
+        if let Some(settled) = asking.settle(call, &open, asked, chosen).await? {
+            return Ok(settled);
         }
 
         let subtotal = money::sum(totals).ok_or_else(|| money::overflow("the purchase order total"))?;

@@ -2,8 +2,6 @@
 //! customer's price list and taxed per line with the tax code the caller
 //! chose. Idempotent through the same contract as purchase-order drafts.
 
-use std::collections::BTreeSet;
-
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -203,32 +201,15 @@ impl DraftTool for SalesCreateQuoteDraft {
     async fn draft(&self, call: &Call<'_>, input: CreateQuoteDraftInput) -> Result<Draft<Quote>, ToolError> {
         let branch = call.caller.branch();
         let scope = Scope::of(call.caller);
-        let codes: Vec<String> = input
-            .lines
-            .iter()
-            .map(|l| l.item_code.clone())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let check = super::Check::of(call.decision, call.near_duplicate_window);
-        let now = call.clock.now();
-        let since = super::window_start(now, call.near_duplicate_window);
-        let open_drafts = async {
-            match check {
-                super::Check::Look => {
-                    self.erp
-                        .open_quote_drafts(&scope, &input.customer_code, since, now)
-                        .await
-                }
-                _ => Ok(Vec::new()),
-            }
-        };
+        let asking = super::Asking::of(call, input.lines.iter().map(|l| l.item_code.as_str()));
+        let open_drafts =
+            asking.open_drafts(|since, now| self.erp.open_quote_drafts(&scope, &input.customer_code, since, now));
         // The reads are independent: issue them together.
         let (customer, orders, invoices, items, taxes, open) = tokio::try_join!(
             self.erp.customer(&scope, &input.customer_code),
             self.erp.customer_orders(&scope, &input.customer_code),
             self.erp.customer_invoices(&scope, &input.customer_code),
-            self.erp.items(&scope, &codes),
+            self.erp.items(&scope, &asking.codes),
             self.erp.tax_types(&scope),
             open_drafts,
         )?;
@@ -371,26 +352,17 @@ impl DraftTool for SalesCreateQuoteDraft {
         }
         // Ask rather than guess: the same items for the same customer drafted
         // in the last day under another key.
-        let items_asked = codes.iter().map(String::as_str);
-        if let Some(question) = super::near_duplicate(
-            &open,
-            call.draft_key,
-            items_asked,
-            &customer.code,
-            "quote",
-            "sales_get_quote",
-            now,
-        ) {
-            return Err(question);
-        }
-        if let super::Check::UseExisting(number) = check {
-            let existing = self.erp.quote(&scope, &number).await?.ok_or_else(|| {
+        let chosen = |number: String| async move {
+            self.erp.quote(&scope, &number).await?.ok_or_else(|| {
                 ToolError::NotFound(format!(
                     "Quote {number} was not found in your branch. Nothing was created. Call sales_create_quote_draft \
                      again without a confirmation to be asked afresh."
                 ))
-            })?;
-            return Ok(super::existing(existing, call.review_pages));
+            })
+        };
+        let asked = (customer.code.as_str(), "quote", "sales_get_quote");
+        if let Some(settled) = asking.settle(call, &open, asked, chosen).await? {
+            return Ok(settled);
         }
 
         let overflow = || money::overflow("the quote total");
