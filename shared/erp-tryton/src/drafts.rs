@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 use crate::Inner;
 use crate::master::{PartyRef, ProductRef};
 use crate::rest::Search;
+use crate::units::UnitSymbol;
 use crate::value::{self, Record};
 
 /// The id prefix of a purchase order created in Tryton.
@@ -395,4 +396,72 @@ async fn taxes(inner: &Inner, codes: &[TaxCode]) -> Result<Vec<i64>, ErpError> {
                 .ok_or_else(|| ErpError::internal(format!("tax {code} is not in Tryton; {NO_DRAFT}")))
         })
         .collect()
+}
+
+/// One line of a purchase or a sale as both kinds read it: a product's
+/// line (other line types and lines without a product are not read).
+pub(crate) struct DocumentLine {
+    /// The line's record (its taxes, for a sale).
+    pub record: Record,
+    /// The product's code and name.
+    pub item_code: String,
+    pub item_name: String,
+    /// Names the line in an error ("line BRG-0042 of purchase PO-…").
+    pub what: String,
+    /// The line's unit and the product's base unit.
+    pub unit: UnitSymbol,
+    pub base: UnitSymbol,
+    /// Quantity in the line's unit, and its price per that unit.
+    pub qty: i64,
+    pub unit_price: Decimal,
+}
+
+impl DocumentLine {
+    /// The product lines of `record` (model `line_model`), a `kind`
+    /// (`purchase`, `sale`) numbered `number`.
+    pub(crate) fn all_of(
+        record: &Record,
+        line_model: &'static str,
+        kind: &str,
+        number: &str,
+    ) -> Result<Vec<Self>, ErpError> {
+        let mut lines = Vec::new();
+        for line in record.many("lines", line_model)? {
+            if line.opt_text("type")?.is_some_and(|t| t != "line") {
+                continue;
+            }
+            let Some(product) = line.one("product", "product.product")? else {
+                continue;
+            };
+            let item_code = product.text("code")?;
+            let what = format!("line {item_code} of {kind} {number}");
+            lines.push(Self {
+                unit: crate::purchasing::line_unit(&what, line.nested_text("unit", "symbol")?)?,
+                base: crate::purchasing::line_unit(&what, product.nested_text("default_uom", "symbol")?)?,
+                qty: line.whole("quantity")?,
+                unit_price: line.opt_decimal("unit_price")?.unwrap_or(Decimal::ZERO),
+                item_name: product.text("name")?,
+                record: line,
+                item_code,
+                what,
+            });
+        }
+        Ok(lines)
+    }
+
+    /// Where the line's price came from: its note (draftline writes the
+    /// price source there), else `list`'s price of the item in its unit.
+    pub(crate) fn price_source(&self, list: &str) -> Result<String, ErpError> {
+        Ok(match self.record.opt_text("note")? {
+            Some(note) if !note.trim().is_empty() => note,
+            _ => format!("price list {list}, {} per {}", self.item_code, self.unit.uom),
+        })
+    }
+
+    /// The quantity in the product's base unit.
+    pub(crate) fn base_qty(&self) -> Result<i64, ErpError> {
+        self.qty
+            .checked_mul(self.unit.factor)
+            .ok_or_else(|| draftline_erp::money::overflow(&self.what))
+    }
 }

@@ -37,6 +37,32 @@
 // One bad value from Tryton must be an error, never a panic.
 #![cfg_attr(not(test), deny(clippy::arithmetic_side_effects))]
 
+/// The fields of a draft document (`purchase.purchase`, `sale.sale`): the
+/// kind's own fields given, then the provenance draftline's module adds and
+/// the lines both kinds read the same way.
+macro_rules! draft_fields {
+    ($($own:literal),* $(,)?) => {
+        &[
+            $($own,)*
+            "draftline_key",
+            "draftline_client_ref",
+            "drafted_by_agent_run",
+            "drafted_on_behalf_of",
+            "drafted_by_tool_call",
+            "draftline_decided_by",
+            "write_date",
+            "lines.type",
+            "lines.product.code",
+            "lines.product.name",
+            "lines.product.default_uom.symbol",
+            "lines.quantity",
+            "lines.unit.symbol",
+            "lines.unit_price",
+            "lines.note",
+        ]
+    };
+}
+
 mod drafts;
 mod embedded;
 mod finance;

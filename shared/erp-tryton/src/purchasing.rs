@@ -17,6 +17,7 @@ use rust_decimal::Decimal;
 use serde_json::{Value, json};
 
 use crate::Inner;
+use crate::drafts::DocumentLine;
 use crate::master::PartyRef;
 use crate::rest::Search;
 use crate::units::{self, UnitSymbol};
@@ -43,7 +44,7 @@ const SUPPLIER_FIELDS: &[&str] = &[
 ];
 
 /// The fields of a purchase order.
-pub(crate) const PO_FIELDS: &[&str] = &[
+pub(crate) const PO_FIELDS: &[&str] = draft_fields![
     "number",
     "state",
     "shipment_state",
@@ -56,21 +57,6 @@ pub(crate) const PO_FIELDS: &[&str] = &[
     "create_date",
     "comment",
     "tax_amount",
-    "draftline_key",
-    "draftline_client_ref",
-    "drafted_by_agent_run",
-    "drafted_on_behalf_of",
-    "drafted_by_tool_call",
-    "draftline_decided_by",
-    "write_date",
-    "lines.type",
-    "lines.product.code",
-    "lines.product.name",
-    "lines.product.default_uom.symbol",
-    "lines.quantity",
-    "lines.unit.symbol",
-    "lines.unit_price",
-    "lines.note",
 ];
 
 /// The category that says a vendor supplies `branch`.
@@ -483,37 +469,21 @@ pub(crate) fn purchase_order(record: &Record) -> Result<PurchaseOrder, ErpError>
 
     let mut lines = Vec::new();
     let mut totals = Vec::new();
-    for line in record.many("lines", "purchase.line")? {
-        if line.opt_text("type")?.is_some_and(|t| t != "line") {
-            continue;
-        }
-        let Some(product) = line.one("product", "product.product")? else {
-            continue;
-        };
-        let item_code = product.text("code")?;
-        let what = format!("line {item_code} of purchase {number}");
-        let unit = line_unit(&what, line.nested_text("unit", "symbol")?)?;
-        let base = line_unit(&what, product.nested_text("default_uom", "symbol")?)?;
-        let qty = line.whole("quantity")?;
-        let unit_price = line.opt_decimal("unit_price")?.unwrap_or(Decimal::ZERO);
-        let overflow = || money::overflow(&what);
-        let line_total = money::round(money::mul(unit_price, Decimal::from(qty)).ok_or_else(overflow)?);
+    for line in DocumentLine::all_of(record, "purchase.line", "purchase", &number)? {
+        let overflow = || money::overflow(&line.what);
+        let line_total = money::round(money::mul(line.unit_price, Decimal::from(line.qty)).ok_or_else(overflow)?);
         totals.push(line_total);
-        let price_source = match line.opt_text("note")? {
-            Some(note) if !note.trim().is_empty() => note,
-            _ => format!("price list {}, {item_code} per {}", vendor.code, unit.uom),
-        };
         lines.push(PoLine {
             line_no: u32::try_from(lines.len()).map_or(u32::MAX, |n| n.saturating_add(1)),
-            item_name: product.text("name")?,
-            qty,
-            uom: unit.uom,
-            base_qty: qty.checked_mul(unit.factor).ok_or_else(overflow)?,
-            base_uom: base.uom,
-            unit_price: Money::new(unit_price, &currency),
-            price_source,
+            price_source: line.price_source(&vendor.code)?,
+            base_qty: line.base_qty()?,
+            qty: line.qty,
+            uom: line.unit.uom,
+            base_uom: line.base.uom,
+            unit_price: Money::new(line.unit_price, &currency),
             line_total: Money::new(line_total, &currency),
-            item_code,
+            item_name: line.item_name,
+            item_code: line.item_code,
         });
     }
     let overflow = || money::overflow(&format!("the total of purchase {number}"));

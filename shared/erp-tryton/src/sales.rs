@@ -17,8 +17,9 @@ use rust_decimal::Decimal;
 use serde_json::{Value, json};
 
 use crate::Inner;
+use crate::drafts::DocumentLine;
 use crate::master::PartyRef;
-use crate::purchasing::{line_unit, payment_days};
+use crate::purchasing::payment_days;
 use crate::rest::Search;
 use crate::value::{self, Record};
 
@@ -51,7 +52,7 @@ const ORDER_FIELDS: &[&str] = &[
 ];
 
 /// The fields of a quote.
-const QUOTE_FIELDS: &[&str] = &[
+const QUOTE_FIELDS: &[&str] = draft_fields![
     "number",
     "state",
     "party.code",
@@ -64,21 +65,6 @@ const QUOTE_FIELDS: &[&str] = &[
     "create_date",
     "description",
     "comment",
-    "draftline_key",
-    "draftline_client_ref",
-    "drafted_by_agent_run",
-    "drafted_on_behalf_of",
-    "drafted_by_tool_call",
-    "draftline_decided_by",
-    "write_date",
-    "lines.type",
-    "lines.product.code",
-    "lines.product.name",
-    "lines.product.default_uom.symbol",
-    "lines.quantity",
-    "lines.unit.symbol",
-    "lines.unit_price",
-    "lines.note",
     "lines.taxes.name",
     "lines.taxes.rate",
 ];
@@ -274,26 +260,18 @@ fn quote(record: &Record) -> Result<Quote, ErpError> {
     };
     let mut lines = Vec::new();
     let (mut nets, mut taxes) = (Vec::new(), Vec::new());
-    for line in record.many("lines", "sale.line")? {
-        if line.opt_text("type")?.is_some_and(|t| t != "line") {
-            continue;
-        }
-        let Some(product) = line.one("product", "product.product")? else {
-            continue;
-        };
-        let item_code = product.text("code")?;
-        let what = format!("line {item_code} of sale {number}");
-        let unit = line_unit(&what, line.nested_text("unit", "symbol")?)?;
-        let base = line_unit(&what, product.nested_text("default_uom", "symbol")?)?;
+    let list = record.nested_text("price_list", "name")?.unwrap_or_default();
+    for line in DocumentLine::all_of(record, "sale.line", "sale", &number)? {
+        let what = &line.what;
         let mut tax = None;
-        for t in line.many("taxes", "account.tax")? {
+        for t in line.record.many("taxes", "account.tax")? {
             if let Some(code) = t.opt_text("name")?.as_deref().and_then(TaxCode::from_code) {
                 let rate = t.decimal("rate")?;
                 tax = Some((code, rate.checked_mul(Decimal::from(100)).map(|r| r.normalize())));
                 break;
             }
         }
-        let overflow = || money::overflow(&what);
+        let overflow = || money::overflow(what);
         let Some((tax_code, Some(rate_percent))) = tax else {
             return Err(ErpError::internal(format!("{what} has no draftline tax code")));
         };
@@ -304,36 +282,26 @@ fn quote(record: &Record) -> Result<Quote, ErpError> {
             applies_to: String::new(),
             active: true,
         };
-        let qty = line.whole("quantity")?;
-        let unit_price = line.opt_decimal("unit_price")?.unwrap_or(Decimal::ZERO);
-        let net = money::round(money::mul(unit_price, Decimal::from(qty)).ok_or_else(overflow)?);
+        let net = money::round(money::mul(line.unit_price, Decimal::from(line.qty)).ok_or_else(overflow)?);
         let tax_amount = tax.tax_on(net).ok_or_else(overflow)?;
         let line_total = net.checked_add(tax_amount).ok_or_else(overflow)?;
         nets.push(net);
         taxes.push(tax_amount);
-        let price_source = match line.opt_text("note")? {
-            Some(note) if !note.trim().is_empty() => note,
-            _ => format!(
-                "price list {}, {item_code} per {}",
-                record.nested_text("price_list", "name")?.unwrap_or_default(),
-                unit.uom
-            ),
-        };
         lines.push(QuoteLine {
             line_no: u32::try_from(lines.len()).map_or(u32::MAX, |n| n.saturating_add(1)),
-            item_name: product.text("name")?,
-            qty,
-            uom: unit.uom,
-            base_qty: qty.checked_mul(unit.factor).ok_or_else(overflow)?,
-            base_uom: base.uom,
-            unit_price: Money::new(unit_price, &currency),
-            price_source,
+            price_source: line.price_source(&list)?,
+            base_qty: line.base_qty()?,
+            qty: line.qty,
+            uom: line.unit.uom,
+            base_uom: line.base.uom,
+            unit_price: Money::new(line.unit_price, &currency),
             net_amount: Money::new(net, &currency),
             tax_code,
             tax_rate_percent: rate_percent.to_string(),
             tax_amount: Money::new(tax_amount, &currency),
             line_total: Money::new(line_total, &currency),
-            item_code,
+            item_name: line.item_name,
+            item_code: line.item_code,
         });
     }
     let overflow = || money::overflow(&format!("the total of sale {number}"));
