@@ -274,7 +274,7 @@ mod tests {
 
     use super::*;
     use crate::port::Purchasing;
-    use crate::testing::{MemoryErp, Placing, TestCaller, issues};
+    use crate::testing::{MemoryErp, Placing, TestCaller, Twice, issues};
 
     fn line(item_code: &str, qty: i64, uom: Uom) -> PoLineInput {
         PoLineInput {
@@ -531,28 +531,16 @@ mod tests {
     #[tokio::test]
     async fn create_another_drafts_again_and_use_existing_answers_with_the_existing_draft() {
         let (erp, buyer) = buyer();
-        created(&erp, &buyer.draft("k1"), bearings()).await;
-        let another = Decision::CreateAnother;
-        let call = Call {
-            decision: Some(&another),
-            ..buyer.draft("k2")
+        let tool = PurchasingCreatePoDraft::new(erp.port());
+        let case = Twice {
+            tool: &tool,
+            who: &buyer,
+            input: bearings,
+            numbers: ("PO-SBY-000004", "PO-SBY-000005"),
         };
-        assert_eq!(created(&erp, &call, bearings()).await.po_number, "PO-SBY-000005");
-        let existing = Decision::UseExisting("PO-SBY-000004".into());
-        let call = Call {
-            decision: Some(&existing),
-            ..buyer.draft("k3")
-        };
-        let Draft::Existing { document, output } = draft(&erp, &call, bearings()).await.unwrap() else {
-            panic!("a person chose the existing draft")
-        };
+        let existing = erp.create_another_then_use_existing(&case).await;
         assert_eq!(
-            (document.number.as_str(), document.kind.as_str()),
-            ("PO-SBY-000004", "purchase_order")
-        );
-        assert_eq!(document.id, output.draft_id);
-        assert_eq!(
-            output.review_url.as_deref(),
+            existing.review_url.as_deref(),
             Some("https://draftline.test/review/documents/PO-SBY-000004")
         );
         assert_eq!(last_number(&erp), 5);

@@ -413,7 +413,7 @@ mod tests {
 
     use super::*;
     use crate::domain::DocumentStatus;
-    use crate::testing::{MemoryErp, TestCaller, issues};
+    use crate::testing::{MemoryErp, TestCaller, Twice, issues};
 
     fn quoted(item_code: &str, qty: i64, uom: Uom, tax_code: TaxCode) -> QuoteLineInput {
         QuoteLineInput {
@@ -441,10 +441,6 @@ mod tests {
 
     fn seller() -> (MemoryErp, TestCaller) {
         (MemoryErp::demo().unwrap(), TestCaller::demo("sales-bdg").unwrap())
-    }
-
-    async fn draft(erp: &MemoryErp, call: &Call<'_>, input: CreateQuoteDraftInput) -> Result<Draft<Quote>, ToolError> {
-        SalesCreateQuoteDraft::new(erp.port()).draft(call, input).await
     }
 
     /// The draft, placed as the server would place it.
@@ -703,26 +699,15 @@ mod tests {
     #[tokio::test]
     async fn create_another_quotes_again_and_use_existing_answers_with_the_existing_quote() {
         let (erp, seller) = seller();
-        created(&erp, &seller.draft("q1"), bearings()).await;
-        let another = Decision::CreateAnother;
-        let call = Call {
-            decision: Some(&another),
-            ..seller.draft("q2")
+        let tool = SalesCreateQuoteDraft::new(erp.port());
+        let case = Twice {
+            tool: &tool,
+            who: &seller,
+            input: bearings,
+            numbers: ("QT-BDG-000004", "QT-BDG-000005"),
         };
-        assert_eq!(created(&erp, &call, bearings()).await.quote_number, "QT-BDG-000005");
-        let existing = Decision::UseExisting("QT-BDG-000004".into());
-        let call = Call {
-            decision: Some(&existing),
-            ..seller.draft("q3")
-        };
-        let Draft::Existing { document, output } = draft(&erp, &call, bearings()).await.unwrap() else {
-            panic!("a person chose the existing quote")
-        };
-        assert_eq!(
-            (document.number.as_str(), document.kind.as_str()),
-            ("QT-BDG-000004", "quote")
-        );
-        assert_eq!(output.lines[0].line_total.amount, "754800.00");
+        let existing = erp.create_another_then_use_existing(&case).await;
+        assert_eq!(existing.lines[0].line_total.amount, "754800.00");
         let gone = Decision::UseExisting("QT-BDG-000099".into());
         let call = Call {
             decision: Some(&gone),
