@@ -27,7 +27,7 @@
 mod app;
 mod draft;
 mod external;
-mod outcome;
+pub(crate) mod outcome;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -154,6 +154,8 @@ pub struct App {
     anonymous: AnonymousTrace,
     review_pages: String,
     pages: Option<Arc<dyn Pages>>,
+    /// Where each call's spans go (`OTEL_*`); `None`: nowhere.
+    exporter: Option<crate::export::Exporter>,
 }
 
 impl std::fmt::Debug for App {
@@ -238,11 +240,22 @@ impl App {
         let recorder = CallRecorder::new(entry.trace.clone());
         // Boxed: one allocation per call keeps the futures of the runtimes
         // that await this one within the compiler's layout depth.
-        recorder.run(Box::pin(self.invoke_recorded(entry, tool, body))).await
+        recorder
+            .run(Box::pin(self.invoke_recorded(&recorder, entry, tool, body)))
+            .await
+    }
+
+    /// Ends a call: its log line, then its spans exported (when an
+    /// exporter is configured), before its answer leaves.
+    async fn finish(&self, recorder: &CallRecorder, entry: &Entry<'_>, line: &Logged<'_>) {
+        let line = log_call(line);
+        if let Some(exporter) = &self.exporter {
+            exporter.export_call(recorder, entry.identified_in, &line).await;
+        }
     }
 
     /// [`Self::invoke`], with the call's stages and requests recorded.
-    async fn invoke_recorded(&self, entry: &Entry<'_>, tool: &str, body: &[u8]) -> Invocation {
+    async fn invoke_recorded(&self, recorder: &CallRecorder, entry: &Entry<'_>, tool: &str, body: &[u8]) -> Invocation {
         trace::add_stage(Stage::Auth, entry.identified_in);
         let started = Instant::now();
         let request_id = entry.request_id.to_owned();
@@ -262,7 +275,8 @@ impl App {
             Err(err) => {
                 let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, err)).await;
                 let result = Err(err.clone());
-                log_call(&Logged::of(&facts, &result, started, round_trips));
+                self.finish(recorder, entry, &Logged::of(&facts, &result, started, round_trips))
+                    .await;
                 return Invocation { request_id, result };
             }
         };
@@ -317,12 +331,13 @@ impl App {
             (result, key)
         })
         .await;
-        log_call(&Logged {
+        let line = Logged {
             caller: Some(caller),
             contract: self.contracts.get(tool).map(String::as_str),
             key: key.as_deref(),
             ..Logged::of(&facts, &result, started, round_trips)
-        });
+        };
+        self.finish(recorder, entry, &line).await;
         Invocation { request_id, result }
     }
 
