@@ -181,3 +181,100 @@ fn call_attributes(line: &CallLine<'_>) -> Vec<KeyValue> {
     );
     attributes
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edge::trace::{self, TraceContext};
+    use std::time::Instant;
+
+    fn line(recorded: crate::edge::trace::Recorded) -> CallLine<'static> {
+        CallLine {
+            request_id: "rid-1",
+            trace_id: None,
+            tool: "purchasing_create_po_draft",
+            transport: "http",
+            contract: Some("0123456789ab"),
+            tenant: Some("acme"),
+            user: Some("buyer-sby"),
+            key_hash: Some("ba5eba11c0de".to_owned()),
+            outcome: "ok",
+            status: 201,
+            code: None,
+            retryable: false,
+            replayed: false,
+            duration: Duration::from_millis(30),
+            recorded,
+            round_trips: 2,
+            sdk_attempts: 2,
+            tryton_requests: 1,
+            agent_run_id: None,
+            server_error: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn each_request_is_the_child_of_the_innermost_stage_that_holds_it_and_keeps_its_span_id() {
+        let context = TraceContext::continued(Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), None)
+            .expect("a valid traceparent");
+        let call = CallRecorder::new(context);
+        let tryton_id = [7; 8];
+        call.run(async {
+            trace::stage(Stage::Idempotency, async {
+                trace::record_request("dynamodb", "GetItem", [1; 8], Instant::now(), true);
+                trace::stage(Stage::Erp, async {
+                    let sent = Instant::now();
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    trace::record_request("tryton", "POST purchase.purchase", tryton_id, sent, false);
+                })
+                .await;
+            })
+            .await;
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        // Outside every stage: the call span's child.
+        let mut recorded = call.recorded();
+        recorded.requests.push(trace::DependencyRequest {
+            system: "dynamodb",
+            operation: "PutItem".into(),
+            span_id: [9; 8],
+            started: call.started().elapsed(),
+            duration: Duration::ZERO,
+            answered: true,
+        });
+        let scope = InstrumentationScope::builder("test").build();
+        let spans = call_spans(&call, Duration::from_millis(3), &line(recorded), &scope);
+        let named = |name: &str| spans.iter().find(|s| s.name == name).expect(name);
+        let root = named("tool purchasing_create_po_draft");
+        assert_eq!(root.span_kind, SpanKind::Server);
+        assert_eq!(root.span_context.span_id(), SpanId::from_bytes(call.span_id()));
+        assert_eq!(
+            root.parent_span_id,
+            SpanId::from_bytes([0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7])
+        );
+        assert!(root.parent_span_is_remote);
+        let auth = named("stage auth");
+        assert_eq!(auth.start_time, root.start_time, "identification starts the call");
+        let (idempotency, erp) = (named("stage idempotency"), named("stage erp"));
+        assert_eq!(idempotency.parent_span_id, root.span_context.span_id());
+        assert_eq!(
+            named("dynamodb GetItem").parent_span_id,
+            idempotency.span_context.span_id()
+        );
+        let tryton = named("tryton POST purchase.purchase");
+        assert_eq!(tryton.span_context.span_id(), SpanId::from_bytes(tryton_id));
+        assert_eq!(tryton.parent_span_id, erp.span_context.span_id(), "the innermost stage");
+        assert_eq!(tryton.span_kind, SpanKind::Client);
+        assert!(matches!(tryton.status, Status::Error { .. }), "no answer is an error");
+        assert_eq!(named("dynamodb PutItem").parent_span_id, root.span_context.span_id());
+        for span in &spans {
+            assert!(span.start_time <= span.end_time, "{span:?}");
+            assert!(
+                root.start_time <= span.start_time && span.end_time <= root.end_time,
+                "{span:?}"
+            );
+        }
+        assert!(root.attributes.contains(&KeyValue::new("key_hash", "ba5eba11c0de")));
+    }
+}
