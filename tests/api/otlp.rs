@@ -481,3 +481,32 @@ async fn a_function_exports_with_its_service_and_resource_settings_and_sends_not
         quiet.process.stdout()
     );
 }
+
+#[tokio::test]
+async fn a_call_of_a_tool_that_does_not_exist_is_exported_under_one_name_not_the_one_asked_for() {
+    let receiver = OtlpReceiver::start().await;
+    let app = exporting_app(Backend::Builtin, &receiver.url, &[]).await;
+    let reply = app
+        .http
+        .post(app.url("/api/mcp"))
+        .bearer_auth(app.token("buyer-sby"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "no_such_tool_4f9c", "arguments": stock()}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    let body = reply.text().await.unwrap();
+    let spans = receiver.spans();
+    let names: Vec<&str> = spans.iter().map(|(_, s)| s.name.as_str()).collect();
+    assert!(names.contains(&"tool _unknown"), "{names:?} {body}");
+    for (_, span) in &spans {
+        assert!(!format!("{span:?}").contains("no_such_tool_4f9c"), "{span:?}");
+    }
+}

@@ -55,6 +55,7 @@ impl Exporter {
         &self,
         _recorder: &crate::edge::trace::CallRecorder,
         _identified_in: std::time::Duration,
+        _tool: &str,
         _line: &crate::pipeline::outcome::CallLine<'_>,
     ) {
         match *self {}

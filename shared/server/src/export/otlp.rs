@@ -64,14 +64,20 @@ impl Exporter {
         })
     }
 
-    /// Exports the spans of the call `recorder` recorded and `line` tells
-    /// (if the sampler keeps it), waiting at most the flush timeout.
-    /// A failure is one warn line; it never fails or holds up the call.
-    pub(crate) async fn export_call(&self, recorder: &CallRecorder, identified_in: Duration, line: &CallLine<'_>) {
-        if !self.sampled(recorder, line.tool) {
+    /// Exports the spans of the call of `tool` that `recorder` recorded and
+    /// `line` tells (if the sampler keeps it), waiting at most the flush
+    /// timeout. A failure is one warn line; it never fails or holds up the call.
+    pub(crate) async fn export_call(
+        &self,
+        recorder: &CallRecorder,
+        identified_in: Duration,
+        tool: &str,
+        line: &CallLine<'_>,
+    ) {
+        if !self.sampled(recorder, tool) {
             return;
         }
-        let spans = spans::call_spans(recorder, identified_in, line, &self.scope);
+        let spans = spans::call_spans(recorder, identified_in, tool, line, &self.scope);
         let count = spans.len();
         match tokio::time::timeout(self.flush_timeout, self.otlp.export(spans)).await {
             Ok(Ok(())) => {}

@@ -20,10 +20,12 @@ pub fn call_span_name(tool: &str) -> String {
 /// The spans of one finished call: the call span (SERVER), a span per
 /// passage through a stage (its children), and a CLIENT span per DynamoDB
 /// attempt and Tryton request (children of the stage span whose interval
-/// holds them, else of the call span).
+/// holds them, else of the call span). `tool` names the call span: the
+/// tool called, or `_unknown` for one that does not exist.
 pub(super) fn call_spans(
     recorder: &CallRecorder,
     identified_in: Duration,
+    tool: &str,
     line: &CallLine<'_>,
     scope: &InstrumentationScope,
 ) -> Vec<SpanData> {
@@ -68,12 +70,12 @@ pub(super) fn call_spans(
             .parent_span_id_bytes()
             .map_or(SpanId::INVALID, SpanId::from_bytes),
         SpanKind::Server,
-        call_span_name(line.tool).into(),
+        call_span_name(tool).into(),
         begun,
         at(ran),
     );
     call.parent_span_is_remote = context.parent_span_id_bytes().is_some();
-    call.attributes = call_attributes(line);
+    call.attributes = call_attributes(tool, line);
     if let Some(err) = line.server_error {
         call.status = Status::error(err.code().as_str());
     }
@@ -146,9 +148,9 @@ pub(super) fn call_spans(
 
 /// The call span's attributes: the log line's names and values, never a
 /// token, an argument, a note or a raw idempotency key.
-fn call_attributes(line: &CallLine<'_>) -> Vec<KeyValue> {
+fn call_attributes(tool: &str, line: &CallLine<'_>) -> Vec<KeyValue> {
     let mut attributes = vec![
-        KeyValue::new("tool", line.tool.to_owned()),
+        KeyValue::new("tool", tool.to_owned()),
         KeyValue::new("transport", line.transport),
         KeyValue::new("request_id", line.request_id.to_owned()),
         KeyValue::new("outcome", line.outcome),
@@ -244,7 +246,13 @@ mod tests {
             answered: true,
         });
         let scope = InstrumentationScope::builder("test").build();
-        let spans = call_spans(&call, Duration::from_millis(3), &line(recorded), &scope);
+        let spans = call_spans(
+            &call,
+            Duration::from_millis(3),
+            "purchasing_create_po_draft",
+            &line(recorded),
+            &scope,
+        );
         let named = |name: &str| spans.iter().find(|s| s.name == name).expect(name);
         let root = named("tool purchasing_create_po_draft");
         assert_eq!(root.span_kind, SpanKind::Server);

@@ -250,7 +250,14 @@ impl App {
     async fn finish(&self, recorder: &CallRecorder, entry: &Entry<'_>, line: &Logged<'_>) {
         let line = log_call(line);
         if let Some(exporter) = &self.exporter {
-            exporter.export_call(recorder, entry.identified_in, &line).await;
+            // A span is named by a tool that exists: what an anonymous
+            // caller asks for does not mint span names.
+            let tool = if self.registry.get(line.tool).is_some() {
+                line.tool
+            } else {
+                UNKNOWN_TOOL
+            };
+            exporter.export_call(recorder, entry.identified_in, tool, &line).await;
         }
     }
 
