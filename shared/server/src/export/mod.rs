@@ -57,6 +57,7 @@ impl Exporter {
         _identified_in: std::time::Duration,
         _tool: &str,
         _line: &crate::pipeline::outcome::CallLine<'_>,
+        _left: Option<std::time::Duration>,
     ) {
         match *self {}
     }

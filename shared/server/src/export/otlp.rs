@@ -66,20 +66,32 @@ impl Exporter {
 
     /// Exports the spans of the call of `tool` that `recorder` recorded and
     /// `line` tells (if the sampler keeps it), waiting at most the flush
-    /// timeout. A failure is one warn line; it never fails or holds up the call.
+    /// timeout, and at most `left` (what the platform still allows the
+    /// call, when it says). A failure is one warn line; it never fails or
+    /// holds up the call.
     pub(crate) async fn export_call(
         &self,
         recorder: &CallRecorder,
         identified_in: Duration,
         tool: &str,
         line: &CallLine<'_>,
+        left: Option<Duration>,
     ) {
         if !self.sampled(recorder, tool) {
             return;
         }
+        let bound = left.map_or(self.flush_timeout, |left| left.min(self.flush_timeout));
         let spans = spans::call_spans(recorder, identified_in, tool, line, &self.scope);
         let count = spans.len();
-        match tokio::time::timeout(self.flush_timeout, self.otlp.export(spans)).await {
+        if bound.is_zero() {
+            tracing::warn!(
+                request_id = line.request_id,
+                spans = count,
+                "spans not exported: the invocation has no time left"
+            );
+            return;
+        }
+        match tokio::time::timeout(bound, self.otlp.export(spans)).await {
             Ok(Ok(())) => {}
             Ok(Err(err)) => {
                 tracing::warn!(request_id = line.request_id, spans = count, error = %err, "spans not exported")
@@ -87,7 +99,7 @@ impl Exporter {
             Err(_) => tracing::warn!(
                 request_id = line.request_id,
                 spans = count,
-                timeout_ms = self.flush_timeout.as_millis() as u64,
+                timeout_ms = u64::try_from(bound.as_millis()).unwrap_or(u64::MAX),
                 "spans not exported: the collector did not answer in time"
             ),
         }

@@ -62,6 +62,10 @@ const DRAFT_ATTEMPTS: usize = 3;
 /// The part of a call's deadline kept for writing its audit item.
 const AUDIT_RESERVE: Duration = Duration::from_millis(1500);
 
+/// What a call keeps, of the time the platform allows it, for sending its
+/// answer after its spans were exported.
+const ANSWER_RESERVE: Duration = Duration::from_millis(100);
+
 /// How a call arrived; decides where a draft's key may come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
@@ -257,7 +261,14 @@ impl App {
             } else {
                 UNKNOWN_TOOL
             };
-            exporter.export_call(recorder, entry.identified_in, tool, &line).await;
+            // Never past what the platform still allows, less time to answer.
+            let spent = entry.identified_in + recorder.started().elapsed();
+            let left = entry
+                .time_left
+                .map(|left| left.saturating_sub(spent).saturating_sub(ANSWER_RESERVE));
+            exporter
+                .export_call(recorder, entry.identified_in, tool, &line, left)
+                .await;
         }
     }
 
