@@ -64,6 +64,8 @@ pub struct LocalOptions {
     pub lease: Option<std::time::Duration>,
     /// Turn the near-duplicate question off (tests that draft the same items many times).
     pub no_near_duplicate_check: bool,
+    /// Settings that win over the environment's (tests set `OTEL_*` here).
+    pub settings: Vec<(String, String)>,
 }
 
 /// A running local server. Dropping it stops the server, the engine and a
@@ -230,6 +232,9 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
     let mut source = local_source(&format!("http://{addr}")).with("DRAFTLINE_DYNAMODB_ENDPOINT", endpoint);
     if let Some(settings) = &tryton {
         source = with_tryton(source, settings);
+    }
+    for (name, value) in &options.settings {
+        source = source.with(name, value.as_str());
     }
     let (mut config, erp, mut review) = local_settings(&source).context("reading the configuration")?;
     if options.rate_limit_per_minute.is_some() {

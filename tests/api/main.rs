@@ -25,6 +25,7 @@ mod lambda;
 mod listing;
 mod mcp;
 mod observability;
+mod otlp;
 mod reads;
 mod request_ids;
 mod review;

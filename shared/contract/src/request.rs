@@ -174,8 +174,10 @@ fn approval_reason_header(headers: &HeaderMap) -> Result<Option<String>, ToolErr
     Ok((!text.is_empty()).then_some(text))
 }
 
-/// Decodes `%XX` escapes into UTF-8 text; `None` for a broken escape or invalid UTF-8.
-fn percent_decode(text: &str) -> Option<String> {
+/// Decodes `%XX` escapes into UTF-8 text; `None` for a broken escape or
+/// invalid UTF-8 (`+` stays `+`). Also what `OTEL_RESOURCE_ATTRIBUTES`
+/// values are decoded with.
+pub fn percent_decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

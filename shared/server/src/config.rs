@@ -11,6 +11,7 @@
 
 use std::time::Duration;
 
+use crate::export::ExportSettings;
 use draftline_contract::cursor::{CursorKey, KeySource};
 pub use draftline_contract::settings::{ConfigError, Secret, Source};
 
@@ -67,6 +68,9 @@ pub struct Config {
     /// `DRAFTLINE_NEAR_DUPLICATE_HOURS`: how far back a draft looks for an
     /// open agent draft of the same items before it asks a person (0: never).
     pub near_duplicate_window: Option<Duration>,
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` and the other `OTEL_*` variables:
+    /// where each call's spans are exported; `None`: nowhere.
+    pub export: Option<ExportSettings>,
 }
 
 impl Config {
@@ -123,6 +127,7 @@ impl Config {
             Some(hours) => Some(Duration::from_secs(hours * 3600)),
         };
         Ok(Self {
+            export: ExportSettings::from_source(source)?,
             near_duplicate_window,
             lease,
             call_deadline,
@@ -156,6 +161,7 @@ impl Config {
             call_deadline: DEFAULT_CALL_DEADLINE,
             lease: DEFAULT_LEASE,
             near_duplicate_window: Some(DEFAULT_NEAR_DUPLICATE_WINDOW),
+            export: None,
         }
     }
 }

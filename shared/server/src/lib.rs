@@ -23,6 +23,8 @@
 //! - [`runtime`]: Vercel, AWS Lambda and local-server adapters.
 //! - [`pages`]: the seam for pages served next to the tools (the review
 //!   pages plug in here; the server does not depend on them).
+//! - [`export`]: each call as OpenTelemetry spans over OTLP/HTTP (`OTEL_*`;
+//!   off without an endpoint).
 //! - [`config`] (the server's own settings, from the layered
 //!   [`draftline_contract::settings::Source`]), [`observe`] (logs).
 
@@ -33,6 +35,7 @@ pub mod budget;
 pub mod config;
 pub mod confirm;
 pub mod edge;
+pub mod export;
 pub mod idempotency;
 pub mod listing;
 pub mod mcp;

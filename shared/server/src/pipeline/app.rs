@@ -8,6 +8,7 @@ use super::App;
 use crate::anonymous::AnonymousTrace;
 use crate::auth::Authenticator;
 use crate::config::Config;
+use crate::export::Exporter;
 use crate::pages::Pages;
 use draftline_contract::clock::{Clock, SystemClock};
 use draftline_contract::cursor::{CursorKey, KeySource};
@@ -35,6 +36,8 @@ impl App {
             .map(|definition| (definition.name.to_owned(), super::outcome::contract_version(definition)))
             .collect();
         Self {
+            // Built only when an endpoint is set: otherwise a call pays one `Option` check.
+            exporter: config.export.as_ref().and_then(Exporter::build),
             auth: Authenticator::new(&config),
             contracts,
             cursors,

@@ -27,7 +27,7 @@
 mod app;
 mod draft;
 mod external;
-mod outcome;
+pub(crate) mod outcome;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -61,6 +61,10 @@ const DRAFT_ATTEMPTS: usize = 3;
 
 /// The part of a call's deadline kept for writing its audit item.
 const AUDIT_RESERVE: Duration = Duration::from_millis(1500);
+
+/// What a call keeps, of the time the platform allows it, for sending its
+/// answer after its spans were exported.
+const ANSWER_RESERVE: Duration = Duration::from_millis(100);
 
 /// How a call arrived; decides where a draft's key may come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,6 +158,8 @@ pub struct App {
     anonymous: AnonymousTrace,
     review_pages: String,
     pages: Option<Arc<dyn Pages>>,
+    /// Where each call's spans go (`OTEL_*`); `None`: nowhere.
+    exporter: Option<crate::export::Exporter>,
 }
 
 impl std::fmt::Debug for App {
@@ -238,11 +244,36 @@ impl App {
         let recorder = CallRecorder::new(entry.trace.clone());
         // Boxed: one allocation per call keeps the futures of the runtimes
         // that await this one within the compiler's layout depth.
-        recorder.run(Box::pin(self.invoke_recorded(entry, tool, body))).await
+        recorder
+            .run(Box::pin(self.invoke_recorded(&recorder, entry, tool, body)))
+            .await
+    }
+
+    /// Ends a call: its log line, then its spans exported (when an
+    /// exporter is configured), before its answer leaves.
+    async fn finish(&self, recorder: &CallRecorder, entry: &Entry<'_>, line: &Logged<'_>) {
+        let line = log_call(line);
+        if let Some(exporter) = &self.exporter {
+            // A span is named by a tool that exists: what an anonymous
+            // caller asks for does not mint span names.
+            let tool = if self.registry.get(line.tool).is_some() {
+                line.tool
+            } else {
+                UNKNOWN_TOOL
+            };
+            // Never past what the platform still allows, less time to answer.
+            let spent = entry.identified_in + recorder.started().elapsed();
+            let left = entry
+                .time_left
+                .map(|left| left.saturating_sub(spent).saturating_sub(ANSWER_RESERVE));
+            exporter
+                .export_call(recorder, entry.identified_in, tool, &line, left)
+                .await;
+        }
     }
 
     /// [`Self::invoke`], with the call's stages and requests recorded.
-    async fn invoke_recorded(&self, entry: &Entry<'_>, tool: &str, body: &[u8]) -> Invocation {
+    async fn invoke_recorded(&self, recorder: &CallRecorder, entry: &Entry<'_>, tool: &str, body: &[u8]) -> Invocation {
         trace::add_stage(Stage::Auth, entry.identified_in);
         let started = Instant::now();
         let request_id = entry.request_id.to_owned();
@@ -262,7 +293,8 @@ impl App {
             Err(err) => {
                 let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, err)).await;
                 let result = Err(err.clone());
-                log_call(&Logged::of(&facts, &result, started, round_trips));
+                self.finish(recorder, entry, &Logged::of(&facts, &result, started, round_trips))
+                    .await;
                 return Invocation { request_id, result };
             }
         };
@@ -317,12 +349,13 @@ impl App {
             (result, key)
         })
         .await;
-        log_call(&Logged {
+        let line = Logged {
             caller: Some(caller),
             contract: self.contracts.get(tool).map(String::as_str),
             key: key.as_deref(),
             ..Logged::of(&facts, &result, started, round_trips)
-        });
+        };
+        self.finish(recorder, entry, &line).await;
         Invocation { request_id, result }
     }
 

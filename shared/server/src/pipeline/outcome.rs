@@ -108,79 +108,132 @@ fn ms(spent: Duration) -> f64 {
     (spent.as_micros() as f64) / 1000.0
 }
 
-/// The one structured log line per call: who (tenant, user, never a
-/// token), what (tool, contract version, the key hashed, never an
-/// argument), what became of it (its outcome is the audit item's,
-/// [`outcome_kind`]; code and whether it is retryable), and where its time
-/// went (each stage, DynamoDB round trips and SDK attempts).
-pub(super) fn log_call(line: &Logged<'_>) {
-    let Logged {
-        facts, result, caller, ..
-    } = line;
-    let duration_ms = ms(line.started.elapsed());
-    let (request_id, tool, trace_id) = (
-        facts.request_id.as_str(),
-        facts.tool.as_str(),
-        facts.trace_id.as_deref(),
-    );
-    let tenant = caller.map(|c| c.tenant().as_str());
-    let user = caller.map(|c| c.user().as_str());
-    let key_hash = line.key.map(key_hash);
-    let recorded = trace::current().map(|(recorded, _)| recorded).unwrap_or_default();
-    let stage = |stage: Stage| ms(recorded.stages.get(stage));
-    let (auth_ms, validation_ms, idempotency_ms, erp_ms, audit_ms) = (
-        stage(Stage::Auth),
-        stage(Stage::Validation),
-        stage(Stage::Idempotency),
-        stage(Stage::Erp),
-        stage(Stage::Audit),
-    );
-    let sdk_attempts = recorded.requests.iter().filter(|r| r.system == "dynamodb").count();
-    let tryton_requests = recorded.requests.iter().filter(|r| r.system == "tryton").count();
-    let agent_run_id = facts.agent.run_id.as_deref();
-    let outcome = outcome_kind(result).as_str();
-    let round_trips = line.round_trips;
-    let contract = line.contract;
-    let (status, code, retryable) = match result {
-        Ok(success) => (success.status.as_u16(), None, false),
-        Err(err) => (err.status().as_u16(), Some(err.code().as_str()), err.retryable()),
-    };
-    let replayed = matches!(result, Ok(success) if success.replayed);
-    macro_rules! line {
-        ($level:ident, $($extra:tt)*) => {
-            tracing::$level!(
-                request_id,
-                trace_id,
-                tool,
-                contract,
-                tenant,
-                user,
-                key_hash = key_hash.as_deref(),
-                outcome,
-                status,
-                code,
-                retryable,
-                replayed,
-                duration_ms,
-                auth_ms,
-                validation_ms,
-                idempotency_ms,
-                erp_ms,
-                audit_ms,
-                dynamodb_round_trips = round_trips,
-                sdk_attempts,
-                tryton_requests,
-                agent_run_id,
-                $($extra)*
-            )
+/// The facts of one call as its log line and its exported span tell them:
+/// who (tenant, user, never a token), what (tool, contract version, the key
+/// hashed, never an argument), what became of it (its outcome is the audit
+/// item's, [`outcome_kind`]; code and whether it is retryable), and where
+/// its time went (each stage, DynamoDB round trips, SDK attempts, Tryton
+/// requests).
+pub(crate) struct CallLine<'a> {
+    pub request_id: &'a str,
+    pub trace_id: Option<&'a str>,
+    pub tool: &'a str,
+    /// `http` or `mcp` (a span attribute; the log line does not repeat it).
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
+    pub transport: &'static str,
+    pub contract: Option<&'a str>,
+    pub tenant: Option<&'a str>,
+    pub user: Option<&'a str>,
+    /// The idempotency key's hash ([`key_hash`]), never the key.
+    pub key_hash: Option<String>,
+    pub outcome: &'static str,
+    pub status: u16,
+    pub code: Option<&'static str>,
+    pub retryable: bool,
+    pub replayed: bool,
+    /// The whole call, until its line was written.
+    pub duration: Duration,
+    /// What the call recorded: its stages and dependency requests.
+    pub recorded: trace::Recorded,
+    pub round_trips: u64,
+    pub sdk_attempts: usize,
+    pub tryton_requests: usize,
+    pub agent_run_id: Option<&'a str>,
+    /// The failure of a call that failed on our side (a 5xx).
+    pub server_error: Option<&'a ToolError>,
+}
+
+impl<'a> CallLine<'a> {
+    /// The facts of the call `line` tells, with what the call being served recorded.
+    pub(super) fn of(line: &Logged<'a>) -> Self {
+        let Logged { facts, result, .. } = line;
+        let recorded = trace::current().map(|(recorded, _)| recorded).unwrap_or_default();
+        let sdk_attempts = recorded.requests.iter().filter(|r| r.system == "dynamodb").count();
+        let tryton_requests = recorded.requests.iter().filter(|r| r.system == "tryton").count();
+        let (status, code, retryable) = match result {
+            Ok(success) => (success.status.as_u16(), None, false),
+            Err(err) => (err.status().as_u16(), Some(err.code().as_str()), err.retryable()),
         };
-    }
-    match result {
-        Err(err) if err.status().is_server_error() => {
-            line!(error, error = %error_chain(err), "tool call failed")
+        Self {
+            request_id: facts.request_id.as_str(),
+            trace_id: facts.trace_id.as_deref(),
+            tool: facts.tool.as_str(),
+            transport: facts.transport,
+            contract: line.contract,
+            tenant: line.caller.map(|c| c.tenant().as_str()),
+            user: line.caller.map(|c| c.user().as_str()),
+            key_hash: line.key.map(key_hash),
+            outcome: outcome_kind(result).as_str(),
+            status,
+            code,
+            retryable,
+            replayed: matches!(result, Ok(success) if success.replayed),
+            duration: line.started.elapsed(),
+            recorded,
+            round_trips: line.round_trips,
+            sdk_attempts,
+            tryton_requests,
+            agent_run_id: facts.agent.run_id.as_deref(),
+            server_error: match result {
+                Err(err) if err.status().is_server_error() => Some(err),
+                _ => None,
+            },
         }
-        _ => line!(info, "tool call"),
     }
+
+    /// Writes the call's one structured log line.
+    pub(super) fn log(&self) {
+        let duration_ms = ms(self.duration);
+        let stage = |stage: Stage| ms(self.recorded.stages.get(stage));
+        let (auth_ms, validation_ms, idempotency_ms, erp_ms, audit_ms) = (
+            stage(Stage::Auth),
+            stage(Stage::Validation),
+            stage(Stage::Idempotency),
+            stage(Stage::Erp),
+            stage(Stage::Audit),
+        );
+        macro_rules! line {
+            ($level:ident, $($extra:tt)*) => {
+                tracing::$level!(
+                    request_id = self.request_id,
+                    trace_id = self.trace_id,
+                    tool = self.tool,
+                    contract = self.contract,
+                    tenant = self.tenant,
+                    user = self.user,
+                    key_hash = self.key_hash.as_deref(),
+                    outcome = self.outcome,
+                    status = self.status,
+                    code = self.code,
+                    retryable = self.retryable,
+                    replayed = self.replayed,
+                    duration_ms,
+                    auth_ms,
+                    validation_ms,
+                    idempotency_ms,
+                    erp_ms,
+                    audit_ms,
+                    dynamodb_round_trips = self.round_trips,
+                    sdk_attempts = self.sdk_attempts,
+                    tryton_requests = self.tryton_requests,
+                    agent_run_id = self.agent_run_id,
+                    $($extra)*
+                )
+            };
+        }
+        match self.server_error {
+            Some(err) => line!(error, error = %error_chain(err), "tool call failed"),
+            None => line!(info, "tool call"),
+        }
+    }
+}
+
+/// Writes the one structured log line of the call `line` tells, and
+/// returns what it said (for the call's span).
+pub(super) fn log_call<'a>(line: &Logged<'a>) -> CallLine<'a> {
+    let call = CallLine::of(line);
+    call.log();
+    call
 }
 
 fn error_chain(err: &dyn std::error::Error) -> String {

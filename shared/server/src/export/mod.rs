@@ -1,0 +1,64 @@
+//! Each call exported as OpenTelemetry spans over OTLP/HTTP protobuf, with
+//! OpenTelemetry's own exporter (`opentelemetry-otlp`) over draftline's
+//! HTTP client.
+//!
+//! - [`settings`]: the standard `OTEL_*` variables; without an endpoint
+//!   there is no [`Exporter`] at all, and a call pays one `Option` check.
+//! - [`spans`]: the spans of one call, built from its recorder with the ids
+//!   it already used (the call's span id, the caller's parent, each Tryton
+//!   request's forwarded span id).
+//! - `client`: [`draftline_http::Client`] as OpenTelemetry's `HttpClient`.
+//! - `otlp`: the [`Exporter`], built once per warm instance.
+//!
+//! The export is the cargo feature `otlp`: OpenTelemetry's crates add
+//! ~117 kB to a function binary (inventory_get_stock: 7.91 → 8.02 MB), and
+//! the 8 MB size goal has no room for them. Without the feature an endpoint
+//! set is one warn line at start, and nothing else.
+//!
+//! A call's spans are exported when it ends, after its log line and before
+//! its answer is sent, and waited for at most the flush timeout (300 ms or
+//! less): a collector that is down or slow costs one warn line, never the
+//! call.
+
+pub mod settings;
+
+#[cfg(feature = "otlp")]
+mod client;
+#[cfg(feature = "otlp")]
+mod otlp;
+#[cfg(feature = "otlp")]
+pub mod spans;
+
+#[cfg(feature = "otlp")]
+pub use otlp::Exporter;
+pub use settings::{ExportSettings, Sampling};
+
+/// Without the `otlp` feature there is never an exporter: this type has
+/// no value.
+#[cfg(not(feature = "otlp"))]
+#[derive(Debug)]
+pub enum Exporter {}
+
+#[cfg(not(feature = "otlp"))]
+impl Exporter {
+    /// `None`, with a warn line saying why nothing will be exported.
+    pub fn build(settings: &ExportSettings) -> Option<Self> {
+        let _ = settings;
+        tracing::warn!(
+            "OTEL_EXPORTER_OTLP_ENDPOINT is set, but this build has no OTLP export: \
+             build the functions with `--features otlp`"
+        );
+        None
+    }
+
+    pub(crate) async fn export_call(
+        &self,
+        _recorder: &crate::edge::trace::CallRecorder,
+        _identified_in: std::time::Duration,
+        _tool: &str,
+        _line: &crate::pipeline::outcome::CallLine<'_>,
+        _left: Option<std::time::Duration>,
+    ) {
+        match *self {}
+    }
+}
