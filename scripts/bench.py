@@ -35,6 +35,9 @@ names a directory holding `draftline`, `inventory_get_stock` and
     built-in ERP and through `draftline serve --erp tryton`, with the Tryton
     REST requests per call counted in trytond's access log
     (<data>/tryton/trytond.log, one werkzeug line per request).
+With --otlp, the function processes export every call's spans to a local
+OTLP/HTTP receiver in this script (binaries built with `--features otlp`),
+for CPU per call with export on against the same binaries without it.
 The bench drafts the same items again and again, so it turns the
 near-duplicate question off (DRAFTLINE_NEAR_DUPLICATE_HOURS=0); with it on,
 a fresh draft adds one Query (see tests/api/drafts.rs). Functions log at
@@ -58,9 +61,13 @@ import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SECRET = "draftline-local-development-secret-do-not-use-in-production"
+# The functions' resource (token audience): a loopback URL, the only kind the
+# public development secret above is accepted for.
+BENCH_RESOURCE = "http://127.0.0.1:8443"
 BINARIES = ("draftline", "inventory_get_stock", "purchasing_create_po_draft")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 FUNCTION_LOG = None  # DRAFTLINE_LOG of the function processes; None: their default
+OTLP_ENDPOINT = None  # OTEL_EXPORTER_OTLP_ENDPOINT of the function processes (--otlp); None: no export
 
 
 def free_port():
@@ -181,6 +188,41 @@ class Load:
         return statuses, latencies, elapsed
 
 
+class OtlpSink:
+    """A local OTLP/HTTP receiver for --otlp: answers every POST with an
+    empty protobuf export response (200) and counts what it received. It
+    runs in this process, so its CPU is not the function's."""
+
+    def __init__(self):
+        import http.server
+
+        sink = self
+        self.requests = 0
+        self.bytes = 0
+        self.lock = threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with sink.lock:
+                    sink.requests += 1
+                    sink.bytes += len(body)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
 def spawn_function(binary, endpoint, resource, extra_env=None):
     port = free_port()
     env = {"PATH": os.environ.get("PATH", ""), "VERCEL_DEV_PORT": str(port),
@@ -189,6 +231,8 @@ def spawn_function(binary, endpoint, resource, extra_env=None):
            "DRAFTLINE_NEAR_DUPLICATE_HOURS": "0"}
     if FUNCTION_LOG:
         env["DRAFTLINE_LOG"] = FUNCTION_LOG
+    if OTLP_ENDPOINT:
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = OTLP_ENDPOINT
     env.update(extra_env or {})
     proc = subprocess.Popen([binary], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return proc, port
@@ -218,7 +262,7 @@ def stop(proc):
 
 def cpu_per_call(bins, endpoint, fn_token, needed_by, connections, calls, warmup):
     """CPU per call of the function process under a fixed concurrent load."""
-    resource = "https://bench.example.com"
+    resource = BENCH_RESOURCE
     read_body = {"item_code": "BRG-0042"}
 
     def draft(ref):
@@ -412,9 +456,16 @@ def main():
     ap.add_argument("--concurrent-total", type=int, default=640,
                     help="fresh drafts per concurrency level (16 and 64 clients)")
     ap.add_argument("--function-log", help="DRAFTLINE_LOG of the function processes (default: theirs, info)")
+    ap.add_argument("--otlp", action="store_true",
+                    help="export every call's spans from the function processes to a local OTLP receiver "
+                         "(needs binaries built with --features otlp, e.g. with --bin-dir)")
     args = ap.parse_args()
-    global FUNCTION_LOG
+    global FUNCTION_LOG, OTLP_ENDPOINT
     FUNCTION_LOG = args.function_log
+    sink = None
+    if args.otlp:
+        sink = OtlpSink()
+        OTLP_ENDPOINT = sink.endpoint
     parts = set(args.only or ["size", "cold", "cpu", "floor", "latency", "concurrent"])
     if args.backends:
         parts.add("backends")
@@ -474,7 +525,7 @@ def main():
             return subprocess.run([os.path.join(bins, "draftline"), "token", "--user", user, "--resource", resource],
                                   check=True, capture_output=True, text=True).stdout.strip()
 
-        fn_resource = "https://bench.example.com"
+        fn_resource = BENCH_RESOURCE
         fn_token = token("buyer-sby", fn_resource)
 
         if "cold" in parts:
@@ -559,6 +610,10 @@ def main():
         stop(server)
     if "backends" in parts:
         backends(bins, needed_by, args.backend_requests)
+    if sink:
+        print(f"otlp: the local receiver got {sink.requests} export requests, {sink.bytes} bytes")
+        if sink.requests == 0:
+            failed.append("--otlp: nothing was exported (binaries built without --features otlp?)")
     for failure in failed:
         print(f"FAILED: {failure}")
     return 1 if failed else 0
