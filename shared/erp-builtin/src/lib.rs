@@ -35,8 +35,8 @@ use draftline_erp::domain::{
 };
 use draftline_erp::numbers;
 use draftline_erp::port::{
-    Approvals, DecisionPlacement, DueItem, Finance, Inventory, ItemStock, Page, Placement, PoFilter, Purchasing,
-    Review, Sales, Scope,
+    DecisionPlacement, DueItem, Finance, Inventory, ItemStock, Page, Placement, PoFilter, Purchasing, Review, Sales,
+    Scope,
 };
 use draftline_erp::units::Uom;
 
@@ -270,14 +270,6 @@ impl Finance for BuiltinErp {
 
 #[async_trait]
 impl Review for BuiltinErp {
-    fn approvals(&self) -> Approvals {
-        Approvals::InDraftline
-    }
-
-    fn erp_link(&self, _kind: DocumentKind, _id: &str) -> Option<String> {
-        None
-    }
-
     async fn agent_drafts(
         &self,
         scope: &Scope<'_>,

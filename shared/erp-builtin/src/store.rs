@@ -230,17 +230,7 @@ impl<'a> ErpStore<'a> {
                 _ => break,
             }
         }
-        let more = found.len() > limit;
-        found.truncate(limit);
-        let next_after = if more {
-            found.last().map(|(sk, _)| sk.clone())
-        } else {
-            None
-        };
-        Ok(Page {
-            items: found.into_iter().map(|(_, draft)| draft).collect(),
-            next_after,
-        })
+        Ok(Page::first(found, limit, |(sk, _)| sk.clone()).map(|(_, draft)| draft))
     }
 
     /// A document item of `branch` by key, read strongly (one `GetItem`).
@@ -447,14 +437,7 @@ impl<'a> ErpStore<'a> {
                 }
             }
         }
-        let more = due.len() > want;
-        due.truncate(want);
-        let next_after = if more {
-            due.last().map(|d| d.policy.item.clone())
-        } else {
-            None
-        };
-        Ok(Page { items: due, next_after })
+        Ok(Page::first(due, want, |d| d.policy.item.clone()))
     }
 
     /// Items of the item master and vendors of `branch`'s listing, by code,

@@ -175,17 +175,7 @@ impl Inner {
             .flatten()
             .collect();
         found.sort_by(|a, b| (b.0, &b.1.number).cmp(&(a.0, &a.1.number)));
-        let more = found.len() > limit;
-        found.truncate(limit);
-        let next_after = if more {
-            found.last().map(|(at, d)| position(*at, &d.number))
-        } else {
-            None
-        };
-        Ok(Page {
-            items: found.into_iter().map(|(_, d)| d).collect(),
-            next_after,
-        })
+        Ok(Page::first(found, limit, |(at, d)| position(*at, &d.number)).map(|(_, d)| d))
     }
 }
 

@@ -102,6 +102,26 @@ pub struct Page<T> {
     pub next_after: Option<String>,
 }
 
+impl<T> Page<T> {
+    /// The first `want` of `items`, which were fetched one beyond `want`
+    /// (so more follow exactly when there are more than `want`); then
+    /// `next_after` is the `position` of the last one kept.
+    pub fn first(mut items: Vec<T>, want: usize, position: impl Fn(&T) -> String) -> Self {
+        let more = items.len() > want;
+        items.truncate(want);
+        let next_after = if more { items.last().map(position) } else { None };
+        Self { items, next_after }
+    }
+
+    /// The same page of `convert`ed results.
+    pub fn map<U>(self, convert: impl FnMut(T) -> U) -> Page<U> {
+        Page {
+            items: self.items.into_iter().map(convert).collect(),
+            next_after: self.next_after,
+        }
+    }
+}
+
 /// The filters of a purchase-order search.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PoFilter {
@@ -285,10 +305,16 @@ pub enum DecisionPlacement {
 /// The people's side: the queue of agent drafts, and decisions on them.
 #[async_trait]
 pub trait Review: Send + Sync {
-    /// Where approvals happen for this ERP.
-    fn approvals(&self) -> Approvals;
-    /// The document's page in the ERP, where people approve there.
-    fn erp_link(&self, kind: DocumentKind, id: &str) -> Option<String>;
+    /// Where approvals happen for this ERP: on draftline's review pages
+    /// unless the ERP decides in its own workflow.
+    fn approvals(&self) -> Approvals {
+        Approvals::InDraftline
+    }
+    /// The document's page in the ERP, where people approve there (none
+    /// when approvals happen in draftline).
+    fn erp_link(&self, _kind: DocumentKind, _id: &str) -> Option<String> {
+        None
+    }
     /// The branch's agent drafts matching `filter`, newest first, after
     /// position `after` (from `next_after`).
     async fn agent_drafts(
@@ -313,3 +339,18 @@ pub trait Review: Send + Sync {
 pub trait Erp: Inventory + Purchasing + Sales + Finance + Review + 'static {}
 
 impl<T: Inventory + Purchasing + Sales + Finance + Review + 'static> Erp for T {}
+
+#[cfg(test)]
+mod tests {
+    use super::Page;
+
+    #[test]
+    fn a_page_keeps_what_was_wanted_and_continues_after_its_last_only_when_more_followed() {
+        let more = Page::first(vec![1, 2, 3], 2, |n| n.to_string());
+        assert_eq!((more.items, more.next_after.as_deref()), (vec![1, 2], Some("2")));
+        let all = Page::first(vec![1, 2], 2, |n| n.to_string()).map(|n| n * 10);
+        assert_eq!((all.items, all.next_after), (vec![10, 20], None));
+        let none = Page::first(Vec::<i32>::new(), 0, |n| n.to_string());
+        assert_eq!((none.items.len(), none.next_after), (0, None));
+    }
+}

@@ -43,8 +43,8 @@ use crate::domain::{
 };
 use crate::numbers;
 use crate::port::{
-    Approvals, DecisionPlacement, DueItem, ExternalDocument, Finance, Inventory, Page, Placement, PoFilter, Purchasing,
-    Review, Sales, Scope,
+    DecisionPlacement, DueItem, ExternalDocument, Finance, Inventory, Page, Placement, PoFilter, Purchasing, Review,
+    Sales, Scope,
 };
 use crate::reorder;
 use crate::units::Uom;
@@ -206,11 +206,11 @@ impl Books {
         let shelf = D::shelf_mut(self);
         if shelf
             .iter()
-            .any(|f| f.branch == filed.branch && f.document.number() == filed.document.number())
+            .any(|f| f.branch == filed.branch && f.document.identity().1 == filed.document.identity().1)
         {
             return Err(ErpError::internal(format!(
                 "{} of {} is already taken; nothing was written",
-                filed.document.number(),
+                filed.document.identity().1,
                 filed.branch
             )));
         }
@@ -229,8 +229,6 @@ trait Filing: Reviewable + Clone + Send + Sync + 'static {
     /// The id prefix (`po`).
     const ID_PREFIX: &'static str;
     fn numbered(draft: &Self::Draft, id: String, number: String, created_at: String) -> Self;
-    fn number(&self) -> &str;
-    fn created_at(&self) -> &str;
     fn status(&self) -> &'static str;
     fn decision(&self) -> Option<&Decision>;
     fn decided(self, decision: Decision) -> Self;
@@ -247,12 +245,6 @@ impl Filing for PurchaseOrder {
     const ID_PREFIX: &'static str = "po";
     fn numbered(draft: &PoDraft, id: String, number: String, created_at: String) -> Self {
         draft.numbered(id, number, created_at)
-    }
-    fn number(&self) -> &str {
-        &self.po_number
-    }
-    fn created_at(&self) -> &str {
-        &self.created_at
     }
     fn status(&self) -> &'static str {
         self.status.code()
@@ -286,12 +278,6 @@ impl Filing for Quote {
     const ID_PREFIX: &'static str = "qt";
     fn numbered(draft: &QuoteDraft, id: String, number: String, created_at: String) -> Self {
         draft.numbered(id, number, created_at)
-    }
-    fn number(&self) -> &str {
-        &self.quote_number
-    }
-    fn created_at(&self) -> &str {
-        &self.created_at
     }
     fn status(&self) -> &'static str {
         self.status.code()
@@ -525,7 +511,7 @@ impl MemoryErp {
         self.scoped(scope, |books, branch| {
             D::shelf(books)
                 .iter()
-                .find(|f| f.branch == branch && f.document.number() == number)
+                .find(|f| f.branch == branch && f.document.identity().1 == number)
                 .map(|f| f.document.clone())
         })
     }
@@ -536,7 +522,7 @@ impl MemoryErp {
                 .iter()
                 .filter(|f| f.branch == branch && f.open && f.document.status() == "draft")
                 .filter(|f| f.document.counterparty() == counterparty)
-                .filter(|f| DateTime::parse_from_rfc3339(f.document.created_at()).is_ok_and(|at| at >= since))
+                .filter(|f| DateTime::parse_from_rfc3339(f.document.identity().2).is_ok_and(|at| at >= since))
                 .map(|f| OpenDraft {
                     key: f.key.clone(),
                     ..f.document.open_draft()
@@ -607,7 +593,7 @@ impl MemoryErp {
         let books = self.books();
         let filed = D::shelf(&books)
             .iter()
-            .find(|f| f.branch == branch && f.document.number() == number)
+            .find(|f| f.branch == branch && f.document.identity().1 == number)
             .ok_or_else(not_found)?;
         let document = filed.document.document_ref();
         let earlier = decision.against(
@@ -631,7 +617,7 @@ impl MemoryErp {
         let write: Write = Box::new(move |books| {
             let filed = D::shelf_mut(books)
                 .iter_mut()
-                .find(|f| f.branch == branch && f.document.number() == number)
+                .find(|f| f.branch == branch && f.document.identity().1 == number)
                 .ok_or_else(|| ErpError::internal(format!("{number} vanished before its decision")))?;
             // The built-in backend's condition: still an undecided draft.
             if filed.document.status() != "draft" || filed.decision_id.is_some() {
@@ -750,7 +736,7 @@ impl Inventory for MemoryErp {
     }
 
     async fn due_items(&self, scope: &Scope<'_>, after: Option<&str>, want: usize) -> Result<Page<DueItem>, ErpError> {
-        let mut due: Vec<DueItem> = self.scoped(scope, |books, branch| {
+        let due: Vec<DueItem> = self.scoped(scope, |books, branch| {
             sorted_by(by_branch(&books.policies, branch), |p| p.item.clone())
                 .into_iter()
                 .filter(|p| after.is_none_or(|after| p.item.as_str() > after))
@@ -761,14 +747,7 @@ impl Inventory for MemoryErp {
                 .filter(|d| reorder::is_due(&d.policy, d.available()))
                 .collect()
         });
-        let more = due.len() > want;
-        due.truncate(want);
-        let next_after = if more {
-            due.last().map(|d| d.policy.item.clone())
-        } else {
-            None
-        };
-        Ok(Page { items: due, next_after })
+        Ok(Page::first(due, want, |d| d.policy.item.clone()))
     }
 }
 
@@ -1016,14 +995,6 @@ impl Finance for MemoryErp {
 
 #[async_trait]
 impl Review for MemoryErp {
-    fn approvals(&self) -> Approvals {
-        Approvals::InDraftline
-    }
-
-    fn erp_link(&self, _kind: DocumentKind, _id: &str) -> Option<String> {
-        None
-    }
-
     async fn agent_drafts(
         &self,
         scope: &Scope<'_>,
@@ -1053,17 +1024,7 @@ impl Review for MemoryErp {
         });
         // Newest first.
         queue.sort_by(|a, b| b.0.cmp(&a.0));
-        let more = queue.len() > limit;
-        queue.truncate(limit);
-        let next_after = if more {
-            queue.last().map(|(position, _)| position.clone())
-        } else {
-            None
-        };
-        Ok(Page {
-            items: queue.into_iter().map(|(_, entry)| entry).collect(),
-            next_after,
-        })
+        Ok(Page::first(queue, limit, |(position, _)| position.clone()).map(|(_, entry)| entry))
     }
 
     async fn place_decision(
