@@ -112,3 +112,11 @@ root = $web_root
 CONF
     mv "$conf.tmp" "$conf"
 }
+
+# Refuses (exit 2) a database name that is not [A-Za-z0-9_-]+: it becomes
+# a file name and a URL path segment.
+check_database_name() {
+    case "$1" in
+        ''|*[!A-Za-z0-9_-]*) echo "database name must be [A-Za-z0-9_-]+: $1" >&2; exit 2 ;;
+    esac
+}

@@ -17,9 +17,7 @@ fi
 cache_dir=$(cd "$1" && pwd)
 data_dir=$(cd "$2" && pwd)
 database=$3
-case "$database" in
-    ''|*[!A-Za-z0-9_-]*) echo "database name must be [A-Za-z0-9_-]+: $database" >&2; exit 2 ;;
-esac
+check_database_name "$database"
 case "$4" in
     ''|http://*|https://*) ;;
     *) echo "the review URL must be an http(s) URL: $4" >&2; exit 2 ;;

@@ -36,9 +36,7 @@ mkdir -p "$1" "$2"
 cache_dir=$(cd "$1" && pwd)
 data_dir=$(cd "$2" && pwd)
 database=$3
-case "$database" in
-    ''|*[!A-Za-z0-9_-]*) echo "database name must be [A-Za-z0-9_-]+: $database" >&2; exit 2 ;;
-esac
+check_database_name "$database"
 
 python=${DRAFTLINE_PYTHON:-}
 if [ -z "$python" ]; then
