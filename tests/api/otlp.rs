@@ -5,17 +5,19 @@
 //! any attribute, and a collector that is down or hangs never failing or
 //! holding up a call.
 
+use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use draftline_cli::LocalOptions;
+use draftline_cli::{LocalErp, LocalOptions};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{KeyValue, any_value};
 use opentelemetry_proto::tonic::trace::v1::Span;
@@ -25,7 +27,9 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
 use crate::function_process::{function_env, function_token};
-use crate::helpers::{Backend, TestApp, diff, on_both_backends, po_input, spawn_app, spawn_app_with_on};
+use crate::helpers::{
+    Backend, TestApp, diff, on_both_backends, po_input, spawn_app, spawn_app_on_erp, spawn_app_with_on,
+};
 use crate::vercel::VercelFunction;
 
 /// The caller's trace the tests continue.
@@ -33,13 +37,17 @@ const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT: &str = "00f067aa0ba902b7";
 
-/// What a test OTLP/HTTP collector received: each `POST /v1/traces` body,
-/// raw and decoded.
+/// What a test OTLP/HTTP collector received: each `POST /v1/traces` and
+/// `POST /v1/metrics` body, raw and decoded.
 #[derive(Clone, Default)]
-struct Received(Arc<Mutex<Vec<(Bytes, ExportTraceServiceRequest)>>>);
+struct Received {
+    traces: Arc<Mutex<Vec<(Bytes, ExportTraceServiceRequest)>>>,
+    metrics: Arc<Mutex<Vec<(Bytes, ExportMetricsServiceRequest)>>>,
+}
 
-/// A collector on 127.0.0.1 that accepts `POST /v1/traces` (protobuf) and
-/// answers an empty `ExportTraceServiceResponse`.
+/// A collector on 127.0.0.1 that accepts `POST /v1/traces` and
+/// `POST /v1/metrics` (protobuf) and answers an empty response, after
+/// `hold` for the first traces request.
 struct OtlpReceiver {
     /// The base URL (`OTEL_EXPORTER_OTLP_ENDPOINT`).
     url: String,
@@ -48,31 +56,49 @@ struct OtlpReceiver {
 
 impl OtlpReceiver {
     async fn start() -> Self {
+        Self::holding_first(Duration::ZERO).await
+    }
+
+    /// A receiver that answers its first traces request only after `hold`.
+    async fn holding_first(hold: Duration) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let received = Received::default();
         let store = received.clone();
+        let first = Arc::new(std::sync::atomic::AtomicBool::new(true));
         tokio::spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
                 let store = store.clone();
+                let first = first.clone();
                 tokio::spawn(async move {
                     let service = service_fn(move |request: hyper::Request<Incoming>| {
                         let store = store.clone();
+                        let first = first.clone();
                         async move {
-                            let path_ok =
-                                request.method() == hyper::Method::POST && request.uri().path() == "/v1/traces";
+                            let post = request.method() == hyper::Method::POST;
+                            let path = request.uri().path().to_owned();
                             let protobuf = request
                                 .headers()
                                 .get("content-type")
                                 .is_some_and(|v| v.as_bytes() == b"application/x-protobuf");
                             let body = request.into_body().collect().await.unwrap().to_bytes();
-                            let status = if path_ok && protobuf {
-                                let decoded = ExportTraceServiceRequest::decode(body.clone())
-                                    .expect("an ExportTraceServiceRequest");
-                                store.0.lock().unwrap().push((body, decoded));
-                                200
-                            } else {
-                                404
+                            let status = match path.as_str() {
+                                "/v1/traces" if post && protobuf => {
+                                    if first.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                                        tokio::time::sleep(hold).await;
+                                    }
+                                    let decoded = ExportTraceServiceRequest::decode(body.clone())
+                                        .expect("an ExportTraceServiceRequest");
+                                    store.traces.lock().unwrap().push((body, decoded));
+                                    200
+                                }
+                                "/v1/metrics" if post && protobuf => {
+                                    let decoded = ExportMetricsServiceRequest::decode(body.clone())
+                                        .expect("an ExportMetricsServiceRequest");
+                                    store.metrics.lock().unwrap().push((body, decoded));
+                                    200
+                                }
+                                _ => 404,
                             };
                             Ok::<_, Infallible>(
                                 hyper::Response::builder()
@@ -94,7 +120,7 @@ impl OtlpReceiver {
 
     /// Every span received so far, with its resource's attributes.
     fn spans(&self) -> Vec<(Vec<KeyValue>, Span)> {
-        let received = self.received.0.lock().unwrap();
+        let received = self.received.traces.lock().unwrap();
         let mut spans = Vec::new();
         for (_, request) in received.iter() {
             for resource_spans in &request.resource_spans {
@@ -113,14 +139,30 @@ impl OtlpReceiver {
         spans
     }
 
-    /// Every request body received so far, raw.
-    fn bodies(&self) -> Vec<Bytes> {
+    /// How many traces requests arrived.
+    fn trace_requests(&self) -> usize {
+        self.received.traces.lock().unwrap().len()
+    }
+
+    /// Every metrics request received so far, decoded, in order.
+    fn metrics(&self) -> Vec<ExportMetricsServiceRequest> {
         self.received
-            .0
+            .metrics
             .lock()
             .unwrap()
             .iter()
+            .map(|(_, decoded)| decoded.clone())
+            .collect()
+    }
+
+    /// Every request body received so far, raw (traces and metrics).
+    fn bodies(&self) -> Vec<Bytes> {
+        let traces = self.received.traces.lock().unwrap();
+        let metrics = self.received.metrics.lock().unwrap();
+        traces
+            .iter()
             .map(|(raw, _)| raw.clone())
+            .chain(metrics.iter().map(|(raw, _)| raw.clone()))
             .collect()
     }
 }
@@ -406,7 +448,7 @@ async fn a_collector_that_is_down_or_hangs_never_fails_nor_holds_up_a_call_and_c
                 warnings[0]["message"]
                     .as_str()
                     .unwrap()
-                    .starts_with("spans not exported"),
+                    .starts_with("spans and metrics not exported"),
                 "{warnings:?}"
             );
             assert!(!warnings[0].to_string().contains(&token), "no token in {warnings:?}");
@@ -509,4 +551,328 @@ async fn a_call_of_a_tool_that_does_not_exist_is_exported_under_one_name_not_the
     for (_, span) in &spans {
         assert!(!format!("{span:?}").contains("no_such_tool_4f9c"), "{span:?}");
     }
+}
+
+/// The data points of metric `name` in one metrics request: each point's
+/// attributes (as text) and its value (a sum's value, a histogram's count).
+fn points(request: &ExportMetricsServiceRequest, name: &str) -> Vec<(BTreeMap<String, String>, u64)> {
+    use opentelemetry_proto::tonic::metrics::v1::metric::Data;
+    use opentelemetry_proto::tonic::metrics::v1::number_data_point::Value as Number;
+    let labels = |attributes: &[KeyValue]| {
+        attributes
+            .iter()
+            .map(|kv| (kv.key.clone(), text(&kv.value)))
+            .collect::<BTreeMap<_, _>>()
+    };
+    let mut found = Vec::new();
+    for resource in &request.resource_metrics {
+        for scope in &resource.scope_metrics {
+            for metric in scope.metrics.iter().filter(|m| m.name == name) {
+                match &metric.data {
+                    Some(Data::Sum(sum)) => {
+                        for point in &sum.data_points {
+                            let value = match point.value {
+                                Some(Number::AsInt(n)) => u64::try_from(n).unwrap(),
+                                other => panic!("{name}: an integer sum, not {other:?}"),
+                            };
+                            found.push((labels(&point.attributes), value));
+                        }
+                    }
+                    Some(Data::Histogram(histogram)) => {
+                        for point in &histogram.data_points {
+                            found.push((labels(&point.attributes), point.count));
+                        }
+                    }
+                    other => panic!("{name}: a sum or a histogram, not {other:?}"),
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The total of metric `name` over the points whose labels include `with`.
+fn total(request: &ExportMetricsServiceRequest, name: &str, with: &[(&str, &str)]) -> u64 {
+    points(request, name)
+        .into_iter()
+        .filter(|(labels, _)| with.iter().all(|(k, v)| labels.get(*k).map(String::as_str) == Some(*v)))
+        .map(|(_, value)| value)
+        .sum()
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn each_call_is_counted_and_timed_as_metrics_by_tool_code_and_stage_and_no_label_is_secret(backend) {
+        let receiver = OtlpReceiver::start().await;
+        let app = exporting_app(backend, &receiver.url, &[]).await;
+        let erp_before = app.erp_requests();
+        let po = "purchasing_create_po_draft";
+        let key = "otel-metrics-raw-key-91c2";
+        let draft = |user: &'static str, key: &'static str, input: Value| {
+            let app = &app;
+            async move { app.call(user, po, &input, &[("idempotency-key", key.to_owned())]).await }
+        };
+        assert_eq!(draft("buyer-sby", key, po_input("metrics-1")).await.status, 201);
+        let replay = draft("buyer-sby", key, po_input("metrics-1")).await;
+        assert_eq!(replay.status, 200, "{:?}", replay.body);
+        let mut other = po_input("metrics-1");
+        other["needed_by"] = json!("2026-12-20");
+        assert_eq!(draft("buyer-sby", key, other).await.status, 422, "the key with other arguments");
+        let twin = draft("buyer-sby", "otel-metrics-twin-key", po_input("metrics-2")).await;
+        assert_eq!(twin.status, 409, "a near-duplicate question: {:?}", twin.body);
+        assert_eq!(twin.body["error"]["code"], "INPUT_REQUIRED");
+        assert_eq!(draft("clerk-sby", "otel-metrics-clerk-key", po_input("metrics-3")).await.status, 403);
+        let read = app.call("buyer-sby", "inventory_get_stock", &stock(), &[]).await;
+        assert_eq!(read.status, 200);
+
+        // Cumulative (the default): the last export holds every call so far,
+        // and it left before the last call's answer.
+        let exported = receiver.metrics();
+        let last = exported.last().expect("metrics were exported");
+        let calls = |tool: &str, code: &str| total(last, "draftline.calls", &[("tool", tool), ("code", code)]);
+        assert_eq!(calls(po, "OK"), 2, "the draft and its replay");
+        assert_eq!(calls(po, "CONFLICT"), 1);
+        assert_eq!(calls(po, "INPUT_REQUIRED"), 1);
+        assert_eq!(calls(po, "FORBIDDEN"), 1);
+        assert_eq!(calls("inventory_get_stock", "OK"), 1);
+        assert_eq!(total(last, "draftline.calls", &[("transport", "http")]), 6);
+        assert_eq!(total(last, "draftline.replays", &[("tool", po)]), 1);
+        assert_eq!(total(last, "draftline.idempotency.conflicts", &[("tool", po)]), 1);
+        assert_eq!(total(last, "draftline.idempotency.in_flight", &[]), 0);
+        assert_eq!(
+            total(last, "draftline.authorization.refusals", &[("tool", po), ("code", "FORBIDDEN")]),
+            1
+        );
+        assert_eq!(total(last, "draftline.near_duplicate.questions", &[("tool", po)]), 1);
+        // One latency point per call; stage times where a stage was passed.
+        assert_eq!(total(last, "draftline.call.duration", &[("tool", po)]), 5);
+        assert_eq!(total(last, "draftline.call.duration", &[("tool", po), ("code", "OK")]), 2);
+        for stage in ["auth", "validation", "idempotency", "erp"] {
+            assert!(
+                total(last, "draftline.stage.duration", &[("tool", po), ("stage", stage)]) >= 1,
+                "{stage}: {:?}",
+                points(last, "draftline.stage.duration")
+            );
+        }
+        assert!(total(last, "draftline.dynamodb.requests", &[("tool", po)]) >= 3);
+        let tryton_requests = app.erp_requests() - erp_before;
+        assert_eq!(total(last, "draftline.tryton.requests", &[]), tryton_requests);
+        assert_eq!(total(last, "draftline.tryton.failures", &[]), 0);
+        if backend == Backend::Tryton {
+            assert!(tryton_requests > 0);
+        }
+
+        // Every label is a bounded name; none carries a token, key or note.
+        let resource = &last.resource_metrics[0].resource.as_ref().unwrap().attributes;
+        assert_eq!(attribute(resource, "service.name").as_deref(), Some("draftline-test"));
+        assert_eq!(attribute(resource, "service.instance.id").map(|id| id.len()), Some(32));
+        let token = app.token("buyer-sby");
+        let note = po_input("x")["note"].as_str().unwrap().to_owned();
+        for request in &exported {
+            for metric in request.resource_metrics.iter().flat_map(|r| &r.scope_metrics).flat_map(|s| &s.metrics) {
+                for (labels, _) in points(request, &metric.name) {
+                    for (name, value) in &labels {
+                        assert!(["tool", "transport", "code", "stage"].contains(&name.as_str()), "{name} on {}", metric.name);
+                        for secret in [token.as_str(), note.as_str(), key, "buyer-sby"] {
+                            assert!(!value.contains(secret), "{}: {name} = {value}", metric.name);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn calls_served_at_the_same_time_share_their_export_and_each_answers_after_its_spans_left() {
+    // The collector holds its first request: the calls that end meanwhile
+    // queue, and the next flush carries them together.
+    let receiver = OtlpReceiver::holding_first(Duration::from_millis(150)).await;
+    let app = exporting_app(Backend::Builtin, &receiver.url, &[("OTEL_METRICS_EXPORTER", "none")]).await;
+    let calls = (0..8).map(|n| {
+        let (app, receiver) = (&app, &receiver);
+        async move {
+            let reply = app
+                .call(
+                    "buyer-sby",
+                    "inventory_get_stock",
+                    &stock(),
+                    &[("x-request-id", format!("rid-shared-{n}"))],
+                )
+                .await;
+            // This call's span is at the collector before its answer came.
+            let exported = receiver
+                .spans()
+                .iter()
+                .any(|(_, s)| attr(s, "request_id").as_deref() == Some(&format!("rid-shared-{n}")));
+            (reply.status, exported)
+        }
+    });
+    let answers = futures::future::join_all(calls).await;
+    for (status, exported) in &answers {
+        assert_eq!(*status, 200);
+        assert!(*exported, "{answers:?}");
+    }
+    let calls = receiver
+        .spans()
+        .iter()
+        .filter(|(_, s)| s.name == "tool inventory_get_stock")
+        .count();
+    assert_eq!(calls, 8);
+    let requests = receiver.trace_requests();
+    assert!(requests < 8, "8 calls at once in {requests} export requests");
+    assert!(receiver.metrics().is_empty(), "OTEL_METRICS_EXPORTER=none: no metrics");
+}
+
+#[tokio::test]
+async fn an_mcp_tools_call_continues_the_traceparent_its_meta_carries_on_both_revisions() {
+    let receiver = OtlpReceiver::start().await;
+    let app = exporting_app(Backend::Builtin, &receiver.url, &[]).await;
+    for (n, version) in ["2025-11-25", "2026-07-28"].into_iter().enumerate() {
+        let request_id = format!("rid-mcp-otel-{n}");
+        let mut meta = json!({"traceparent": TRACEPARENT, "tracestate": "rojo=00f067aa0ba902b7"});
+        let mut request = app
+            .http
+            .post(app.url("/api/mcp"))
+            .bearer_auth(app.token("buyer-sby"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", version)
+            .header("x-request-id", &request_id)
+            // The HTTP request's own trace loses to the one the message carries.
+            .header("traceparent", "00-11111111111111111111111111111111-2222222222222222-01");
+        if version == "2026-07-28" {
+            meta["io.modelcontextprotocol/protocolVersion"] = json!(version);
+            meta["io.modelcontextprotocol/clientInfo"] = json!({"name": "otlp-tests", "version": "1.0.0"});
+            meta["io.modelcontextprotocol/clientCapabilities"] = json!({});
+            request = request
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "inventory_get_stock");
+        }
+        let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+            "params": {"name": "inventory_get_stock", "arguments": stock(), "_meta": meta}});
+        let reply = request.body(body.to_string()).send().await.unwrap();
+        assert_eq!(reply.status(), 200, "{version}");
+        let text = reply.text().await.unwrap();
+        assert!(!text.contains("\"isError\":true"), "{version}: {text}");
+        let spans = receiver.spans();
+        let call = spans
+            .iter()
+            .map(|(_, s)| s)
+            .find(|s| attr(s, "request_id").as_deref() == Some(request_id.as_str()))
+            .unwrap_or_else(|| panic!("{version}: the call span: {spans:#?}"));
+        assert_eq!(call.name, "tool inventory_get_stock");
+        assert_eq!(attr(call, "transport").as_deref(), Some("mcp"));
+        assert_eq!(hex::encode(&call.trace_id), TRACE_ID, "{version}");
+        assert_eq!(hex::encode(&call.parent_span_id), PARENT, "{version}");
+        assert_eq!(call.trace_state, "rojo=00f067aa0ba902b7");
+    }
+}
+
+/// A proxy on 127.0.0.1 in front of `upstream` (Tryton) that keeps the
+/// `traceparent` of each request it forwards: what Tryton received.
+async fn tracing_proxy(upstream: String) -> (String, Arc<Mutex<Vec<Option<String>>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    let client = reqwest::Client::new();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            let (kept, client, upstream) = (kept.clone(), client.clone(), upstream.clone());
+            tokio::spawn(async move {
+                let service = service_fn(move |request: hyper::Request<Incoming>| {
+                    let (kept, client, upstream) = (kept.clone(), client.clone(), upstream.clone());
+                    async move {
+                        let (parts, body) = request.into_parts();
+                        let traceparent = parts.headers.get("traceparent").map(|v| v.to_str().unwrap().to_owned());
+                        kept.lock().unwrap().push(traceparent);
+                        let body = body.collect().await.unwrap().to_bytes();
+                        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+                        let mut forwarded = client.request(parts.method.clone(), format!("{upstream}{path}"));
+                        for (name, value) in &parts.headers {
+                            if name != "host" && name != "content-length" {
+                                forwarded = forwarded.header(name, value);
+                            }
+                        }
+                        let answer = forwarded.body(body).send().await.unwrap();
+                        let mut response = hyper::Response::builder().status(answer.status());
+                        for (name, value) in answer.headers() {
+                            if name != "content-length" && name != "transfer-encoding" && name != "connection" {
+                                response = response.header(name, value);
+                            }
+                        }
+                        let bytes = answer.bytes().await.unwrap();
+                        Ok::<_, Infallible>(response.body(Full::new(bytes)).unwrap())
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(socket), service)
+                    .await;
+            });
+        }
+    });
+    (url, seen)
+}
+
+#[tokio::test]
+async fn tryton_receives_in_its_traceparent_the_span_id_of_each_exported_tryton_span() {
+    let receiver = OtlpReceiver::start().await;
+    let database = tokio::task::spawn_blocking(crate::tryton::fresh_database)
+        .await
+        .unwrap();
+    let (proxy, seen) = tracing_proxy(database.url.trim_end_matches('/').to_owned()).await;
+    let mut proxied = database.clone();
+    proxied.url = proxy;
+    let settings = vec![
+        ("OTEL_EXPORTER_OTLP_ENDPOINT".to_owned(), receiver.url.clone()),
+        ("OTEL_SERVICE_NAME".to_owned(), "draftline-test".to_owned()),
+    ];
+    let app = spawn_app_on_erp(
+        LocalErp::Tryton(proxied),
+        LocalOptions {
+            settings,
+            ..LocalOptions::default()
+        },
+    )
+    .await;
+    let erp_before = app.erp_requests();
+    let reply = app
+        .call(
+            "buyer-sby",
+            "purchasing_create_po_draft",
+            &po_input("otel-tryton-ids"),
+            &[
+                ("idempotency-key", "otel-tryton-ids-key".to_owned()),
+                ("traceparent", TRACEPARENT.to_owned()),
+            ],
+        )
+        .await;
+    assert_eq!(reply.status, 201, "{:?}", reply.body);
+    let tryton_requests = app.erp_requests() - erp_before;
+    assert!(tryton_requests > 0);
+
+    // What Tryton received in the caller's trace, by span id.
+    let received: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .flatten()
+        .filter_map(|traceparent| {
+            let parts: Vec<&str> = traceparent.split('-').collect();
+            (parts.len() == 4 && parts[1] == TRACE_ID).then(|| parts[2].to_owned())
+        })
+        .collect();
+    let exported: Vec<String> = receiver
+        .spans()
+        .iter()
+        .map(|(_, s)| s)
+        .filter(|s| attr(s, "peer.service").as_deref() == Some("tryton"))
+        .map(|s| hex::encode(&s.span_id))
+        .collect();
+    assert_eq!(received.len() as u64, tryton_requests, "{received:?}");
+    let (mut received, mut exported) = (received, exported);
+    received.sort();
+    exported.sort();
+    assert_eq!(received, exported, "each Tryton request is the span Tryton saw");
 }

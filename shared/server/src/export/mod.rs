@@ -1,12 +1,15 @@
-//! Each call exported as OpenTelemetry spans over OTLP/HTTP protobuf, with
-//! OpenTelemetry's own exporter (`opentelemetry-otlp`) over draftline's
-//! HTTP client.
+//! Each call exported as OpenTelemetry spans and metrics over OTLP/HTTP
+//! protobuf, with OpenTelemetry's own SDK and exporters
+//! (`opentelemetry_sdk`, `opentelemetry-otlp`) over draftline's HTTP client.
 //!
 //! - [`settings`]: the standard `OTEL_*` variables; without an endpoint
 //!   there is no [`Exporter`] at all, and a call pays one `Option` check.
 //! - [`spans`]: the spans of one call, built from its recorder with the ids
 //!   it already used (the call's span id, the caller's parent, each Tryton
 //!   request's forwarded span id).
+//! - [`metrics`]: the instruments each call is counted and timed with.
+//! - `flush`: a call's spans and the metrics leave before its answer, and
+//!   calls served at the same time share the requests (group commit).
 //! - `client`: [`draftline_http::Client`] as OpenTelemetry's `HttpClient`.
 //! - `otlp`: the [`Exporter`], built once per warm instance.
 //!
@@ -15,15 +18,19 @@
 //! the 8 MB size goal has no room for them. Without the feature an endpoint
 //! set is one warn line at start, and nothing else.
 //!
-//! A call's spans are exported when it ends, after its log line and before
-//! its answer is sent, and waited for at most the flush timeout (300 ms or
-//! less): a collector that is down or slow costs one warn line, never the
-//! call.
+//! A call's spans and metrics are exported when it ends, after its log line
+//! and before its answer is sent, and waited for at most the flush timeout
+//! (300 ms or less): a collector that is down or slow costs one warn line,
+//! never the call.
 
 pub mod settings;
 
 #[cfg(feature = "otlp")]
 mod client;
+#[cfg(feature = "otlp")]
+mod flush;
+#[cfg(feature = "otlp")]
+pub mod metrics;
 #[cfg(feature = "otlp")]
 mod otlp;
 #[cfg(feature = "otlp")]
@@ -31,7 +38,7 @@ pub mod spans;
 
 #[cfg(feature = "otlp")]
 pub use otlp::Exporter;
-pub use settings::{ExportSettings, Sampling};
+pub use settings::{ExportSettings, Sampling, Temporality};
 
 /// Without the `otlp` feature there is never an exporter: this type has
 /// no value.

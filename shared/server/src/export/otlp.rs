@@ -1,26 +1,39 @@
-//! The exporter: OpenTelemetry's OTLP/HTTP protobuf span exporter over
-//! draftline's HTTP client.
+//! The exporter: OpenTelemetry's OTLP/HTTP protobuf span and metric
+//! exporters over draftline's HTTP client.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use opentelemetry::trace::{SpanContext, SpanId, SpanKind, TraceContextExt, TraceFlags, TraceId, TraceState};
 use opentelemetry::{Context, InstrumentationScope, KeyValue};
 use opentelemetry_otlp::{Protocol, RetryPolicy, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::trace::{Sampler, SamplingDecision, ShouldSample, SpanExporter};
+use opentelemetry_sdk::trace::{Sampler, SamplingDecision, ShouldSample, SpanExporter as _};
 
+use super::flush::Flusher;
+use super::metrics::Metrics;
 use super::settings::{ExportSettings, Sampling};
 use super::{client, spans};
 use crate::edge::trace::CallRecorder;
 use crate::pipeline::outcome::CallLine;
 
 /// The exporter of a warm instance, built once from its settings.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Exporter {
-    otlp: opentelemetry_otlp::SpanExporter,
+    inner: Arc<Inner>,
+}
+
+/// What the flush task shares with the calls.
+#[derive(Debug)]
+pub(super) struct Inner {
+    /// The spans' exporter; `None` when traces are off.
+    pub(super) spans: Option<opentelemetry_otlp::SpanExporter>,
+    /// The instruments and the metrics' exporter; `None` when metrics are off.
+    pub(super) metrics: Option<(Metrics, opentelemetry_otlp::MetricExporter)>,
     sampler: Sampler,
     scope: InstrumentationScope,
-    flush_timeout: Duration,
+    pub(super) flush_timeout: Duration,
+    pub(super) flusher: Flusher,
 }
 
 impl Exporter {
@@ -28,47 +41,71 @@ impl Exporter {
     /// OpenTelemetry refuses to build it (say, a compression it lacks in
     /// `OTEL_EXPORTER_OTLP_COMPRESSION`).
     pub fn build(settings: &ExportSettings) -> Option<Self> {
-        let built = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_http_client(client::CollectorClient::new(settings.flush_timeout))
-            .with_protocol(Protocol::HttpBinary)
-            .with_endpoint(settings.traces_endpoint.clone())
-            .with_timeout(settings.flush_timeout)
-            // One attempt: a retry would outlast the flush bound.
-            .with_retry_policy(RetryPolicy::disabled())
+        let resource = resource(settings);
+        let scope = InstrumentationScope::builder("draftline")
+            .with_version(env!("CARGO_PKG_VERSION"))
             .build();
-        let mut otlp = match built {
-            Ok(otlp) => otlp,
-            Err(err) => {
-                tracing::warn!(error = %err, "OTLP span export is off: the exporter could not be built");
-                return None;
+        let spans = match &settings.traces_endpoint {
+            Some(endpoint) => {
+                let built = opentelemetry_otlp::SpanExporter::builder()
+                    .with_http()
+                    .with_http_client(client::CollectorClient::new(settings.flush_timeout))
+                    .with_protocol(Protocol::HttpBinary)
+                    .with_endpoint(endpoint.clone())
+                    .with_timeout(settings.flush_timeout)
+                    // One attempt: a retry would outlast the flush bound.
+                    .with_retry_policy(RetryPolicy::disabled())
+                    .build();
+                match built {
+                    Ok(mut otlp) => {
+                        otlp.set_resource(&resource);
+                        Some(otlp)
+                    }
+                    Err(err) => {
+                        tracing::warn!(error = %err, "OTLP export is off: the span exporter could not be built");
+                        return None;
+                    }
+                }
             }
+            None => None,
         };
-        let resource = Resource::builder_empty()
-            .with_service_name(settings.service_name.clone())
-            .with_attributes(
-                settings
-                    .resource_attributes
-                    .iter()
-                    .map(|(key, value)| KeyValue::new(key.clone(), value.clone())),
-            )
-            .build();
-        otlp.set_resource(&resource);
+        let metrics = match &settings.metrics_endpoint {
+            Some(endpoint) => {
+                let built = opentelemetry_otlp::MetricExporter::builder()
+                    .with_http()
+                    .with_http_client(client::CollectorClient::new(settings.flush_timeout))
+                    .with_protocol(Protocol::HttpBinary)
+                    .with_endpoint(endpoint.clone())
+                    .with_timeout(settings.flush_timeout)
+                    .with_retry_policy(RetryPolicy::disabled())
+                    .build();
+                match built {
+                    Ok(otlp) => Some((Metrics::new(resource, settings.temporality, scope.clone()), otlp)),
+                    Err(err) => {
+                        tracing::warn!(error = %err, "OTLP export is off: the metric exporter could not be built");
+                        return None;
+                    }
+                }
+            }
+            None => None,
+        };
         Some(Self {
-            otlp,
-            sampler: sampler(settings.sampling),
-            scope: InstrumentationScope::builder("draftline")
-                .with_version(env!("CARGO_PKG_VERSION"))
-                .build(),
-            flush_timeout: settings.flush_timeout,
+            inner: Arc::new(Inner {
+                spans,
+                metrics,
+                sampler: sampler(settings.sampling),
+                scope,
+                flush_timeout: settings.flush_timeout,
+                flusher: Flusher::default(),
+            }),
         })
     }
 
-    /// Exports the spans of the call of `tool` that `recorder` recorded and
-    /// `line` tells (if the sampler keeps it), waiting at most the flush
-    /// timeout, and at most `left` (what the platform still allows the
-    /// call, when it says). A failure is one warn line; it never fails or
-    /// holds up the call.
+    /// Records the metrics of the call of `tool` that `recorder` recorded
+    /// and `line` tells, and exports them with its spans (if the sampler
+    /// keeps it), waiting at most the flush timeout, and at most `left`
+    /// (what the platform still allows the call, when it says). A failure
+    /// is one warn line; it never fails or holds up the call.
     pub(crate) async fn export_call(
         &self,
         recorder: &CallRecorder,
@@ -77,34 +114,55 @@ impl Exporter {
         line: &CallLine<'_>,
         left: Option<Duration>,
     ) {
-        if !self.sampled(recorder, tool) {
+        let inner = &self.inner;
+        if let Some((metrics, _)) = &inner.metrics {
+            metrics.record(tool, line);
+        }
+        let spans = if inner.spans.is_some() && inner.sampled(recorder, tool) {
+            spans::call_spans(recorder, identified_in, tool, line, &inner.scope)
+        } else {
+            Vec::new()
+        };
+        if spans.is_empty() && inner.metrics.is_none() {
             return;
         }
-        let bound = left.map_or(self.flush_timeout, |left| left.min(self.flush_timeout));
-        let spans = spans::call_spans(recorder, identified_in, tool, line, &self.scope);
+        let what = match (spans.is_empty(), inner.metrics.is_some()) {
+            (false, true) => "spans and metrics",
+            (false, false) => "spans",
+            (true, _) => "metrics",
+        };
         let count = spans.len();
+        let bound = left.map_or(inner.flush_timeout, |left| left.min(inner.flush_timeout));
         if bound.is_zero() {
+            // The metrics stay recorded and leave with the next flush.
             tracing::warn!(
                 request_id = line.request_id,
                 spans = count,
-                "spans not exported: the invocation has no time left"
+                "{what} not exported: the invocation has no time left"
             );
             return;
         }
-        match tokio::time::timeout(bound, self.otlp.export(spans)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(err)) => {
-                tracing::warn!(request_id = line.request_id, spans = count, error = %err, "spans not exported")
+        match tokio::time::timeout(bound, inner.queue(spans)).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(err))) => {
+                tracing::warn!(request_id = line.request_id, spans = count, error = %err, "{what} not exported")
             }
+            Ok(Err(_)) => tracing::warn!(
+                request_id = line.request_id,
+                spans = count,
+                "{what} not exported: the flush stopped"
+            ),
             Err(_) => tracing::warn!(
                 request_id = line.request_id,
                 spans = count,
                 timeout_ms = u64::try_from(bound.as_millis()).unwrap_or(u64::MAX),
-                "spans not exported: the collector did not answer in time"
+                "{what} not exported: the collector did not answer in time"
             ),
         }
     }
+}
 
+impl Inner {
     fn sampled(&self, recorder: &CallRecorder, tool: &str) -> bool {
         let context = recorder.context();
         let trace_id = TraceId::from_bytes(context.trace_id_bytes());
@@ -127,6 +185,34 @@ impl Exporter {
         );
         decision.decision == SamplingDecision::RecordAndSample
     }
+}
+
+/// The instance's resource: `service.name`, the listed attributes, and a
+/// `service.instance.id` of its own unless one is listed (cumulative
+/// metrics of two warm instances must not read as one series).
+fn resource(settings: &ExportSettings) -> Resource {
+    let listed_instance = settings
+        .resource_attributes
+        .iter()
+        .any(|(key, _)| key == "service.instance.id");
+    let mut builder = Resource::builder_empty()
+        .with_service_name(settings.service_name.clone())
+        .with_attributes(
+            settings
+                .resource_attributes
+                .iter()
+                .map(|(key, value)| KeyValue::new(key.clone(), value.clone())),
+        );
+    if !listed_instance {
+        builder = builder.with_attribute(KeyValue::new("service.instance.id", hex_id()));
+    }
+    builder.build()
+}
+
+/// 16 random bytes as hex.
+fn hex_id() -> String {
+    let id: [u8; 16] = rand::random();
+    id.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn sampler(sampling: Sampling) -> Sampler {

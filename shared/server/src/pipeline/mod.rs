@@ -192,16 +192,24 @@ impl App {
     /// order: its origin verdict, then the method, then identity.
     pub async fn handle_tool(&self, tool: &str, request: Admitted) -> Response<Bytes> {
         let request_id = request.request_id().to_owned();
+        let time_left = request.time_left();
         if let Err(err) = request.origin() {
-            let started = Instant::now();
-            let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, &err)).await;
-            let result = Err(err);
-            let facts = CallFacts::arrived(&request_id, self.clock.now(), tool, "http", request.trace(), None);
-            log_call(&Logged::of(&facts, &result, started, round_trips));
+            // Refused at the edge, and still a call: its line, its count
+            // for the anonymous trace, and its span and metrics.
+            let recorder = CallRecorder::new(request.trace().clone());
+            let refused = async {
+                let started = Instant::now();
+                let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, &err)).await;
+                let result = Err(err);
+                let facts = CallFacts::arrived(&request_id, self.clock.now(), tool, "http", request.trace(), None);
+                let line = Logged::of(&facts, &result, started, round_trips);
+                self.finish(&recorder, Duration::ZERO, time_left, &line).await;
+                result
+            };
+            let result = recorder.run(Box::pin(refused)).await;
             let invocation = Invocation { request_id, result };
             return self.render(&invocation);
         }
-        let time_left = request.time_left();
         let Admitted { parts, body, trace, .. } = request;
         if parts.method != Method::POST {
             let message = format!(
@@ -251,7 +259,13 @@ impl App {
 
     /// Ends a call: its log line, then its spans exported (when an
     /// exporter is configured), before its answer leaves.
-    async fn finish(&self, recorder: &CallRecorder, entry: &Entry<'_>, line: &Logged<'_>) {
+    async fn finish(
+        &self,
+        recorder: &CallRecorder,
+        identified_in: Duration,
+        time_left: Option<Duration>,
+        line: &Logged<'_>,
+    ) {
         let line = log_call(line);
         if let Some(exporter) = &self.exporter {
             // A span is named by a tool that exists: what an anonymous
@@ -262,13 +276,9 @@ impl App {
                 UNKNOWN_TOOL
             };
             // Never past what the platform still allows, less time to answer.
-            let spent = entry.identified_in + recorder.started().elapsed();
-            let left = entry
-                .time_left
-                .map(|left| left.saturating_sub(spent).saturating_sub(ANSWER_RESERVE));
-            exporter
-                .export_call(recorder, entry.identified_in, tool, &line, left)
-                .await;
+            let spent = identified_in + recorder.started().elapsed();
+            let left = time_left.map(|left| left.saturating_sub(spent).saturating_sub(ANSWER_RESERVE));
+            exporter.export_call(recorder, identified_in, tool, &line, left).await;
         }
     }
 
@@ -293,8 +303,13 @@ impl App {
             Err(err) => {
                 let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, err)).await;
                 let result = Err(err.clone());
-                self.finish(recorder, entry, &Logged::of(&facts, &result, started, round_trips))
-                    .await;
+                self.finish(
+                    recorder,
+                    entry.identified_in,
+                    entry.time_left,
+                    &Logged::of(&facts, &result, started, round_trips),
+                )
+                .await;
                 return Invocation { request_id, result };
             }
         };
@@ -355,7 +370,7 @@ impl App {
             key: key.as_deref(),
             ..Logged::of(&facts, &result, started, round_trips)
         };
-        self.finish(recorder, entry, &line).await;
+        self.finish(recorder, entry.identified_in, entry.time_left, &line).await;
         Invocation { request_id, result }
     }
 

@@ -1,0 +1,248 @@
+//! Each call counted and timed as OpenTelemetry metrics, with the SDK's
+//! own instruments and aggregation, collected on demand.
+//!
+//! A function has no background time to export on: Lambda freezes an
+//! instance between invocations, and Vercel may too. So there is no
+//! periodic reader; a [`ManualReader`] is collected by the flush that
+//! carries a call's spans ([`super::flush`]), before the call's answer
+//! leaves. Calls served at the same time share one collection and one
+//! request.
+//!
+//! Every label is a bounded, non-secret name: the tool (one the function
+//! serves, or `_unknown`), the transport, an error code, a stage, an
+//! operation kind. No tenant, user, key, argument or note is a label:
+//! those are per-call facts and stay in the span and the audit item.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use opentelemetry::metrics::{Counter, Histogram, MeterProvider as _};
+use opentelemetry::{InstrumentationScope, KeyValue};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::metrics::data::ResourceMetrics;
+use opentelemetry_sdk::metrics::reader::MetricReader;
+use opentelemetry_sdk::metrics::{InstrumentKind, ManualReader, Pipeline, SdkMeterProvider, Temporality};
+
+use super::settings;
+use crate::pipeline::outcome::CallLine;
+
+/// Bucket boundaries of every duration histogram, in seconds: a read
+/// takes a fraction of a millisecond, a Tryton draft up to seconds (the
+/// specification's HTTP defaults start at 5 ms, too coarse for these).
+const DURATION_BUCKETS: [f64; 16] = [
+    0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// The metric names, as exported (and listed in docs/observability.md).
+pub mod names {
+    /// Calls, by `tool`, `transport` and `code` (`OK` for a success).
+    pub const CALLS: &str = "draftline.calls";
+    /// Call latency in seconds, by `tool` and `code`.
+    pub const CALL_DURATION: &str = "draftline.call.duration";
+    /// Time in each stage in seconds, by `tool` and `stage`.
+    pub const STAGE_DURATION: &str = "draftline.stage.duration";
+    /// Answers replayed from their key record, by `tool`.
+    pub const REPLAYS: &str = "draftline.replays";
+    /// Keys used again with other arguments (422), by `tool`.
+    pub const KEY_CONFLICTS: &str = "draftline.idempotency.conflicts";
+    /// Answers "this key is still being worked on" (409), by `tool`.
+    pub const IN_FLIGHT: &str = "draftline.idempotency.in_flight";
+    /// Calls refused for who the caller is or may do, by `tool` and `code`.
+    pub const REFUSALS: &str = "draftline.authorization.refusals";
+    /// Near-duplicate questions asked of a person (INPUT_REQUIRED), by `tool`.
+    pub const QUESTIONS: &str = "draftline.near_duplicate.questions";
+    /// DynamoDB requests (SDK attempts), by `tool`.
+    pub const DYNAMODB_REQUESTS: &str = "draftline.dynamodb.requests";
+    /// Tryton requests, by `tool`.
+    pub const TRYTON_REQUESTS: &str = "draftline.tryton.requests";
+    /// Tryton requests that got no answer (refused, reset, timed out), by `tool`.
+    pub const TRYTON_FAILURES: &str = "draftline.tryton.failures";
+}
+
+/// The instance's reader: the provider registers its pipeline with it,
+/// and the flush collects from it.
+#[derive(Debug, Clone)]
+struct SharedReader(Arc<ManualReader>);
+
+impl MetricReader for SharedReader {
+    fn register_pipeline(&self, pipeline: Weak<Pipeline>) {
+        self.0.register_pipeline(pipeline);
+    }
+
+    fn collect(&self, rm: &mut ResourceMetrics) -> OTelSdkResult {
+        self.0.collect(rm)
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.0.force_flush()
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.0.shutdown_with_timeout(timeout)
+    }
+
+    fn temporality(&self, kind: InstrumentKind) -> Temporality {
+        self.0.temporality(kind)
+    }
+}
+
+/// A warm instance's instruments.
+#[derive(Debug)]
+pub(super) struct Metrics {
+    /// Kept so the instruments stay registered (dropping it shuts them down).
+    _provider: SdkMeterProvider,
+    reader: SharedReader,
+    calls: Counter<u64>,
+    call_duration: Histogram<f64>,
+    stage_duration: Histogram<f64>,
+    replays: Counter<u64>,
+    key_conflicts: Counter<u64>,
+    in_flight: Counter<u64>,
+    refusals: Counter<u64>,
+    questions: Counter<u64>,
+    dynamodb_requests: Counter<u64>,
+    tryton_requests: Counter<u64>,
+    tryton_failures: Counter<u64>,
+}
+
+impl Metrics {
+    pub(super) fn new(resource: Resource, temporality: settings::Temporality, scope: InstrumentationScope) -> Self {
+        let reader = SharedReader(Arc::new(
+            ManualReader::builder()
+                .with_temporality(match temporality {
+                    settings::Temporality::Cumulative => Temporality::Cumulative,
+                    settings::Temporality::Delta => Temporality::Delta,
+                    settings::Temporality::LowMemory => Temporality::LowMemory,
+                })
+                .build(),
+        ));
+        let provider = SdkMeterProvider::builder()
+            .with_reader(reader.clone())
+            .with_resource(resource)
+            .build();
+        let meter = provider.meter_with_scope(scope);
+        let counter = |name: &'static str, unit: &'static str, description: &'static str| {
+            meter
+                .u64_counter(name)
+                .with_unit(unit)
+                .with_description(description)
+                .build()
+        };
+        let histogram = |name: &'static str, description: &'static str| {
+            meter
+                .f64_histogram(name)
+                .with_unit("s")
+                .with_description(description)
+                .with_boundaries(DURATION_BUCKETS.to_vec())
+                .build()
+        };
+        Self {
+            calls: counter(names::CALLS, "{call}", "Tool calls, by tool, transport and code"),
+            call_duration: histogram(names::CALL_DURATION, "Tool call latency, by tool and code"),
+            stage_duration: histogram(names::STAGE_DURATION, "Time in each stage of a call, by tool and stage"),
+            replays: counter(names::REPLAYS, "{call}", "Answers replayed from their key record"),
+            key_conflicts: counter(
+                names::KEY_CONFLICTS,
+                "{call}",
+                "Idempotency keys used again with other arguments",
+            ),
+            in_flight: counter(
+                names::IN_FLIGHT,
+                "{call}",
+                "Answers that the call's key is still being worked on",
+            ),
+            refusals: counter(
+                names::REFUSALS,
+                "{call}",
+                "Calls refused for who the caller is or what it may do",
+            ),
+            questions: counter(names::QUESTIONS, "{call}", "Near-duplicate questions asked of a person"),
+            dynamodb_requests: counter(
+                names::DYNAMODB_REQUESTS,
+                "{request}",
+                "DynamoDB requests (SDK attempts)",
+            ),
+            tryton_requests: counter(names::TRYTON_REQUESTS, "{request}", "Requests to Tryton's REST API"),
+            tryton_failures: counter(
+                names::TRYTON_FAILURES,
+                "{request}",
+                "Requests to Tryton that got no answer",
+            ),
+            _provider: provider,
+            reader,
+        }
+    }
+
+    /// Counts and times the call `line` tells, under the name `tool`.
+    pub(super) fn record(&self, tool: &str, line: &CallLine<'_>) {
+        let code = line.code.unwrap_or("OK");
+        let by_tool = [KeyValue::new("tool", tool.to_owned())];
+        self.calls.add(
+            1,
+            &[
+                KeyValue::new("tool", tool.to_owned()),
+                KeyValue::new("transport", line.transport),
+                KeyValue::new("code", code),
+            ],
+        );
+        self.call_duration.record(
+            line.duration.as_secs_f64(),
+            &[KeyValue::new("tool", tool.to_owned()), KeyValue::new("code", code)],
+        );
+        for (stage, spent) in line.recorded.stages.iter() {
+            if !spent.is_zero() {
+                self.stage_duration.record(
+                    spent.as_secs_f64(),
+                    &[
+                        KeyValue::new("tool", tool.to_owned()),
+                        KeyValue::new("stage", stage.as_str()),
+                    ],
+                );
+            }
+        }
+        if line.replayed {
+            self.replays.add(1, &by_tool);
+        }
+        match (code, line.status) {
+            ("CONFLICT", 422) => self.key_conflicts.add(1, &by_tool),
+            ("CONFLICT", _) => self.in_flight.add(1, &by_tool),
+            ("UNAUTHENTICATED" | "FORBIDDEN", _) => self.refusals.add(
+                1,
+                &[KeyValue::new("tool", tool.to_owned()), KeyValue::new("code", code)],
+            ),
+            ("INPUT_REQUIRED", _) => self.questions.add(1, &by_tool),
+            _ => {}
+        }
+        let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+        if line.sdk_attempts > 0 {
+            self.dynamodb_requests.add(count(line.sdk_attempts), &by_tool);
+        }
+        if line.tryton_requests > 0 {
+            self.tryton_requests.add(count(line.tryton_requests), &by_tool);
+            let unanswered = line
+                .recorded
+                .requests
+                .iter()
+                .filter(|request| request.system == "tryton" && !request.answered)
+                .count();
+            if unanswered > 0 {
+                self.tryton_failures.add(count(unanswered), &by_tool);
+            }
+        }
+    }
+
+    /// Everything recorded since the last collection (or in all, for
+    /// cumulative temporality); `None` when nothing was recorded.
+    pub(super) fn collect(&self) -> Option<ResourceMetrics> {
+        let mut collected = ResourceMetrics::default();
+        match self.reader.collect(&mut collected) {
+            Ok(()) if collected.scope_metrics().next().is_some() => Some(collected),
+            Ok(()) => None,
+            Err(err) => {
+                tracing::warn!(error = %err, "metrics not collected");
+                None
+            }
+        }
+    }
+}
