@@ -239,71 +239,47 @@ trait Filing: Reviewable + Clone + Send + Sync + 'static {
     fn shelf_mut(books: &mut Books) -> &mut Vec<Filed<Self>>;
 }
 
-impl Filing for PurchaseOrder {
-    type Draft = PoDraft;
-    const PREFIX: &'static str = "PO";
-    const ID_PREFIX: &'static str = "po";
-    fn numbered(draft: &PoDraft, id: String, number: String, created_at: String) -> Self {
-        draft.numbered(id, number, created_at)
-    }
-    fn status(&self) -> &'static str {
-        self.status.code()
-    }
-    fn decision(&self) -> Option<&Decision> {
-        self.decision.as_ref()
-    }
-    fn decided(self, decision: Decision) -> Self {
-        PurchaseOrder::decided(self, decision)
-    }
-    fn counterparty(&self) -> &str {
-        &self.vendor.code
-    }
-    fn open_draft(&self) -> OpenDraft {
-        OpenDraft::from(self)
-    }
-    fn queue_entry(&self) -> AgentDraft {
-        AgentDraft::from(self)
-    }
-    fn shelf(books: &Books) -> &[Filed<Self>] {
-        &books.purchase_orders
-    }
-    fn shelf_mut(books: &mut Books) -> &mut Vec<Filed<Self>> {
-        &mut books.purchase_orders
-    }
+/// A document kind the books file: its draft, number prefixes, the
+/// counterparty field and its shelf.
+macro_rules! filing {
+    ($document:ty, $draft:ty, $prefix:literal, $id_prefix:literal, $counterparty:ident, $shelf:ident) => {
+        impl Filing for $document {
+            type Draft = $draft;
+            const PREFIX: &'static str = $prefix;
+            const ID_PREFIX: &'static str = $id_prefix;
+            fn numbered(draft: &$draft, id: String, number: String, created_at: String) -> Self {
+                draft.numbered(id, number, created_at)
+            }
+            fn status(&self) -> &'static str {
+                self.status.code()
+            }
+            fn decision(&self) -> Option<&Decision> {
+                self.decision.as_ref()
+            }
+            fn decided(self, decision: Decision) -> Self {
+                <$document>::decided(self, decision)
+            }
+            fn counterparty(&self) -> &str {
+                &self.$counterparty.code
+            }
+            fn open_draft(&self) -> OpenDraft {
+                OpenDraft::from(self)
+            }
+            fn queue_entry(&self) -> AgentDraft {
+                AgentDraft::from(self)
+            }
+            fn shelf(books: &Books) -> &[Filed<Self>] {
+                &books.$shelf
+            }
+            fn shelf_mut(books: &mut Books) -> &mut Vec<Filed<Self>> {
+                &mut books.$shelf
+            }
+        }
+    };
 }
 
-impl Filing for Quote {
-    type Draft = QuoteDraft;
-    const PREFIX: &'static str = "QT";
-    const ID_PREFIX: &'static str = "qt";
-    fn numbered(draft: &QuoteDraft, id: String, number: String, created_at: String) -> Self {
-        draft.numbered(id, number, created_at)
-    }
-    fn status(&self) -> &'static str {
-        self.status.code()
-    }
-    fn decision(&self) -> Option<&Decision> {
-        self.decision.as_ref()
-    }
-    fn decided(self, decision: Decision) -> Self {
-        Quote::decided(self, decision)
-    }
-    fn counterparty(&self) -> &str {
-        &self.customer.code
-    }
-    fn open_draft(&self) -> OpenDraft {
-        OpenDraft::from(self)
-    }
-    fn queue_entry(&self) -> AgentDraft {
-        AgentDraft::from(self)
-    }
-    fn shelf(books: &Books) -> &[Filed<Self>] {
-        &books.quotes
-    }
-    fn shelf_mut(books: &mut Books) -> &mut Vec<Filed<Self>> {
-        &mut books.quotes
-    }
-}
+filing!(PurchaseOrder, PoDraft, "PO", "po", vendor, purchase_orders);
+filing!(Quote, QuoteDraft, "QT", "qt", customer, quotes);
 
 /// The position of a review-queue entry, as the built-in backend sorts
 /// the queue: creation time, then number.

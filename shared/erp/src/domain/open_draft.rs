@@ -63,47 +63,56 @@ impl OpenDraft {
     }
 }
 
-impl From<&PurchaseOrder> for OpenDraft {
-    /// The open draft a PO is while nobody decided on it (its key is the
-    /// ERP's to fill in, where it keeps one).
-    fn from(po: &PurchaseOrder) -> Self {
+impl OpenDraft {
+    /// The open draft a document is while nobody decided on it (its key is
+    /// the ERP's to fill in, where it keeps one): its number, counterparty,
+    /// lines as `(item, qty, uom)`, run and time.
+    fn undecided<'a>(
+        number: &str,
+        counterparty: &str,
+        lines: impl Iterator<Item = (&'a str, i64, Uom)>,
+        agent_run: Option<&String>,
+        created_at: &str,
+    ) -> Self {
         Self {
-            number: po.po_number.clone(),
-            counterparty: po.vendor.code.clone(),
-            lines: po
-                .lines
-                .iter()
-                .map(|l| OpenLine {
-                    item_code: l.item_code.clone(),
-                    qty: l.qty,
-                    uom: l.uom,
+            number: number.to_owned(),
+            counterparty: counterparty.to_owned(),
+            lines: lines
+                .map(|(item_code, qty, uom)| OpenLine {
+                    item_code: item_code.to_owned(),
+                    qty,
+                    uom,
                 })
                 .collect(),
-            agent_run: po.drafted_by_agent_run.clone(),
-            created_at: po.created_at.clone(),
+            agent_run: agent_run.cloned(),
+            created_at: created_at.to_owned(),
             key: None,
         }
     }
 }
 
+impl From<&PurchaseOrder> for OpenDraft {
+    fn from(po: &PurchaseOrder) -> Self {
+        let lines = po.lines.iter().map(|l| (l.item_code.as_str(), l.qty, l.uom));
+        Self::undecided(
+            &po.po_number,
+            &po.vendor.code,
+            lines,
+            po.drafted_by_agent_run.as_ref(),
+            &po.created_at,
+        )
+    }
+}
+
 impl From<&Quote> for OpenDraft {
-    /// The open draft a quote is while nobody decided on it.
     fn from(quote: &Quote) -> Self {
-        Self {
-            number: quote.quote_number.clone(),
-            counterparty: quote.customer.code.clone(),
-            lines: quote
-                .lines
-                .iter()
-                .map(|l| OpenLine {
-                    item_code: l.item_code.clone(),
-                    qty: l.qty,
-                    uom: l.uom,
-                })
-                .collect(),
-            agent_run: quote.drafted_by_agent_run.clone(),
-            created_at: quote.created_at.clone(),
-            key: None,
-        }
+        let lines = quote.lines.iter().map(|l| (l.item_code.as_str(), l.qty, l.uom));
+        Self::undecided(
+            &quote.quote_number,
+            &quote.customer.code,
+            lines,
+            quote.drafted_by_agent_run.as_ref(),
+            &quote.created_at,
+        )
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use opentelemetry::trace::{SpanContext, SpanId, SpanKind, TraceContextExt, TraceFlags, TraceId, TraceState};
 use opentelemetry::{Context, InstrumentationScope, KeyValue};
-use opentelemetry_otlp::{Protocol, RetryPolicy, WithExportConfig, WithHttpConfig};
+use opentelemetry_otlp::{ExporterBuildError, Protocol, RetryPolicy, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{Sampler, SamplingDecision, ShouldSample, SpanExporter as _};
 
@@ -47,45 +47,26 @@ impl Exporter {
             .build();
         let spans = match &settings.traces_endpoint {
             Some(endpoint) => {
-                let built = opentelemetry_otlp::SpanExporter::builder()
-                    .with_http()
-                    .with_http_client(client::CollectorClient::new(settings.flush_timeout))
-                    .with_protocol(Protocol::HttpBinary)
-                    .with_endpoint(endpoint.clone())
-                    .with_timeout(settings.flush_timeout)
-                    // One attempt: a retry would outlast the flush bound.
-                    .with_retry_policy(RetryPolicy::disabled())
-                    .build();
-                match built {
-                    Ok(mut otlp) => {
-                        otlp.set_resource(&resource);
-                        Some(otlp)
-                    }
-                    Err(err) => {
-                        tracing::warn!(error = %err, "OTLP export is off: the span exporter could not be built");
-                        return None;
-                    }
-                }
+                let builder = over_http(
+                    opentelemetry_otlp::SpanExporter::builder().with_http(),
+                    endpoint,
+                    settings,
+                );
+                let mut otlp = built("span", builder.build())?;
+                otlp.set_resource(&resource);
+                Some(otlp)
             }
             None => None,
         };
         let metrics = match &settings.metrics_endpoint {
             Some(endpoint) => {
-                let built = opentelemetry_otlp::MetricExporter::builder()
-                    .with_http()
-                    .with_http_client(client::CollectorClient::new(settings.flush_timeout))
-                    .with_protocol(Protocol::HttpBinary)
-                    .with_endpoint(endpoint.clone())
-                    .with_timeout(settings.flush_timeout)
-                    .with_retry_policy(RetryPolicy::disabled())
-                    .build();
-                match built {
-                    Ok(otlp) => Some((Metrics::new(resource, settings.temporality, scope.clone()), otlp)),
-                    Err(err) => {
-                        tracing::warn!(error = %err, "OTLP export is off: the metric exporter could not be built");
-                        return None;
-                    }
-                }
+                let builder = over_http(
+                    opentelemetry_otlp::MetricExporter::builder().with_http(),
+                    endpoint,
+                    settings,
+                );
+                let otlp = built("metric", builder.build())?;
+                Some((Metrics::new(resource, settings.temporality, scope.clone()), otlp))
             }
             None => None,
         };
@@ -185,6 +166,25 @@ impl Inner {
         );
         decision.decision == SamplingDecision::RecordAndSample
     }
+}
+
+/// The exporter built, or `None` with a warn line naming `kind`.
+fn built<E>(kind: &str, built: Result<E, ExporterBuildError>) -> Option<E> {
+    built
+        .inspect_err(|err| tracing::warn!(error = %err, "OTLP export is off: the {kind} exporter could not be built"))
+        .ok()
+}
+
+/// An exporter's builder sending protobuf to `endpoint` through
+/// draftline's HTTP client, in one attempt within the flush timeout (a
+/// retry would outlast the flush bound).
+fn over_http<B: WithExportConfig + WithHttpConfig>(builder: B, endpoint: &str, settings: &ExportSettings) -> B {
+    builder
+        .with_http_client(client::CollectorClient::new(settings.flush_timeout))
+        .with_protocol(Protocol::HttpBinary)
+        .with_endpoint(endpoint)
+        .with_timeout(settings.flush_timeout)
+        .with_retry_policy(RetryPolicy::disabled())
 }
 
 /// The instance's resource: `service.name`, the listed attributes, and a
