@@ -175,29 +175,26 @@ impl Metrics {
     }
 
     /// Counts and times the call `line` tells, under the name `tool`.
-    pub(super) fn record(&self, tool: &str, line: &CallLine<'_>) {
+    pub(super) fn record(&self, tool: &'static str, line: &CallLine<'_>) {
         let code = line.code.unwrap_or("OK");
-        let by_tool = [KeyValue::new("tool", tool.to_owned())];
+        let by_tool = [KeyValue::new("tool", tool)];
         self.calls.add(
             1,
             &[
-                KeyValue::new("tool", tool.to_owned()),
+                KeyValue::new("tool", tool),
                 KeyValue::new("transport", line.transport),
                 KeyValue::new("code", code),
             ],
         );
         self.call_duration.record(
             line.duration.as_secs_f64(),
-            &[KeyValue::new("tool", tool.to_owned()), KeyValue::new("code", code)],
+            &[KeyValue::new("tool", tool), KeyValue::new("code", code)],
         );
         for (stage, spent) in line.recorded.stages.iter() {
             if !spent.is_zero() {
                 self.stage_duration.record(
                     spent.as_secs_f64(),
-                    &[
-                        KeyValue::new("tool", tool.to_owned()),
-                        KeyValue::new("stage", stage.as_str()),
-                    ],
+                    &[KeyValue::new("tool", tool), KeyValue::new("stage", stage.as_str())],
                 );
             }
         }
@@ -207,10 +204,9 @@ impl Metrics {
         match (code, line.status) {
             ("CONFLICT", 422) => self.key_conflicts.add(1, &by_tool),
             ("CONFLICT", _) => self.in_flight.add(1, &by_tool),
-            ("UNAUTHENTICATED" | "FORBIDDEN", _) => self.refusals.add(
-                1,
-                &[KeyValue::new("tool", tool.to_owned()), KeyValue::new("code", code)],
-            ),
+            ("UNAUTHENTICATED" | "FORBIDDEN", _) => self
+                .refusals
+                .add(1, &[KeyValue::new("tool", tool), KeyValue::new("code", code)]),
             ("INPUT_REQUIRED", _) => self.questions.add(1, &by_tool),
             _ => {}
         }

@@ -62,7 +62,7 @@ impl Exporter {
         &self,
         _recorder: &crate::edge::trace::CallRecorder,
         _identified_in: std::time::Duration,
-        _tool: &str,
+        _tool: &'static str,
         _line: &crate::pipeline::outcome::CallLine<'_>,
         _left: Option<std::time::Duration>,
     ) {

@@ -91,7 +91,7 @@ impl Exporter {
         &self,
         recorder: &CallRecorder,
         identified_in: Duration,
-        tool: &str,
+        tool: &'static str,
         line: &CallLine<'_>,
         left: Option<Duration>,
     ) {

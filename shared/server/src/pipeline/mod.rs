@@ -270,11 +270,10 @@ impl App {
         if let Some(exporter) = &self.exporter {
             // A span is named by a tool that exists: what an anonymous
             // caller asks for does not mint span names.
-            let tool = if self.registry.get(line.tool).is_some() {
-                line.tool
-            } else {
-                UNKNOWN_TOOL
-            };
+            let tool: &'static str = self
+                .registry
+                .get(line.tool)
+                .map_or(UNKNOWN_TOOL, |registered| registered.definition().name);
             // Never past what the platform still allows, less time to answer.
             let spent = identified_in + recorder.started().elapsed();
             let left = time_left.map(|left| left.saturating_sub(spent).saturating_sub(ANSWER_RESERVE));
