@@ -472,6 +472,7 @@ impl MemoryErp {
             Draft::Placed {
                 placement: Placement::Atomic { document, batch },
                 answer,
+                ..
             } => {
                 self.commit(batch)?;
                 answer(&document)
@@ -479,6 +480,7 @@ impl MemoryErp {
             Draft::Placed {
                 placement: Placement::External(external),
                 answer,
+                ..
             } => {
                 let created = match external.find().await? {
                     Some(created) => created,

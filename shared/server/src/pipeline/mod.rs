@@ -160,6 +160,8 @@ pub struct App {
     pages: Option<Arc<dyn Pages>>,
     /// Where each call's spans go (`OTEL_*`); `None`: nowhere.
     exporter: Option<crate::export::Exporter>,
+    /// Each tenant's policy, as last read (for `config.policy_cache`).
+    policies: crate::policy::PolicyCache,
 }
 
 impl std::fmt::Debug for App {
@@ -320,11 +322,16 @@ impl App {
                 return (served.result, key);
             }
             let authorized = authorized.load(Ordering::Relaxed);
-            let record = AuditRecord::new(
+            let mut record = AuditRecord::new(
                 &facts,
                 caller,
                 &outcome(&served.result, served.key.as_ref(), authorized),
             );
+            if let Err(err) = &served.result
+                && let Some(limit) = err.limit()
+            {
+                record = record.reaching(limit, false);
+            }
             let written = trace::stage(
                 Stage::Audit,
                 tokio::time::timeout(
