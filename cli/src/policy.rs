@@ -90,14 +90,10 @@ pub async fn set(
 /// with `--data` keeps the one a person set).
 pub async fn seed_demo(db: &Db, now: DateTime<Utc>) -> anyhow::Result<()> {
     let tenant = TenantId::parse(draftline_erp::demo::TENANT).map_err(anyhow::Error::msg)?;
-    let store = PolicyStore::new(db, &tenant);
-    if store.current().await.map_err(|e| anyhow::anyhow!("{e}"))?.is_some() {
-        return Ok(());
-    }
     let policy = draftline_erp::demo::agent_policy().map_err(|issues| anyhow::anyhow!("{}", describe(&issues)))?;
-    match store.set(&policy, "demo seed", now).await {
-        // Another instance seeded it at the same moment.
-        Ok(_) | Err(SetFailure::Moved { .. }) => Ok(()),
-        Err(SetFailure::Store(err)) => Err(anyhow::anyhow!("{err}")),
-    }
+    PolicyStore::new(db, &tenant)
+        .seed(&policy, "demo seed", now)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(())
 }

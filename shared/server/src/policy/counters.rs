@@ -271,13 +271,17 @@ impl Counting {
         let left = bound.max.saturating_sub(used).max(0);
         let message = match (&counter.whose, bound.unit.as_str()) {
             (Whose::Run(run), "drafts") => format!(
-                "Agent run '{run}' has reached its limit of {max} drafts (the tenant's policy, version {version}, \
-                 per_run.max_drafts): {used} drafts were created in this run, and this call would add 1. No draft \
-                 was created. Do not retry it in this run: stop drafting, tell the person you act for which drafts \
-                 this run created, and ask them to draft the rest or to raise the limit.",
-                max = facts.max,
+                "Agent run '{run}' has reached its limit of {max} (the tenant's policy, version {version}, \
+                 per_run.max_drafts): {used} created in this run, and this call would add 1. No draft was created. \
+                 Do not retry it in this run: stop drafting, tell the person you act for which drafts this run \
+                 created, and ask them to draft the rest or to raise the limit.",
+                max = drafts(bound.max),
                 version = self.version,
-                used = facts.used,
+                used = if used == 1 {
+                    "1 was".to_owned()
+                } else {
+                    format!("{used} were")
+                },
             ),
             (Whose::Run(run), currency) => format!(
                 "This draft's total of {this} {currency} would take agent run '{run}' past its limit of {max} \
@@ -305,6 +309,15 @@ impl Counting {
             ),
         };
         Some(Reached { facts, message })
+    }
+}
+
+/// `1 draft`, `10 drafts`.
+fn drafts(n: i64) -> String {
+    if n == 1 {
+        "1 draft".to_owned()
+    } else {
+        format!("{n} drafts")
     }
 }
 

@@ -186,6 +186,49 @@ impl<'a> PolicyStore<'a> {
         }
     }
 
+    /// Stores `policy` as version 1 unless the tenant has a policy: the
+    /// demo seed's write, which never replaces one a person set. Two
+    /// conditional puts (the version, then the policy in force), so
+    /// instances seeding at once cannot both win and nothing is overwritten.
+    /// Returns whether it was stored.
+    pub async fn seed(&self, policy: &Policy, by: &str, now: DateTime<Utc>) -> Result<bool, ToolError> {
+        let stored = StoredPolicy {
+            version: 1,
+            policy: Policy {
+                version: Some(1),
+                ..policy.clone()
+            },
+            updated_at: now.to_rfc3339_opts(SecondsFormat::Millis, true),
+            updated_by: by.to_owned(),
+        };
+        for (sk, kind) in [
+            (format!("V#{:010}", 1), "policy_version"),
+            (CURRENT_SK.to_owned(), "policy"),
+        ] {
+            let written = self
+                .db
+                .client()
+                .put_item()
+                .table_name(self.db.table())
+                .set_item(Some(stored.attributes(sk, kind, self.tenant)?))
+                .condition_expression("attribute_not_exists(pk)")
+                .send()
+                .await;
+            match written {
+                Ok(_) => {}
+                Err(err)
+                    if err
+                        .as_service_error()
+                        .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+                {
+                    return Ok(false);
+                }
+                Err(err) => return Err(store_error(err, "The policy was not seeded.")),
+            }
+        }
+        Ok(true)
+    }
+
     fn put_items(&self, stored: &StoredPolicy, based_on: u64) -> Result<Vec<TransactWriteItem>, ToolError> {
         let current = stored.attributes(CURRENT_SK.to_owned(), "policy", self.tenant)?;
         let condition = if based_on == 0 {
