@@ -1,7 +1,8 @@
-//! A tenant's limits for its agents (issue 18), on the built-in backend:
-//! the run and day counters ride in the draft's own transaction, so a race
+//! A tenant's limits for its agents (issue 18). On the built-in backend the
+//! run and day counters ride in the draft's own transaction, so a race
 //! cannot pass a limit, a refused call counts nothing, a replay never counts
-//! twice, and a policy costs no DynamoDB request of its own.
+//! twice, and a policy costs no DynamoDB request of its own. The
+//! counterparty rule holds on both backends.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +11,7 @@ use draftline_contract::clock::Clock;
 use futures::future::join_all;
 use serde_json::{Value, json};
 
-use crate::helpers::{Reply, TestApp, diff, spawn_app_drafting_freely};
+use crate::helpers::{Reply, TestApp, diff, on_both_backends, spawn_app_drafting_freely, spawn_app_drafting_freely_on};
 
 /// A policy of the demo tenant with `limits` (and no branch narrowing).
 fn policy(mode: &str, limits: Value) -> Value {
@@ -370,4 +371,62 @@ async fn a_fresh_draft_with_a_policy_in_force_makes_no_dynamodb_request_more_tha
     // The policy was in force: both drafts were counted.
     assert_eq!(with.number("T#demo#LIMIT#RUN#run-cost", "USE", "drafts").await, 2);
     assert_eq!(without.number("T#demo#LIMIT#RUN#run-cost", "USE", "drafts").await, 0);
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn a_vendor_outside_the_allow_list_is_refused_with_ask_a_person_and_a_branch_narrows_it(backend) {
+        let app = spawn_app_drafting_freely_on(backend).await;
+        let version = app
+            .set_policy(&json!({
+                "version": null, "mode": "enforce", "time_zone": "+07:00",
+                "limits": {"counterparties": {"rule": "allow_list", "vendors": ["V-00231", "V-00415"], "customers": null}},
+                "branches": [{"branch_id": "SBY-01", "limits": {
+                    "counterparties": {"rule": "allow_list", "vendors": ["V-00415"], "customers": null}}}]
+            }))
+            .await;
+        let before = app.documents("purchase_order").await;
+        let refused = draft(&app, Some("run-parties"), "parties-1", 1).await;
+        assert_eq!((refused.status, refused.error_code()), (403, "LIMIT_REACHED"), "{:?}", refused.body);
+        assert_eq!(refused.body["error"]["retryable"], false);
+        let limit = &refused.body["error"]["limit"];
+        assert_eq!(limit["name"], "counterparties.vendors");
+        assert_eq!(limit["appliesTo"], "vendor V-00231");
+        assert!(limit["max"].is_null() && limit["used"].is_null(), "{limit}");
+        assert_eq!(limit["policyVersion"], version);
+        let message = refused.message();
+        assert!(message.contains("ask a person to draft this one"), "{message}");
+        assert!(message.contains("No draft was created"), "{message}");
+        assert_eq!(app.documents("purchase_order").await, before, "nothing reached the ERP");
+        // Jakarta is held to the tenant's list only, which has V-00231.
+        let jakarta = app
+            .call(
+                "buyer-jkt",
+                "purchasing_create_po_draft",
+                &order("parties-jkt", 1),
+                &[("idempotency-key", "parties-jkt".to_owned())],
+            )
+            .await;
+        assert_eq!(jakarta.status, 201, "{:?}", jakarta.body);
+        let audit = app.audit_items().await.into_iter().find(|a| a.get("limit").is_some()).unwrap();
+        assert_eq!(audit["limit"], "counterparties.vendors");
+        assert_eq!(audit["limit_this_call"], "V-00231");
+    }
+}
+
+#[tokio::test]
+async fn a_vendor_outside_the_allow_list_in_observe_mode_is_drafted_and_audited() {
+    let app = spawn_app_drafting_freely().await;
+    app.set_policy(&policy(
+        "observe",
+        json!({"counterparties": {"rule": "allow_list", "vendors": ["V-00415"], "customers": null}}),
+    ))
+    .await;
+    let reply = draft(&app, Some("run-parties"), "parties-observe", 1).await;
+    assert_eq!(reply.status, 201, "{:?}", reply.body);
+    let audit = app.audit_items().await.pop().unwrap();
+    assert_eq!(audit["outcome"], "ok");
+    assert_eq!(audit["limit"], "counterparties.vendors");
+    assert_eq!(audit["limit_mode"], "observe");
+    assert_eq!(audit["would_have_been_refused"], "Bool(true)");
 }

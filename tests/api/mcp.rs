@@ -890,3 +890,26 @@ async fn a_limit_of_the_tenants_policy_is_limit_reached_on_both_revisions() {
     }
     assert_eq!(app.documents("purchase_order").await, before);
 }
+
+#[tokio::test]
+async fn a_vendor_outside_the_allow_list_is_refused_over_mcp_with_ask_a_person() {
+    let app = spawn_app().await;
+    app.set_policy(&json!({
+        "version": null, "mode": "enforce", "time_zone": "+07:00",
+        "limits": {"counterparties": {"rule": "allow_list", "vendors": ["V-00415"], "customers": null}},
+        "branches": null
+    }))
+    .await;
+    let arguments = json!({"name": "purchasing_create_po_draft", "arguments": po_input("not-listed")});
+    for answer in [
+        legacy(&app, "buyer-sby", "tools/call", arguments.clone()).await,
+        modern(&app, "buyer-sby", "tools/call", arguments.clone()).await,
+    ] {
+        let result = answer.result();
+        assert_eq!(result["isError"], true, "{result}");
+        assert_eq!(result["_meta"]["error"]["code"], "LIMIT_REACHED");
+        assert_eq!(result["_meta"]["error"]["limit"]["name"], "counterparties.vendors");
+        let message = result["content"][0]["text"].as_str().unwrap();
+        assert!(message.contains("ask a person to draft this one"), "{message}");
+    }
+}

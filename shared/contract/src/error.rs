@@ -129,7 +129,8 @@ pub struct ExistingDraft {
 /// The limit of a tenant's policy a call reached, as the error names it
 /// (`error.limit`): which limit, whose, how much is used, what this call
 /// would add, and when it resets. Amounts are decimal strings in `unit`;
-/// drafts are counted as whole numbers, also as strings.
+/// drafts are counted as whole numbers, also as strings. A counterparty
+/// rule counts nothing: its `max` and `used` are `None`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LimitFacts {
@@ -140,10 +141,10 @@ pub struct LimitFacts {
     pub unit: String,
     /// Whose use it counts (`agent run r-17`, `buyer-sby on 2026-11-29`).
     pub applies_to: String,
-    /// The most the limit allows.
-    pub max: String,
-    /// What is used of it so far.
-    pub used: String,
+    /// The most the limit allows (`None`: a rule, not an amount).
+    pub max: Option<String>,
+    /// What is used of it so far (`None`: a rule, not an amount).
+    pub used: Option<String>,
     /// What this call would have added.
     pub this_call: String,
     /// When it resets (RFC 3339, UTC); `None` for a run's limit, which
@@ -734,8 +735,8 @@ mod tests {
                 name: "per_run.max_drafts".into(),
                 unit: "drafts".into(),
                 applies_to: "agent run r-1".into(),
-                max: "10".into(),
-                used: "10".into(),
+                max: Some("10".into()),
+                used: Some("10".into()),
                 this_call: "1".into(),
                 resets_at: None,
                 policy_version: 1,

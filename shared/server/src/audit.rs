@@ -283,15 +283,17 @@ impl AuditRecord {
     pub fn reaching(mut self, limit: &draftline_contract::error::LimitFacts, observed: bool) -> Self {
         let s = |v: &str| AttributeValue::S(v.to_owned());
         for (name, value) in [
-            ("limit", limit.name.as_str()),
-            ("limit_unit", &limit.unit),
-            ("limit_applies_to", &limit.applies_to),
-            ("limit_max", &limit.max),
-            ("limit_used", &limit.used),
-            ("limit_this_call", &limit.this_call),
-            ("limit_mode", if observed { "observe" } else { "enforce" }),
+            ("limit", Some(limit.name.as_str())),
+            ("limit_unit", Some(&limit.unit)),
+            ("limit_applies_to", Some(&limit.applies_to)),
+            ("limit_max", limit.max.as_deref()),
+            ("limit_used", limit.used.as_deref()),
+            ("limit_this_call", Some(&limit.this_call)),
+            ("limit_mode", Some(if observed { "observe" } else { "enforce" })),
         ] {
-            self.item.insert(name.to_owned(), s(value));
+            if let Some(value) = value {
+                self.item.insert(name.to_owned(), s(value));
+            }
         }
         if observed {
             self.item

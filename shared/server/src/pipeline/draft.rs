@@ -158,6 +158,19 @@ impl App {
                 }
                 Err(err) => return fail(err, key_facts),
             };
+            // The counterparty rule, before anything is written (on either
+            // backend: before the ERP is asked, too). Observe mode goes on
+            // and the draft's audit item names the rule.
+            let mut observed: Option<Reached> = None;
+            if let (Some(applied), Draft::Placed { stakes, .. }) = (&applied, &prepared)
+                && let Some(refusal) = policy::counterparty::outside(applied, stakes)
+            {
+                if applied.mode == Mode::Enforce {
+                    return fail(refusal.error(), key_facts);
+                }
+                tracing::info!(request_id = call.request_id, limit = %refusal.facts.name, "a limit observed, not enforced");
+                observed = Some(refusal);
+            }
             let (created, batch, answer, stakes) = match prepared {
                 Draft::Placed {
                     placement: Placement::Atomic { document, batch },
@@ -215,8 +228,7 @@ impl App {
             });
             let observing = applied.as_ref().is_some_and(|a| a.mode == Mode::Observe);
             // A limit observe mode would have enforced: the draft is
-            // committed again, counted, its audit item naming the limit.
-            let mut observed: Option<Reached> = None;
+            // committed (again), counted, its audit item naming the limit.
             let (committed, created) = loop {
                 let Recorded {
                     now,
