@@ -430,3 +430,48 @@ async fn a_vendor_outside_the_allow_list_in_observe_mode_is_drafted_and_audited(
     assert_eq!(audit["limit_mode"], "observe");
     assert_eq!(audit["would_have_been_refused"], "Bool(true)");
 }
+
+#[tokio::test]
+async fn a_per_tool_rate_answers_429_with_retry_after_and_the_next_minute_passes() {
+    let app = spawn_app_drafting_freely().await;
+    app.set_policy(&policy(
+        "enforce",
+        json!({"per_tool_per_person": {"calls_per_minute": 2}}),
+    ))
+    .await;
+    for key in ["rate-1", "rate-2"] {
+        assert_eq!(draft(&app, None, key, 1).await.status, 201);
+    }
+    // The test's clock shows 09:00:30: the minute ends in 30 s.
+    app.clock.advance(chrono::Duration::seconds(30));
+    let limited = draft(&app, None, "rate-3", 1).await;
+    assert_eq!(
+        (limited.status, limited.error_code()),
+        (429, "LIMIT_REACHED"),
+        "{:?}",
+        limited.body
+    );
+    assert_eq!(limited.header("retry-after"), Some("30"));
+    assert_eq!(limited.body["error"]["retryable"], true);
+    assert_eq!(limited.body["error"]["retryAfterSeconds"], 30);
+    let limit = &limited.body["error"]["limit"];
+    assert_eq!(limit["name"], "per_tool_per_person.calls_per_minute");
+    assert_eq!(limit["appliesTo"], "buyer-sby calling purchasing_create_po_draft");
+    assert_eq!(limit["resetsAt"], "2026-11-29T09:01:00Z");
+    assert!(limited.message().contains("Wait 30 second(s)"), "{}", limited.message());
+    // A replay is not a call of the tool's work: it still answers.
+    assert_eq!(draft(&app, None, "rate-1", 1).await.status, 200);
+    // The next minute, the same call passes.
+    app.clock.advance(chrono::Duration::seconds(30));
+    let next = draft(&app, None, "rate-3", 1).await;
+    assert_eq!(next.status, 201, "{:?}", next.body);
+    assert_eq!(
+        app.number(
+            "T#demo#LIMIT#RATE#buyer-sby#purchasing_create_po_draft",
+            "MINUTE#29932380",
+            "calls"
+        )
+        .await,
+        2
+    );
+}

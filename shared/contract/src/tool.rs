@@ -249,7 +249,9 @@ pub enum Placement<D> {
     Atomic {
         /// The numbered document.
         document: D,
-        /// Its writes (at most 97: the transaction limit is 100).
+        /// Its writes (at most 94: the transaction limit is 100, and the key
+        /// record, a person's answer, the audit item and up to three limit
+        /// counters share it).
         batch: StoreBatch,
     },
     /// Created in the ERP under a lease, numbered by the ERP.

@@ -216,12 +216,12 @@ impl App {
             let Some(writes) = draftline_dynamo::items_of(batch) else {
                 return fail(ToolError::internal("a draft's batch is not for this table"), key_facts);
             };
-            // The run's and the day's counters ride in the same transaction.
+            // The run's, the day's and the rate's counters ride in the same transaction.
             let counting = applied.as_ref().and_then(|applied| {
                 Counting::of(
                     applied,
                     call.caller,
-                    call.agent.run_id.as_deref(),
+                    (name, call.agent.run_id.as_deref()),
                     &stakes,
                     self.clock.now(),
                 )
@@ -269,7 +269,10 @@ impl App {
                 )
                 .await;
                 if let Err(CommitFailure::OverLimit { index, stored }) = &committed {
-                    let Some(reached) = counting.as_ref().and_then(|c| c.reached(*index, stored.as_ref())) else {
+                    let Some(reached) = counting
+                        .as_ref()
+                        .and_then(|c| c.reached(*index, stored.as_ref(), self.clock.now()))
+                    else {
                         return fail(
                             ToolError::internal("a limit counter failed that was not sent"),
                             key_facts,

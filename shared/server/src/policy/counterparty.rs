@@ -38,5 +38,9 @@ pub fn outside(applied: &Applied, stakes: &Stakes) -> Option<Reached> {
          this one.",
         version = applied.version,
     );
-    Some(Reached { facts, message })
+    Some(Reached {
+        facts,
+        message,
+        retry_after_seconds: None,
+    })
 }

@@ -4,10 +4,13 @@
 //! - `pk = T#<tenant>#LIMIT#RUN#<run id>`, `sk = USE`: one agent run's drafts
 //!   and value per currency;
 //! - `pk = T#<tenant>#LIMIT#DAY#<user>`, `sk = <YYYY-MM-DD>` (the tenant's
-//!   day): what was drafted for one person that day.
+//!   day): what was drafted for one person that day;
+//! - `pk = T#<tenant>#LIMIT#RATE#<user>#<tool>`, `sk = MINUTE#<epoch minute>`:
+//!   one person's calls of one draft tool in one minute.
 //!
 //! Each is an `Update` that `ADD`s the draft (`drafts` 1, `v_<currency>` its
-//! total in hundredths) under the condition `used + this <= limit`, written
+//! total in hundredths; `calls` 1 for a rate) under the condition
+//! `used + this <= limit`, written
 //! `used <= limit - this` (DynamoDB conditions have no arithmetic). The
 //! condition is evaluated with the document's own write, so concurrent
 //! drafts cannot pass a limit together, a refused draft counts nothing (the
@@ -38,6 +41,12 @@ enum Whose {
     Run(String),
     /// One person on one day of the tenant's time zone.
     Day { user: String, day: String },
+    /// One person's calls of one tool in one minute (UTC), which ends at `ends`.
+    Rate {
+        tool: String,
+        user: String,
+        ends: DateTime<Utc>,
+    },
 }
 
 /// One limit a counter checks.
@@ -68,6 +77,8 @@ impl Bound {
 struct Counter {
     whose: Whose,
     key: HashMap<String, AttributeValue>,
+    /// What it adds: `drafts` and the value, or `calls`.
+    adds: Vec<(String, i64)>,
     bounds: Vec<Bound>,
     /// When its limits reset (`None`: a run's last as long as the run).
     resets_at: Option<DateTime<Utc>>,
@@ -79,8 +90,6 @@ struct Counter {
 pub struct Counting {
     counters: Vec<Counter>,
     version: u64,
-    /// The counted value: its attribute and hundredths.
-    value: Option<(String, i64)>,
 }
 
 /// The limit a draft reached, found from a cancelled transaction.
@@ -90,27 +99,30 @@ pub struct Reached {
     pub facts: LimitFacts,
     /// The model-readable message.
     pub message: String,
+    /// For a rate: when the next call may pass (the minute's end).
+    pub retry_after_seconds: Option<u64>,
 }
 
 impl Reached {
-    /// LIMIT_REACHED for an enforced limit: 403, not retryable as is.
+    /// LIMIT_REACHED for an enforced limit: 403 and not retryable as is
+    /// for a budget or a rule, 429 with `Retry-After` for a rate.
     pub fn error(&self) -> ToolError {
         ToolError::LimitReached {
             message: self.message.clone(),
             limit: Box::new(self.facts.clone()),
-            retry_after_seconds: None,
+            retry_after_seconds: self.retry_after_seconds,
         }
     }
 }
 
 impl Counting {
-    /// The counters a draft of `stakes` by `caller` (in agent run `run`, if
-    /// any) moves at `now` under `applied`; `None` when no run or day limit
-    /// applies to it.
+    /// The counters a draft of `stakes` by `caller` with `tool` (in agent
+    /// run `run`, if any) moves at `now` under `applied`; `None` when no
+    /// run, day or rate limit applies to it.
     pub fn of(
         applied: &Applied,
         caller: &Caller,
-        run: Option<&str>,
+        (tool, run): (&str, Option<&str>),
         stakes: &Stakes,
         now: DateTime<Utc>,
     ) -> Option<Self> {
@@ -119,6 +131,8 @@ impl Counting {
             .total
             .as_ref()
             .map(|total| (format!("v_{}", total.currency), total.hundredths));
+        let mut drafted = vec![("drafts".to_owned(), 1)];
+        drafted.extend(value.clone());
         let value_bound = |name: &'static str, limits: &[draftline_contract::policy::Amount]| {
             let total = stakes.total.as_ref()?;
             let limit = limits.iter().find(|l| l.currency == total.currency)?;
@@ -147,6 +161,7 @@ impl Counting {
                 counters.push(Counter {
                     whose: Whose::Run(run.to_owned()),
                     key: key(format!("T#{tenant}#LIMIT#RUN#{run}"), "USE".to_owned()),
+                    adds: drafted.clone(),
                     bounds,
                     resets_at: None,
                     expires_at: (now + Duration::days(RUN_COUNTER_DAYS)).timestamp(),
@@ -162,15 +177,40 @@ impl Counting {
                     day: day.clone(),
                 },
                 key: key(format!("T#{tenant}#LIMIT#DAY#{}", caller.user()), day),
+                adds: drafted,
                 bounds: vec![bound],
                 resets_at: Some(resets_at),
                 expires_at: (resets_at + Duration::days(2)).timestamp(),
             });
         }
+        if let Some(max) = applied.calls_per_minute {
+            let minute = now.timestamp().div_euclid(60);
+            let ends = DateTime::from_timestamp(minute.saturating_add(1).saturating_mul(60), 0).unwrap_or(now);
+            counters.push(Counter {
+                whose: Whose::Rate {
+                    tool: tool.to_owned(),
+                    user: caller.user().to_string(),
+                    ends,
+                },
+                key: key(
+                    format!("T#{tenant}#LIMIT#RATE#{}#{tool}", caller.user()),
+                    format!("MINUTE#{minute}"),
+                ),
+                adds: vec![("calls".to_owned(), 1)],
+                bounds: vec![Bound {
+                    name: "per_tool_per_person.calls_per_minute",
+                    attribute: "calls".to_owned(),
+                    unit: "calls".to_owned(),
+                    max: i64::from(max),
+                    this: 1,
+                }],
+                resets_at: Some(ends),
+                expires_at: (ends + Duration::minutes(2)).timestamp(),
+            });
+        }
         (!counters.is_empty()).then_some(Self {
             counters,
             version: applied.version,
-            value,
         })
     }
 
@@ -190,19 +230,22 @@ impl Counting {
         self.counters
             .iter()
             .map(|counter| {
-                let mut names = HashMap::from([("#drafts".to_owned(), "drafts".to_owned())]);
+                let mut names = HashMap::new();
                 let mut values = HashMap::from([
-                    (":one".to_owned(), AttributeValue::N("1".into())),
                     (":kind".to_owned(), AttributeValue::S("limit_use".into())),
                     (":expires".to_owned(), AttributeValue::N(counter.expires_at.to_string())),
                 ]);
-                let mut update = "ADD #drafts :one".to_owned();
-                if let Some((attribute, hundredths)) = &self.value {
-                    names.insert("#value".to_owned(), attribute.clone());
-                    values.insert(":value".to_owned(), AttributeValue::N(hundredths.to_string()));
-                    update.push_str(", #value :value");
-                }
-                update.push_str(" SET kind = :kind, expires_at = :expires");
+                let adds: Vec<String> = counter
+                    .adds
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (attribute, n))| {
+                        names.insert(format!("#a{i}"), attribute.clone());
+                        values.insert(format!(":a{i}"), AttributeValue::N(n.to_string()));
+                        format!("#a{i} :a{i}")
+                    })
+                    .collect();
+                let update = format!("ADD {} SET kind = :kind, expires_at = :expires", adds.join(", "));
                 let mut conditions = Vec::new();
                 if enforced {
                     for (i, bound) in counter.bounds.iter().enumerate() {
@@ -236,8 +279,14 @@ impl Counting {
     }
 
     /// The limit counter `index` (of [`Self::items`]) reached, stored as
-    /// `old` when the transaction was cancelled (`None`: not counted yet).
-    pub fn reached(&self, index: usize, old: Option<&HashMap<String, AttributeValue>>) -> Option<Reached> {
+    /// `old` when the transaction was cancelled at `now` (`None`: not
+    /// counted yet).
+    pub fn reached(
+        &self,
+        index: usize,
+        old: Option<&HashMap<String, AttributeValue>>,
+        now: DateTime<Utc>,
+    ) -> Option<Reached> {
         let counter = self.counters.get(index)?;
         let used = |bound: &Bound| -> i64 {
             old.and_then(|item| item.get(&bound.attribute))
@@ -254,6 +303,7 @@ impl Counting {
         let applies_to = match &counter.whose {
             Whose::Run(run) => format!("agent run {run}"),
             Whose::Day { user, day } => format!("{user} on {day}"),
+            Whose::Rate { tool, user, .. } => format!("{user} calling {tool}"),
         };
         let resets_at = counter
             .resets_at
@@ -269,7 +319,21 @@ impl Counting {
             policy_version: self.version,
         };
         let left = bound.max.saturating_sub(used).max(0);
+        let mut retry_after_seconds = None;
         let message = match (&counter.whose, bound.unit.as_str()) {
+            (Whose::Rate { tool, ends, .. }, _) => {
+                let wait = ends.signed_duration_since(now).num_seconds().clamp(1, 60);
+                let wait = u64::try_from(wait).unwrap_or(1);
+                retry_after_seconds = Some(wait);
+                format!(
+                    "You have called {tool} {max} times this minute, the most the tenant's policy (version \
+                     {version}, per_tool_per_person.calls_per_minute) allows one person. No draft was created. Wait \
+                     {wait} second(s), then retry this same call unchanged; if you are looping, stop and tell the \
+                     person you act for what you were trying to do.",
+                    max = bound.max,
+                    version = self.version,
+                )
+            }
             (Whose::Run(run), "drafts") => format!(
                 "Agent run '{run}' has reached its limit of {max} (the tenant's policy, version {version}, \
                  per_run.max_drafts): {used} created in this run, and this call would add 1. No draft was created. \
@@ -308,7 +372,11 @@ impl Counting {
                 resets = resets_at.as_deref().unwrap_or("midnight"),
             ),
         };
-        Some(Reached { facts, message })
+        Some(Reached {
+            facts,
+            message,
+            retry_after_seconds,
+        })
     }
 }
 
