@@ -475,3 +475,17 @@ async fn a_per_tool_rate_answers_429_with_retry_after_and_the_next_minute_passes
         2
     );
 }
+
+#[tokio::test]
+async fn the_policys_near_duplicate_window_wins_over_the_deployments() {
+    // The deployment asks about near-duplicates of the last 24 hours ...
+    let app = crate::helpers::spawn_app().await;
+    assert_eq!(draft(&app, None, "window-1", 1).await.status, 201);
+    assert_eq!(draft(&app, None, "window-2", 1).await.error_code(), "INPUT_REQUIRED");
+    // ... the tenant's policy says never (0), and applies once the instance reads it.
+    app.set_policy(&policy("enforce", json!({"near_duplicate_hours": 0})))
+        .await;
+    app.clock.advance(chrono::Duration::seconds(31));
+    let again = draft(&app, None, "window-2", 1).await;
+    assert_eq!(again.status, 201, "{:?}", again.body);
+}

@@ -158,8 +158,8 @@ impl<'a> PolicyStore<'a> {
             updated_by: by.to_owned(),
         };
         let items = self.put_items(&stored, stored_now).map_err(SetFailure::Store)?;
-        let token = format!("policy-{}-{next}-{}", self.tenant, ulid::Ulid::new());
-        let token: String = token.chars().rev().take(36).collect();
+        // A token of its own per set (26 characters, within the 36 allowed).
+        let token = ulid::Ulid::new().to_string();
         match transact(self.db, items, &token, "The policy was not changed.").await {
             Ok(()) => Ok(stored),
             Err(TransactFailure::Cancelled(reasons))
