@@ -8,6 +8,7 @@ use std::time::Duration;
 use http::StatusCode;
 
 use super::external::{Generation, external_key};
+use super::limits::Held;
 use super::outcome::outcome;
 use super::{App, DRAFT_ATTEMPTS, Entry, Served, Success, Transport};
 use crate::audit::{Answered, AuditRecord, CallFacts, KeyFacts};
@@ -17,7 +18,7 @@ use crate::edge::trace::{self, Stage};
 use crate::idempotency::{
     CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, NextAction, StoredResponse,
 };
-use crate::policy::{self, Counting, Reached, StoredPolicy};
+use crate::policy::{self, Reached, StoredPolicy};
 use draftline_contract::canonical;
 use draftline_contract::error::ToolError;
 use draftline_contract::policy::{Applied, Mode};
@@ -216,75 +217,22 @@ impl App {
             let Some(writes) = draftline_dynamo::items_of(batch) else {
                 return fail(ToolError::internal("a draft's batch is not for this table"), key_facts);
             };
-            // The run's, the day's and the rate's counters ride in the same transaction.
-            let counting = applied.as_ref().and_then(|applied| {
-                Counting::of(
-                    applied,
-                    call.caller,
-                    (name, call.agent.run_id.as_deref()),
-                    &stakes,
-                    self.clock.now(),
-                )
-            });
-            let observing = applied.as_ref().is_some_and(|a| a.mode == Mode::Observe);
-            // A limit observe mode would have enforced: the draft is
-            // committed (again), counted, its audit item naming the limit.
-            let (committed, created) = loop {
-                let Recorded {
-                    now,
-                    result: created,
-                    record,
-                    audit,
-                } = self.record_created(&call, facts, name, &key_facts, &owner, output.clone(), document.clone());
-                let audit = match (&observed, &applied) {
-                    (Some(reached), _) => audit.reaching(&reached.facts, true),
-                    (None, Some(applied)) => audit.under_policy(applied.version),
-                    (None, None) => audit,
-                };
-                // The key record first, then the consumption of the person's
-                // answer (if any), the document's writes, the audit item and
-                // the limit counters.
-                let items = store.put_record(key, &record, now).and_then(|record| {
-                    let mut items = Vec::with_capacity(writes.len() + 5);
-                    items.push(record);
-                    if let Some(consumption) = consumption {
-                        items.push(consumption.put(&self.db, call.caller, call.request_id)?);
-                    }
-                    items.extend(writes.iter().cloned());
-                    items.push(audit.put(&self.db)?);
-                    let first_counter = items.len();
-                    if let Some(counting) = &counting {
-                        items.extend(counting.items(&self.db, observed.is_none())?);
-                    }
-                    Ok((items, first_counter))
-                });
-                let (items, first_counter) = match items {
-                    Ok(items) => items,
-                    Err(err) => return fail(err, key_facts),
-                };
-                let counters = first_counter..items.len();
-                let committed = trace::stage(
-                    Stage::Idempotency,
-                    store.commit_counted(key, items, audit.id(), consumption.map(|_| 1), counters),
-                )
+            let held = Held {
+                call: &call,
+                facts,
+                name,
+                key_facts: &key_facts,
+                owner: &owner,
+                store: &store,
+                key,
+                consumption,
+            };
+            let committed = self
+                .commit_held(&held, (output, document), writes, (applied.as_ref(), &stakes), observed)
                 .await;
-                if let Err(CommitFailure::OverLimit { index, stored }) = &committed {
-                    let Some(reached) = counting
-                        .as_ref()
-                        .and_then(|c| c.reached(*index, stored.as_ref(), self.clock.now()))
-                    else {
-                        return fail(
-                            ToolError::internal("a limit counter failed that was not sent"),
-                            key_facts,
-                        );
-                    };
-                    if observing && observed.is_none() {
-                        observed = Some(reached);
-                        continue;
-                    }
-                    return fail(reached.error(), key_facts);
-                }
-                break (committed, created);
+            let (committed, created) = match committed {
+                Ok(committed) => committed,
+                Err(err) => return fail(err, key_facts),
             };
             match committed {
                 Ok(()) => {

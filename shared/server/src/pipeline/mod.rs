@@ -21,12 +21,15 @@
 //! - [`draft`]: the idempotent draft path; the atomic draft, written in
 //!   one transaction with its key record and audit item;
 //! - [`external`]: the draft of a document in the ERP, under a lease;
+//! - [`limits`]: the atomic draft's transaction when a tenant's policy
+//!   holds it (its counters ride in it);
 //! - [`outcome`]: the outcome of a call, named once, for the audit item and
 //!   the log line.
 
 mod app;
 mod draft;
 mod external;
+mod limits;
 pub(crate) mod outcome;
 
 use std::sync::Arc;
