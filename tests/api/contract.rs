@@ -279,3 +279,12 @@ async fn the_limit_reached_envelope_is_frozen() {
     let case = envelope(reply.status, &reply.headers, reply.body, &app);
     settings().bind(|| insta::assert_json_snapshot!("error__limit_reached", case));
 }
+
+/// The published JSON Schema of a tenant's policy (`draftline policy
+/// schema`): what the people and tools that write policies depend on.
+#[test]
+fn the_policy_schema_is_frozen() {
+    let schema = draftline_contract::policy::schema();
+    assert!(draftline_contract::schema::strict_violations(&schema).is_empty());
+    settings().bind(|| insta::assert_json_snapshot!("policy__schema", schema));
+}
