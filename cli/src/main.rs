@@ -182,7 +182,8 @@ async fn policy(action: PolicyAction) -> anyhow::Result<()> {
             let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
             let stored = policy::set(&db, &tenant, &bytes, &by, chrono::Utc::now()).await?;
             println!(
-                "tenant {tenant}: policy version {} in force; warm functions apply it within {} s",
+                "tenant {tenant}: policy version {} in force; warm functions apply it within \
+                 DRAFTLINE_POLICY_CACHE_SECONDS (default {} s)",
                 stored.version,
                 draftline_server::config::DEFAULT_POLICY_CACHE.as_secs()
             );
