@@ -6,6 +6,7 @@
 //! - [`start_local`]: the embedded DynamoDB engine (or another endpoint), the
 //!   table from `infra/`, the demo data, and every function on one loopback port.
 //! - [`demo_token`] / [`token_for`]: HS256 tokens with the local defaults.
+//! - [`policy`]: `draftline policy show|set|schema`, and the demo's policy seed.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,8 @@ use draftline_server::config::{Config, LOCAL_DEV_SECRET, LOCAL_ISSUER};
 use draftline_server::runtime::local;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
+
+pub mod policy;
 
 /// Which ERP the local server's tools use.
 #[derive(Clone, Debug, Default)]
@@ -271,6 +274,9 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
         draftline_review::demo::seed_trail(&db, backend.erp().as_ref())
             .await
             .context("seeding the demo drafts' audit trail")?;
+        policy::seed_demo(&db, clock.now())
+            .await
+            .context("seeding the demo tenant's agent policy")?;
     }
     let app = Arc::new(App::with_parts(backend.catalogue(), config, db, clock).with_pages(Arc::new(pages)));
     // The trytond it started links its agent drafts to this server's run pages.

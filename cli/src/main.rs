@@ -1,4 +1,5 @@
-//! The `draftline` command: `serve`, `token`, `table create|seed`.
+//! The `draftline` command: `serve`, `token`, `table create|seed`,
+//! `policy show|set|schema`.
 
 use std::path::PathBuf;
 
@@ -6,7 +7,6 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use draftline_cli::{LocalErp, LocalOptions, TokenSpec, demo_spec, start_local, token_for};
 use draftline_dynamo::Db;
-use draftline_server::config::Config;
 
 /// draftline: a safe tool surface between an ERP and AI agents.
 #[derive(Parser)]
@@ -66,6 +66,35 @@ enum Command {
         #[command(subcommand)]
         action: TableAction,
     },
+    /// A tenant's limits for its agents, in the table at DRAFTLINE_DYNAMODB_ENDPOINT (or AWS).
+    Policy {
+        #[command(subcommand)]
+        action: PolicyAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum PolicyAction {
+    /// Print the tenant's policy in force (with its version), as `set` takes it.
+    Show {
+        /// The tenant.
+        #[arg(long, default_value = "demo")]
+        tenant: String,
+    },
+    /// Store FILE as the tenant's next policy version; an invalid file is refused with the JSON path of
+    /// each problem, and nothing is changed.
+    Set {
+        /// The policy document (JSON; `draftline policy schema` prints its schema).
+        file: PathBuf,
+        /// The tenant.
+        #[arg(long, default_value = "demo")]
+        tenant: String,
+        /// Who sets it (kept with the version).
+        #[arg(long, env = "USER", default_value = "operator")]
+        by: String,
+    },
+    /// Print the policy document's JSON Schema.
+    Schema,
 }
 
 /// `serve --erp`.
@@ -125,7 +154,50 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Table { action } => table(action).await,
+        Command::Policy { action } => policy(action).await,
     }
+}
+
+async fn policy(action: PolicyAction) -> anyhow::Result<()> {
+    use draftline_cli::policy;
+    use draftline_contract::identity::TenantId;
+    if let PolicyAction::Schema = action {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&draftline_contract::policy::schema())?
+        );
+        return Ok(());
+    }
+    let db = table_db().await;
+    match action {
+        PolicyAction::Show { tenant } => {
+            let tenant = TenantId::parse(&tenant).map_err(anyhow::Error::msg)?;
+            match policy::show(&db, &tenant).await? {
+                Some(text) => println!("{text}"),
+                None => anyhow::bail!("tenant {tenant} has no policy: no limits apply to its agents"),
+            }
+        }
+        PolicyAction::Set { file, tenant, by } => {
+            let tenant = TenantId::parse(&tenant).map_err(anyhow::Error::msg)?;
+            let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            let stored = policy::set(&db, &tenant, &bytes, &by, chrono::Utc::now()).await?;
+            println!(
+                "tenant {tenant}: policy version {} in force; warm functions apply it within \
+                 DRAFTLINE_POLICY_CACHE_SECONDS (default {} s)",
+                stored.version,
+                draftline_server::config::DEFAULT_POLICY_CACHE.as_secs()
+            );
+        }
+        PolicyAction::Schema => {}
+    }
+    Ok(())
+}
+
+/// The table the `table` and `policy` commands work on.
+async fn table_db() -> Db {
+    let table = std::env::var("DRAFTLINE_TABLE").unwrap_or_else(|_| "draftline".to_owned());
+    let endpoint = std::env::var("DRAFTLINE_DYNAMODB_ENDPOINT").ok();
+    Db::connect(&table, endpoint.as_deref()).await
 }
 
 async fn serve(
@@ -209,12 +281,7 @@ async fn serve(
 }
 
 async fn table(action: TableAction) -> anyhow::Result<()> {
-    let table = std::env::var("DRAFTLINE_TABLE").unwrap_or_else(|_| "draftline".to_owned());
-    let endpoint = std::env::var("DRAFTLINE_DYNAMODB_ENDPOINT").ok();
-    let mut config = Config::local(String::new(), String::new());
-    config.table = table;
-    config.dynamodb_endpoint = endpoint;
-    let db = Db::connect(&config.table, config.dynamodb_endpoint.as_deref()).await;
+    let db = table_db().await;
     match action {
         TableAction::Create => {
             let created = draftline_infra::create_table(db.client(), db.table()).await?;
@@ -224,6 +291,7 @@ async fn table(action: TableAction) -> anyhow::Result<()> {
             let seeded = draftline_erp_builtin::seed::seed_demo(&db)
                 .await
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
+            draftline_cli::policy::seed_demo(&db, chrono::Utc::now()).await?;
             println!("table {}: {seeded:?}", db.table());
         }
     }

@@ -134,3 +134,59 @@ fn serve_says_where_it_listens_and_how_to_get_a_token() {
         "{lines:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policy_set_refuses_an_invalid_file_with_each_path_and_a_valid_one_becomes_the_next_version() {
+    let engine = EmbeddedDynamo::start(None).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        draftline()
+            .args(args)
+            .env("DRAFTLINE_DYNAMODB_ENDPOINT", engine.endpoint())
+            .env("DRAFTLINE_TABLE", "cli-policy")
+            .output()
+            .unwrap()
+    };
+    let created = tokio::task::block_in_place(|| run(&["table", "create"]));
+    assert!(created.status.success());
+    let no_policy = tokio::task::block_in_place(|| run(&["policy", "show"]));
+    assert!(
+        !no_policy.status.success(),
+        "a tenant without a policy has none to show"
+    );
+
+    let invalid = dir.path().join("invalid.json");
+    std::fs::write(
+        &invalid,
+        r#"{"version": null, "mode": "loud", "time_zone": "+07:00", "limits": {"per_run": {"max_drafts": 5, "max_value": [{"currency": "IDR", "amount": 1}]}}, "extra": true}"#,
+    )
+    .unwrap();
+    let refused = tokio::task::block_in_place(|| run(&["policy", "set", invalid.to_str().unwrap()]));
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    for path in ["mode:", "limits.per_run.max_value[0].amount:", "extra:"] {
+        assert!(stderr.contains(path), "{path} in {stderr}");
+    }
+    assert!(stderr.contains("nothing was changed"), "{stderr}");
+    let still_none = tokio::task::block_in_place(|| run(&["policy", "show"]));
+    assert!(!still_none.status.success(), "the refused file changed nothing");
+
+    let valid = dir.path().join("valid.json");
+    std::fs::write(
+        &valid,
+        r#"{"version": null, "mode": "observe", "time_zone": "+07:00", "limits": {"per_run": {"max_drafts": 5, "max_value": null}}, "branches": null}"#,
+    )
+    .unwrap();
+    let set = tokio::task::block_in_place(|| run(&["policy", "set", valid.to_str().unwrap()]));
+    assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+    assert!(String::from_utf8_lossy(&set.stdout).contains("policy version 1 in force"));
+    let shown = tokio::task::block_in_place(|| run(&["policy", "show"]));
+    let shown: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(shown["version"], 1);
+    assert_eq!(shown["mode"], "observe");
+    let again = tokio::task::block_in_place(|| run(&["policy", "set", valid.to_str().unwrap()]));
+    assert!(String::from_utf8_lossy(&again.stdout).contains("policy version 2 in force"));
+    let schema = tokio::task::block_in_place(|| run(&["policy", "schema"]));
+    let schema: serde_json::Value = serde_json::from_slice(&schema.stdout).unwrap();
+    assert_eq!(schema["additionalProperties"], false);
+}

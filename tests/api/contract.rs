@@ -237,3 +237,54 @@ async fn one_error_envelope_per_code_is_frozen() {
         settings().bind(|| insta::assert_json_snapshot!(format!("error__{name}"), case));
     }
 }
+
+/// LIMIT_REACHED, added with the tenant's policy (issue 18): a new code,
+/// so a new snapshot beside the others, none of which changed.
+#[tokio::test]
+async fn the_limit_reached_envelope_is_frozen() {
+    let app = spawn_app().await;
+    let version = app
+        .set_policy(&json!({
+            "version": null, "mode": "enforce", "time_zone": "+07:00",
+            "limits": {"per_run": {"max_drafts": 1, "max_value": null}},
+            "branches": null
+        }))
+        .await;
+    assert_eq!(version, 2, "the demo seeds version 1");
+    let headers = |key: &str| {
+        [
+            ("idempotency-key", key.to_owned()),
+            ("x-agent-run-id", "run-17".to_owned()),
+        ]
+    };
+    let first = app
+        .call(
+            "buyer-sby",
+            "purchasing_create_po_draft",
+            &po_input("contract-limit-a"),
+            &headers("contract-5"),
+        )
+        .await;
+    assert_eq!(first.status, 201, "{:?}", first.body);
+    let mut other = po_input("contract-limit-b");
+    other["lines"] = json!([{"item_code": "BRG-0042", "qty": 2, "uom": "BOX"}]);
+    let reply = app
+        .call(
+            "buyer-sby",
+            "purchasing_create_po_draft",
+            &other,
+            &headers("contract-6"),
+        )
+        .await;
+    let case = envelope(reply.status, &reply.headers, reply.body, &app);
+    settings().bind(|| insta::assert_json_snapshot!("error__limit_reached", case));
+}
+
+/// The published JSON Schema of a tenant's policy (`draftline policy
+/// schema`): what the people and tools that write policies depend on.
+#[test]
+fn the_policy_schema_is_frozen() {
+    let schema = draftline_contract::policy::schema();
+    assert!(draftline_contract::schema::strict_violations(&schema).is_empty());
+    settings().bind(|| insta::assert_json_snapshot!("policy__schema", schema));
+}

@@ -120,31 +120,33 @@ on_both_backends! {
         );
         let fresh = diff(&before, &app.round_trips());
         match backend {
-            // Key lookup, then the vendor Query, the items BatchGetItem and
-            // the branch's open drafts of that vendor (one Query; the
-            // near-duplicate check), issued together, then the number (one
-            // atomic UpdateItem, so drafts of one branch never contend),
-            // then ONE transaction holding key record + PO + open-draft
-            // record + review-queue entry + audit item.
+            // Key lookup (with the tenant's policy, in one BatchGetItem:
+            // the instance has not read it yet), then the vendor Query, the
+            // items BatchGetItem and the branch's open drafts of that vendor
+            // (one Query; the near-duplicate check), issued together, then
+            // the number (one atomic UpdateItem, so drafts of one branch
+            // never contend), then ONE transaction holding key record + PO
+            // + open-draft record + review-queue entry + audit item + the
+            // policy's run and day counters.
             Backend::Builtin => assert_eq!(
                 fresh,
                 [
-                    ("BatchGetItem".into(), 1),
-                    ("GetItem".into(), 1),
+                    ("BatchGetItem".into(), 2),
                     ("Query".into(), 2),
                     ("TransactWriteItems".into(), 1),
                     ("UpdateItem".into(), 1)
                 ]
                 .into()
             ),
-            // Key lookup, the claim of the key with a lease (a conditional
-            // PutItem), then the completion under the fencing condition (ONE
-            // transaction: the stored response and the audit item). The
-            // reads and the draft itself go to Tryton.
+            // Key lookup (with the tenant's policy, one BatchGetItem), the
+            // claim of the key with a lease (a conditional PutItem), then
+            // the completion under the fencing condition (ONE transaction:
+            // the stored response and the audit item). The reads and the
+            // draft itself go to Tryton.
             Backend::Tryton => assert_eq!(
                 fresh,
                 [
-                    ("GetItem".into(), 1),
+                    ("BatchGetItem".into(), 1),
                     ("PutItem".into(), 1),
                     ("TransactWriteItems".into(), 1)
                 ]

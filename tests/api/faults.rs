@@ -311,14 +311,16 @@ async fn an_engine_that_is_down_is_503_retryable_and_nothing_is_written() {
 async fn throttling_is_retried_a_bounded_number_of_times_then_answered_503_with_retry_after() {
     let faulty = spawn_faulty_app(None).await;
     let app = &faulty.app;
-    // Two throttled answers: the SDK's retries get through.
-    faulty.proxy.fail("GetItem", Fault::Throttle, 2);
-    let before = faulty.proxy.seen("GetItem");
+    // Two throttled answers: the SDK's retries get through. (The first
+    // draft of an instance looks its key up with the tenant's policy, in
+    // one BatchGetItem; the items are the draft's other one.)
+    faulty.proxy.fail("BatchGetItem", Fault::Throttle, 2);
+    let before = faulty.proxy.seen("BatchGetItem");
     let ok = app
         .create_po_draft("buyer-sby", "throttled-1", &po_input("throttled-1"))
         .await;
     assert_eq!(ok.status, 201, "{:?}", ok.body);
-    assert_eq!(faulty.proxy.seen("GetItem") - before, 3);
+    assert_eq!(faulty.proxy.seen("BatchGetItem") - before, 3 + 1);
 
     // Throttled for good: three attempts, then a 503 the caller can act on.
     faulty.proxy.fail("GetItem", Fault::Throttle, 10);
@@ -338,7 +340,8 @@ async fn throttling_is_retried_a_bounded_number_of_times_then_answered_503_with_
 async fn an_upstream_html_500_is_503_dependency_unavailable_not_our_bug() {
     let faulty = spawn_faulty_app(None).await;
     let app = &faulty.app;
-    faulty.proxy.fail("GetItem", Fault::Html500, 3);
+    // The first draft of an instance looks its key up with the tenant's policy (one BatchGetItem).
+    faulty.proxy.fail("BatchGetItem", Fault::Html500, 3);
     let lookup = app.create_po_draft("buyer-sby", "html-1", &po_input("html-1")).await;
     assert_eq!(lookup.status, 503, "{:?}", lookup.body);
     assert!(

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{TimeZone, Utc};
 use draftline_cli::{LocalErp, LocalOptions, LocalServer, demo_spec, start_local, token_for};
-use draftline_contract::clock::ManualClock;
+use draftline_contract::clock::{Clock, ManualClock};
 use draftline_dynamo::Db;
 use serde_json::{Value, json};
 
@@ -413,6 +413,41 @@ impl TestApp {
             )
             .await;
         assert_eq!(reply.status, 401);
+    }
+
+    /// Sets the demo tenant's policy to `policy` (what `draftline policy
+    /// set` does), returning its version.
+    pub async fn set_policy(&self, policy: &Value) -> u64 {
+        let tenant = draftline_contract::identity::TenantId::parse("demo").unwrap();
+        let bytes = serde_json::to_vec(policy).unwrap();
+        draftline_cli::policy::set(&self.inspect, &tenant, &bytes, "api-tests", self.clock.now())
+            .await
+            .unwrap_or_else(|e| panic!("the policy is set: {e}"))
+            .version
+    }
+
+    /// One item of the table by key, as stored.
+    pub async fn item(&self, pk: &str, sk: &str) -> Option<std::collections::HashMap<String, AttributeValue>> {
+        self.inspect
+            .client()
+            .get_item()
+            .table_name(self.inspect.table())
+            .key("pk", AttributeValue::S(pk.to_owned()))
+            .key("sk", AttributeValue::S(sk.to_owned()))
+            .consistent_read(true)
+            .send()
+            .await
+            .unwrap()
+            .item()
+            .cloned()
+    }
+
+    /// A number attribute of one item (0 when the item or attribute is absent).
+    pub async fn number(&self, pk: &str, sk: &str, attribute: &str) -> i64 {
+        self.item(pk, sk)
+            .await
+            .and_then(|item| item.get(attribute).and_then(|v| v.as_n().ok()).cloned())
+            .map_or(0, |n| n.parse().unwrap())
     }
 
     /// Round trips of the app's own client so far, by operation.

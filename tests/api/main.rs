@@ -22,6 +22,7 @@ mod input_required;
 mod isolation;
 mod jwks;
 mod lambda;
+mod limits;
 mod listing;
 mod mcp;
 mod observability;

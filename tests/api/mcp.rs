@@ -855,3 +855,61 @@ async fn a_client_that_cannot_take_json_is_refused() {
     headers.push(("content-type", "text/plain".into()));
     assert_eq!(post(&app, &headers, body).await.status, 415);
 }
+
+#[tokio::test]
+async fn a_limit_of_the_tenants_policy_is_limit_reached_on_both_revisions() {
+    let app = spawn_app().await;
+    // A day budget of 1.00 IDR: no purchase order fits.
+    app.set_policy(&json!({
+        "version": null, "mode": "enforce", "time_zone": "+07:00",
+        "limits": {"per_person_per_day": {"max_value": [{"currency": "IDR", "amount": "1.00"}]}},
+        "branches": null
+    }))
+    .await;
+    let before = app.documents("purchase_order").await;
+    let arguments = json!({"name": "purchasing_create_po_draft", "arguments": po_input("over-budget")});
+    for answer in [
+        legacy(&app, "buyer-sby", "tools/call", arguments.clone()).await,
+        modern(&app, "buyer-sby", "tools/call", arguments.clone()).await,
+    ] {
+        assert_eq!(
+            answer.status, 200,
+            "a refusal is a result, not an HTTP error: {}",
+            answer.text
+        );
+        let result = answer.result();
+        assert_eq!(result["isError"], true, "{result}");
+        let error = &result["_meta"]["error"];
+        assert_eq!(error["code"], "LIMIT_REACHED");
+        assert_eq!(error["retryable"], false);
+        assert_eq!(error["limit"]["name"], "per_person_per_day.max_value");
+        assert_eq!(error["limit"]["thisCall"], "3307500.00");
+        let message = result["content"][0]["text"].as_str().unwrap();
+        assert!(message.contains("No draft was created"), "{message}");
+        assert!(message.contains("ask a person to draft this one"), "{message}");
+    }
+    assert_eq!(app.documents("purchase_order").await, before);
+}
+
+#[tokio::test]
+async fn a_vendor_outside_the_allow_list_is_refused_over_mcp_with_ask_a_person() {
+    let app = spawn_app().await;
+    app.set_policy(&json!({
+        "version": null, "mode": "enforce", "time_zone": "+07:00",
+        "limits": {"counterparties": {"rule": "allow_list", "vendors": ["V-00415"], "customers": null}},
+        "branches": null
+    }))
+    .await;
+    let arguments = json!({"name": "purchasing_create_po_draft", "arguments": po_input("not-listed")});
+    for answer in [
+        legacy(&app, "buyer-sby", "tools/call", arguments.clone()).await,
+        modern(&app, "buyer-sby", "tools/call", arguments.clone()).await,
+    ] {
+        let result = answer.result();
+        assert_eq!(result["isError"], true, "{result}");
+        assert_eq!(result["_meta"]["error"]["code"], "LIMIT_REACHED");
+        assert_eq!(result["_meta"]["error"]["limit"]["name"], "counterparties.vendors");
+        let message = result["content"][0]["text"].as_str().unwrap();
+        assert!(message.contains("ask a person to draft this one"), "{message}");
+    }
+}

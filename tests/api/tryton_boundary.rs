@@ -186,13 +186,14 @@ async fn tryton_requests_and_dynamodb_round_trips_per_call() {
     );
     let fresh_cold = app.erp_requests() - erp;
     let fresh_trips = diff(&db, &app.round_trips());
-    // Key lookup, the claim of the key with a lease (a conditional PutItem),
-    // then the completion under the fencing condition (ONE transaction: the
-    // stored response and the audit item).
+    // Key lookup (with the tenant's policy, in one BatchGetItem: the
+    // instance has not read it yet), the claim of the key with a lease (a
+    // conditional PutItem), then the completion under the fencing condition
+    // (ONE transaction: the stored response and the audit item).
     assert_eq!(
         fresh_trips,
         [
-            ("GetItem".into(), 1),
+            ("BatchGetItem".into(), 1),
             ("PutItem".into(), 1),
             ("TransactWriteItems".into(), 1)
         ]

@@ -28,6 +28,9 @@ pub enum ErrorCode {
     Declined,
     /// The caller is over its budget.
     RateLimited,
+    /// A limit of the tenant's policy (a run's or a day's budget, a
+    /// counterparty rule, a per-tool rate).
+    LimitReached,
     /// DynamoDB (or another dependency) throttled, timed out or is down.
     DependencyUnavailable,
     /// A bug.
@@ -46,6 +49,7 @@ impl ErrorCode {
             Self::InputRequired => "INPUT_REQUIRED",
             Self::Declined => "DECLINED",
             Self::RateLimited => "RATE_LIMITED",
+            Self::LimitReached => "LIMIT_REACHED",
             Self::DependencyUnavailable => "DEPENDENCY_UNAVAILABLE",
             Self::InternalError => "INTERNAL_ERROR",
         }
@@ -120,6 +124,34 @@ pub struct ExistingDraft {
     pub created_at: String,
     /// What it drafts, in words (`10 BOX of BRG-0042 from V-00231`).
     pub summary: String,
+}
+
+/// The limit of a tenant's policy a call reached, as the error names it
+/// (`error.limit`): which limit, whose, how much is used, what this call
+/// would add, and when it resets. Amounts are decimal strings in `unit`;
+/// drafts are counted as whole numbers, also as strings. A counterparty
+/// rule counts nothing: its `max` and `used` are `None`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LimitFacts {
+    /// The limit's path in the policy (`per_run.max_drafts`,
+    /// `per_run.max_value`, `per_person_per_day.max_value`).
+    pub name: String,
+    /// What it counts: `drafts`, or a currency code (`IDR`).
+    pub unit: String,
+    /// Whose use it counts (`agent run r-17`, `buyer-sby on 2026-11-29`).
+    pub applies_to: String,
+    /// The most the limit allows (`None`: a rule, not an amount).
+    pub max: Option<String>,
+    /// What is used of it so far (`None`: a rule, not an amount).
+    pub used: Option<String>,
+    /// What this call would have added.
+    pub this_call: String,
+    /// When it resets (RFC 3339, UTC); `None` for a run's limit, which
+    /// lasts as long as the run.
+    pub resets_at: Option<String>,
+    /// The version of the policy that set it.
+    pub policy_version: u64,
 }
 
 /// Why a request was not authenticated. Each reason has its own text; the
@@ -255,6 +287,19 @@ pub enum ToolError {
         message: String,
         /// When to try again.
         retry_after_seconds: u64,
+    },
+    /// A limit of the tenant's policy: nothing was created. A budget or a
+    /// counterparty rule is 403 and not retryable as is; a per-tool rate
+    /// is 429 with `Retry-After`.
+    #[error("{message}")]
+    LimitReached {
+        /// Model-readable text: the limit, its use, what did not happen
+        /// and what to do (split the order, wait, ask a person).
+        message: String,
+        /// The limit, for machines.
+        limit: Box<LimitFacts>,
+        /// For a rate: when the next call may pass.
+        retry_after_seconds: Option<u64>,
     },
     /// A dependency failed; nothing was written.
     #[error("{message}")]
@@ -422,6 +467,7 @@ impl ToolError {
             Self::InputRequired { .. } => ErrorCode::InputRequired,
             Self::Declined(_) => ErrorCode::Declined,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
+            Self::LimitReached { .. } => ErrorCode::LimitReached,
             Self::DependencyUnavailable { .. } => ErrorCode::DependencyUnavailable,
             Self::Internal(_) => ErrorCode::InternalError,
         }
@@ -438,6 +484,11 @@ impl ToolError {
             Self::InFlight { .. } | Self::Busy { .. } | Self::InputRequired { .. } | Self::Declined(_) => S::CONFLICT,
             Self::KeyReused(_) => S::UNPROCESSABLE_ENTITY,
             Self::RateLimited { .. } => S::TOO_MANY_REQUESTS,
+            Self::LimitReached {
+                retry_after_seconds: Some(_),
+                ..
+            } => S::TOO_MANY_REQUESTS,
+            Self::LimitReached { .. } => S::FORBIDDEN,
             Self::DependencyUnavailable { .. } => S::SERVICE_UNAVAILABLE,
             Self::Internal(_) => S::INTERNAL_SERVER_ERROR,
         }
@@ -447,7 +498,14 @@ impl ToolError {
     pub fn retryable(&self) -> bool {
         matches!(
             self,
-            Self::InFlight { .. } | Self::Busy { .. } | Self::RateLimited { .. } | Self::DependencyUnavailable { .. }
+            Self::InFlight { .. }
+                | Self::Busy { .. }
+                | Self::RateLimited { .. }
+                | Self::DependencyUnavailable { .. }
+                | Self::LimitReached {
+                    retry_after_seconds: Some(_),
+                    ..
+                }
         )
     }
 
@@ -466,6 +524,17 @@ impl ToolError {
             | Self::DependencyUnavailable {
                 retry_after_seconds, ..
             } => Some(*retry_after_seconds),
+            Self::LimitReached {
+                retry_after_seconds, ..
+            } => *retry_after_seconds,
+            _ => None,
+        }
+    }
+
+    /// The limit a LIMIT_REACHED error names.
+    pub fn limit(&self) -> Option<&LimitFacts> {
+        match self {
+            Self::LimitReached { limit, .. } => Some(limit),
             _ => None,
         }
     }
@@ -573,6 +642,15 @@ impl Clone for ToolError {
                 message: message.clone(),
                 retry_after_seconds: *retry_after_seconds,
             },
+            Self::LimitReached {
+                message,
+                limit,
+                retry_after_seconds,
+            } => Self::LimitReached {
+                message: message.clone(),
+                limit: limit.clone(),
+                retry_after_seconds: *retry_after_seconds,
+            },
             Self::DependencyUnavailable {
                 message,
                 retry_after_seconds,
@@ -640,11 +718,30 @@ mod tests {
                 true,
             ),
             (ToolError::internal("bug"), 500, "INTERNAL_ERROR", false),
+            (limit_reached(None), 403, "LIMIT_REACHED", false),
+            (limit_reached(Some(12)), 429, "LIMIT_REACHED", true),
         ];
         for (err, status, code, retryable) in cases {
             assert_eq!(err.status().as_u16(), status, "{err:?}");
             assert_eq!(err.code().as_str(), code, "{err:?}");
             assert_eq!(err.retryable(), retryable, "{err:?}");
+        }
+    }
+
+    fn limit_reached(retry_after_seconds: Option<u64>) -> ToolError {
+        ToolError::LimitReached {
+            message: "m".into(),
+            limit: Box::new(LimitFacts {
+                name: "per_run.max_drafts".into(),
+                unit: "drafts".into(),
+                applies_to: "agent run r-1".into(),
+                max: Some("10".into()),
+                used: Some("10".into()),
+                this_call: "1".into(),
+                resets_at: None,
+                policy_version: 1,
+            }),
+            retry_after_seconds,
         }
     }
 

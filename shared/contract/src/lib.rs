@@ -8,7 +8,10 @@
 //! - [`tool`]: the tool traits ([`tool::ReadTool`], [`tool::DraftTool`]),
 //!   definitions, tiers, annotations, prepared drafts (atomic with
 //!   draftline's table, or external under a lease), and the [`tool::Registry`].
-//! - [`schema`]: JSON Schema from the Rust types, in OpenAI strict form.
+//! - [`schema`]: JSON Schema from the Rust types, in OpenAI strict form;
+//!   [`conformance`]: every problem of a JSON value against such a schema.
+//! - [`policy`]: a tenant's limits for its agents (the document, its
+//!   schema and strict parsing, the limits that apply to a branch).
 //! - [`validation`]: strict parsing + `validator` rules → `VALIDATION_ERROR`
 //!   with JSON paths; strict dates.
 //! - [`identity`]: the verified [`identity::Caller`] and its identifiers.
@@ -27,11 +30,13 @@
 
 pub mod canonical;
 pub mod clock;
+pub mod conformance;
 pub mod crypto;
 pub mod cursor;
 pub mod erp;
 pub mod error;
 pub mod identity;
+pub mod policy;
 pub mod request;
 pub mod schema;
 pub mod settings;

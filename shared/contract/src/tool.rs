@@ -249,7 +249,9 @@ pub enum Placement<D> {
     Atomic {
         /// The numbered document.
         document: D,
-        /// Its writes (at most 97: the transaction limit is 100).
+        /// Its writes (at most 94: the transaction limit is 100, and the key
+        /// record, a person's answer, the audit item and up to three limit
+        /// counters share it).
         batch: StoreBatch,
     },
     /// Created in the ERP under a lease, numbered by the ERP.
@@ -259,6 +261,36 @@ pub enum Placement<D> {
 /// The tool's answer for the document its draft became, once it is
 /// numbered and dated (by the transaction, or by the ERP).
 pub type Answer<O> = Box<dyn FnOnce(&Created) -> Result<O, ToolError> + Send + Sync>;
+
+/// What a draft commits the company to, as a tenant's policy weighs it
+/// ([`crate::policy`]): its total and its counterparty. The server counts
+/// the total against the run's and the day's budgets, in the draft's own
+/// write.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stakes {
+    /// The document's total; `None` for a draft without one.
+    pub total: Option<crate::policy::Amount>,
+    /// The vendor or customer it is drafted for.
+    pub counterparty: Option<Counterparty>,
+}
+
+/// Whom a draft is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counterparty {
+    /// A vendor (a purchase order) or a customer (a quote).
+    pub kind: CounterpartyKind,
+    /// Its code (`V-00231`).
+    pub code: String,
+}
+
+/// The two kinds of counterparty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CounterpartyKind {
+    /// A vendor.
+    Vendor,
+    /// A customer.
+    Customer,
+}
 
 /// A prepared draft: the reads are done, every check passed, nothing is
 /// written yet.
@@ -270,6 +302,8 @@ pub enum Draft<O> {
         placement: Placement<Created>,
         /// The answer for the created document.
         answer: Answer<O>,
+        /// What it commits the company to.
+        stakes: Stakes,
     },
     /// Nothing is created: a person chose the existing document, which is
     /// the answer.
@@ -435,9 +469,14 @@ impl<T: DraftTool> ErasedDraft for DraftAdapter<T> {
     async fn prepare(&self, call: &Call<'_>, input: &ParsedInput) -> Result<Draft<serde_json::Value>, ToolError> {
         Ok(match self.tool.draft(call, typed::<T>(input)?.clone()).await? {
             // The answer as JSON: the tool's own, serialized.
-            Draft::Placed { placement, answer } => Draft::Placed {
+            Draft::Placed {
+                placement,
+                answer,
+                stakes,
+            } => Draft::Placed {
                 placement,
                 answer: Box::new(move |created| serde_json::to_value(answer(created)?).map_err(ToolError::internal)),
+                stakes,
             },
             Draft::Existing { document, output } => Draft::Existing {
                 document,

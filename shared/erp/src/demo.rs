@@ -57,6 +57,13 @@ pub const DATA: &str = story::DATA;
 /// The demo tenant id (the file's `tenant`; a unit test checks they agree).
 pub const TENANT: &str = "demo";
 
+/// The demo tenant's limits for its agents (the file's `agent_policy`):
+/// generous enough for a day of demo drafting, with Surabaya's runs held to
+/// half the tenant's value. The seed stores it as version 1.
+pub fn agent_policy() -> Result<draftline_contract::policy::Policy, Vec<draftline_contract::FieldIssue>> {
+    draftline_contract::policy::Policy::parse(STORY.agent_policy.to_string().as_bytes())
+}
+
 /// A demo branch.
 #[derive(Debug, Clone, Copy)]
 pub struct DemoBranch {
@@ -675,6 +682,11 @@ mod tests {
         // An inactive rate says when it ended (Tryton's end date of the tax).
         for tax in &story.tax_types {
             assert_eq!(tax.active, tax.ended_on.is_none(), "{:?}", tax.code);
+        }
+        // The agents' policy is one `draftline policy set` accepts.
+        let policy = agent_policy().unwrap();
+        for branch in policy.branches.iter().flatten() {
+            assert!(BRANCHES.iter().any(|b| b.id == branch.branch_id), "{branch:?}");
         }
     }
 

@@ -61,6 +61,14 @@ pub fn sum_qty(quantities: impl IntoIterator<Item = i64>) -> Option<i64> {
     quantities.into_iter().try_fold(0i64, i64::checked_add)
 }
 
+/// A draft's total as a tenant's policy counts it (whole hundredths), or
+/// an internal error for one it cannot count (negative, or beyond 10^14).
+pub fn counted(total: &Money) -> Result<draftline_contract::policy::Amount, draftline_contract::ErpError> {
+    draftline_contract::policy::Amount::parse(&total.amount, &total.currency).map_err(|reason| {
+        draftline_contract::ErpError::internal(format!("a draft's total cannot be counted against limits: {reason}"))
+    })
+}
+
 /// Rounds to 2 decimals, half away from zero, always showing 2 decimals.
 pub fn round(amount: Decimal) -> Decimal {
     let mut rounded = amount.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero);

@@ -448,6 +448,7 @@ impl MemoryErp {
             Draft::Placed {
                 placement: Placement::Atomic { document, batch },
                 answer,
+                ..
             } => {
                 self.commit(batch)?;
                 answer(&document)
@@ -455,6 +456,7 @@ impl MemoryErp {
             Draft::Placed {
                 placement: Placement::External(external),
                 answer,
+                ..
             } => {
                 let created = match external.find().await? {
                     Some(created) => created,

@@ -269,6 +269,39 @@ impl AuditRecord {
         Self { id, item }
     }
 
+    /// This record, noting the version of the tenant's policy the call was
+    /// held to.
+    pub fn under_policy(mut self, version: u64) -> Self {
+        self.item
+            .insert("policy_version".to_owned(), AttributeValue::N(version.to_string()));
+        self
+    }
+
+    /// This record, noting the limit of the tenant's policy the call
+    /// reached: refused by it (`observed: false`), or created in observe
+    /// mode although the limit would have refused it (`observed: true`).
+    pub fn reaching(mut self, limit: &draftline_contract::error::LimitFacts, observed: bool) -> Self {
+        let s = |v: &str| AttributeValue::S(v.to_owned());
+        for (name, value) in [
+            ("limit", Some(limit.name.as_str())),
+            ("limit_unit", Some(&limit.unit)),
+            ("limit_applies_to", Some(&limit.applies_to)),
+            ("limit_max", limit.max.as_deref()),
+            ("limit_used", limit.used.as_deref()),
+            ("limit_this_call", Some(&limit.this_call)),
+            ("limit_mode", Some(if observed { "observe" } else { "enforce" })),
+        ] {
+            if let Some(value) = value {
+                self.item.insert(name.to_owned(), s(value));
+            }
+        }
+        if observed {
+            self.item
+                .insert("would_have_been_refused".to_owned(), AttributeValue::Bool(true));
+        }
+        self.under_policy(limit.policy_version)
+    }
+
     /// The item's sort key (`AUDIT#<time>#<audit id>`).
     pub fn sort_key(&self) -> Option<&str> {
         self.item.get("sk").and_then(|v| v.as_s().ok()).map(String::as_str)

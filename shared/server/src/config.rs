@@ -30,6 +30,9 @@ pub const DEFAULT_IDEMPOTENCY_TTL: Duration = Duration::from_secs(86_400);
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(15);
 /// How far back a draft looks for an open agent draft of the same items.
 pub const DEFAULT_NEAR_DUPLICATE_WINDOW: Duration = Duration::from_secs(86_400);
+/// How long a warm instance uses a tenant's policy before reading it again:
+/// the longest a `draftline policy set` takes to apply.
+pub const DEFAULT_POLICY_CACHE: Duration = Duration::from_secs(30);
 /// The default time limit of one call: below the 10 s default of the
 /// Lambda template and the 15 s `maxDuration` of `vercel.json`.
 pub const DEFAULT_CALL_DEADLINE: Duration = Duration::from_secs(9);
@@ -68,6 +71,10 @@ pub struct Config {
     /// `DRAFTLINE_NEAR_DUPLICATE_HOURS`: how far back a draft looks for an
     /// open agent draft of the same items before it asks a person (0: never).
     pub near_duplicate_window: Option<Duration>,
+    /// `DRAFTLINE_POLICY_CACHE_SECONDS`: how long a warm instance uses a
+    /// tenant's policy before reading it again (0: every draft reads it),
+    /// so the longest a policy change takes to apply.
+    pub policy_cache: Duration,
     /// `OTEL_EXPORTER_OTLP_ENDPOINT` and the other `OTEL_*` variables:
     /// where each call's spans are exported; `None`: nowhere.
     pub export: Option<ExportSettings>,
@@ -126,7 +133,11 @@ impl Config {
             Some(0) => None,
             Some(hours) => Some(Duration::from_secs(hours * 3600)),
         };
+        let policy_cache = source
+            .bounded("DRAFTLINE_POLICY_CACHE_SECONDS", 0..=300_u64, "seconds")?
+            .map_or(DEFAULT_POLICY_CACHE, Duration::from_secs);
         Ok(Self {
+            policy_cache,
             export: ExportSettings::from_source(source)?,
             near_duplicate_window,
             lease,
@@ -161,6 +172,7 @@ impl Config {
             call_deadline: DEFAULT_CALL_DEADLINE,
             lease: DEFAULT_LEASE,
             near_duplicate_window: Some(DEFAULT_NEAR_DUPLICATE_WINDOW),
+            policy_cache: DEFAULT_POLICY_CACHE,
             export: None,
         }
     }

@@ -17,6 +17,8 @@
 //! - [`audit`]: the audit record of every call, built once from its outcome;
 //!   [`anonymous`]: the bounded trace of calls refused before anyone was
 //!   identified. [`budget`]: the opt-in per-caller call budget (`429 RATE_LIMITED`).
+//! - [`policy`]: the tenant's limits for its agents: stored, cached for a
+//!   bounded time, and counted in the draft's own transaction.
 //! - [`response`]: the envelope and headers, built in one place.
 //! - [`listing`]: the caller's tool list as MCP, OpenAI, AI SDK and OpenAPI.
 //! - [`mcp`]: the stateless MCP endpoint (Streamable HTTP, JSON responses).
@@ -42,6 +44,7 @@ pub mod mcp;
 pub mod observe;
 pub mod pages;
 pub mod pipeline;
+pub mod policy;
 pub mod response;
 pub mod runtime;
 

@@ -1,7 +1,7 @@
 //! The response envelope of the HTTP contract, built in one place.
 //!
 //! Success: `{"ok":true,"data":…,"replayed":…,"requestId":…}`; error:
-//! `{"ok":false,"error":{code,message,retryable,details?,retryAfterSeconds?},"requestId":…}`,
+//! `{"ok":false,"error":{code,message,retryable,details?,retryAfterSeconds?,limit?},"requestId":…}`,
 //! with `WWW-Authenticate` on 401/403 and `Retry-After` on retryable errors.
 
 use bytes::Bytes;
@@ -47,6 +47,9 @@ pub fn error_object(err: &ToolError) -> Value {
     }
     if let Some(after) = err.retry_after_seconds() {
         error["retryAfterSeconds"] = json!(after);
+    }
+    if let Some(limit) = err.limit() {
+        error["limit"] = json!(limit);
     }
     if let ToolError::InputRequired {
         question,

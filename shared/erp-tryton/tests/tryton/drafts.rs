@@ -52,6 +52,7 @@ impl<O> External<O> {
             Draft::Placed {
                 placement: draftline_contract::tool::Placement::External(document),
                 answer,
+                ..
             } => Self {
                 document,
                 answer: Some(answer),

@@ -57,6 +57,9 @@ rows! {
         /// backend keeps none).
         #[allow(dead_code, reason = "read by the Tryton seed only")]
         company: Company<'a>,
+        /// The tenant's limits for its agents, as `draftline policy set`
+        /// takes them (parsed by the contract's policy parser).
+        agent_policy: serde_json::Value,
         prices: Vec<Price<'a>>,
         stock: Vec<Stock<'a>>,
         policies: Vec<Policy<'a>>,

@@ -28,7 +28,7 @@ use std::borrow::Cow;
 
 use draftline_contract::ErpError;
 use draftline_contract::ToolError;
-use draftline_contract::tool::{Call, Draft, Placement};
+use draftline_contract::tool::{Call, Draft, Placement, Stakes};
 use validator::ValidationError;
 
 use crate::domain::Reviewable;
@@ -208,12 +208,13 @@ pub(crate) fn near_duplicate<'a>(
 /// atomic document is numbered already; an external one is numbered by the
 /// ERP, and `numbered(draft, id, number, created_at)` makes the answer of
 /// it. Either answer carries the document's `review_url` under
-/// `review_pages`.
+/// `review_pages`; `stakes` is what the draft commits the company to.
 pub(crate) fn prepared<D, O>(
     placement: Placement<O>,
     draft: D,
     numbered: fn(&D, String, String, String) -> O,
     review_pages: &str,
+    stakes: Stakes,
 ) -> Draft<O>
 where
     D: Send + Sync + 'static,
@@ -227,6 +228,7 @@ where
                 batch,
             },
             answer: Box::new(move |_| Ok(document.with_review_url(&review_pages))),
+            stakes,
         },
         Placement::External(external) => Draft::Placed {
             placement: Placement::External(external),
@@ -239,6 +241,7 @@ where
                 )
                 .with_review_url(&review_pages))
             }),
+            stakes,
         },
     }
 }

@@ -9,7 +9,9 @@ use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
-use draftline_contract::tool::{Call, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
+use draftline_contract::tool::{
+    Call, Counterparty, CounterpartyKind, Draft, DraftTool, RuleContext, Stakes, ToolMeta, ToolSpec,
+};
 use draftline_contract::validation::rejected_with;
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
@@ -256,13 +258,26 @@ impl DraftTool for PurchasingCreatePoDraft {
             drafted_on_behalf_of: call.caller.user().to_string(),
             drafted_by_tool_call: call.agent.tool_call_id.clone(),
         };
+        let stakes = Stakes {
+            total: Some(money::counted(&draft.total)?),
+            counterparty: Some(Counterparty {
+                kind: CounterpartyKind::Vendor,
+                code: vendor.code.clone(),
+            }),
+        };
         // Only a draft that passed every check is placed (and numbered), so
         // refused input writes nothing and leaves no gap.
         let placement = self
             .erp
             .place_po_draft(&scope, draft.clone(), call.draft_key, call.clock.now())
             .await?;
-        Ok(super::prepared(placement, draft, PoDraft::numbered, call.review_pages))
+        Ok(super::prepared(
+            placement,
+            draft,
+            PoDraft::numbered,
+            call.review_pages,
+            stakes,
+        ))
     }
 }
 
@@ -584,6 +599,7 @@ mod tests {
         let Draft::Placed {
             placement: Placement::External(external),
             answer,
+            ..
         } = draft(&erp, &buyer.draft("k1"), bearings()).await.unwrap()
         else {
             panic!("placed externally")

@@ -8,7 +8,9 @@ use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
-use draftline_contract::tool::{Call, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
+use draftline_contract::tool::{
+    Call, Counterparty, CounterpartyKind, Draft, DraftTool, RuleContext, Stakes, ToolMeta, ToolSpec,
+};
 use draftline_contract::validation::rejected_with;
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
@@ -390,6 +392,13 @@ impl DraftTool for SalesCreateQuoteDraft {
             drafted_on_behalf_of: call.caller.user().to_string(),
             drafted_by_tool_call: call.agent.tool_call_id.clone(),
         };
+        let stakes = Stakes {
+            total: Some(money::counted(&draft.total)?),
+            counterparty: Some(Counterparty {
+                kind: CounterpartyKind::Customer,
+                code: customer.code.clone(),
+            }),
+        };
         // Only a draft that passed every check is placed (and numbered), so
         // refused input writes nothing and leaves no gap.
         let placement = self
@@ -401,6 +410,7 @@ impl DraftTool for SalesCreateQuoteDraft {
             draft,
             QuoteDraft::numbered,
             call.review_pages,
+            stakes,
         ))
     }
 }

@@ -56,6 +56,15 @@ pub enum CommitFailure {
     /// A document item's condition failed or another transaction touched it
     /// (its number was taken): prepare the draft again.
     Contention,
+    /// The condition of limit counter `index` (of the counters passed to
+    /// [`IdempotencyStore::commit_counted`]) failed: the draft would pass a
+    /// limit of the tenant's policy. `stored` is the counter as it was.
+    OverLimit {
+        /// Which counter.
+        index: usize,
+        /// The counter as stored (`None`: nothing counted yet).
+        stored: Option<HashMap<String, AttributeValue>>,
+    },
     /// The person's "create another" answer the draft consumes was used
     /// already ([`crate::confirm::Consumption`]).
     ConfirmationUsed,
@@ -138,6 +147,61 @@ impl<'a> IdempotencyStore<'a> {
         Ok(out.item().and_then(IdempotencyRecord::from_item))
     }
 
+    /// The stored record for `key` and, in the same request, the item at
+    /// `along` (the tenant's policy): one strongly consistent
+    /// `BatchGetItem`, so what the draft also needs costs no round trip of
+    /// its own.
+    pub async fn lookup_along(
+        &self,
+        key: &IdempotencyKey,
+        along: HashMap<String, AttributeValue>,
+    ) -> Result<(Option<IdempotencyRecord>, Option<HashMap<String, AttributeValue>>), ToolError> {
+        use aws_sdk_dynamodb::types::KeysAndAttributes;
+        let record_key = self.key(key);
+        let mut pending = Some(
+            KeysAndAttributes::builder()
+                .keys(record_key.clone())
+                .keys(along.clone())
+                .consistent_read(true)
+                .build()
+                .map_err(ToolError::internal)?,
+        );
+        let (mut record, mut other) = (None, None);
+        // Unprocessed keys (throttling) are asked for again, a few times.
+        for _ in 0..3 {
+            let Some(keys) = pending.take() else { break };
+            let out = self
+                .db
+                .client()
+                .batch_get_item()
+                .request_items(self.db.table(), keys)
+                .send()
+                .await
+                .map_err(|e| store_error(e, NO_DRAFT))?;
+            for item in out
+                .responses()
+                .and_then(|r| r.get(self.db.table()))
+                .into_iter()
+                .flatten()
+            {
+                if item.get("pk") == record_key.get("pk") && item.get("sk") == record_key.get("sk") {
+                    record = IdempotencyRecord::from_item(item);
+                } else if item.get("pk") == along.get("pk") && item.get("sk") == along.get("sk") {
+                    other = Some(item.clone());
+                }
+            }
+            pending = out
+                .unprocessed_keys()
+                .and_then(|u| u.get(self.db.table()))
+                .filter(|k| !k.keys().is_empty())
+                .cloned();
+        }
+        if pending.is_some() {
+            return Err(ToolError::dependency("BatchGetItem left keys unprocessed", NO_DRAFT));
+        }
+        Ok((record, other))
+    }
+
     /// The transaction item that writes `record` if the key is free.
     pub fn put_record(
         &self,
@@ -174,6 +238,20 @@ impl<'a> IdempotencyStore<'a> {
         attempt: &str,
         consumption: Option<usize>,
     ) -> Result<(), CommitFailure> {
+        self.commit_counted(key, items, attempt, consumption, 0..0).await
+    }
+
+    /// [`Self::commit`], with limit counters at `counters` (indexes of
+    /// `items`): a failed counter condition is [`CommitFailure::OverLimit`]
+    /// (after the key's own reason: a replay wins over a limit).
+    pub async fn commit_counted(
+        &self,
+        key: &IdempotencyKey,
+        items: Vec<TransactWriteItem>,
+        attempt: &str,
+        consumption: Option<usize>,
+        counters: std::ops::Range<usize>,
+    ) -> Result<(), CommitFailure> {
         let mut digest = Sha256::new();
         for part in [self.caller.tenant().as_str(), &key.storage_key(self.caller), attempt] {
             digest.update(part.as_bytes());
@@ -194,6 +272,14 @@ impl<'a> IdempotencyStore<'a> {
         }
         if consumption.is_some_and(|i| matches!(failure.reason(i), Some(Cancelled::ConditionFailed(_)))) {
             return Err(CommitFailure::ConfirmationUsed);
+        }
+        for (index, at) in counters.clone().enumerate() {
+            if let Some(Cancelled::ConditionFailed(stored)) = failure.reason(at) {
+                return Err(CommitFailure::OverLimit {
+                    index,
+                    stored: stored.clone(),
+                });
+            }
         }
         match failure {
             // A document item's condition failed or another transaction held
@@ -264,13 +350,16 @@ impl<'a> IdempotencyStore<'a> {
                     Err(ToolError::internal("conditional check failed without the old item"))
                 }
                 Err(CommitFailure::ConfirmationUsed) => Ok(Claim::ConfirmationUsed),
-                Err(CommitFailure::KeyInFlight | CommitFailure::Contention) => Err(ToolError::Busy {
-                    message: format!(
-                        "Another call with key '{key}' was being claimed at the same moment. No draft was created. \
+                // A claim carries no limit counters.
+                Err(CommitFailure::KeyInFlight | CommitFailure::Contention | CommitFailure::OverLimit { .. }) => {
+                    Err(ToolError::Busy {
+                        message: format!(
+                            "Another call with key '{key}' was being claimed at the same moment. No draft was created. \
                          Retry this same call unchanged in a second."
-                    ),
-                    retry_after_seconds: 1,
-                }),
+                        ),
+                        retry_after_seconds: 1,
+                    })
+                }
                 Err(CommitFailure::Store(err)) => Err(err),
             };
         }
@@ -366,15 +455,18 @@ impl<'a> IdempotencyStore<'a> {
         match self.commit(key, items, &token.0, None).await {
             Ok(()) => Ok(true),
             Err(CommitFailure::KeyTaken(_)) => Ok(false),
-            Err(CommitFailure::KeyInFlight | CommitFailure::Contention | CommitFailure::ConfirmationUsed) => {
-                Err(ToolError::Busy {
-                    message: format!(
-                        "The draft was created in the ERP, but recording its result met a concurrent write. Retry this \
+            Err(
+                CommitFailure::KeyInFlight
+                | CommitFailure::Contention
+                | CommitFailure::ConfirmationUsed
+                | CommitFailure::OverLimit { .. },
+            ) => Err(ToolError::Busy {
+                message: format!(
+                    "The draft was created in the ERP, but recording its result met a concurrent write. Retry this \
                      same call unchanged (key '{key}') in a second: it returns that draft."
-                    ),
-                    retry_after_seconds: 1,
-                })
-            }
+                ),
+                retry_after_seconds: 1,
+            }),
             Err(CommitFailure::Store(err)) => Err(err),
         }
     }

@@ -43,6 +43,7 @@ impl App {
             cursors,
             review_pages: format!("{}/review", crate::auth::origin_of(&config.resource)),
             pages: None,
+            policies: crate::policy::PolicyCache::new(config.policy_cache),
             registry,
             db,
             clock,

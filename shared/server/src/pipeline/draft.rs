@@ -8,6 +8,7 @@ use std::time::Duration;
 use http::StatusCode;
 
 use super::external::{Generation, external_key};
+use super::limits::Held;
 use super::outcome::outcome;
 use super::{App, DRAFT_ATTEMPTS, Entry, Served, Success, Transport};
 use crate::audit::{Answered, AuditRecord, CallFacts, KeyFacts};
@@ -17,8 +18,10 @@ use crate::edge::trace::{self, Stage};
 use crate::idempotency::{
     CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, NextAction, StoredResponse,
 };
+use crate::policy::{self, Reached, StoredPolicy};
 use draftline_contract::canonical;
 use draftline_contract::error::ToolError;
+use draftline_contract::policy::{Applied, Mode};
 use draftline_contract::request::AgentContext;
 use draftline_contract::tool::{Call, Decision, Draft, ErasedDraft, ParsedInput, Placement};
 
@@ -73,8 +76,13 @@ impl App {
         // Which use of the key this call continues: a claim whose lease
         // lapsed (its worker died, perhaps after the ERP write) is continued,
         // anything else starts a new one.
-        let continued = match trace::stage(Stage::Idempotency, store.lookup(key)).await {
-            Ok(Some(record)) => match record.next_action(&key_facts.fingerprint, &owner, self.clock.now()) {
+        // The tenant's policy comes with it (cached, or in the same request).
+        let (found, applied) = match trace::stage(Stage::Idempotency, self.lookup(&store, key, call.caller)).await {
+            Ok(found) => found,
+            Err(err) => return fail(err, key_facts),
+        };
+        let continued = match found {
+            Some(record) => match record.next_action(&key_facts.fingerprint, &owner, self.clock.now()) {
                 NextAction::Proceed => None,
                 NextAction::LeaseExpired { generation } => Some(generation),
                 answered => match answer_of(answered, key) {
@@ -82,8 +90,7 @@ impl App {
                     None => None,
                 },
             },
-            Ok(None) => None,
-            Err(err) => return fail(err, key_facts),
+            None => None,
         };
         let generation = match continued {
             Some(earlier) => Generation::Continued(earlier),
@@ -122,6 +129,12 @@ impl App {
         let call = Call {
             draft_key: Some(&draft_key),
             decision: confirmed.as_ref().map(|c| &c.decision),
+            // The policy's window, if it sets one; else the deployment's.
+            near_duplicate_window: match applied.as_ref().and_then(|a| a.near_duplicate_hours) {
+                Some(0) => None,
+                Some(hours) => Some(Duration::from_secs(u64::from(hours) * 3600)),
+                None => call.near_duplicate_window,
+            },
             ..*call
         };
         for attempt in 0..DRAFT_ATTEMPTS {
@@ -146,14 +159,29 @@ impl App {
                 }
                 Err(err) => return fail(err, key_facts),
             };
-            let (created, batch, answer) = match prepared {
+            // The counterparty rule, before anything is written (on either
+            // backend: before the ERP is asked, too). Observe mode goes on
+            // and the draft's audit item names the rule.
+            let mut observed: Option<Reached> = None;
+            if let (Some(applied), Draft::Placed { stakes, .. }) = (&applied, &prepared)
+                && let Some(refusal) = policy::counterparty::outside(applied, stakes)
+            {
+                if applied.mode == Mode::Enforce {
+                    return fail(refusal.error(), key_facts);
+                }
+                tracing::info!(request_id = call.request_id, limit = %refusal.facts.name, "a limit observed, not enforced");
+                observed = Some(refusal);
+            }
+            let (created, batch, answer, stakes) = match prepared {
                 Draft::Placed {
                     placement: Placement::Atomic { document, batch },
                     answer,
-                } => (document, batch, answer),
+                    stakes,
+                } => (document, batch, answer, stakes),
                 Draft::Placed {
                     placement: Placement::External(external),
                     answer,
+                    ..
                 } => {
                     return self
                         .draft_external(
@@ -189,33 +217,23 @@ impl App {
             let Some(writes) = draftline_dynamo::items_of(batch) else {
                 return fail(ToolError::internal("a draft's batch is not for this table"), key_facts);
             };
-            let Recorded {
-                now,
-                result: created,
-                record,
-                audit,
-            } = self.record_created(&call, facts, name, &key_facts, &owner, output, document);
-            // The key record first, then the consumption of the person's
-            // answer (if any), the document's writes and the audit item.
-            let items = store.put_record(key, &record, now).and_then(|record| {
-                let mut items = Vec::with_capacity(writes.len() + 3);
-                items.push(record);
-                if let Some(consumption) = consumption {
-                    items.push(consumption.put(&self.db, call.caller, call.request_id)?);
-                }
-                items.extend(writes);
-                items.push(audit.put(&self.db)?);
-                Ok(items)
-            });
-            let items = match items {
-                Ok(items) => items,
+            let held = Held {
+                call: &call,
+                facts,
+                name,
+                key_facts: &key_facts,
+                owner: &owner,
+                store: &store,
+                key,
+                consumption,
+            };
+            let committed = self
+                .commit_held(&held, (output, document), writes, (applied.as_ref(), &stakes), observed)
+                .await;
+            let (committed, created) = match committed {
+                Ok(committed) => committed,
                 Err(err) => return fail(err, key_facts),
             };
-            let committed = trace::stage(
-                Stage::Idempotency,
-                store.commit(key, items, audit.id(), consumption.map(|_| 1)),
-            )
-            .await;
             match committed {
                 Ok(()) => {
                     return Served {
@@ -237,6 +255,9 @@ impl App {
                 }
                 Err(CommitFailure::ConfirmationUsed) => return fail(confirm::already_used(), key_facts),
                 Err(CommitFailure::Store(err)) => return fail(err, key_facts),
+                Err(CommitFailure::OverLimit { .. }) => {
+                    return fail(ToolError::internal("a limit was reached after it was read"), key_facts);
+                }
             }
         }
         fail(
@@ -250,6 +271,31 @@ impl App {
             },
             key_facts,
         )
+    }
+
+    /// The stored record of `key` and the limits of the tenant's policy
+    /// that apply to `caller`'s branch: the policy from the warm instance's
+    /// cache while fresh, else read in the same request as the record.
+    async fn lookup(
+        &self,
+        store: &IdempotencyStore<'_>,
+        key: &IdempotencyKey,
+        caller: &draftline_contract::identity::Caller,
+    ) -> Result<(Option<IdempotencyRecord>, Option<Applied>), ToolError> {
+        let now = self.clock.now();
+        let tenant = caller.tenant();
+        let (record, policy) = match self.policies.fresh(tenant, now) {
+            Some(policy) => (store.lookup(key).await?, policy),
+            None => {
+                let (record, item) = store.lookup_along(key, policy::store::current_key(tenant)).await?;
+                let policy = self
+                    .policies
+                    .remember(tenant, item.as_ref().and_then(StoredPolicy::from_item), now);
+                (record, policy)
+            }
+        };
+        let applied = policy.map(|stored| stored.policy.applying_to(caller.branch().as_str(), stored.version));
+        Ok((record, applied))
     }
 
     /// What a stored record answers; `None` if the key is free after all.

@@ -21,12 +21,15 @@
 //! - [`draft`]: the idempotent draft path; the atomic draft, written in
 //!   one transaction with its key record and audit item;
 //! - [`external`]: the draft of a document in the ERP, under a lease;
+//! - [`limits`]: the atomic draft's transaction when a tenant's policy
+//!   holds it (its counters ride in it);
 //! - [`outcome`]: the outcome of a call, named once, for the audit item and
 //!   the log line.
 
 mod app;
 mod draft;
 mod external;
+mod limits;
 pub(crate) mod outcome;
 
 use std::sync::Arc;
@@ -160,6 +163,8 @@ pub struct App {
     pages: Option<Arc<dyn Pages>>,
     /// Where each call's spans go (`OTEL_*`); `None`: nowhere.
     exporter: Option<crate::export::Exporter>,
+    /// Each tenant's policy, as last read (for `config.policy_cache`).
+    policies: crate::policy::PolicyCache,
 }
 
 impl std::fmt::Debug for App {
@@ -334,11 +339,16 @@ impl App {
                 return (served.result, key);
             }
             let authorized = authorized.load(Ordering::Relaxed);
-            let record = AuditRecord::new(
+            let mut record = AuditRecord::new(
                 &facts,
                 caller,
                 &outcome(&served.result, served.key.as_ref(), authorized),
             );
+            if let Err(err) = &served.result
+                && let Some(limit) = err.limit()
+            {
+                record = record.reaching(limit, false);
+            }
             let written = trace::stage(
                 Stage::Audit,
                 tokio::time::timeout(

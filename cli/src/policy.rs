@@ -1,0 +1,99 @@
+//! `draftline policy show|set|schema`: a tenant's limits for its agents,
+//! read and written in the table the functions read them from
+//! (`draftline_server::policy`). A file is parsed strictly before anything
+//! is written: an invalid one is refused with the JSON path of each
+//! problem, and the table is not touched; a valid one becomes the next
+//! version. A warm function applies it within `DRAFTLINE_POLICY_CACHE_SECONDS`.
+
+use chrono::{DateTime, Utc};
+use draftline_contract::FieldIssue;
+use draftline_contract::identity::TenantId;
+use draftline_contract::policy::Policy;
+use draftline_dynamo::Db;
+use draftline_server::policy::{PolicyStore, SetFailure, StoredPolicy};
+
+/// Why `policy set` changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    /// The file is not a valid policy: one issue per problem.
+    #[error("{}", describe(.0))]
+    Invalid(Vec<FieldIssue>),
+    /// The file says which version it was edited from, and the stored
+    /// policy has moved on since.
+    #[error(
+        "the file was edited from version {based_on}, but version {stored} is stored now: run `draftline policy show`, \
+         apply your change to it, and set it again (or set \"version\" to null to overwrite). Nothing was changed."
+    )]
+    Moved {
+        /// The file's `version`.
+        based_on: u64,
+        /// The stored one.
+        stored: u64,
+    },
+    /// The table could not be read or written.
+    #[error("the table did not answer: {0}. Nothing was changed.")]
+    Store(String),
+}
+
+fn describe(issues: &[FieldIssue]) -> String {
+    let mut text = format!(
+        "the policy file has {} problem{}; nothing was changed:",
+        issues.len(),
+        if issues.len() == 1 { "" } else { "s" }
+    );
+    for issue in issues {
+        let path = if issue.path.is_empty() {
+            "(the file)"
+        } else {
+            &issue.path
+        };
+        text.push_str(&format!("\n  {path}: {}", issue.message));
+    }
+    text
+}
+
+/// The tenant's stored policy as `policy show` prints it (pretty JSON,
+/// `version` set), or `None` when it has none.
+pub async fn show(db: &Db, tenant: &TenantId) -> anyhow::Result<Option<String>> {
+    let stored = PolicyStore::new(db, tenant)
+        .current()
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    stored
+        .map(|stored| serde_json::to_string_pretty(&stored.policy).map_err(anyhow::Error::from))
+        .transpose()
+}
+
+/// Parses `file` and stores it as the tenant's next policy version.
+pub async fn set(
+    db: &Db,
+    tenant: &TenantId,
+    file: &[u8],
+    by: &str,
+    now: DateTime<Utc>,
+) -> Result<StoredPolicy, Refused> {
+    let policy = Policy::parse(file).map_err(Refused::Invalid)?;
+    PolicyStore::new(db, tenant)
+        .set(&policy, by, now)
+        .await
+        .map_err(|failure| match failure {
+            SetFailure::Moved { stored } => Refused::Moved {
+                based_on: policy.version.unwrap_or_default(),
+                stored,
+            },
+            SetFailure::Store(err) => Refused::Store(err.to_string()),
+        })
+}
+
+/// Stores the demo tenant's policy (`demo.json`'s `agent_policy`) as its
+/// first version, unless the tenant has a policy already (a table kept
+/// with `--data` keeps the one a person set).
+pub async fn seed_demo(db: &Db, now: DateTime<Utc>) -> anyhow::Result<()> {
+    let tenant = TenantId::parse(draftline_erp::demo::TENANT).map_err(anyhow::Error::msg)?;
+    let policy = draftline_erp::demo::agent_policy().map_err(|issues| anyhow::anyhow!("{}", describe(&issues)))?;
+    PolicyStore::new(db, &tenant)
+        .seed(&policy, "demo seed", now)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(())
+}

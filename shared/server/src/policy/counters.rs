@@ -1,0 +1,397 @@
+//! The run and day counters a draft moves, as items of the draft's own
+//! transaction.
+//!
+//! - `pk = T#<tenant>#LIMIT#RUN#<run id>`, `sk = USE`: one agent run's drafts
+//!   and value per currency;
+//! - `pk = T#<tenant>#LIMIT#DAY#<user>`, `sk = <YYYY-MM-DD>` (the tenant's
+//!   day): what was drafted for one person that day;
+//! - `pk = T#<tenant>#LIMIT#RATE#<user>#<tool>`, `sk = MINUTE#<epoch minute>`:
+//!   one person's calls of one draft tool in one minute.
+//!
+//! Each is an `Update` that `ADD`s the draft (`drafts` 1, `v_<currency>` its
+//! total in hundredths; `calls` 1 for a rate) under the condition
+//! `used + this <= limit`, written
+//! `used <= limit - this` (DynamoDB conditions have no arithmetic). The
+//! condition is evaluated with the document's own write, so concurrent
+//! drafts cannot pass a limit together, a refused draft counts nothing (the
+//! whole transaction is cancelled), and a replay never reaches it. A failed
+//! condition returns the counter as stored (`ALL_OLD`), which is what the
+//! refusal tells: used, this call's share, the limit.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+
+use draftline_contract::error::{LimitFacts, ToolError};
+use draftline_contract::identity::Caller;
+use draftline_contract::policy::Applied;
+use draftline_contract::policy::amount::format_hundredths;
+use draftline_contract::tool::Stakes;
+use draftline_dynamo::Db;
+
+/// How long a run's counter outlives its last draft: a run older than
+/// this starts counting again (agent runs last minutes or hours).
+const RUN_COUNTER_DAYS: i64 = 30;
+
+/// What one counter counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Whose {
+    /// One agent run.
+    Run(String),
+    /// One person on one day of the tenant's time zone.
+    Day { user: String, day: String },
+    /// One person's calls of one tool in one minute (UTC), which ends at `ends`.
+    Rate {
+        tool: String,
+        user: String,
+        ends: DateTime<Utc>,
+    },
+}
+
+/// One limit a counter checks.
+#[derive(Debug, Clone)]
+struct Bound {
+    /// The limit's path in the policy.
+    name: &'static str,
+    /// The counter's attribute (`drafts`, `v_IDR`).
+    attribute: String,
+    /// `drafts` or the currency.
+    unit: String,
+    max: i64,
+    this: i64,
+}
+
+impl Bound {
+    fn show(&self, n: i64) -> String {
+        if self.unit == "drafts" {
+            n.to_string()
+        } else {
+            format_hundredths(n)
+        }
+    }
+}
+
+/// One counter item of the draft's transaction.
+#[derive(Debug, Clone)]
+struct Counter {
+    whose: Whose,
+    key: HashMap<String, AttributeValue>,
+    /// What it adds: `drafts` and the value, or `calls`.
+    adds: Vec<(String, i64)>,
+    bounds: Vec<Bound>,
+    /// When its limits reset (`None`: a run's last as long as the run).
+    resets_at: Option<DateTime<Utc>>,
+    expires_at: i64,
+}
+
+/// The counters one draft moves under the policy that applies to it.
+#[derive(Debug, Clone)]
+pub struct Counting {
+    counters: Vec<Counter>,
+    version: u64,
+}
+
+/// The limit a draft reached, found from a cancelled transaction.
+#[derive(Debug, Clone)]
+pub struct Reached {
+    /// The facts the error and the audit item carry.
+    pub facts: LimitFacts,
+    /// The model-readable message.
+    pub message: String,
+    /// For a rate: when the next call may pass (the minute's end).
+    pub retry_after_seconds: Option<u64>,
+}
+
+impl Reached {
+    /// LIMIT_REACHED for an enforced limit: 403 and not retryable as is
+    /// for a budget or a rule, 429 with `Retry-After` for a rate.
+    pub fn error(&self) -> ToolError {
+        ToolError::LimitReached {
+            message: self.message.clone(),
+            limit: Box::new(self.facts.clone()),
+            retry_after_seconds: self.retry_after_seconds,
+        }
+    }
+}
+
+impl Counting {
+    /// The counters a draft of `stakes` by `caller` with `tool` (in agent
+    /// run `run`, if any) moves at `now` under `applied`; `None` when no
+    /// run, day or rate limit applies to it.
+    pub fn of(
+        applied: &Applied,
+        caller: &Caller,
+        (tool, run): (&str, Option<&str>),
+        stakes: &Stakes,
+        now: DateTime<Utc>,
+    ) -> Option<Self> {
+        let tenant = caller.tenant();
+        let value = stakes
+            .total
+            .as_ref()
+            .map(|total| (format!("v_{}", total.currency), total.hundredths));
+        let mut drafted = vec![("drafts".to_owned(), 1)];
+        drafted.extend(value.clone());
+        let value_bound = |name: &'static str, limits: &[draftline_contract::policy::Amount]| {
+            let total = stakes.total.as_ref()?;
+            let limit = limits.iter().find(|l| l.currency == total.currency)?;
+            Some(Bound {
+                name,
+                attribute: format!("v_{}", total.currency),
+                unit: total.currency.clone(),
+                max: limit.hundredths,
+                this: total.hundredths,
+            })
+        };
+        let mut counters = Vec::new();
+        if let Some(run) = run {
+            let mut bounds = Vec::new();
+            if let Some(max) = applied.run_drafts {
+                bounds.push(Bound {
+                    name: "per_run.max_drafts",
+                    attribute: "drafts".to_owned(),
+                    unit: "drafts".to_owned(),
+                    max: i64::from(max),
+                    this: 1,
+                });
+            }
+            bounds.extend(value_bound("per_run.max_value", &applied.run_value));
+            if !bounds.is_empty() {
+                counters.push(Counter {
+                    whose: Whose::Run(run.to_owned()),
+                    key: key(format!("T#{tenant}#LIMIT#RUN#{run}"), "USE".to_owned()),
+                    adds: drafted.clone(),
+                    bounds,
+                    resets_at: None,
+                    expires_at: (now + Duration::days(RUN_COUNTER_DAYS)).timestamp(),
+                });
+            }
+        }
+        if let Some(bound) = value_bound("per_person_per_day.max_value", &applied.day_value) {
+            let day = applied.day_of(now).to_string();
+            let resets_at = applied.next_midnight(now);
+            counters.push(Counter {
+                whose: Whose::Day {
+                    user: caller.user().to_string(),
+                    day: day.clone(),
+                },
+                key: key(format!("T#{tenant}#LIMIT#DAY#{}", caller.user()), day),
+                adds: drafted,
+                bounds: vec![bound],
+                resets_at: Some(resets_at),
+                expires_at: (resets_at + Duration::days(2)).timestamp(),
+            });
+        }
+        if let Some(max) = applied.calls_per_minute {
+            let minute = now.timestamp().div_euclid(60);
+            let ends = DateTime::from_timestamp(minute.saturating_add(1).saturating_mul(60), 0).unwrap_or(now);
+            counters.push(Counter {
+                whose: Whose::Rate {
+                    tool: tool.to_owned(),
+                    user: caller.user().to_string(),
+                    ends,
+                },
+                key: key(
+                    format!("T#{tenant}#LIMIT#RATE#{}#{tool}", caller.user()),
+                    format!("MINUTE#{minute}"),
+                ),
+                adds: vec![("calls".to_owned(), 1)],
+                bounds: vec![Bound {
+                    name: "per_tool_per_person.calls_per_minute",
+                    attribute: "calls".to_owned(),
+                    unit: "calls".to_owned(),
+                    max: i64::from(max),
+                    this: 1,
+                }],
+                resets_at: Some(ends),
+                expires_at: (ends + Duration::minutes(2)).timestamp(),
+            });
+        }
+        (!counters.is_empty()).then_some(Self {
+            counters,
+            version: applied.version,
+        })
+    }
+
+    /// How many items the counters add to the transaction.
+    pub fn len(&self) -> usize {
+        self.counters.len()
+    }
+
+    /// Whether there is nothing to count (never, for a built [`Counting`]).
+    pub fn is_empty(&self) -> bool {
+        self.counters.is_empty()
+    }
+
+    /// The transaction items: each counter's update, under its limits'
+    /// conditions when `enforced` (an observed draft counts unconditionally).
+    pub fn items(&self, db: &Db, enforced: bool) -> Result<Vec<TransactWriteItem>, ToolError> {
+        self.counters
+            .iter()
+            .map(|counter| {
+                let mut names = HashMap::new();
+                let mut values = HashMap::from([
+                    (":kind".to_owned(), AttributeValue::S("limit_use".into())),
+                    (":expires".to_owned(), AttributeValue::N(counter.expires_at.to_string())),
+                ]);
+                let adds: Vec<String> = counter
+                    .adds
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (attribute, n))| {
+                        names.insert(format!("#a{i}"), attribute.clone());
+                        values.insert(format!(":a{i}"), AttributeValue::N(n.to_string()));
+                        format!("#a{i} :a{i}")
+                    })
+                    .collect();
+                let update = format!("ADD {} SET kind = :kind, expires_at = :expires", adds.join(", "));
+                let mut conditions = Vec::new();
+                if enforced {
+                    for (i, bound) in counter.bounds.iter().enumerate() {
+                        let (name, room) = (format!("#b{i}"), format!(":room{i}"));
+                        let left = bound.max.saturating_sub(bound.this);
+                        conditions.push(if left >= 0 {
+                            format!("(attribute_not_exists({name}) OR {name} <= {room})")
+                        } else {
+                            // This draft alone is over the limit: no use passes.
+                            format!("{name} <= {room}")
+                        });
+                        names.insert(name, bound.attribute.clone());
+                        values.insert(room, AttributeValue::N(left.to_string()));
+                    }
+                }
+                let mut builder = Update::builder()
+                    .table_name(db.table())
+                    .set_key(Some(counter.key.clone()))
+                    .update_expression(update)
+                    .set_expression_attribute_names(Some(names))
+                    .set_expression_attribute_values(Some(values))
+                    .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+                if !conditions.is_empty() {
+                    builder = builder.condition_expression(conditions.join(" AND "));
+                }
+                Ok(TransactWriteItem::builder()
+                    .update(builder.build().map_err(ToolError::internal)?)
+                    .build())
+            })
+            .collect()
+    }
+
+    /// The limit counter `index` (of [`Self::items`]) reached, stored as
+    /// `old` when the transaction was cancelled at `now` (`None`: not
+    /// counted yet).
+    pub fn reached(
+        &self,
+        index: usize,
+        old: Option<&HashMap<String, AttributeValue>>,
+        now: DateTime<Utc>,
+    ) -> Option<Reached> {
+        let counter = self.counters.get(index)?;
+        let used = |bound: &Bound| -> i64 {
+            old.and_then(|item| item.get(&bound.attribute))
+                .and_then(|v| v.as_n().ok())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        };
+        let bound = counter
+            .bounds
+            .iter()
+            .find(|b| used(b).saturating_add(b.this) > b.max)
+            .or_else(|| counter.bounds.first())?;
+        let used = used(bound);
+        let applies_to = match &counter.whose {
+            Whose::Run(run) => format!("agent run {run}"),
+            Whose::Day { user, day } => format!("{user} on {day}"),
+            Whose::Rate { tool, user, .. } => format!("{user} calling {tool}"),
+        };
+        let resets_at = counter
+            .resets_at
+            .map(|at| at.to_rfc3339_opts(SecondsFormat::Secs, true));
+        let facts = LimitFacts {
+            name: bound.name.to_owned(),
+            unit: bound.unit.clone(),
+            applies_to,
+            max: Some(bound.show(bound.max)),
+            used: Some(bound.show(used)),
+            this_call: bound.show(bound.this),
+            resets_at: resets_at.clone(),
+            policy_version: self.version,
+        };
+        let left = bound.max.saturating_sub(used).max(0);
+        let mut retry_after_seconds = None;
+        let message = match (&counter.whose, bound.unit.as_str()) {
+            (Whose::Rate { tool, ends, .. }, _) => {
+                let wait = ends.signed_duration_since(now).num_seconds().clamp(1, 60);
+                let wait = u64::try_from(wait).unwrap_or(1);
+                retry_after_seconds = Some(wait);
+                format!(
+                    "You have called {tool} {max} times this minute, the most the tenant's policy (version \
+                     {version}, per_tool_per_person.calls_per_minute) allows one person. No draft was created. Wait \
+                     {wait} second(s), then retry this same call unchanged; if you are looping, stop and tell the \
+                     person you act for what you were trying to do.",
+                    max = bound.max,
+                    version = self.version,
+                )
+            }
+            (Whose::Run(run), "drafts") => format!(
+                "Agent run '{run}' has reached its limit of {max} (the tenant's policy, version {version}, \
+                 per_run.max_drafts): {used} created in this run, and this call would add 1. No draft was created. \
+                 Do not retry it in this run: stop drafting, tell the person you act for which drafts this run \
+                 created, and ask them to draft the rest or to raise the limit.",
+                max = drafts(bound.max),
+                version = self.version,
+                used = if used == 1 {
+                    "1 was".to_owned()
+                } else {
+                    format!("{used} were")
+                },
+            ),
+            (Whose::Run(run), currency) => format!(
+                "This draft's total of {this} {currency} would take agent run '{run}' past its limit of {max} \
+                 {currency} (the tenant's policy, version {version}, per_run.max_value): {used} {currency} was \
+                 drafted in this run, {left} {currency} is left. No draft was created. Split the order into \
+                 smaller drafts that fit what is left, or ask a person to draft this one.",
+                this = facts.this_call,
+                max = bound.show(bound.max),
+                version = self.version,
+                used = bound.show(used),
+                left = format_hundredths(left),
+            ),
+            (Whose::Day { user, day }, currency) => format!(
+                "This draft's total of {this} {currency} would take what was drafted for {user} on {day} past the \
+                 daily limit of {max} {currency} (the tenant's policy, version {version}, \
+                 per_person_per_day.max_value): {used} {currency} was drafted today, {left} {currency} is left. No \
+                 draft was created. Split the order into smaller drafts that fit what is left, wait until the limit \
+                 resets at {resets} (midnight in the tenant's time zone), or ask a person to draft this one.",
+                this = facts.this_call,
+                max = bound.show(bound.max),
+                version = self.version,
+                used = bound.show(used),
+                left = format_hundredths(left),
+                resets = resets_at.as_deref().unwrap_or("midnight"),
+            ),
+        };
+        Some(Reached {
+            facts,
+            message,
+            retry_after_seconds,
+        })
+    }
+}
+
+/// `1 draft`, `10 drafts`.
+fn drafts(n: i64) -> String {
+    if n == 1 {
+        "1 draft".to_owned()
+    } else {
+        format!("{n} drafts")
+    }
+}
+
+fn key(pk: String, sk: String) -> HashMap<String, AttributeValue> {
+    HashMap::from([
+        ("pk".to_owned(), AttributeValue::S(pk)),
+        ("sk".to_owned(), AttributeValue::S(sk)),
+    ])
+}

@@ -1,0 +1,17 @@
+//! A tenant's limits for its agents, enforced with the draft (issue 18;
+//! `docs/limits.md`): the policy in the table ([`store`]), the warm
+//! instance's bounded copy of it ([`cache`]), the run and day counters
+//! that ride in the draft's own transaction ([`counters`]), and the
+//! counterparty rule ([`counterparty`]).
+//!
+//! The document itself (its schema, its strict parsing, the limits that
+//! apply to a branch) is the contract's: [`draftline_contract::policy`].
+
+pub mod cache;
+pub mod counterparty;
+pub mod counters;
+pub mod store;
+
+pub use cache::PolicyCache;
+pub use counters::{Counting, Reached};
+pub use store::{PolicyStore, SetFailure, StoredPolicy};

@@ -1,0 +1,263 @@
+//! The tenant's policy in the table: one current item and one item per
+//! version, written together.
+//!
+//! - `pk = T#<tenant>#POLICY`, `sk = CURRENT`: the policy in force
+//!   (`version`, `document` as JSON text, `updated_at`, `updated_by`);
+//! - `pk = T#<tenant>#POLICY`, `sk = V#<version, 10 digits>`: every version
+//!   ever set, so the version an audit item names can be read back.
+//!
+//! A set is one `TransactWriteItems`: the current item under the condition
+//! that its version is the one the change was made from, and the new
+//! version's item under `attribute_not_exists`: two concurrent sets cannot
+//! both win, and a version number is never given twice.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
+use chrono::{DateTime, SecondsFormat, Utc};
+
+use draftline_contract::error::ToolError;
+use draftline_contract::identity::TenantId;
+use draftline_contract::policy::Policy;
+use draftline_dynamo::{Cancelled, Db, TransactFailure, cancelled_error, store_error, transact};
+
+/// The sort key of the policy in force.
+const CURRENT_SK: &str = "CURRENT";
+
+/// A policy as stored: the document with its version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredPolicy {
+    /// 1 for the first policy set, one more for each set after it.
+    pub version: u64,
+    /// The document (its `version` field is this version).
+    pub policy: Policy,
+    /// When it was set (RFC 3339, UTC).
+    pub updated_at: String,
+    /// Who set it (`draftline policy set` names the operator).
+    pub updated_by: String,
+}
+
+/// Why a set did not change anything.
+#[derive(Debug)]
+pub enum SetFailure {
+    /// The stored policy is not the version the change was made from.
+    Moved {
+        /// The version stored now (0: none).
+        stored: u64,
+    },
+    /// DynamoDB failed.
+    Store(ToolError),
+}
+
+/// The partition of `tenant`'s policy.
+pub fn partition(tenant: &TenantId) -> String {
+    format!("T#{tenant}#POLICY")
+}
+
+/// The key of `tenant`'s policy in force (read with the key record, [`super::PolicyCache`]).
+pub fn current_key(tenant: &TenantId) -> HashMap<String, AttributeValue> {
+    HashMap::from([
+        ("pk".to_owned(), AttributeValue::S(partition(tenant))),
+        ("sk".to_owned(), AttributeValue::S(CURRENT_SK.to_owned())),
+    ])
+}
+
+impl StoredPolicy {
+    fn attributes(
+        &self,
+        sk: String,
+        kind: &str,
+        tenant: &TenantId,
+    ) -> Result<HashMap<String, AttributeValue>, ToolError> {
+        let document = serde_json::to_string(&self.policy).map_err(ToolError::internal)?;
+        let s = |v: &str| AttributeValue::S(v.to_owned());
+        Ok(HashMap::from([
+            ("pk".to_owned(), AttributeValue::S(partition(tenant))),
+            ("sk".to_owned(), AttributeValue::S(sk)),
+            ("kind".to_owned(), s(kind)),
+            ("version".to_owned(), AttributeValue::N(self.version.to_string())),
+            ("document".to_owned(), AttributeValue::S(document)),
+            ("updated_at".to_owned(), s(&self.updated_at)),
+            ("updated_by".to_owned(), s(&self.updated_by)),
+        ]))
+    }
+
+    /// The stored policy of an item, or `None` if it is not one (or was
+    /// written by hand and no longer parses: it is then ignored and logged).
+    pub fn from_item(item: &HashMap<String, AttributeValue>) -> Option<Self> {
+        let s = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
+        let version = item.get("version")?.as_n().ok()?.parse().ok()?;
+        let document = s("document")?;
+        match Policy::parse(document.as_bytes()) {
+            Ok(policy) => Some(Self {
+                version,
+                policy,
+                updated_at: s("updated_at").unwrap_or_default(),
+                updated_by: s("updated_by").unwrap_or_default(),
+            }),
+            Err(issues) => {
+                tracing::error!(
+                    version,
+                    problems = issues.len(),
+                    "the stored policy does not parse; no limits apply"
+                );
+                None
+            }
+        }
+    }
+}
+
+/// Reads and writes one tenant's policy.
+#[derive(Debug, Clone, Copy)]
+pub struct PolicyStore<'a> {
+    db: &'a Db,
+    tenant: &'a TenantId,
+}
+
+impl<'a> PolicyStore<'a> {
+    /// The store of `tenant`'s policy.
+    pub fn new(db: &'a Db, tenant: &'a TenantId) -> Self {
+        Self { db, tenant }
+    }
+
+    /// The policy in force (one strongly consistent `GetItem`).
+    pub async fn current(&self) -> Result<Option<StoredPolicy>, ToolError> {
+        let out = self
+            .db
+            .client()
+            .get_item()
+            .table_name(self.db.table())
+            .set_key(Some(current_key(self.tenant)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| store_error(e, "Nothing was read."))?;
+        Ok(out.item().and_then(StoredPolicy::from_item))
+    }
+
+    /// Stores `policy` as the next version, if the stored one is still
+    /// `policy.version` (none stored counts as 0; `None` overwrites
+    /// whatever is stored). Returns what was stored.
+    pub async fn set(&self, policy: &Policy, by: &str, now: DateTime<Utc>) -> Result<StoredPolicy, SetFailure> {
+        let stored_now = match policy.version {
+            Some(based_on) => based_on,
+            None => self
+                .current()
+                .await
+                .map_err(SetFailure::Store)?
+                .map_or(0, |p| p.version),
+        };
+        let next = stored_now.saturating_add(1);
+        let stored = StoredPolicy {
+            version: next,
+            policy: Policy {
+                version: Some(next),
+                ..policy.clone()
+            },
+            updated_at: now.to_rfc3339_opts(SecondsFormat::Millis, true),
+            updated_by: by.to_owned(),
+        };
+        let items = self.put_items(&stored, stored_now).map_err(SetFailure::Store)?;
+        // A token of its own per set (26 characters, within the 36 allowed).
+        let token = ulid::Ulid::new().to_string();
+        match transact(self.db, items, &token, "The policy was not changed.").await {
+            Ok(()) => Ok(stored),
+            Err(TransactFailure::Cancelled(reasons))
+                if reasons.iter().any(|r| matches!(r, Cancelled::ConditionFailed(_))) =>
+            {
+                let stored = match reasons.first() {
+                    Some(Cancelled::ConditionFailed(Some(item))) => item
+                        .get("version")
+                        .and_then(|v| v.as_n().ok())
+                        .and_then(|n| n.parse().ok()),
+                    Some(Cancelled::ConditionFailed(None)) => Some(0),
+                    _ => None,
+                };
+                Err(SetFailure::Moved {
+                    stored: stored.unwrap_or(next),
+                })
+            }
+            Err(TransactFailure::Cancelled(reasons)) => Err(SetFailure::Store(cancelled_error(
+                &reasons,
+                "The policy was not changed.",
+            ))),
+            Err(TransactFailure::InProgress) => Err(SetFailure::Moved { stored: next }),
+            Err(TransactFailure::Failed(err)) => Err(SetFailure::Store(err)),
+        }
+    }
+
+    /// Stores `policy` as version 1 unless the tenant has a policy: the
+    /// demo seed's write, which never replaces one a person set. Two
+    /// conditional puts (the version, then the policy in force), so
+    /// instances seeding at once cannot both win and nothing is overwritten.
+    /// Returns whether it was stored.
+    pub async fn seed(&self, policy: &Policy, by: &str, now: DateTime<Utc>) -> Result<bool, ToolError> {
+        let stored = StoredPolicy {
+            version: 1,
+            policy: Policy {
+                version: Some(1),
+                ..policy.clone()
+            },
+            updated_at: now.to_rfc3339_opts(SecondsFormat::Millis, true),
+            updated_by: by.to_owned(),
+        };
+        for (sk, kind) in [
+            (format!("V#{:010}", 1), "policy_version"),
+            (CURRENT_SK.to_owned(), "policy"),
+        ] {
+            let written = self
+                .db
+                .client()
+                .put_item()
+                .table_name(self.db.table())
+                .set_item(Some(stored.attributes(sk, kind, self.tenant)?))
+                .condition_expression("attribute_not_exists(pk)")
+                .send()
+                .await;
+            match written {
+                Ok(_) => {}
+                Err(err)
+                    if err
+                        .as_service_error()
+                        .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+                {
+                    return Ok(false);
+                }
+                Err(err) => return Err(store_error(err, "The policy was not seeded.")),
+            }
+        }
+        Ok(true)
+    }
+
+    fn put_items(&self, stored: &StoredPolicy, based_on: u64) -> Result<Vec<TransactWriteItem>, ToolError> {
+        let current = stored.attributes(CURRENT_SK.to_owned(), "policy", self.tenant)?;
+        let condition = if based_on == 0 {
+            "attribute_not_exists(pk)"
+        } else {
+            "version = :based_on"
+        };
+        let mut put = Put::builder()
+            .table_name(self.db.table())
+            .set_item(Some(current))
+            .condition_expression(condition)
+            .return_values_on_condition_check_failure(
+                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
+            );
+        if based_on > 0 {
+            put = put.expression_attribute_values(":based_on", AttributeValue::N(based_on.to_string()));
+        }
+        let version = stored.attributes(format!("V#{:010}", stored.version), "policy_version", self.tenant)?;
+        let history = Put::builder()
+            .table_name(self.db.table())
+            .set_item(Some(version))
+            .condition_expression("attribute_not_exists(pk)");
+        Ok(vec![
+            TransactWriteItem::builder()
+                .put(put.build().map_err(ToolError::internal)?)
+                .build(),
+            TransactWriteItem::builder()
+                .put(history.build().map_err(ToolError::internal)?)
+                .build(),
+        ])
+    }
+}

@@ -1,0 +1,491 @@
+//! A tenant's limits for its agents (issue 18). On the built-in backend the
+//! run and day counters ride in the draft's own transaction, so a race
+//! cannot pass a limit, a refused call counts nothing, a replay never counts
+//! twice, and a policy costs no DynamoDB request of its own. The
+//! counterparty rule holds on both backends.
+
+use std::collections::BTreeMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use draftline_contract::clock::Clock;
+use futures::future::join_all;
+use serde_json::{Value, json};
+
+use crate::helpers::{Reply, TestApp, diff, on_both_backends, spawn_app_drafting_freely, spawn_app_drafting_freely_on};
+
+/// A policy of the demo tenant with `limits` (and no branch narrowing).
+fn policy(mode: &str, limits: Value) -> Value {
+    json!({"version": null, "mode": mode, "time_zone": "+07:00", "limits": limits, "branches": null})
+}
+
+/// `boxes` BOX of BRG-0042 from V-00231: a total of `boxes` x 288000.00 IDR.
+fn order(client_ref: &str, boxes: i64) -> Value {
+    json!({
+        "vendor_code": "V-00231",
+        "needed_by": "2026-12-15",
+        "client_ref": client_ref,
+        "note": null,
+        "lines": [{"item_code": "BRG-0042", "qty": boxes, "uom": "BOX"}]
+    })
+}
+
+/// A draft of `boxes` BOX in agent run `run` under its own key.
+async fn draft(app: &TestApp, run: Option<&str>, key: &str, boxes: i64) -> Reply {
+    let mut headers = vec![("idempotency-key", key.to_owned())];
+    if let Some(run) = run {
+        headers.push(("x-agent-run-id", run.to_owned()));
+    }
+    app.call("buyer-sby", "purchasing_create_po_draft", &order(key, boxes), &headers)
+        .await
+}
+
+/// Hundredths of a decimal amount string ("288000.00").
+fn hundredths(amount: &Value) -> i64 {
+    amount.as_str().unwrap().replace('.', "").parse().unwrap()
+}
+
+fn statuses(replies: &[Reply]) -> BTreeMap<u16, usize> {
+    let mut counts = BTreeMap::new();
+    for reply in replies {
+        *counts.entry(reply.status).or_default() += 1;
+    }
+    counts
+}
+
+#[tokio::test]
+async fn sixty_four_concurrent_drafts_in_one_run_with_a_limit_of_ten_create_exactly_ten() {
+    let app = spawn_app_drafting_freely().await;
+    let version = app
+        .set_policy(&policy(
+            "enforce",
+            json!({"per_run": {"max_drafts": 10, "max_value": null}}),
+        ))
+        .await;
+    let replies = join_all((0..64).map(|i| {
+        let app = &app;
+        async move { draft(app, Some("run-race"), &format!("race-{i}"), 1).await }
+    }))
+    .await;
+    assert_eq!(
+        statuses(&replies),
+        [(201, 10), (403, 54)].into(),
+        "no 5xx, no other answer"
+    );
+    for refused in replies.iter().filter(|r| r.status == 403) {
+        assert_eq!(refused.error_code(), "LIMIT_REACHED", "{:?}", refused.body);
+        assert_eq!(refused.body["error"]["retryable"], false);
+        assert!(refused.header("retry-after").is_none());
+        let limit = &refused.body["error"]["limit"];
+        assert_eq!(limit["name"], "per_run.max_drafts");
+        assert_eq!(limit["unit"], "drafts");
+        assert_eq!(limit["appliesTo"], "agent run run-race");
+        assert_eq!(
+            (limit["max"].as_str(), limit["used"].as_str()),
+            (Some("10"), Some("10"))
+        );
+        assert_eq!(limit["thisCall"], "1");
+        assert_eq!(limit["policyVersion"], version);
+        assert!(limit["resetsAt"].is_null(), "a run's limit lasts as long as the run");
+        let message = refused.message();
+        assert!(message.contains("No draft was created"), "{message}");
+        assert!(message.contains("ask them to draft the rest"), "{message}");
+    }
+    assert_eq!(app.new_documents("purchase_order").await, 10);
+    assert_eq!(app.number("T#demo#LIMIT#RUN#run-race", "USE", "drafts").await, 10);
+    // Every refusal is audited with the limit and the policy's version.
+    let audits = app.audit_items().await;
+    let refusals: Vec<_> = audits.iter().filter(|a| a.get("limit").is_some()).collect();
+    assert_eq!(refusals.len(), 54);
+    for audit in refusals {
+        assert_eq!(audit["code"], "LIMIT_REACHED");
+        assert_eq!(audit["limit_mode"], "enforce");
+        assert_eq!(audit["policy_version"], version.to_string());
+    }
+}
+
+#[tokio::test]
+async fn a_value_limit_is_never_exceeded_by_concurrent_drafts_of_different_totals() {
+    let app = spawn_app_drafting_freely().await;
+    // 20 BOX worth; the drafts ask for 1 to 6 BOX each, 69 BOX in all.
+    let max = 20 * 28_800_000;
+    app.set_policy(&policy(
+        "enforce",
+        json!({"per_run": {"max_drafts": null, "max_value": [{"currency": "IDR", "amount": "5760000.00"}]}}),
+    ))
+    .await;
+    let replies = join_all((0..21).map(|i| {
+        let app = &app;
+        async move { draft(app, Some("run-value"), &format!("value-{i}"), 1 + i % 6).await }
+    }))
+    .await;
+    let counts = statuses(&replies);
+    assert_eq!(counts.keys().copied().collect::<Vec<_>>(), [201, 403], "{counts:?}");
+    let created: i64 = replies
+        .iter()
+        .filter(|r| r.status == 201)
+        .map(|r| hundredths(&r.body["data"]["total"]["amount"]))
+        .sum();
+    assert!(created <= max, "created {created} of at most {max}");
+    assert_eq!(app.number("T#demo#LIMIT#RUN#run-value", "USE", "v_IDR").await, created);
+    for refused in replies.iter().filter(|r| r.status == 403) {
+        let limit = &refused.body["error"]["limit"];
+        assert_eq!(limit["name"], "per_run.max_value");
+        assert_eq!(limit["unit"], "IDR");
+        let (used, this) = (hundredths(&limit["used"]), hundredths(&limit["thisCall"]));
+        assert!(used + this > max, "{limit}");
+        assert!(refused.message().contains("Split the order"), "{}", refused.message());
+        assert!(refused.message().contains("ask a person to draft this one"));
+    }
+}
+
+#[tokio::test]
+async fn replays_of_created_drafts_still_answer_after_the_limit_and_count_nothing() {
+    let app = spawn_app_drafting_freely().await;
+    app.set_policy(&policy(
+        "enforce",
+        json!({"per_run": {"max_drafts": 3, "max_value": null}}),
+    ))
+    .await;
+    let mut created = Vec::new();
+    for i in 0..3 {
+        let reply = draft(&app, Some("run-replay"), &format!("replay-{i}"), 1).await;
+        assert_eq!(reply.status, 201, "{:?}", reply.body);
+        created.push(reply.body["data"].clone());
+    }
+    let over = draft(&app, Some("run-replay"), "replay-3", 1).await;
+    assert_eq!((over.status, over.error_code()), (403, "LIMIT_REACHED"));
+    for (i, first) in created.iter().enumerate() {
+        let again = draft(&app, Some("run-replay"), &format!("replay-{i}"), 1).await;
+        assert_eq!(again.status, 200, "{:?}", again.body);
+        assert_eq!(again.body["replayed"], true);
+        assert_eq!(&again.body["data"], first);
+    }
+    // The refused call left nothing to replay: it is refused again, and counted nothing.
+    let again = draft(&app, Some("run-replay"), "replay-3", 1).await;
+    assert_eq!(again.status, 403);
+    assert_eq!(again.body["error"]["limit"]["used"], "3");
+    assert_eq!(app.number("T#demo#LIMIT#RUN#run-replay", "USE", "drafts").await, 3);
+    assert_eq!(app.new_documents("purchase_order").await, 3);
+}
+
+#[tokio::test]
+async fn observe_mode_creates_everything_and_audits_each_would_be_refusal() {
+    let app = spawn_app_drafting_freely().await;
+    let version = app
+        .set_policy(&policy(
+            "observe",
+            json!({"per_run": {"max_drafts": 2, "max_value": null}}),
+        ))
+        .await;
+    for i in 0..4 {
+        let reply = draft(&app, Some("run-observe"), &format!("observe-{i}"), 1).await;
+        assert_eq!(reply.status, 201, "{:?}", reply.body);
+    }
+    assert_eq!(app.new_documents("purchase_order").await, 4);
+    assert_eq!(app.number("T#demo#LIMIT#RUN#run-observe", "USE", "drafts").await, 4);
+    let audits = app.audit_items().await;
+    assert_eq!(audits.len(), 4);
+    for (i, audit) in audits.iter().enumerate() {
+        assert_eq!(audit["outcome"], "ok");
+        assert_eq!(audit["policy_version"], version.to_string());
+        if i < 2 {
+            assert!(audit.get("limit").is_none(), "{audit:?}");
+        } else {
+            assert_eq!(audit["limit"], "per_run.max_drafts");
+            assert_eq!(audit["limit_mode"], "observe");
+            assert_eq!(audit["would_have_been_refused"], "Bool(true)");
+            assert_eq!(audit["limit_used"], i.to_string());
+            assert_eq!(audit["limit_max"], "2");
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_day_limit_resets_at_midnight_in_the_tenants_time_zone() {
+    let app = spawn_app_drafting_freely().await;
+    // Two drafts of 288000.00 IDR fit a day; the test's clock shows 09:00
+    // UTC, 16:00 in the tenant's +07:00, whose day ends at 17:00 UTC.
+    app.set_policy(&policy(
+        "enforce",
+        json!({"per_person_per_day": {"max_value": [{"currency": "IDR", "amount": "600000.00"}]}}),
+    ))
+    .await;
+    for key in ["day-1", "day-2"] {
+        assert_eq!(draft(&app, None, key, 1).await.status, 201);
+    }
+    let refused = draft(&app, None, "day-3", 1).await;
+    assert_eq!((refused.status, refused.error_code()), (403, "LIMIT_REACHED"));
+    let limit = &refused.body["error"]["limit"];
+    assert_eq!(limit["name"], "per_person_per_day.max_value");
+    assert_eq!(limit["appliesTo"], "buyer-sby on 2026-11-29");
+    assert_eq!(limit["resetsAt"], "2026-11-29T17:00:00Z");
+    assert_eq!(
+        (limit["used"].as_str(), limit["thisCall"].as_str()),
+        (Some("576000.00"), Some("288000.00"))
+    );
+    assert!(
+        refused
+            .message()
+            .contains("wait until the limit resets at 2026-11-29T17:00:00Z")
+    );
+
+    // A minute before midnight there: still the same day.
+    app.clock.advance(chrono::Duration::minutes(7 * 60 + 59));
+    assert_eq!(draft(&app, None, "day-4", 1).await.status, 403);
+    // Past midnight there (17:01 UTC): a new day, a new budget.
+    app.clock.advance(chrono::Duration::minutes(2));
+    let next_day = draft(&app, None, "day-5", 1).await;
+    assert_eq!(next_day.status, 201, "{:?}", next_day.body);
+    let person = "T#demo#LIMIT#DAY#buyer-sby";
+    assert_eq!(app.number(person, "2026-11-29", "v_IDR").await, 57_600_000);
+    assert_eq!(app.number(person, "2026-11-30", "v_IDR").await, 28_800_000);
+}
+
+#[tokio::test]
+async fn policy_set_refuses_an_invalid_file_with_paths_and_a_valid_change_applies_within_the_cache_bound() {
+    let app = spawn_app_drafting_freely().await;
+    let tenant = draftline_contract::identity::TenantId::parse("demo").unwrap();
+    let stored = || app.item("T#demo#POLICY", "CURRENT");
+    let seeded = stored().await.expect("the demo seeds a policy");
+    assert_eq!(seeded["version"], AttributeValue::N("1".into()));
+
+    let invalid = json!({
+        "version": null, "mode": "strict", "time_zone": "+07:00",
+        "limits": {"per_run": {"max_drafts": -3, "max_drafs": 1}},
+        "branch": []
+    });
+    let refused = draftline_cli::policy::set(
+        &app.inspect,
+        &tenant,
+        invalid.to_string().as_bytes(),
+        "api-tests",
+        app.clock.now(),
+    )
+    .await
+    .unwrap_err();
+    let draftline_cli::policy::Refused::Invalid(issues) = &refused else {
+        panic!("refused as invalid: {refused}")
+    };
+    let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "mode",
+            "limits.per_run.max_drafts",
+            "limits.per_run.max_drafs",
+            "branch"
+        ]
+    );
+    let text = refused.to_string();
+    assert!(text.contains("nothing was changed"), "{text}");
+    assert!(text.contains("limits.per_run.max_drafs: unknown field"), "{text}");
+    assert_eq!(stored().await, Some(seeded.clone()), "nothing was changed");
+    assert_eq!(app.count_kind("policy_version").await, 1);
+
+    // A warm instance: the first draft read version 1.
+    assert_eq!(draft(&app, Some("run-set"), "set-1", 1).await.status, 201);
+    let version = app
+        .set_policy(&policy(
+            "enforce",
+            json!({"per_run": {"max_drafts": 1, "max_value": null}}),
+        ))
+        .await;
+    assert_eq!(version, 2);
+    let shown = draftline_cli::policy::show(&app.inspect, &tenant)
+        .await
+        .unwrap()
+        .unwrap();
+    let shown: Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(shown["version"], 2);
+    assert_eq!(shown["limits"]["per_run"]["max_drafts"], 1);
+    // A file edited from version 1 is refused now: someone set version 2 since.
+    let mut stale = shown.clone();
+    stale["version"] = json!(1);
+    let moved = draftline_cli::policy::set(
+        &app.inspect,
+        &tenant,
+        stale.to_string().as_bytes(),
+        "t",
+        app.clock.now(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(moved, draftline_cli::policy::Refused::Moved { based_on: 1, stored: 2 }),
+        "{moved}"
+    );
+
+    // Within the cache bound (30 s) the instance may still hold version 1 ...
+    assert_eq!(draft(&app, Some("run-set"), "set-2", 1).await.status, 201);
+    // ... and past it, version 2 applies.
+    app.clock.advance(chrono::Duration::seconds(31));
+    let refused = draft(&app, Some("run-set"), "set-3", 1).await;
+    assert_eq!((refused.status, refused.error_code()), (403, "LIMIT_REACHED"));
+    assert_eq!(refused.body["error"]["limit"]["policyVersion"], 2);
+    assert_eq!(refused.body["error"]["limit"]["used"], "2");
+}
+
+#[tokio::test]
+async fn a_fresh_draft_with_a_policy_in_force_makes_no_dynamodb_request_more_than_without_one() {
+    let with = spawn_app_drafting_freely().await;
+    let without = spawn_app_drafting_freely().await;
+    without
+        .inspect
+        .client()
+        .delete_item()
+        .table_name(without.inspect.table())
+        .key("pk", AttributeValue::S("T#demo#POLICY".into()))
+        .key("sk", AttributeValue::S("CURRENT".into()))
+        .send()
+        .await
+        .unwrap();
+    let mut costs = Vec::new();
+    for app in [&with, &without] {
+        // Cold: the instance has not read the tenant's policy; warm: it has.
+        let mut cost = Vec::new();
+        for key in ["cost-1", "cost-2"] {
+            let before = app.round_trips();
+            assert_eq!(draft(app, Some("run-cost"), key, 1).await.status, 201);
+            cost.push(diff(&before, &app.round_trips()));
+        }
+        costs.push(cost);
+    }
+    assert_eq!(costs[0], costs[1], "the same requests with the policy as without");
+    assert_eq!(costs[0][0].get("BatchGetItem"), Some(&2));
+    assert_eq!(costs[0][0].get("GetItem"), None);
+    // Warm: the key lookup (one GetItem), the vendor Query and the items
+    // BatchGetItem (these apps do not look for near-duplicates), the
+    // number, and ONE transaction that carries the run's and the day's
+    // counters too. Cold, the key lookup is a BatchGetItem with the policy.
+    assert_eq!(
+        costs[0][1],
+        [
+            ("BatchGetItem".into(), 1),
+            ("GetItem".into(), 1),
+            ("Query".into(), 1),
+            ("TransactWriteItems".into(), 1),
+            ("UpdateItem".into(), 1)
+        ]
+        .into()
+    );
+    // The policy was in force: both drafts were counted.
+    assert_eq!(with.number("T#demo#LIMIT#RUN#run-cost", "USE", "drafts").await, 2);
+    assert_eq!(without.number("T#demo#LIMIT#RUN#run-cost", "USE", "drafts").await, 0);
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn a_vendor_outside_the_allow_list_is_refused_with_ask_a_person_and_a_branch_narrows_it(backend) {
+        let app = spawn_app_drafting_freely_on(backend).await;
+        let version = app
+            .set_policy(&json!({
+                "version": null, "mode": "enforce", "time_zone": "+07:00",
+                "limits": {"counterparties": {"rule": "allow_list", "vendors": ["V-00231", "V-00415"], "customers": null}},
+                "branches": [{"branch_id": "SBY-01", "limits": {
+                    "counterparties": {"rule": "allow_list", "vendors": ["V-00415"], "customers": null}}}]
+            }))
+            .await;
+        let before = app.documents("purchase_order").await;
+        let refused = draft(&app, Some("run-parties"), "parties-1", 1).await;
+        assert_eq!((refused.status, refused.error_code()), (403, "LIMIT_REACHED"), "{:?}", refused.body);
+        assert_eq!(refused.body["error"]["retryable"], false);
+        let limit = &refused.body["error"]["limit"];
+        assert_eq!(limit["name"], "counterparties.vendors");
+        assert_eq!(limit["appliesTo"], "vendor V-00231");
+        assert!(limit["max"].is_null() && limit["used"].is_null(), "{limit}");
+        assert_eq!(limit["policyVersion"], version);
+        let message = refused.message();
+        assert!(message.contains("ask a person to draft this one"), "{message}");
+        assert!(message.contains("No draft was created"), "{message}");
+        assert_eq!(app.documents("purchase_order").await, before, "nothing reached the ERP");
+        // Jakarta is held to the tenant's list only, which has V-00231.
+        let jakarta = app
+            .call(
+                "buyer-jkt",
+                "purchasing_create_po_draft",
+                &order("parties-jkt", 1),
+                &[("idempotency-key", "parties-jkt".to_owned())],
+            )
+            .await;
+        assert_eq!(jakarta.status, 201, "{:?}", jakarta.body);
+        let audit = app.audit_items().await.into_iter().find(|a| a.get("limit").is_some()).unwrap();
+        assert_eq!(audit["limit"], "counterparties.vendors");
+        assert_eq!(audit["limit_this_call"], "V-00231");
+    }
+}
+
+#[tokio::test]
+async fn a_vendor_outside_the_allow_list_in_observe_mode_is_drafted_and_audited() {
+    let app = spawn_app_drafting_freely().await;
+    app.set_policy(&policy(
+        "observe",
+        json!({"counterparties": {"rule": "allow_list", "vendors": ["V-00415"], "customers": null}}),
+    ))
+    .await;
+    let reply = draft(&app, Some("run-parties"), "parties-observe", 1).await;
+    assert_eq!(reply.status, 201, "{:?}", reply.body);
+    let audit = app.audit_items().await.pop().unwrap();
+    assert_eq!(audit["outcome"], "ok");
+    assert_eq!(audit["limit"], "counterparties.vendors");
+    assert_eq!(audit["limit_mode"], "observe");
+    assert_eq!(audit["would_have_been_refused"], "Bool(true)");
+}
+
+#[tokio::test]
+async fn a_per_tool_rate_answers_429_with_retry_after_and_the_next_minute_passes() {
+    let app = spawn_app_drafting_freely().await;
+    app.set_policy(&policy(
+        "enforce",
+        json!({"per_tool_per_person": {"calls_per_minute": 2}}),
+    ))
+    .await;
+    for key in ["rate-1", "rate-2"] {
+        assert_eq!(draft(&app, None, key, 1).await.status, 201);
+    }
+    // The test's clock shows 09:00:30: the minute ends in 30 s.
+    app.clock.advance(chrono::Duration::seconds(30));
+    let limited = draft(&app, None, "rate-3", 1).await;
+    assert_eq!(
+        (limited.status, limited.error_code()),
+        (429, "LIMIT_REACHED"),
+        "{:?}",
+        limited.body
+    );
+    assert_eq!(limited.header("retry-after"), Some("30"));
+    assert_eq!(limited.body["error"]["retryable"], true);
+    assert_eq!(limited.body["error"]["retryAfterSeconds"], 30);
+    let limit = &limited.body["error"]["limit"];
+    assert_eq!(limit["name"], "per_tool_per_person.calls_per_minute");
+    assert_eq!(limit["appliesTo"], "buyer-sby calling purchasing_create_po_draft");
+    assert_eq!(limit["resetsAt"], "2026-11-29T09:01:00Z");
+    assert!(limited.message().contains("Wait 30 second(s)"), "{}", limited.message());
+    // A replay is not a call of the tool's work: it still answers.
+    assert_eq!(draft(&app, None, "rate-1", 1).await.status, 200);
+    // The next minute, the same call passes.
+    app.clock.advance(chrono::Duration::seconds(30));
+    let next = draft(&app, None, "rate-3", 1).await;
+    assert_eq!(next.status, 201, "{:?}", next.body);
+    assert_eq!(
+        app.number(
+            "T#demo#LIMIT#RATE#buyer-sby#purchasing_create_po_draft",
+            "MINUTE#29932380",
+            "calls"
+        )
+        .await,
+        2
+    );
+}
+
+#[tokio::test]
+async fn the_policys_near_duplicate_window_wins_over_the_deployments() {
+    // The deployment asks about near-duplicates of the last 24 hours ...
+    let app = crate::helpers::spawn_app().await;
+    assert_eq!(draft(&app, None, "window-1", 1).await.status, 201);
+    assert_eq!(draft(&app, None, "window-2", 1).await.error_code(), "INPUT_REQUIRED");
+    // ... the tenant's policy says never (0), and applies once the instance reads it.
+    app.set_policy(&policy("enforce", json!({"near_duplicate_hours": 0})))
+        .await;
+    app.clock.advance(chrono::Duration::seconds(31));
+    let again = draft(&app, None, "window-2", 1).await;
+    assert_eq!(again.status, 201, "{:?}", again.body);
+}
