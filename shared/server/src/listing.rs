@@ -312,7 +312,7 @@ fn error_envelope_schema() -> Value {
             "error": {
                 "type": "object",
                 "properties": {
-                    "code": {"enum": ["VALIDATION_ERROR", "UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "CONFLICT", "INPUT_REQUIRED", "DECLINED", "RATE_LIMITED", "DEPENDENCY_UNAVAILABLE", "INTERNAL_ERROR"]},
+                    "code": {"enum": ["VALIDATION_ERROR", "UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "CONFLICT", "INPUT_REQUIRED", "DECLINED", "RATE_LIMITED", "LIMIT_REACHED", "DEPENDENCY_UNAVAILABLE", "INTERNAL_ERROR"]},
                     "inputRequired": {
                         "type": "object",
                         "description": "With INPUT_REQUIRED: the open agent draft this call would duplicate, and how to send a person's answer (resend the same call with the Draftline-Confirm header).",
@@ -324,6 +324,21 @@ fn error_envelope_schema() -> Value {
                             "confirm": {"type": "object"}
                         },
                         "required": ["question", "existing", "choices", "requestState", "confirm"]
+                    },
+                    "limit": {
+                        "type": "object",
+                        "description": "With LIMIT_REACHED: the limit of the tenant's policy this call would pass, what is used, what this call would add and when it resets.",
+                        "properties": {
+                            "name": {"type": "string"},
+                            "unit": {"type": "string"},
+                            "appliesTo": {"type": "string"},
+                            "max": {"type": "string"},
+                            "used": {"type": "string"},
+                            "thisCall": {"type": "string"},
+                            "resetsAt": {"type": ["string", "null"]},
+                            "policyVersion": {"type": "integer"}
+                        },
+                        "required": ["name", "unit", "appliesTo", "max", "used", "thisCall", "resetsAt", "policyVersion"]
                     },
                     "message": {"type": "string"},
                     "retryable": {"type": "boolean"},
