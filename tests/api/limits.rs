@@ -489,3 +489,50 @@ async fn the_policys_near_duplicate_window_wins_over_the_deployments() {
     let again = draft(&app, None, "window-2", 1).await;
     assert_eq!(again.status, 201, "{:?}", again.body);
 }
+
+#[tokio::test]
+async fn the_run_page_lists_each_limit_the_run_reached_refused_or_let_through_by_observe_mode() {
+    for (mode, second, verdict) in [
+        ("enforce", 403, "refused</strong>: nothing was created"),
+        ("observe", 201, "would have been refused</strong> (observe mode"),
+    ] {
+        let app = spawn_app_drafting_freely().await;
+        app.set_policy(&policy(mode, json!({"per_run": {"max_drafts": 1, "max_value": null}})))
+            .await;
+        let run = format!("run-page-{mode}");
+        assert_eq!(draft(&app, Some(&run), &format!("{mode}-1"), 1).await.status, 201);
+        assert_eq!(draft(&app, Some(&run), &format!("{mode}-2"), 1).await.status, second);
+
+        let approver = crate::review::Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+        let page = approver.get(&format!("/review/runs/{run}")).await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        let section = page
+            .body
+            .split("<section id=\"limits\"")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{mode}: a limits section: {}", page.body));
+        let section = section.split("</section>").next().unwrap();
+        assert_eq!(
+            section.matches("<li>").count(),
+            1,
+            "{mode}: only the call that reached it: {section}"
+        );
+        assert!(section.contains("<code>per_run.max_drafts</code>"), "{section}");
+        assert!(
+            section.contains(&format!("agent run {run}: 1 of 1 drafts used, this call 1")),
+            "{section}"
+        );
+        assert!(section.contains(verdict), "{mode}: {section}");
+
+        // A run that reached no limit has no such section.
+        assert_eq!(
+            draft(&app, Some("run-page-quiet"), &format!("{mode}-3"), 1)
+                .await
+                .status,
+            201
+        );
+        let quiet = approver.get("/review/runs/run-page-quiet").await;
+        assert_eq!(quiet.status, 200);
+        assert!(!quiet.body.contains("id=\"limits\""), "{}", quiet.body);
+    }
+}

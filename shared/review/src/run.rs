@@ -30,6 +30,7 @@ use crate::web::{Fields, encode};
 use crate::{Context, may_see};
 use draftline_erp::domain::{Decision, DocumentKind, Verdict};
 use draftline_erp::port::{Approvals, Scope};
+use draftline_server::audit::ReachedLimit;
 
 /// The most calls one page of a run shows.
 pub const PAGE_CALLS: usize = 50;
@@ -127,6 +128,7 @@ async fn render(cx: &Context<'_>, request: &Request<Bytes>, run: &str) -> Result
         row(&mut main, call, view.reads(call));
     }
     main.push_str("</tbody></table>");
+    limits_reached(&mut main, &page.calls, &view);
     decided_in_the_erp(cx, &mut main, &page.calls).await;
     let base = format!("/review/runs/{}", encode(run));
     main.push_str("<nav class=\"pager\" aria-label=\"Pages\">");
@@ -319,6 +321,46 @@ fn row(main: &mut String, call: &CallRecord, readable: bool) {
         prompt = text(call.prompt_version.as_deref().unwrap_or("—")),
         timing = timing(call),
     );
+}
+
+/// The calls of this page that reached a limit of the tenant's policy:
+/// refused by it, or let pass by observe mode (what would have been
+/// refused), with the use the limit counted. Nothing when none did.
+fn limits_reached(main: &mut String, calls: &[CallRecord], view: &RunView) {
+    let reached: Vec<(&CallRecord, &ReachedLimit)> = calls
+        .iter()
+        .filter(|call| view.reads(call))
+        .filter_map(|call| Some((call, call.limit.as_ref()?)))
+        .collect();
+    if reached.is_empty() {
+        return;
+    }
+    main.push_str(
+        "<section id=\"limits\" class=\"card\"><h2>Limits this run reached</h2><p class=\"small muted\">Limits \
+         of the tenant's policy (<code>draftline policy show</code>). A refused call created nothing; in observe \
+         mode the call was let through and is listed as what would have been refused.</p><ul>",
+    );
+    for (call, limit) in reached {
+        let verdict = if limit.observed {
+            "<strong>would have been refused</strong> (observe mode: it went through)"
+        } else {
+            "<strong>refused</strong>: nothing was created"
+        };
+        let _ = write!(
+            main,
+            "<li>{at} <code>{tool}</code>: <code>{name}</code> for {applies}: {used} of {max} {unit} used, this call \
+             {this} · {verdict}</li>",
+            at = html::time(&call.at),
+            tool = text(&call.tool),
+            name = text(&limit.name),
+            applies = text(&limit.applies_to),
+            used = text(limit.used.as_deref().unwrap_or("?")),
+            max = text(limit.max.as_deref().unwrap_or("?")),
+            unit = text(&limit.unit),
+            this = text(&limit.this_call),
+        );
+    }
+    main.push_str("</ul></section>");
 }
 
 /// A call's time as a bar per stage (a `<meter>` each: the page's policy

@@ -412,6 +412,26 @@ pub struct StoredCall {
     /// order, and the whole; `None` for items written before the audit
     /// kept them (and for a person's decision).
     pub timing: Option<Timing>,
+    /// The limit of the tenant's policy the call reached, if it reached one.
+    pub limit: Option<ReachedLimit>,
+}
+
+/// A limit of the tenant's policy as a call's audit item keeps it
+/// ([`AuditRecord::reaching`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReachedLimit {
+    /// The limit (`per_run.max_drafts`).
+    pub name: String,
+    /// What it counts (`drafts`, a currency).
+    pub unit: String,
+    /// Whose use (`agent run run-17`, `buyer-sby on 2026-11-29`).
+    pub applies_to: String,
+    pub max: Option<String>,
+    pub used: Option<String>,
+    /// What the call would have added.
+    pub this_call: String,
+    /// `true`: observe mode let the call pass; `false`: it was refused.
+    pub observed: bool,
 }
 
 /// A call's time as its audit item keeps it, in microseconds.
@@ -450,6 +470,15 @@ impl StoredCall {
             confirmed: s("confirmed").map(|decision| (decision, s("near_duplicate_of").unwrap_or_default())),
             trace_id: s("trace_id"),
             timing: timing_of(item),
+            limit: s("limit").map(|name| ReachedLimit {
+                name,
+                unit: s("limit_unit").unwrap_or_default(),
+                applies_to: s("limit_applies_to").unwrap_or_default(),
+                max: s("limit_max"),
+                used: s("limit_used"),
+                this_call: s("limit_this_call").unwrap_or_default(),
+                observed: s("limit_mode").as_deref() == Some("observe"),
+            }),
         }
     }
 
