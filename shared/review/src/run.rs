@@ -340,8 +340,9 @@ fn limits_reached(main: &mut String, calls: &[CallRecord], view: &RunView) {
          of the tenant's policy (<code>draftline policy show</code>). A refused call created nothing; in observe \
          mode the call was let through and is listed as what would have been refused.</p><ul>",
     );
-    for (call, limit) in reached {
-        let verdict = if limit.observed {
+    for (call, reached) in reached {
+        let limit = &reached.facts;
+        let verdict = if reached.observed {
             "<strong>would have been refused</strong> (observe mode: it went through)"
         } else {
             "<strong>refused</strong>: nothing was created"

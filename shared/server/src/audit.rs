@@ -417,19 +417,11 @@ pub struct StoredCall {
 }
 
 /// A limit of the tenant's policy as a call's audit item keeps it
-/// ([`AuditRecord::reaching`]).
+/// ([`AuditRecord::reaching`]): its facts (without the reset time, which
+/// the item does not keep), and whether observe mode let the call pass.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReachedLimit {
-    /// The limit (`per_run.max_drafts`).
-    pub name: String,
-    /// What it counts (`drafts`, a currency).
-    pub unit: String,
-    /// Whose use (`agent run run-17`, `buyer-sby on 2026-11-29`).
-    pub applies_to: String,
-    pub max: Option<String>,
-    pub used: Option<String>,
-    /// What the call would have added.
-    pub this_call: String,
+    pub facts: draftline_contract::error::LimitFacts,
     /// `true`: observe mode let the call pass; `false`: it was refused.
     pub observed: bool,
 }
@@ -471,12 +463,16 @@ impl StoredCall {
             trace_id: s("trace_id"),
             timing: timing_of(item),
             limit: s("limit").map(|name| ReachedLimit {
-                name,
-                unit: s("limit_unit").unwrap_or_default(),
-                applies_to: s("limit_applies_to").unwrap_or_default(),
-                max: s("limit_max"),
-                used: s("limit_used"),
-                this_call: s("limit_this_call").unwrap_or_default(),
+                facts: draftline_contract::error::LimitFacts {
+                    name,
+                    unit: s("limit_unit").unwrap_or_default(),
+                    applies_to: s("limit_applies_to").unwrap_or_default(),
+                    max: s("limit_max"),
+                    used: s("limit_used"),
+                    this_call: s("limit_this_call").unwrap_or_default(),
+                    resets_at: None,
+                    policy_version: n("policy_version").and_then(|v| v.parse().ok()).unwrap_or_default(),
+                },
                 observed: s("limit_mode").as_deref() == Some("observe"),
             }),
         }
