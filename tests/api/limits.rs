@@ -491,7 +491,7 @@ async fn the_policys_near_duplicate_window_wins_over_the_deployments() {
 }
 
 #[tokio::test]
-async fn the_run_page_lists_each_limit_the_run_reached_refused_or_let_through_by_observe_mode() {
+async fn the_run_page_lists_each_limit_the_run_reached_and_the_queue_marks_that_runs_drafts() {
     for (mode, second, verdict) in [
         ("enforce", 403, "refused</strong>: nothing was created"),
         ("observe", 201, "would have been refused</strong> (observe mode"),

@@ -162,7 +162,15 @@ async fn render(cx: &Context<'_>, request: &Request<Bytes>) -> Result<String, To
         }
         groups
     };
-    let (creations, open) = futures::future::join(
+    // The runs of the page, each once, for the runs that reached a limit.
+    let mut runs: Vec<&str> = page
+        .items
+        .iter()
+        .filter_map(|draft| draft.drafted_by_agent_run.as_deref())
+        .collect();
+    runs.sort_unstable();
+    runs.dedup();
+    let (creations, open, reached) = futures::future::join3(
         futures::future::join_all(
             page.items
                 .iter()
@@ -173,8 +181,22 @@ async fn render(cx: &Context<'_>, request: &Request<Bytes>) -> Result<String, To
                 .iter()
                 .map(|(kind, code, since)| duplicates::open_drafts(cx, *kind, code, since)),
         ),
+        futures::future::join_all(runs.iter().map(|run| trail::reached_a_limit(cx.app.db(), person, run))),
     )
     .await;
+    let limited: Vec<&str> = runs
+        .iter()
+        .zip(reached)
+        .filter_map(|(run, reached)| match reached {
+            Ok(true) => Some(*run),
+            Ok(false) => None,
+            Err(err) => {
+                // Without it the row carries no mark, and the page still renders.
+                tracing::warn!(error = %err, "a run's limits not read");
+                None
+            }
+        })
+        .collect();
     let open: Vec<OpenDraft> = open
         .into_iter()
         .flat_map(|drafts| {
@@ -216,7 +238,11 @@ async fn render(cx: &Context<'_>, request: &Request<Bytes>) -> Result<String, To
                     .collect(),
                 _ => Vec::new(),
             };
-            row(&mut main, draft, created.as_ref(), &twins, now);
+            let run_limited = draft
+                .drafted_by_agent_run
+                .as_deref()
+                .is_some_and(|run| limited.contains(&run));
+            row(&mut main, draft, created.as_ref(), &twins, run_limited, now);
         }
         main.push_str("</tbody></table>");
     }
@@ -293,6 +319,7 @@ fn row(
     draft: &AgentDraft,
     created: Option<&trail::CallRecord>,
     twins: &[&OpenDraft],
+    run_limited: bool,
     now: chrono::DateTime<chrono::Utc>,
 ) {
     let mut marks = String::new();
@@ -327,6 +354,12 @@ fn row(
         })
         .unwrap_or_else(|| "<span class=\"muted\">not recorded</span>".to_owned());
     let run = match &draft.drafted_by_agent_run {
+        Some(run) if run_limited => format!(
+            "<a href=\"/review/runs/{}#limits\">{}</a><br><span class=\"badge status-limit\">Run reached a \
+             limit</span>",
+            attr(&encode(run)),
+            text(run)
+        ),
         Some(run) => format!("<a href=\"/review/runs/{}\">{}</a>", attr(&encode(run)), text(run)),
         None => "<span class=\"muted\">no run id</span>".to_owned(),
     };

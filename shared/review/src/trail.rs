@@ -205,6 +205,42 @@ pub async fn run_calls(
     Ok(RunPage { calls, more_after })
 }
 
+/// Whether a call of agent run `run` in the person's branch reached a limit
+/// of the tenant's policy (its audit item names one: refused, or let
+/// through by observe mode). Reads the run's partition for keys only, at
+/// most [`MAX_QUERY_PAGES`] pages: a longer run is looked at so far.
+pub async fn reached_a_limit(db: &Db, person: &Caller, run: &str) -> Result<bool, ToolError> {
+    let pk = audit::run_partition(person.tenant(), run);
+    let mut start = None;
+    for _ in 0..MAX_QUERY_PAGES {
+        let out = db
+            .client()
+            .query()
+            .table_name(db.table())
+            .key_condition_expression("pk = :pk")
+            .filter_expression(format!(
+                "attribute_exists(#limit) AND {} = :branch",
+                audit::attr::BRANCH
+            ))
+            .expression_attribute_names("#limit", audit::attr::LIMIT)
+            .expression_attribute_values(":pk", AttributeValue::S(pk.clone()))
+            .expression_attribute_values(":branch", AttributeValue::S(person.branch().to_string()))
+            .projection_expression("sk")
+            .set_exclusive_start_key(start.take())
+            .send()
+            .await
+            .map_err(|e| store_error(e, NOTHING))?;
+        if !out.items().is_empty() {
+            return Ok(true);
+        }
+        match out.last_evaluated_key() {
+            Some(key) if !key.is_empty() => start = Some(key.clone()),
+            _ => return Ok(false),
+        }
+    }
+    Ok(false)
+}
+
 /// The calls that touched document `id` in the person's branch, oldest
 /// first, at most `limit` (the `gsi1` index: `T#<tenant>#DOC#<id>`).
 pub async fn document_calls(db: &Db, person: &Caller, id: &str, limit: i32) -> Result<Vec<CallRecord>, ToolError> {

@@ -283,7 +283,7 @@ impl AuditRecord {
     pub fn reaching(mut self, limit: &draftline_contract::error::LimitFacts, observed: bool) -> Self {
         let s = |v: &str| AttributeValue::S(v.to_owned());
         for (name, value) in [
-            ("limit", Some(limit.name.as_str())),
+            (attr::LIMIT, Some(limit.name.as_str())),
             ("limit_unit", Some(&limit.unit)),
             ("limit_applies_to", Some(&limit.applies_to)),
             ("limit_max", limit.max.as_deref()),
@@ -353,6 +353,9 @@ pub mod attr {
     pub const STAGES_US: &str = "stages_us";
     /// The call's time until its item was made, in microseconds.
     pub const ELAPSED_US: &str = "elapsed_us";
+    /// The limit of the tenant's policy the call reached (a reserved word
+    /// in DynamoDB expressions: name it through a placeholder).
+    pub const LIMIT: &str = "limit";
 }
 
 /// The partition of agent run `run`'s audit items (`none`: calls without a run id).
@@ -462,7 +465,7 @@ impl StoredCall {
             confirmed: s("confirmed").map(|decision| (decision, s("near_duplicate_of").unwrap_or_default())),
             trace_id: s("trace_id"),
             timing: timing_of(item),
-            limit: s("limit").map(|name| ReachedLimit {
+            limit: s(attr::LIMIT).map(|name| ReachedLimit {
                 facts: draftline_contract::error::LimitFacts {
                     name,
                     unit: s("limit_unit").unwrap_or_default(),
