@@ -167,11 +167,7 @@ pub async fn run_calls(
     });
     let mut calls = Vec::new();
     for _ in 0..MAX_QUERY_PAGES {
-        let out = db
-            .client()
-            .query()
-            .table_name(db.table())
-            .key_condition_expression("pk = :pk")
+        let out = run_query(db, person, &pk)
             .filter_expression(filter.as_str())
             .set_expression_attribute_values(Some(values.clone()))
             .expression_attribute_values(":pk", AttributeValue::S(pk.clone()))
@@ -203,6 +199,18 @@ pub async fn run_calls(
     // Out of budget: continue after the last item evaluated.
     let more_after = start.and_then(|key| key.get("sk").and_then(|v| v.as_s().ok()).cloned());
     Ok(RunPage { calls, more_after })
+}
+
+/// A query of the run partition `pk`, its items of the person's branch
+/// (`:pk` and `:branch` set; values set after replace them, so a caller
+/// that sets its own sets these again).
+fn run_query(db: &Db, person: &Caller, pk: &str) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
+    db.client()
+        .query()
+        .table_name(db.table())
+        .key_condition_expression("pk = :pk")
+        .expression_attribute_values(":pk", AttributeValue::S(pk.to_owned()))
+        .expression_attribute_values(":branch", AttributeValue::S(person.branch().to_string()))
 }
 
 /// Whether a call of agent run `run` in the person's branch reached a limit
