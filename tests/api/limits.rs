@@ -609,6 +609,14 @@ async fn agent_get_limits_agrees_with_what_the_next_draft_is_allowed() {
     let (other, _) = limits_left(&app, Some("run-other")).await;
     assert_eq!(other.body["data"]["run"]["drafts"]["left"], 3);
     assert_eq!(other.body["data"]["today"]["value"][0]["used"], "864000.00");
+    // Once the instance's copy is past the cache bound (30 s), the policy
+    // comes in the same request as the counters, and so do the three days
+    // the tenant's day may be: the answer is the same.
+    app.clock.advance(chrono::Duration::seconds(31));
+    let (stale, requests) = limits_left(&app, Some("run-plan")).await;
+    assert_one_batch_get(&requests);
+    assert_eq!(stale.body["data"]["run"]["drafts"]["left"], 0);
+    assert_eq!(stale.body["data"]["today"]["value"][0]["left"], "4136000.00");
     // Without a run id no run limit applies, and the answer says so.
     let (no_run, _) = limits_left(&app, None).await;
     assert_eq!(no_run.body["data"]["run"], Value::Null);
