@@ -1123,7 +1123,7 @@ async fn each_demo_user_sees_exactly_the_tools_its_scopes_allow_in_a_stable_orde
         let again: Vec<&str> = registry.visible_to(&scopes).map(|d| d.name).collect();
         assert_eq!(visible, again, "{user}: the order is stable");
     }
-    assert_eq!(registry.all().count(), 12);
+    assert_eq!(registry.all().count(), 13);
 }
 
 // ---------------------------------------------------------------------------
@@ -1174,7 +1174,7 @@ async fn every_tool_definition_follows_the_catalogue_rules() {
     let all: Vec<&ToolDefinition> = registry.all().collect();
     let tool_names: Vec<&str> = all.iter().map(|d| d.name).collect();
     let modules: Vec<&str> = registry.modules().iter().map(|m| m.name).collect();
-    assert_eq!(modules, ["finance", "inventory", "purchasing", "sales"]);
+    assert_eq!(modules, ["agent", "finance", "inventory", "purchasing", "sales"]);
     for module in registry.modules() {
         let count = all.iter().filter(|d| d.module == module.name).count();
         assert!((1..10).contains(&count), "{}: {count} tools", module.name);

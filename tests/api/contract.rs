@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 use crate::helpers::{TestApp, po_input, spawn_app};
 
 /// Every scope a tool can need, so every tool is listed.
-const ALL_SCOPES: &str = "purchasing:read purchasing:draft inventory:read sales:read sales:draft finance:read";
+const ALL_SCOPES: &str =
+    "purchasing:read purchasing:draft inventory:read sales:read sales:draft finance:read agent:read";
 
 fn all_scopes_token(app: &TestApp) -> String {
     let spec = TokenSpec {

@@ -490,6 +490,183 @@ async fn the_policys_near_duplicate_window_wins_over_the_deployments() {
     assert_eq!(again.status, 201, "{:?}", again.body);
 }
 
+// ---------------------------------------------------------------------------
+// The examiner tool, agent_get_limits
+
+/// buyer-sby's identity with the examiner's scope added (`agent:read`).
+pub(crate) fn examiner_token(app: &TestApp) -> String {
+    let mut spec = draftline_cli::demo_spec("buyer-sby").unwrap();
+    spec.scope.push_str(" agent:read");
+    draftline_cli::token_for(&spec, &app.server.url(), 600).unwrap()
+}
+
+/// `agent_get_limits` as buyer-sby in agent run `run`, with the DynamoDB
+/// requests it made, by operation.
+async fn limits_left(app: &TestApp, run: Option<&str>) -> (Reply, BTreeMap<String, u64>) {
+    let mut headers = vec![
+        ("authorization", format!("Bearer {}", examiner_token(app))),
+        ("content-type", "application/json".to_owned()),
+    ];
+    if let Some(run) = run {
+        headers.push(("x-agent-run-id", run.to_owned()));
+    }
+    let before = app.round_trips();
+    let reply = app.post_raw("agent_get_limits", &headers, "{}").await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    (reply, diff(&before, &app.round_trips()))
+}
+
+/// What the examiner costs, cold or warm: ONE `BatchGetItem` (the run's,
+/// the day's and each draft tool's counter, and the policy when the
+/// instance's copy is stale), and the `PutItem` of its audit item.
+fn assert_one_batch_get(requests: &BTreeMap<String, u64>) {
+    let expected: BTreeMap<String, u64> = [("BatchGetItem".to_owned(), 1), ("PutItem".to_owned(), 1)].into();
+    assert_eq!(requests, &expected);
+}
+
+#[tokio::test]
+async fn agent_get_limits_agrees_with_what_the_next_draft_is_allowed() {
+    let app = spawn_app_drafting_freely().await;
+    let version = app
+        .set_policy(&policy(
+            "enforce",
+            json!({
+                "per_run": {"max_drafts": 3, "max_value": [{"currency": "IDR", "amount": "1000000.00"}]},
+                "per_person_per_day": {"max_value": [{"currency": "IDR", "amount": "5000000.00"}]},
+                "per_tool_per_person": {"calls_per_minute": 100},
+                "counterparties": {"rule": "allow_list", "vendors": ["V-00231"], "customers": null}
+            }),
+        ))
+        .await;
+    // Cold: the instance has not read the policy; it comes in the same request.
+    let (before, cold) = limits_left(&app, Some("run-plan")).await;
+    assert_one_batch_get(&cold);
+    let data = &before.body["data"];
+    assert_eq!(data["policy_in_force"], true);
+    assert_eq!(data["policy_version"], version);
+    assert_eq!(data["mode"], "enforce");
+    assert_eq!(data["time_zone"], "+07:00");
+    assert_eq!(data["run"]["agent_run"], "run-plan");
+    assert_eq!(data["run"]["drafts"], json!({"max": 3, "used": 0, "left": 3}));
+
+    for key in ["plan-1", "plan-2"] {
+        assert_eq!(draft(&app, Some("run-plan"), key, 1).await.status, 201);
+    }
+    // Warm: the policy is the instance's copy; the counters are one request.
+    let (after_two, warm) = limits_left(&app, Some("run-plan")).await;
+    assert_one_batch_get(&warm);
+    let data = &after_two.body["data"];
+    assert_eq!(data["run"]["drafts"], json!({"max": 3, "used": 2, "left": 1}));
+    assert_eq!(
+        data["run"]["value"],
+        json!([{"currency": "IDR", "max": "1000000.00", "used": "576000.00", "left": "424000.00"}])
+    );
+    // The test's clock shows 09:00 UTC, 16:00 in +07:00: the day ends at 17:00 UTC.
+    assert_eq!(
+        data["today"],
+        json!({
+            "day": "2026-11-29",
+            "resets_at": "2026-11-30T00:00:00+07:00",
+            "resets_at_utc": "2026-11-29T17:00:00Z",
+            "value": [{"currency": "IDR", "max": "5000000.00", "used": "576000.00", "left": "4424000.00"}]
+        })
+    );
+    assert_eq!(
+        data["rates"],
+        json!([{
+            "tool": "purchasing_create_po_draft",
+            "calls": {"max": 100, "used": 2, "left": 98},
+            "resets_at": "2026-11-29T09:01:00Z"
+        }]),
+        "only the draft tools the caller may call"
+    );
+    assert_eq!(
+        data["counterparties"],
+        json!({"vendor_rule": "allow_list", "vendors": ["V-00231"], "customer_rule": "allow_list", "customers": []})
+    );
+    let summary = data["summary"].as_str().unwrap();
+    assert!(summary.contains("may create 1 more draft(s)"), "{summary}");
+    assert!(summary.contains("424000.00 IDR more"), "{summary}");
+    assert!(summary.contains("only for these vendors: V-00231"), "{summary}");
+
+    // What is left is what passes: 2 BOX (576000.00) does not fit 424000.00, 1 BOX does.
+    let over = draft(&app, Some("run-plan"), "plan-3-big", 2).await;
+    assert_eq!((over.status, over.error_code()), (403, "LIMIT_REACHED"));
+    assert_eq!(over.body["error"]["limit"]["name"], "per_run.max_value");
+    assert!(over.message().contains("424000.00 IDR is left"), "{}", over.message());
+    assert_eq!(draft(&app, Some("run-plan"), "plan-3", 1).await.status, 201);
+
+    let (after_three, _) = limits_left(&app, Some("run-plan")).await;
+    let data = &after_three.body["data"];
+    assert_eq!(data["run"]["drafts"], json!({"max": 3, "used": 3, "left": 0}));
+    assert_eq!(data["run"]["value"][0]["left"], "136000.00");
+    assert_eq!(data["rates"][0]["calls"]["used"], 3, "a refused draft counts no call");
+    let refused = draft(&app, Some("run-plan"), "plan-4", 1).await;
+    assert_eq!((refused.status, refused.error_code()), (403, "LIMIT_REACHED"));
+    assert_eq!(refused.body["error"]["limit"]["name"], "per_run.max_drafts");
+
+    // Another run of the same person starts afresh; the day does not.
+    let (other, _) = limits_left(&app, Some("run-other")).await;
+    assert_eq!(other.body["data"]["run"]["drafts"]["left"], 3);
+    assert_eq!(other.body["data"]["today"]["value"][0]["used"], "864000.00");
+    // Once the instance's copy is past the cache bound (30 s), the policy
+    // comes in the same request as the counters, and so do the three days
+    // the tenant's day may be: the answer is the same.
+    app.clock.advance(chrono::Duration::seconds(31));
+    let (stale, requests) = limits_left(&app, Some("run-plan")).await;
+    assert_one_batch_get(&requests);
+    assert_eq!(stale.body["data"]["run"]["drafts"]["left"], 0);
+    assert_eq!(stale.body["data"]["today"]["value"][0]["left"], "4136000.00");
+    // Without a run id no run limit applies, and the answer says so.
+    let (no_run, _) = limits_left(&app, None).await;
+    assert_eq!(no_run.body["data"]["run"], Value::Null);
+    assert!(
+        no_run.body["data"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("name no agent run"),
+        "{:?}",
+        no_run.body
+    );
+}
+
+#[tokio::test]
+async fn agent_get_limits_says_when_no_policy_is_in_force() {
+    let app = spawn_app_drafting_freely().await;
+    app.inspect
+        .client()
+        .delete_item()
+        .table_name(app.inspect.table())
+        .key("pk", AttributeValue::S("T#demo#POLICY".into()))
+        .key("sk", AttributeValue::S("CURRENT".into()))
+        .send()
+        .await
+        .unwrap();
+    let (reply, requests) = limits_left(&app, Some("run-free")).await;
+    assert_one_batch_get(&requests);
+    let data = &reply.body["data"];
+    assert_eq!(data["policy_in_force"], false);
+    assert_eq!(
+        (&data["policy_version"], &data["run"], &data["counterparties"]),
+        (&Value::Null, &Value::Null, &Value::Null)
+    );
+    assert!(
+        data["summary"].as_str().unwrap().starts_with("No policy is in force"),
+        "{data}"
+    );
+    // Known to have none, a warm instance asks DynamoDB nothing but the audit write.
+    let (_, warm) = limits_left(&app, Some("run-free")).await;
+    assert_eq!(warm.get("BatchGetItem"), None, "{warm:?}");
+}
+
+#[tokio::test]
+async fn agent_get_limits_needs_the_agent_read_scope() {
+    let app = spawn_app_drafting_freely().await;
+    let reply = app.call("buyer-sby", "agent_get_limits", &json!({}), &[]).await;
+    assert_eq!((reply.status, reply.error_code()), (403, "FORBIDDEN"));
+    assert!(reply.message().contains("'agent:read'"), "{}", reply.message());
+}
+
 #[tokio::test]
 async fn the_run_page_lists_each_limit_the_run_reached_and_the_queue_marks_that_runs_drafts() {
     for (mode, second, verdict) in [

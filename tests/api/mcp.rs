@@ -913,3 +913,50 @@ async fn a_vendor_outside_the_allow_list_is_refused_over_mcp_with_ask_a_person()
         assert!(message.contains("ask a person to draft this one"), "{message}");
     }
 }
+
+#[tokio::test]
+async fn agent_get_limits_is_listed_for_a_caller_with_its_scope_only_and_answers_over_mcp() {
+    let app = spawn_app().await;
+    app.set_policy(&json!({
+        "version": null, "mode": "observe", "time_zone": "+07:00",
+        "limits": {"per_run": {"max_drafts": 5, "max_value": null}},
+        "branches": null
+    }))
+    .await;
+    let examiner = crate::limits::examiner_token(&app);
+    let request = |method: &str, params: Value| {
+        let headers = vec![
+            ("authorization", format!("Bearer {examiner}")),
+            ("content-type", "application/json".to_owned()),
+            ("accept", "application/json, text/event-stream".to_owned()),
+            ("mcp-protocol-version", LEGACY.to_owned()),
+            ("x-agent-run-id", "run-mcp".to_owned()),
+        ];
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        (headers, body.to_string())
+    };
+    let (headers, body) = request("tools/list", json!({}));
+    let listed = names(&post(&app, &headers, body).await.result()["tools"]);
+    assert!(listed.contains(&"agent_get_limits".to_owned()), "{listed:?}");
+    for user in DEMO_USERS {
+        let others = names(&legacy(&app, user, "tools/list", json!({})).await.result()["tools"]);
+        assert!(!others.contains(&"agent_get_limits".to_owned()), "{user}: {others:?}");
+    }
+    let (headers, body) = request("tools/call", json!({"name": "agent_get_limits", "arguments": {}}));
+    let answer = post(&app, &headers, body).await;
+    assert_eq!(answer.status, 200, "{}", answer.text);
+    let result = answer.result();
+    assert_eq!(result["isError"], false, "{result}");
+    let data = &result["structuredContent"];
+    assert_eq!(data["mode"], "observe");
+    assert_eq!(
+        data["run"]["agent_run"], "run-mcp",
+        "the run of the request, as for drafts"
+    );
+    assert_eq!(data["run"]["drafts"]["left"], 5);
+    // buyer-sby without the scope: not listed, and a call names the scope.
+    let refused = call_tool(&app, "buyer-sby", "agent_get_limits", json!({})).await;
+    let result = refused.result();
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result["_meta"]["error"]["code"], "FORBIDDEN");
+}

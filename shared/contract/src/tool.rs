@@ -164,6 +164,9 @@ pub struct Call<'a> {
     /// Where this deployment's review pages are (`<resource origin>/review`):
     /// a draft's answer links to the page where a person reviews it.
     pub review_pages: &'a str,
+    /// What the tenant's policy still leaves the caller, read from the
+    /// counters the draft path writes (the examiner tool asks it).
+    pub limits: &'a dyn crate::policy::Examiner,
 }
 
 /// What a person decided when a draft closely matched an open agent draft.

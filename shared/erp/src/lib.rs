@@ -13,8 +13,9 @@
 //! - [`domain`]: items and units, vendors and price lists, stock and reorder
 //!   policies, purchase orders, customers, sales price lists, sales orders,
 //!   quotes, invoices and bills, tax types.
-//! - [`tools`]: one file per tool, twelve in four modules (inventory,
-//!   purchasing, sales, finance; see [`tools`] for the list).
+//! - [`tools`]: one file per tool, thirteen in five modules (inventory,
+//!   purchasing, sales, finance, and agent: the examiner of the tenant's
+//!   limits; see [`tools`] for the list).
 //! - [`numbers`] (document numbers: one grammar for drafts and reads),
 //!   [`money`] (exact decimals, currency, rounding), [`units`] (the unit
 //!   enum), [`pricing`] (a line's price from a price list) and [`reorder`]
@@ -47,7 +48,12 @@ use std::sync::Arc;
 use draftline_contract::tool::{ModuleMeta, Registry, ToolSpec};
 
 /// The modules (namespaces) and what each cannot do.
-pub const MODULES: [ModuleMeta; 4] = [
+pub const MODULES: [ModuleMeta; 5] = [
+    ModuleMeta {
+        name: "agent",
+        description: "What the tenant's policy still lets this agent run and the person it acts for draft (drafts, \
+value, calls per minute, counterparties). Read only: cannot raise, reset or change a limit; a person sets the policy.",
+    },
     ModuleMeta {
         name: "inventory",
         description: "Stock of your branch per warehouse, and the items at or below their reorder point with what to \
@@ -98,6 +104,7 @@ macro_rules! catalogue {
 }
 
 catalogue! {
+    read tools::agent_get_limits::AgentGetLimits,
     read tools::inventory_get_stock::InventoryGetStock,
     read tools::inventory_list_below_reorder::InventoryListBelowReorder,
     read tools::purchasing_search_vendors::PurchasingSearchVendors,

@@ -1121,6 +1121,7 @@ impl TestCaller {
             decision: None,
             near_duplicate_window: self.near_duplicate_window,
             review_pages: &self.review_pages,
+            limits: &draftline_contract::policy::standing::NoPolicies,
         }
     }
 

@@ -15,10 +15,13 @@
 //! ## Layout
 //! - this file: the document and its parsing;
 //! - [`amount`]: money as counters hold it (hundredths);
-//! - [`applied`]: the limits that apply to one branch, and its day.
+//! - [`applied`]: the limits that apply to one branch, and its day;
+//! - [`standing`]: what those limits still leave one caller (the examiner
+//!   tool's answer), and the seam the server reads it through.
 
 pub mod amount;
 pub mod applied;
+pub mod standing;
 
 use chrono::FixedOffset;
 use schemars::JsonSchema;
@@ -27,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::FieldIssue;
 pub use amount::Amount;
 pub use applied::Applied;
+pub use standing::{Examiner, Standing};
 
 /// Whether a limit refuses a call or only records that it would have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -6,11 +6,14 @@
 //! - sales: [`sales_search_customers`], [`sales_get_customer_summary`],
 //!   [`sales_get_quote`], [`sales_create_quote_draft`]
 //! - finance: [`finance_list_tax_types`], [`finance_get_account_summary`]
+//! - agent: [`agent_get_limits`], the examiner (what the tenant's policy
+//!   still leaves this run and person; it reads draftline's counters, not the ERP)
 //!
 //! List tools take `limit` (1-50, a default when null) and `cursor` (null for
 //! the first page, then each answer's `next_cursor` unchanged); cursors are
 //! sealed and bound to the caller, tool and filters (`draftline_contract::cursor`).
 
+pub mod agent_get_limits;
 pub mod finance_get_account_summary;
 pub mod finance_list_tax_types;
 pub mod inventory_get_stock;

@@ -401,6 +401,7 @@ impl App {
             Ok(agent) => agent,
             Err(err) => return Served::unaudited(Err(err), None),
         };
+        let examiner = crate::policy::TableExaminer::new(&self.db, &self.policies);
         let call = Call {
             caller,
             clock: self.clock.as_ref(),
@@ -411,6 +412,7 @@ impl App {
             decision: None,
             near_duplicate_window: self.config.near_duplicate_window,
             review_pages: &self.review_pages,
+            limits: &examiner,
         };
         match tool {
             Registered::Read(read) => {

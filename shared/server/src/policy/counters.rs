@@ -24,7 +24,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailur
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 
 use draftline_contract::error::{LimitFacts, ToolError};
-use draftline_contract::identity::Caller;
+use draftline_contract::identity::{Caller, TenantId, UserId};
 use draftline_contract::policy::Applied;
 use draftline_contract::policy::amount::format_hundredths;
 use draftline_contract::tool::Stakes;
@@ -130,15 +130,15 @@ impl Counting {
         let value = stakes
             .total
             .as_ref()
-            .map(|total| (format!("v_{}", total.currency), total.hundredths));
-        let mut drafted = vec![("drafts".to_owned(), 1)];
+            .map(|total| (value_attribute(&total.currency), total.hundredths));
+        let mut drafted = vec![(DRAFTS.to_owned(), 1)];
         drafted.extend(value.clone());
         let value_bound = |name: &'static str, limits: &[draftline_contract::policy::Amount]| {
             let total = stakes.total.as_ref()?;
             let limit = limits.iter().find(|l| l.currency == total.currency)?;
             Some(Bound {
                 name,
-                attribute: format!("v_{}", total.currency),
+                attribute: value_attribute(&total.currency),
                 unit: total.currency.clone(),
                 max: limit.hundredths,
                 this: total.hundredths,
@@ -150,7 +150,7 @@ impl Counting {
             if let Some(max) = applied.run_drafts {
                 bounds.push(Bound {
                     name: "per_run.max_drafts",
-                    attribute: "drafts".to_owned(),
+                    attribute: DRAFTS.to_owned(),
                     unit: "drafts".to_owned(),
                     max: i64::from(max),
                     this: 1,
@@ -160,7 +160,7 @@ impl Counting {
             if !bounds.is_empty() {
                 counters.push(Counter {
                     whose: Whose::Run(run.to_owned()),
-                    key: key(format!("T#{tenant}#LIMIT#RUN#{run}"), "USE".to_owned()),
+                    key: run_key(tenant, run),
                     adds: drafted.clone(),
                     bounds,
                     resets_at: None,
@@ -176,7 +176,7 @@ impl Counting {
                     user: caller.user().to_string(),
                     day: day.clone(),
                 },
-                key: key(format!("T#{tenant}#LIMIT#DAY#{}", caller.user()), day),
+                key: day_key(tenant, caller.user(), &day),
                 adds: drafted,
                 bounds: vec![bound],
                 resets_at: Some(resets_at),
@@ -184,22 +184,18 @@ impl Counting {
             });
         }
         if let Some(max) = applied.calls_per_minute {
-            let minute = now.timestamp().div_euclid(60);
-            let ends = DateTime::from_timestamp(minute.saturating_add(1).saturating_mul(60), 0).unwrap_or(now);
+            let (minute, ends) = minute_of(now);
             counters.push(Counter {
                 whose: Whose::Rate {
                     tool: tool.to_owned(),
                     user: caller.user().to_string(),
                     ends,
                 },
-                key: key(
-                    format!("T#{tenant}#LIMIT#RATE#{}#{tool}", caller.user()),
-                    format!("MINUTE#{minute}"),
-                ),
-                adds: vec![("calls".to_owned(), 1)],
+                key: rate_key(tenant, caller.user(), tool, minute),
+                adds: vec![(CALLS.to_owned(), 1)],
                 bounds: vec![Bound {
                     name: "per_tool_per_person.calls_per_minute",
-                    attribute: "calls".to_owned(),
+                    attribute: CALLS.to_owned(),
                     unit: "calls".to_owned(),
                     max: i64::from(max),
                     this: 1,
@@ -288,12 +284,7 @@ impl Counting {
         now: DateTime<Utc>,
     ) -> Option<Reached> {
         let counter = self.counters.get(index)?;
-        let used = |bound: &Bound| -> i64 {
-            old.and_then(|item| item.get(&bound.attribute))
-                .and_then(|v| v.as_n().ok())
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(0)
-        };
+        let used = |bound: &Bound| -> i64 { old.map_or(0, |item| used(item, &bound.attribute)) };
         let bound = counter
             .bounds
             .iter()
@@ -387,6 +378,50 @@ fn drafts(n: i64) -> String {
     } else {
         format!("{n} drafts")
     }
+}
+
+/// A counter's attribute for the number of drafts.
+pub const DRAFTS: &str = "drafts";
+/// A rate counter's attribute for the number of calls.
+pub const CALLS: &str = "calls";
+
+/// A counter's attribute for the value drafted in `currency` (hundredths).
+pub fn value_attribute(currency: &str) -> String {
+    format!("v_{currency}")
+}
+
+/// What the counter `item` holds in `attribute` (0 when it has none).
+pub fn used(item: &HashMap<String, AttributeValue>, attribute: &str) -> i64 {
+    item.get(attribute)
+        .and_then(|v| v.as_n().ok())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The key of agent run `run`'s counter.
+pub fn run_key(tenant: &TenantId, run: &str) -> HashMap<String, AttributeValue> {
+    key(format!("T#{tenant}#LIMIT#RUN#{run}"), "USE".to_owned())
+}
+
+/// The key of the counter of what was drafted for `user` on `day`
+/// (`YYYY-MM-DD`, the tenant's day).
+pub fn day_key(tenant: &TenantId, user: &UserId, day: &str) -> HashMap<String, AttributeValue> {
+    key(format!("T#{tenant}#LIMIT#DAY#{user}"), day.to_owned())
+}
+
+/// The key of `user`'s counter of calls of `tool` in epoch minute `minute`.
+pub fn rate_key(tenant: &TenantId, user: &UserId, tool: &str, minute: i64) -> HashMap<String, AttributeValue> {
+    key(
+        format!("T#{tenant}#LIMIT#RATE#{user}#{tool}"),
+        format!("MINUTE#{minute}"),
+    )
+}
+
+/// The epoch minute (UTC) `now` falls in, and when it ends.
+pub fn minute_of(now: DateTime<Utc>) -> (i64, DateTime<Utc>) {
+    let minute = now.timestamp().div_euclid(60);
+    let ends = DateTime::from_timestamp(minute.saturating_add(1).saturating_mul(60), 0).unwrap_or(now);
+    (minute, ends)
 }
 
 fn key(pk: String, sk: String) -> HashMap<String, AttributeValue> {

@@ -1,8 +1,9 @@
 //! A tenant's limits for its agents, enforced with the draft (issue 18;
 //! `docs/limits.md`): the policy in the table ([`store`]), the warm
 //! instance's bounded copy of it ([`cache`]), the run and day counters
-//! that ride in the draft's own transaction ([`counters`]), and the
-//! counterparty rule ([`counterparty`]).
+//! that ride in the draft's own transaction ([`counters`]), the
+//! counterparty rule ([`counterparty`]), and what a caller has left, read
+//! for the examiner tool ([`examine`]).
 //!
 //! The document itself (its schema, its strict parsing, the limits that
 //! apply to a branch) is the contract's: [`draftline_contract::policy`].
@@ -10,8 +11,10 @@
 pub mod cache;
 pub mod counterparty;
 pub mod counters;
+pub mod examine;
 pub mod store;
 
 pub use cache::PolicyCache;
 pub use counters::{Counting, Reached};
+pub use examine::TableExaminer;
 pub use store::{PolicyStore, SetFailure, StoredPolicy};

@@ -1,0 +1,210 @@
+//! What the tenant's policy still leaves a caller, read from the table for
+//! the examiner tool (`agent_get_limits`): the counters of the caller's
+//! run, day and draft tools, as the draft path writes them ([`super::counters`]),
+//! and the policy itself while the warm instance's copy is stale, all in
+//! ONE strongly consistent `BatchGetItem`.
+//!
+//! With a stale copy the policy, and so the tenant's time zone, is not
+//! known before the request: the day counters of the three dates the
+//! tenant's day can be (its offset is within a day of UTC) are read with
+//! it, and the one of the tenant's day is used.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
+use chrono::{DateTime, Days, Utc};
+
+use super::counters::{self, CALLS, DRAFTS};
+use super::{PolicyCache, StoredPolicy};
+use draftline_contract::error::ToolError;
+use draftline_contract::identity::Caller;
+use draftline_contract::policy::standing::{Examiner, Standing, Use};
+use draftline_dynamo::{Db, store_error};
+
+type Item = HashMap<String, AttributeValue>;
+
+const NOTHING_READ: &str = "Nothing was read or changed.";
+
+/// Reads standings from `db`, with the policy from `policies` while fresh.
+#[derive(Debug, Clone, Copy)]
+pub struct TableExaminer<'a> {
+    db: &'a Db,
+    policies: &'a PolicyCache,
+}
+
+impl<'a> TableExaminer<'a> {
+    /// The examiner over `db` and the instance's policy cache.
+    pub fn new(db: &'a Db, policies: &'a PolicyCache) -> Self {
+        Self { db, policies }
+    }
+
+    /// The items at `keys`, in one request (again only for keys DynamoDB
+    /// left unprocessed, which happens under throttling).
+    async fn get(&self, keys: Vec<Item>) -> Result<Vec<Item>, ToolError> {
+        let mut pending = Some(
+            KeysAndAttributes::builder()
+                .set_keys(Some(keys))
+                .consistent_read(true)
+                .build()
+                .map_err(ToolError::internal)?,
+        );
+        let mut found = Vec::new();
+        for _ in 0..3 {
+            let Some(keys) = pending.take() else { break };
+            let out = self
+                .db
+                .client()
+                .batch_get_item()
+                .request_items(self.db.table(), keys)
+                .send()
+                .await
+                .map_err(|e| store_error(e, NOTHING_READ))?;
+            found.extend(
+                out.responses()
+                    .and_then(|r| r.get(self.db.table()))
+                    .into_iter()
+                    .flatten()
+                    .cloned(),
+            );
+            pending = out
+                .unprocessed_keys()
+                .and_then(|u| u.get(self.db.table()))
+                .filter(|k| !k.keys().is_empty())
+                .cloned();
+        }
+        if pending.is_some() {
+            return Err(ToolError::dependency(
+                "BatchGetItem left keys unprocessed",
+                NOTHING_READ,
+            ));
+        }
+        Ok(found)
+    }
+}
+
+fn same_key(item: &Item, key: &Item) -> bool {
+    item.get("pk") == key.get("pk") && item.get("sk") == key.get("sk")
+}
+
+#[async_trait]
+impl Examiner for TableExaminer<'_> {
+    async fn standing(
+        &self,
+        caller: &Caller,
+        run: Option<&str>,
+        draft_tools: &[&'static str],
+        now: DateTime<Utc>,
+    ) -> Result<Option<Standing>, ToolError> {
+        let tenant = caller.tenant();
+        let cached = self.policies.fresh(tenant, now);
+        let policy_key = super::store::current_key(tenant);
+        // The days the tenant's day can be: the cached policy's own, or
+        // the three around UTC's.
+        let days: Vec<String> = match &cached {
+            Some(Some(stored)) => {
+                let applied = stored.policy.applying_to(caller.branch().as_str(), stored.version);
+                vec![applied.day_of(now).to_string()]
+            }
+            Some(None) => return Ok(None),
+            None => {
+                let utc = now.date_naive();
+                [
+                    utc.checked_sub_days(Days::new(1)),
+                    Some(utc),
+                    utc.checked_add_days(Days::new(1)),
+                ]
+                .into_iter()
+                .flatten()
+                .map(|d| d.to_string())
+                .collect()
+            }
+        };
+        let (minute, minute_ends) = counters::minute_of(now);
+        let run_key = run.map(|run| counters::run_key(tenant, run));
+        let day_keys: Vec<(String, Item)> = days
+            .into_iter()
+            .map(|day| {
+                let key = counters::day_key(tenant, caller.user(), &day);
+                (day, key)
+            })
+            .collect();
+        let rate_keys: Vec<(&'static str, Item)> = draft_tools
+            .iter()
+            .map(|tool| (*tool, counters::rate_key(tenant, caller.user(), tool, minute)))
+            .collect();
+        let mut keys: Vec<Item> = Vec::new();
+        if cached.is_none() {
+            keys.push(policy_key.clone());
+        }
+        keys.extend(run_key.clone());
+        keys.extend(day_keys.iter().map(|(_, k)| k.clone()));
+        keys.extend(rate_keys.iter().map(|(_, k)| k.clone()));
+        let items = self.get(keys).await?;
+        let find = |key: &Item| items.iter().find(|item| same_key(item, key));
+
+        let stored = match cached {
+            Some(policy) => policy,
+            None => self
+                .policies
+                .remember(tenant, find(&policy_key).and_then(StoredPolicy::from_item), now),
+        };
+        let Some(stored) = stored else { return Ok(None) };
+        let applied = stored.policy.applying_to(caller.branch().as_str(), stored.version);
+        let empty = Item::new();
+        let day = applied.day_of(now).to_string();
+        let day_item = day_keys
+            .iter()
+            .find(|(d, _)| *d == day)
+            .and_then(|(_, key)| find(key))
+            .unwrap_or(&empty);
+        let run_item = run_key.as_ref().map(|key| find(key).unwrap_or(&empty));
+        let value = |limits: &[draftline_contract::policy::Amount], item: &Item| -> Vec<(String, Use)> {
+            limits
+                .iter()
+                .map(|limit| {
+                    let used = counters::used(item, &counters::value_attribute(&limit.currency));
+                    (
+                        limit.currency.clone(),
+                        Use {
+                            max: limit.hundredths,
+                            used,
+                        },
+                    )
+                })
+                .collect()
+        };
+        let standing = Standing {
+            run: run.map(str::to_owned),
+            run_drafts: applied.run_drafts.zip(run_item).map(|(max, item)| Use {
+                max: i64::from(max),
+                used: counters::used(item, DRAFTS),
+            }),
+            run_value: run_item.map(|item| value(&applied.run_value, item)).unwrap_or_default(),
+            day_resets_at: applied.next_midnight(now),
+            day_value: value(&applied.day_value, day_item),
+            day,
+            rates: applied
+                .calls_per_minute
+                .map(|max| {
+                    rate_keys
+                        .iter()
+                        .map(|(tool, key)| {
+                            let used = find(key).map_or(0, |item| counters::used(item, CALLS));
+                            (
+                                *tool,
+                                Use {
+                                    max: i64::from(max),
+                                    used,
+                                },
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            minute_ends,
+            applied,
+        };
+        Ok(Some(standing))
+    }
+}
