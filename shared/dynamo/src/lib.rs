@@ -34,8 +34,10 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 use draftline_contract::{ErpError, ToolError};
 
 mod append;
+mod batch_get;
 mod http;
 mod transact;
+pub use batch_get::{BatchGetFailure, Item, same_key};
 use draftline_contract::tool::StoreBatch;
 pub use http::operation_of;
 pub use transact::{Cancelled, TransactFailure, cancelled_error, transact};

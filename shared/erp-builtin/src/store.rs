@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Put, ReturnValue, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, Put, ReturnValue, TransactWriteItem};
 use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_contract::tool::StoreBatch;
@@ -108,42 +108,10 @@ impl<'a> ErpStore<'a> {
 
     /// Gets `keys` in as few `BatchGetItem` calls as possible (strongly consistent).
     pub async fn batch_get(&self, keys: Vec<Attrs>) -> Result<Vec<Attrs>, ErpError> {
-        let mut found = Vec::with_capacity(keys.len());
-        for chunk in keys.chunks(100) {
-            let mut pending = Some(
-                KeysAndAttributes::builder()
-                    .set_keys(Some(chunk.to_vec()))
-                    .consistent_read(true)
-                    .build()
-                    .map_err(ErpError::internal)?,
-            );
-            let mut rounds: u32 = 0;
-            while let Some(request) = pending.take() {
-                rounds = rounds.saturating_add(1);
-                if rounds > 5 {
-                    return Err(ErpError::StoreUnavailable(
-                        "BatchGetItem left keys unprocessed 5 times".into(),
-                    ));
-                }
-                let out = self
-                    .db
-                    .client()
-                    .batch_get_item()
-                    .request_items(self.db.table(), request)
-                    .send()
-                    .await
-                    .map_err(erp_store_error)?;
-                if let Some(items) = out.responses().and_then(|r| r.get(self.db.table())) {
-                    found.extend(items.iter().cloned());
-                }
-                pending = out
-                    .unprocessed_keys()
-                    .and_then(|u| u.get(self.db.table()))
-                    .filter(|k| !k.keys().is_empty())
-                    .cloned();
-            }
-        }
-        Ok(found)
+        self.db
+            .batch_get(keys)
+            .await
+            .map_err(draftline_dynamo::BatchGetFailure::into_erp_error)
     }
 
     /// The open drafts of `kind` (`PO`, `QT`) for `counterparty` in `branch`

@@ -23,7 +23,7 @@ use super::key::IdempotencyKey;
 use super::record::{IdempotencyRecord, RecordStatus};
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
-use draftline_dynamo::{Cancelled, Db, TransactFailure, cancelled_error, store_error, transact};
+use draftline_dynamo::{Cancelled, Db, TransactFailure, cancelled_error, same_key, store_error, transact};
 
 const NO_DRAFT: &str = "No draft was created.";
 
@@ -156,49 +156,17 @@ impl<'a> IdempotencyStore<'a> {
         key: &IdempotencyKey,
         along: HashMap<String, AttributeValue>,
     ) -> Result<(Option<IdempotencyRecord>, Option<HashMap<String, AttributeValue>>), ToolError> {
-        use aws_sdk_dynamodb::types::KeysAndAttributes;
         let record_key = self.key(key);
-        let mut pending = Some(
-            KeysAndAttributes::builder()
-                .keys(record_key.clone())
-                .keys(along.clone())
-                .consistent_read(true)
-                .build()
-                .map_err(ToolError::internal)?,
-        );
-        let (mut record, mut other) = (None, None);
-        // Unprocessed keys (throttling) are asked for again, a few times.
-        for _ in 0..3 {
-            let Some(keys) = pending.take() else { break };
-            let out = self
-                .db
-                .client()
-                .batch_get_item()
-                .request_items(self.db.table(), keys)
-                .send()
-                .await
-                .map_err(|e| store_error(e, NO_DRAFT))?;
-            for item in out
-                .responses()
-                .and_then(|r| r.get(self.db.table()))
-                .into_iter()
-                .flatten()
-            {
-                if item.get("pk") == record_key.get("pk") && item.get("sk") == record_key.get("sk") {
-                    record = IdempotencyRecord::from_item(item);
-                } else if item.get("pk") == along.get("pk") && item.get("sk") == along.get("sk") {
-                    other = Some(item.clone());
-                }
-            }
-            pending = out
-                .unprocessed_keys()
-                .and_then(|u| u.get(self.db.table()))
-                .filter(|k| !k.keys().is_empty())
-                .cloned();
-        }
-        if pending.is_some() {
-            return Err(ToolError::dependency("BatchGetItem left keys unprocessed", NO_DRAFT));
-        }
+        let found = self
+            .db
+            .batch_get(vec![record_key.clone(), along.clone()])
+            .await
+            .map_err(|e| e.into_tool_error(NO_DRAFT))?;
+        let record = found
+            .iter()
+            .find(|item| same_key(item, &record_key))
+            .and_then(IdempotencyRecord::from_item);
+        let other = found.into_iter().find(|item| same_key(item, &along));
         Ok((record, other))
     }
 

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
+use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Days, Utc};
 
 use super::counters::{self, CALLS, DRAFTS};
@@ -20,7 +20,7 @@ use super::{PolicyCache, StoredPolicy};
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
 use draftline_contract::policy::standing::{Examiner, Standing, Use};
-use draftline_dynamo::{Db, store_error};
+use draftline_dynamo::{Db, same_key};
 
 type Item = HashMap<String, AttributeValue>;
 
@@ -38,53 +38,6 @@ impl<'a> TableExaminer<'a> {
     pub fn new(db: &'a Db, policies: &'a PolicyCache) -> Self {
         Self { db, policies }
     }
-
-    /// The items at `keys`, in one request (again only for keys DynamoDB
-    /// left unprocessed, which happens under throttling).
-    async fn get(&self, keys: Vec<Item>) -> Result<Vec<Item>, ToolError> {
-        let mut pending = Some(
-            KeysAndAttributes::builder()
-                .set_keys(Some(keys))
-                .consistent_read(true)
-                .build()
-                .map_err(ToolError::internal)?,
-        );
-        let mut found = Vec::new();
-        for _ in 0..3 {
-            let Some(keys) = pending.take() else { break };
-            let out = self
-                .db
-                .client()
-                .batch_get_item()
-                .request_items(self.db.table(), keys)
-                .send()
-                .await
-                .map_err(|e| store_error(e, NOTHING_READ))?;
-            found.extend(
-                out.responses()
-                    .and_then(|r| r.get(self.db.table()))
-                    .into_iter()
-                    .flatten()
-                    .cloned(),
-            );
-            pending = out
-                .unprocessed_keys()
-                .and_then(|u| u.get(self.db.table()))
-                .filter(|k| !k.keys().is_empty())
-                .cloned();
-        }
-        if pending.is_some() {
-            return Err(ToolError::dependency(
-                "BatchGetItem left keys unprocessed",
-                NOTHING_READ,
-            ));
-        }
-        Ok(found)
-    }
-}
-
-fn same_key(item: &Item, key: &Item) -> bool {
-    item.get("pk") == key.get("pk") && item.get("sk") == key.get("sk")
 }
 
 #[async_trait]
@@ -140,7 +93,11 @@ impl Examiner for TableExaminer<'_> {
         keys.extend(run_key.clone());
         keys.extend(day_keys.iter().map(|(_, k)| k.clone()));
         keys.extend(rate_keys.iter().map(|(_, k)| k.clone()));
-        let items = self.get(keys).await?;
+        let items = self
+            .db
+            .batch_get(keys)
+            .await
+            .map_err(|e| e.into_tool_error(NOTHING_READ))?;
         let find = |key: &Item| items.iter().find(|item| same_key(item, key));
 
         let stored = match cached {
