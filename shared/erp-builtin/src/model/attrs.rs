@@ -1,6 +1,5 @@
 //! Reading typed values out of DynamoDB items.
 
-use std::collections::HashMap;
 use std::str::FromStr;
 
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -8,7 +7,7 @@ use draftline_contract::ErpError;
 use rust_decimal::Decimal;
 
 /// An item as the SDK returns it.
-pub type Item = HashMap<String, AttributeValue>;
+pub use draftline_dynamo::Item;
 
 /// A stored item is missing an attribute or has the wrong type: our bug, not the caller's.
 pub fn corrupt(what: &str, name: &str) -> ErpError {

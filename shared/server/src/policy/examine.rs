@@ -9,10 +9,7 @@
 //! tenant's day can be (its offset is within a day of UTC) are read with
 //! it, and the one of the tenant's day is used.
 
-use std::collections::HashMap;
-
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Days, Utc};
 
 use super::counters::{self, CALLS, DRAFTS};
@@ -20,9 +17,7 @@ use super::{PolicyCache, StoredPolicy};
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
 use draftline_contract::policy::standing::{Examiner, Standing, Use};
-use draftline_dynamo::{Db, same_key};
-
-type Item = HashMap<String, AttributeValue>;
+use draftline_dynamo::{Db, Item, same_key};
 
 const NOTHING_READ: &str = "Nothing was read or changed.";
 
