@@ -40,7 +40,11 @@ OTLP/HTTP receiver in this script (binaries built with `--features otlp`),
 for CPU per call with export on against the same binaries without it.
 The bench drafts the same items again and again, so it turns the
 near-duplicate question off (DRAFTLINE_NEAR_DUPLICATE_HOURS=0); with it on,
-a fresh draft adds one Query (see tests/api/drafts.rs). Functions log at
+a fresh draft adds one Query (see tests/api/drafts.rs). CPU per call runs
+the read, the replay and a fresh draft under a tenant policy that limits
+nothing (`draftline policy set`: the demo's seeded policy would refuse the
+load's drafts by its day limit), then a fresh draft again under a policy
+whose run, day and rate limits count every draft (far above the load). Functions log at
 their production default (one JSON line per call, to /dev/null here).
 Everything runs on 127.0.0.1; every loop is bounded.
 """
@@ -274,17 +278,27 @@ def cpu_per_call(bins, endpoint, fn_token, needed_by, connections, calls, warmup
     replays = [raw_request("/api/purchasing_create_po_draft", fn_token, draft(f"replay-{run_id}-{n}"),
                            [("Idempotency-Key", f"replay-{run_id}-{n}")]) for n in range(connections)]
 
-    def fresh(n, i):
-        ref = f"fresh-{run_id}-{n}-{i}"
-        return raw_request("/api/purchasing_create_po_draft", fn_token, draft(ref), [("Idempotency-Key", ref)])
+    def fresh_in_run(n, i):
+        ref = f"run-{run_id}-{n}-{i}"
+        return raw_request("/api/purchasing_create_po_draft", fn_token, draft(ref),
+                           [("Idempotency-Key", ref), ("X-Agent-Run-Id", f"bench-{run_id}-{n}")])
 
+    # The first three cases run under a policy that limits nothing (the
+    # same requests and work as none); the last under one whose run, day
+    # and rate limits all count every draft (set far above the load, so
+    # none refuses): its counters ride in the draft's own transaction.
+    no_limits = lambda: set_policy(bins, endpoint, POLICY_WITHOUT_LIMITS)
     cases = [
-        ("read", "inventory_get_stock", lambda n, i: read, (200,)),
-        ("replay", "purchasing_create_po_draft", lambda n, i: replays[n], (200,)),
-        ("fresh draft", "purchasing_create_po_draft", fresh, (201,)),
+        ("read", "inventory_get_stock", lambda n, i: read, (200,), no_limits),
+        ("replay", "purchasing_create_po_draft", lambda n, i: replays[n], (200,), None),
+        ("fresh draft", "purchasing_create_po_draft", fresh_in_run, (201,), None),
+        ("fresh draft, policy in force", "purchasing_create_po_draft", fresh_in_run, (201,),
+         lambda: set_policy(bins, endpoint, POLICY_COUNTING_EVERYTHING)),
     ]
     results = {}
-    for name, binary, request, ok in cases:
+    for name, binary, request, ok, before_case in cases:
+        if before_case:
+            before_case()
         proc, port = spawn_function(os.path.join(bins, binary), endpoint, resource)
         try:
             wait_for_port(port, proc)
@@ -299,7 +313,7 @@ def cpu_per_call(bins, endpoint, fn_token, needed_by, connections, calls, warmup
                 load.close()
             bad = {s: n for s, n in statuses.items() if s not in ok}
             results[name] = used / calls * 1e6
-            print(f"{name:12s} {binary:27s} n={calls} c={connections}  CPU {used / calls * 1e6:6.0f} µs/call  "
+            print(f"{name:28s} {binary:27s} n={calls} c={connections}  CPU {used / calls * 1e6:6.0f} µs/call  "
                   f"{calls / elapsed:6.0f} req/s  p50 {pct(latencies, 50):.2f} ms  p99 {pct(latencies, 99):.2f} ms"
                   + (f"  UNEXPECTED {bad}" if bad else ""))
             if bad:
@@ -307,6 +321,32 @@ def cpu_per_call(bins, endpoint, fn_token, needed_by, connections, calls, warmup
         finally:
             stop(proc)
     return results
+
+
+# A policy of the demo tenant that limits nothing, and one whose every
+# limit counts each draft (far above the bench's load: none refuses).
+POLICY_WITHOUT_LIMITS = {"version": None, "mode": "enforce", "time_zone": "+07:00", "limits": {}, "branches": None}
+POLICY_COUNTING_EVERYTHING = {
+    "version": None, "mode": "enforce", "time_zone": "+07:00", "branches": None,
+    "limits": {
+        "per_run": {"max_drafts": 1_000_000, "max_value": [{"currency": "IDR", "amount": "99999999999999.00"}]},
+        "per_person_per_day": {"max_value": [{"currency": "IDR", "amount": "99999999999999.00"}]},
+        "per_tool_per_person": {"calls_per_minute": 100_000},
+    },
+}
+
+
+def set_policy(bins, endpoint, policy):
+    """`draftline policy set` of the demo tenant's policy against the bench's table."""
+    path = os.path.join("/tmp", f"draftline-bench-policy-{os.getpid()}.json")
+    with open(path, "w") as f:
+        json.dump(policy, f)
+    try:
+        subprocess.run([os.path.join(bins, "draftline"), "policy", "set", path, "--tenant", "demo", "--by", "bench"],
+                       check=True, capture_output=True, text=True,
+                       env={**os.environ, "DRAFTLINE_DYNAMODB_ENDPOINT": endpoint, "DRAFTLINE_TABLE": "draftline"})
+    finally:
+        os.remove(path)
 
 
 def concurrent_drafts(port, tok, needed_by, clients, total):

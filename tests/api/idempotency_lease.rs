@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
-use draftline_server::idempotency::{Claim, IdempotencyKey, IdempotencyStore, NextAction};
+use draftline_server::idempotency::{Claim, ClaimedWith, Claiming, IdempotencyKey, IdempotencyStore, NextAction};
 use serde_json::json;
 
 use crate::helpers::{spawn_app, test_now};
@@ -19,6 +19,27 @@ fn buyer() -> Caller {
     )
 }
 
+/// A claim of use `generation` by `owner` in request `request_id` at
+/// `now`, with a lease of 30 s.
+fn claiming<'a>(
+    generation: &'a str,
+    owner: &'a str,
+    request_id: &'a str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Claiming<'a> {
+    Claiming {
+        generation,
+        tool: "t",
+        fingerprint: "fp",
+        owner,
+        request_id,
+        now,
+        lease: Duration::from_secs(30),
+        ttl: Duration::from_secs(86_400),
+        reserved: None,
+    }
+}
+
 #[tokio::test]
 async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
     let app = spawn_app().await;
@@ -27,11 +48,9 @@ async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
     let store = IdempotencyStore::new(db, &caller);
     let key = IdempotencyKey::parse_header("external-1").unwrap();
     let now = test_now();
-    let lease = Duration::from_secs(30);
-    let ttl = Duration::from_secs(86_400);
 
     let Claim::Acquired(first) = store
-        .claim(&key, "g1", "t", "fp", "SBY-01/u", "r1", now, lease, ttl, None)
+        .claim(&key, &claiming("g1", "SBY-01/u", "r1", now), ClaimedWith::default())
         .await
         .unwrap()
     else {
@@ -39,7 +58,7 @@ async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
     };
     // While the lease lives, a second worker learns it is in flight.
     let Claim::Taken(record) = store
-        .claim(&key, "g1", "t", "fp", "SBY-01/u", "r2", now, lease, ttl, None)
+        .claim(&key, &claiming("g1", "SBY-01/u", "r2", now), ClaimedWith::default())
         .await
         .unwrap()
     else {
@@ -56,14 +75,18 @@ async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
     let later = now + chrono::Duration::seconds(31);
     assert!(matches!(
         store
-            .claim(&key, "g-other", "t", "fp", "SBY-01/u", "r3", later, lease, ttl, None)
+            .claim(
+                &key,
+                &claiming("g-other", "SBY-01/u", "r3", later),
+                ClaimedWith::default()
+            )
             .await
             .unwrap(),
         Claim::Taken(_)
     ));
     // ... while a worker continuing that use takes the key over ...
     let Claim::Acquired(second) = store
-        .claim(&key, "g1", "t", "fp", "SBY-01/u", "r3", later, lease, ttl, None)
+        .claim(&key, &claiming("g1", "SBY-01/u", "r3", later), ClaimedWith::default())
         .await
         .unwrap()
     else {
@@ -76,7 +99,7 @@ async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
             .await
             .unwrap()
     );
-    assert!(!store.release(&key, &first, None).await.unwrap());
+    assert!(!store.release(&key, &first, Vec::new()).await.unwrap());
     assert!(
         store
             .complete(&key, &second, 201, &json!({"by": "second"}))
@@ -104,18 +127,18 @@ async fn a_released_key_can_be_claimed_again() {
     let caller = buyer();
     let store = IdempotencyStore::new(&app.inspect, &caller);
     let key = IdempotencyKey::parse_header("external-2").unwrap();
-    let (now, lease, ttl) = (test_now(), Duration::from_secs(30), Duration::from_secs(86_400));
+    let now = test_now();
     let Claim::Acquired(token) = store
-        .claim(&key, "g1", "t", "fp", "o", "r1", now, lease, ttl, None)
+        .claim(&key, &claiming("g1", "o", "r1", now), ClaimedWith::default())
         .await
         .unwrap()
     else {
         panic!("claimed");
     };
-    assert!(store.release(&key, &token, None).await.unwrap());
+    assert!(store.release(&key, &token, Vec::new()).await.unwrap());
     assert!(matches!(
         store
-            .claim(&key, "g2", "t", "fp", "o", "r2", now, lease, ttl, None)
+            .claim(&key, &claiming("g2", "o", "r2", now), ClaimedWith::default())
             .await
             .unwrap(),
         Claim::Acquired(_)

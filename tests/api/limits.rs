@@ -1,7 +1,8 @@
 //! A tenant's limits for its agents (issue 18). On the built-in backend the
-//! run and day counters ride in the draft's own transaction, so a race
-//! cannot pass a limit, a refused call counts nothing, a replay never counts
-//! twice, and a policy costs no DynamoDB request of its own. The
+//! run and day counters ride in the draft's own transaction; on Tryton they
+//! are reserved with the key's claim, before the ERP write. Either way a
+//! race cannot pass a limit, a refused call counts nothing, a replay never
+//! counts twice, and a policy costs no DynamoDB request of its own. The
 //! counterparty rule holds on both backends.
 
 use std::collections::BTreeMap;
@@ -11,7 +12,13 @@ use draftline_contract::clock::Clock;
 use futures::future::join_all;
 use serde_json::{Value, json};
 
-use crate::helpers::{Reply, TestApp, diff, on_both_backends, spawn_app_drafting_freely, spawn_app_drafting_freely_on};
+use draftline_cli::{LocalErp, LocalOptions};
+use draftline_erp_tryton::TrytonSettings;
+
+use crate::helpers::{
+    Reply, TestApp, diff, on_both_backends, spawn_app_drafting_freely, spawn_app_drafting_freely_on, spawn_app_on_erp,
+};
+use crate::tryton::RefusingProxy;
 
 /// A policy of the demo tenant with `limits` (and no branch narrowing).
 fn policy(mode: &str, limits: Value) -> Value {
@@ -52,120 +59,218 @@ fn statuses(replies: &[Reply]) -> BTreeMap<u16, usize> {
     counts
 }
 
-#[tokio::test]
-async fn sixty_four_concurrent_drafts_in_one_run_with_a_limit_of_ten_create_exactly_ten() {
-    let app = spawn_app_drafting_freely().await;
-    let version = app
-        .set_policy(&policy(
+on_both_backends! {
+    #[tokio::test]
+    async fn sixty_four_concurrent_drafts_in_one_run_with_a_limit_of_ten_create_exactly_ten(backend) {
+        let app = spawn_app_drafting_freely_on(backend).await;
+        let version = app
+            .set_policy(&policy(
+                "enforce",
+                json!({"per_run": {"max_drafts": 10, "max_value": null}}),
+            ))
+            .await;
+        let replies = join_all((0..64).map(|i| {
+            let app = &app;
+            async move { draft(app, Some("run-race"), &format!("race-{i}"), 1).await }
+        }))
+        .await;
+        assert_eq!(
+            statuses(&replies),
+            [(201, 10), (403, 54)].into(),
+            "no 5xx, no other answer"
+        );
+        for refused in replies.iter().filter(|r| r.status == 403) {
+            assert_eq!(refused.error_code(), "LIMIT_REACHED", "{:?}", refused.body);
+            assert_eq!(refused.body["error"]["retryable"], false);
+            assert!(refused.header("retry-after").is_none());
+            let limit = &refused.body["error"]["limit"];
+            assert_eq!(limit["name"], "per_run.max_drafts");
+            assert_eq!(limit["unit"], "drafts");
+            assert_eq!(limit["appliesTo"], "agent run run-race");
+            assert_eq!(
+                (limit["max"].as_str(), limit["used"].as_str()),
+                (Some("10"), Some("10"))
+            );
+            assert_eq!(limit["thisCall"], "1");
+            assert_eq!(limit["policyVersion"], version);
+            assert!(limit["resetsAt"].is_null(), "a run's limit lasts as long as the run");
+            let message = refused.message();
+            assert!(message.contains("No draft was created"), "{message}");
+            assert!(message.contains("ask them to draft the rest"), "{message}");
+        }
+        assert_eq!(app.new_documents("purchase_order").await, 10);
+        assert_eq!(app.number("T#demo#LIMIT#RUN#run-race", "USE", "drafts").await, 10);
+        // Every refusal is audited with the limit and the policy's version.
+        let audits = app.audit_items().await;
+        let refusals: Vec<_> = audits.iter().filter(|a| a.get("limit").is_some()).collect();
+        assert_eq!(refusals.len(), 54);
+        for audit in refusals {
+            assert_eq!(audit["code"], "LIMIT_REACHED");
+            assert_eq!(audit["limit_mode"], "enforce");
+            assert_eq!(audit["policy_version"], version.to_string());
+        }
+    }
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn a_value_limit_is_never_exceeded_by_concurrent_drafts_of_different_totals(backend) {
+        let app = spawn_app_drafting_freely_on(backend).await;
+        // 20 BOX worth; the drafts ask for 1 to 6 BOX each, 69 BOX in all.
+        let max = 20 * 28_800_000;
+        app.set_policy(&policy(
             "enforce",
-            json!({"per_run": {"max_drafts": 10, "max_value": null}}),
+            json!({"per_run": {"max_drafts": null, "max_value": [{"currency": "IDR", "amount": "5760000.00"}]}}),
         ))
         .await;
-    let replies = join_all((0..64).map(|i| {
-        let app = &app;
-        async move { draft(app, Some("run-race"), &format!("race-{i}"), 1).await }
-    }))
+        let replies = join_all((0..21).map(|i| {
+            let app = &app;
+            async move { draft(app, Some("run-value"), &format!("value-{i}"), 1 + i % 6).await }
+        }))
+        .await;
+        let counts = statuses(&replies);
+        assert_eq!(counts.keys().copied().collect::<Vec<_>>(), [201, 403], "{counts:?}");
+        let created: i64 = replies
+            .iter()
+            .filter(|r| r.status == 201)
+            .map(|r| hundredths(&r.body["data"]["total"]["amount"]))
+            .sum();
+        assert!(created <= max, "created {created} of at most {max}");
+        assert_eq!(app.number("T#demo#LIMIT#RUN#run-value", "USE", "v_IDR").await, created);
+        for refused in replies.iter().filter(|r| r.status == 403) {
+            let limit = &refused.body["error"]["limit"];
+            assert_eq!(limit["name"], "per_run.max_value");
+            assert_eq!(limit["unit"], "IDR");
+            let (used, this) = (hundredths(&limit["used"]), hundredths(&limit["thisCall"]));
+            assert!(used + this > max, "{limit}");
+            assert!(refused.message().contains("Split the order"), "{}", refused.message());
+            assert!(refused.message().contains("ask a person to draft this one"));
+        }
+    }
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn replays_of_created_drafts_still_answer_after_the_limit_and_count_nothing(backend) {
+        let app = spawn_app_drafting_freely_on(backend).await;
+        app.set_policy(&policy(
+            "enforce",
+            json!({"per_run": {"max_drafts": 3, "max_value": null}}),
+        ))
+        .await;
+        let mut created = Vec::new();
+        for i in 0..3 {
+            let reply = draft(&app, Some("run-replay"), &format!("replay-{i}"), 1).await;
+            assert_eq!(reply.status, 201, "{:?}", reply.body);
+            created.push(reply.body["data"].clone());
+        }
+        let over = draft(&app, Some("run-replay"), "replay-3", 1).await;
+        assert_eq!((over.status, over.error_code()), (403, "LIMIT_REACHED"));
+        for (i, first) in created.iter().enumerate() {
+            let again = draft(&app, Some("run-replay"), &format!("replay-{i}"), 1).await;
+            assert_eq!(again.status, 200, "{:?}", again.body);
+            assert_eq!(again.body["replayed"], true);
+            assert_eq!(&again.body["data"], first);
+        }
+        // The refused call left nothing to replay: it is refused again, and counted nothing.
+        let again = draft(&app, Some("run-replay"), "replay-3", 1).await;
+        assert_eq!(again.status, 403);
+        assert_eq!(again.body["error"]["limit"]["used"], "3");
+        assert_eq!(app.number("T#demo#LIMIT#RUN#run-replay", "USE", "drafts").await, 3);
+        assert_eq!(app.new_documents("purchase_order").await, 3);
+    }
+}
+
+#[tokio::test]
+async fn on_tryton_the_claim_reserves_the_limits_gives_them_back_when_nothing_was_written_and_keeps_them_while_it_may_have_been()
+ {
+    let database = tokio::task::spawn_blocking(crate::tryton::fresh_database)
+        .await
+        .unwrap();
+    let proxy = RefusingProxy::start(&database.url).await;
+    let settings = TrytonSettings {
+        url: proxy.url(),
+        ..database
+    };
+    let lease = std::time::Duration::from_secs(30);
+    let options = LocalOptions {
+        no_near_duplicate_check: true,
+        lease: Some(lease),
+        ..LocalOptions::default()
+    };
+    let app = spawn_app_on_erp(LocalErp::Tryton(settings), options).await;
+    app.set_policy(&policy(
+        "enforce",
+        json!({"per_run": {"max_drafts": 2, "max_value": [{"currency": "IDR", "amount": "100000000.00"}]}}),
+    ))
     .await;
+    let used = |attribute: &'static str| app.number("T#demo#LIMIT#RUN#run-reserve", "USE", attribute);
+    let box_value = 28_800_000;
+
+    // Tryton answers the create 503: it definitely did not write. The
+    // claim's reservation is given back with the key, in one transaction.
+    proxy.refuse_next(503);
+    let refused = draft(&app, Some("run-reserve"), "reserve-1", 2).await;
     assert_eq!(
-        statuses(&replies),
-        [(201, 10), (403, 54)].into(),
-        "no 5xx, no other answer"
+        (refused.status, refused.error_code()),
+        (503, "DEPENDENCY_UNAVAILABLE"),
+        "{:?}",
+        refused.body
     );
-    for refused in replies.iter().filter(|r| r.status == 403) {
-        assert_eq!(refused.error_code(), "LIMIT_REACHED", "{:?}", refused.body);
-        assert_eq!(refused.body["error"]["retryable"], false);
-        assert!(refused.header("retry-after").is_none());
-        let limit = &refused.body["error"]["limit"];
-        assert_eq!(limit["name"], "per_run.max_drafts");
-        assert_eq!(limit["unit"], "drafts");
-        assert_eq!(limit["appliesTo"], "agent run run-race");
-        assert_eq!(
-            (limit["max"].as_str(), limit["used"].as_str()),
-            (Some("10"), Some("10"))
-        );
-        assert_eq!(limit["thisCall"], "1");
-        assert_eq!(limit["policyVersion"], version);
-        assert!(limit["resetsAt"].is_null(), "a run's limit lasts as long as the run");
-        let message = refused.message();
-        assert!(message.contains("No draft was created"), "{message}");
-        assert!(message.contains("ask them to draft the rest"), "{message}");
-    }
-    assert_eq!(app.new_documents("purchase_order").await, 10);
-    assert_eq!(app.number("T#demo#LIMIT#RUN#run-race", "USE", "drafts").await, 10);
-    // Every refusal is audited with the limit and the policy's version.
-    let audits = app.audit_items().await;
-    let refusals: Vec<_> = audits.iter().filter(|a| a.get("limit").is_some()).collect();
-    assert_eq!(refusals.len(), 54);
-    for audit in refusals {
-        assert_eq!(audit["code"], "LIMIT_REACHED");
-        assert_eq!(audit["limit_mode"], "enforce");
-        assert_eq!(audit["policy_version"], version.to_string());
-    }
-}
+    assert!(
+        refused.message().contains("Nothing was created"),
+        "{}",
+        refused.message()
+    );
+    assert_eq!(
+        (used("drafts").await, used("v_IDR").await),
+        (0, 0),
+        "nothing stays counted"
+    );
+    assert_eq!(app.new_documents("purchase_order").await, 0);
+    // The same call again passes at once, counted once.
+    let retried = draft(&app, Some("run-reserve"), "reserve-1", 2).await;
+    assert_eq!(retried.status, 201, "{:?}", retried.body);
+    assert_eq!((used("drafts").await, used("v_IDR").await), (1, 2 * box_value));
 
-#[tokio::test]
-async fn a_value_limit_is_never_exceeded_by_concurrent_drafts_of_different_totals() {
-    let app = spawn_app_drafting_freely().await;
-    // 20 BOX worth; the drafts ask for 1 to 6 BOX each, 69 BOX in all.
-    let max = 20 * 28_800_000;
-    app.set_policy(&policy(
-        "enforce",
-        json!({"per_run": {"max_drafts": null, "max_value": [{"currency": "IDR", "amount": "5760000.00"}]}}),
-    ))
-    .await;
-    let replies = join_all((0..21).map(|i| {
-        let app = &app;
-        async move { draft(app, Some("run-value"), &format!("value-{i}"), 1 + i % 6).await }
-    }))
-    .await;
-    let counts = statuses(&replies);
-    assert_eq!(counts.keys().copied().collect::<Vec<_>>(), [201, 403], "{counts:?}");
-    let created: i64 = replies
-        .iter()
-        .filter(|r| r.status == 201)
-        .map(|r| hundredths(&r.body["data"]["total"]["amount"]))
-        .sum();
-    assert!(created <= max, "created {created} of at most {max}");
-    assert_eq!(app.number("T#demo#LIMIT#RUN#run-value", "USE", "v_IDR").await, created);
-    for refused in replies.iter().filter(|r| r.status == 403) {
-        let limit = &refused.body["error"]["limit"];
-        assert_eq!(limit["name"], "per_run.max_value");
-        assert_eq!(limit["unit"], "IDR");
-        let (used, this) = (hundredths(&limit["used"]), hundredths(&limit["thisCall"]));
-        assert!(used + this > max, "{limit}");
-        assert!(refused.message().contains("Split the order"), "{}", refused.message());
-        assert!(refused.message().contains("ask a person to draft this one"));
-    }
-}
-
-#[tokio::test]
-async fn replays_of_created_drafts_still_answer_after_the_limit_and_count_nothing() {
-    let app = spawn_app_drafting_freely().await;
-    app.set_policy(&policy(
-        "enforce",
-        json!({"per_run": {"max_drafts": 3, "max_value": null}}),
-    ))
-    .await;
-    let mut created = Vec::new();
-    for i in 0..3 {
-        let reply = draft(&app, Some("run-replay"), &format!("replay-{i}"), 1).await;
-        assert_eq!(reply.status, 201, "{:?}", reply.body);
-        created.push(reply.body["data"].clone());
-    }
-    let over = draft(&app, Some("run-replay"), "replay-3", 1).await;
-    assert_eq!((over.status, over.error_code()), (403, "LIMIT_REACHED"));
-    for (i, first) in created.iter().enumerate() {
-        let again = draft(&app, Some("run-replay"), &format!("replay-{i}"), 1).await;
-        assert_eq!(again.status, 200, "{:?}", again.body);
-        assert_eq!(again.body["replayed"], true);
-        assert_eq!(&again.body["data"], first);
-    }
-    // The refused call left nothing to replay: it is refused again, and counted nothing.
-    let again = draft(&app, Some("run-replay"), "replay-3", 1).await;
-    assert_eq!(again.status, 403);
-    assert_eq!(again.body["error"]["limit"]["used"], "3");
-    assert_eq!(app.number("T#demo#LIMIT#RUN#run-replay", "USE", "drafts").await, 3);
-    assert_eq!(app.new_documents("purchase_order").await, 3);
+    // A gateway answers 502: the write may have happened. The reservation
+    // stays with the claim, and the limit holds it against other drafts.
+    proxy.refuse_next(502);
+    let uncertain = draft(&app, Some("run-reserve"), "reserve-2", 1).await;
+    assert_eq!(uncertain.status, 503, "{:?}", uncertain.body);
+    assert!(
+        uncertain.message().contains("may or may not have been created"),
+        "{}",
+        uncertain.message()
+    );
+    assert_eq!((used("drafts").await, used("v_IDR").await), (2, 3 * box_value));
+    let over = draft(&app, Some("run-reserve"), "reserve-3", 1).await;
+    assert_eq!(
+        (over.status, over.error_code()),
+        (403, "LIMIT_REACHED"),
+        "{:?}",
+        over.body
+    );
+    assert_eq!(over.body["error"]["limit"]["used"], "2");
+    // While the claim's lease lives, its retry is in flight; after it, the
+    // retry takes the claim over, finds no document in Tryton, creates it,
+    // and counts nothing again.
+    let in_flight = draft(&app, Some("run-reserve"), "reserve-2", 1).await;
+    assert_eq!(in_flight.status, 409, "{:?}", in_flight.body);
+    app.clock.advance(chrono::Duration::seconds(31));
+    let taken_over = draft(&app, Some("run-reserve"), "reserve-2", 1).await;
+    assert_eq!(taken_over.status, 201, "{:?}", taken_over.body);
+    assert_eq!((used("drafts").await, used("v_IDR").await), (2, 3 * box_value));
+    assert_eq!(app.new_documents("purchase_order").await, 2);
+    // Each completed draft's audit item names the policy it was held to.
+    let drafted: Vec<_> = app
+        .audit_items()
+        .await
+        .into_iter()
+        .filter(|a| a.get("http_status").map(String::as_str) == Some("201"))
+        .collect();
+    assert_eq!(drafted.len(), 2);
+    assert!(drafted.iter().all(|a| a.get("policy_version").is_some()), "{drafted:?}");
 }
 
 #[tokio::test]
@@ -431,20 +536,74 @@ async fn a_vendor_outside_the_allow_list_in_observe_mode_is_drafted_and_audited(
     assert_eq!(audit["would_have_been_refused"], "Bool(true)");
 }
 
+on_both_backends! {
+    #[tokio::test]
+    async fn a_per_tool_rate_answers_429_with_retry_after_and_the_next_minute_passes(backend) {
+        let app = spawn_app_drafting_freely_on(backend).await;
+        app.set_policy(&policy(
+            "enforce",
+            json!({"per_tool_per_person": {"calls_per_minute": 2}}),
+        ))
+        .await;
+        for key in ["rate-1", "rate-2"] {
+            assert_eq!(draft(&app, None, key, 1).await.status, 201);
+        }
+        // The test's clock shows 09:00:30: the minute ends in 30 s.
+        app.clock.advance(chrono::Duration::seconds(30));
+        let limited = draft(&app, None, "rate-3", 1).await;
+        assert_eq!(
+            (limited.status, limited.error_code()),
+            (429, "LIMIT_REACHED"),
+            "{:?}",
+            limited.body
+        );
+        assert_eq!(limited.header("retry-after"), Some("30"));
+        assert_eq!(limited.body["error"]["retryable"], true);
+        assert_eq!(limited.body["error"]["retryAfterSeconds"], 30);
+        let limit = &limited.body["error"]["limit"];
+        assert_eq!(limit["name"], "per_tool_per_person.calls_per_minute");
+        assert_eq!(limit["appliesTo"], "buyer-sby calling purchasing_create_po_draft");
+        assert_eq!(limit["resetsAt"], "2026-11-29T09:01:00Z");
+        assert!(limited.message().contains("Wait 30 second(s)"), "{}", limited.message());
+        // A replay is not a call of the tool's work: it still answers.
+        assert_eq!(draft(&app, None, "rate-1", 1).await.status, 200);
+        // The next minute, the same call passes.
+        app.clock.advance(chrono::Duration::seconds(30));
+        let next = draft(&app, None, "rate-3", 1).await;
+        assert_eq!(next.status, 201, "{:?}", next.body);
+        assert_eq!(
+            app.number(
+                "T#demo#LIMIT#RATE#buyer-sby#purchasing_create_po_draft",
+                "MINUTE#29932380",
+                "calls"
+            )
+            .await,
+            2
+        );
+    }
+}
+
 #[tokio::test]
-async fn a_per_tool_rate_answers_429_with_retry_after_and_the_next_minute_passes() {
+async fn a_per_tool_rate_holds_read_tools_too_a_refused_read_asks_nothing_of_the_erp_and_observe_mode_lets_it_through()
+{
     let app = spawn_app_drafting_freely().await;
     app.set_policy(&policy(
         "enforce",
         json!({"per_tool_per_person": {"calls_per_minute": 2}}),
     ))
     .await;
-    for key in ["rate-1", "rate-2"] {
-        assert_eq!(draft(&app, None, key, 1).await.status, 201);
+    let stock = |item: &str| app.call("buyer-sby", "inventory_get_stock", &json!({"item_code": item}), &[]);
+    // An invalid call is not a call of the tool's work: it counts nothing.
+    let invalid = stock("").await;
+    assert_eq!(invalid.status, 400, "{:?}", invalid.body);
+    for _ in 0..2 {
+        let read = stock("BRG-0042").await;
+        assert_eq!(read.status, 200, "{:?}", read.body);
     }
-    // The test's clock shows 09:00:30: the minute ends in 30 s.
     app.clock.advance(chrono::Duration::seconds(30));
-    let limited = draft(&app, None, "rate-3", 1).await;
+    let before = app.round_trips();
+    let limited = stock("BRG-0042").await;
+    let cost = diff(&before, &app.round_trips());
     assert_eq!(
         (limited.status, limited.error_code()),
         (429, "LIMIT_REACHED"),
@@ -453,27 +612,66 @@ async fn a_per_tool_rate_answers_429_with_retry_after_and_the_next_minute_passes
     );
     assert_eq!(limited.header("retry-after"), Some("30"));
     assert_eq!(limited.body["error"]["retryable"], true);
-    assert_eq!(limited.body["error"]["retryAfterSeconds"], 30);
     let limit = &limited.body["error"]["limit"];
     assert_eq!(limit["name"], "per_tool_per_person.calls_per_minute");
-    assert_eq!(limit["appliesTo"], "buyer-sby calling purchasing_create_po_draft");
-    assert_eq!(limit["resetsAt"], "2026-11-29T09:01:00Z");
-    assert!(limited.message().contains("Wait 30 second(s)"), "{}", limited.message());
-    // A replay is not a call of the tool's work: it still answers.
-    assert_eq!(draft(&app, None, "rate-1", 1).await.status, 200);
-    // The next minute, the same call passes.
-    app.clock.advance(chrono::Duration::seconds(30));
-    let next = draft(&app, None, "rate-3", 1).await;
-    assert_eq!(next.status, 201, "{:?}", next.body);
-    assert_eq!(
-        app.number(
-            "T#demo#LIMIT#RATE#buyer-sby#purchasing_create_po_draft",
-            "MINUTE#29932380",
-            "calls"
+    assert_eq!(limit["appliesTo"], "buyer-sby calling inventory_get_stock");
+    assert_eq!((limit["max"].as_str(), limit["used"].as_str()), (Some("2"), Some("2")));
+    let message = limited.message();
+    assert!(message.contains("Nothing was read or written"), "{message}");
+    assert!(message.contains("Wait 30 second(s)"), "{message}");
+    // The refusal asked the ERP nothing: the counter's one `UpdateItem` and
+    // the audit write (the cached policy cost no request).
+    assert_eq!(cost.get("UpdateItem"), Some(&1), "{cost:?}");
+    for read in ["GetItem", "Query", "BatchGetItem"] {
+        assert_eq!(cost.get(read), None, "{cost:?}");
+    }
+    // The rate is per tool: another read tool of the same person passes.
+    let other = app
+        .call(
+            "buyer-sby",
+            "inventory_list_below_reorder",
+            &json!({"limit": null, "cursor": null}),
+            &[],
         )
-        .await,
-        2
-    );
+        .await;
+    assert_eq!(other.status, 200, "{:?}", other.body);
+    let refusal = app
+        .audit_items()
+        .await
+        .into_iter()
+        .find(|a| a.get("limit").is_some())
+        .expect("the refusal's audit item");
+    assert_eq!(refusal["tool"], "inventory_get_stock");
+    assert_eq!(refusal["code"], "LIMIT_REACHED");
+    assert_eq!(refusal["limit_mode"], "enforce");
+    // The next minute, the read passes; the minute counted its two calls.
+    app.clock.advance(chrono::Duration::seconds(30));
+    assert_eq!(stock("BRG-0042").await.status, 200);
+    let rate_pk = "T#demo#LIMIT#RATE#buyer-sby#inventory_get_stock";
+    assert_eq!(app.number(rate_pk, "MINUTE#29932380", "calls").await, 2);
+    assert_eq!(app.number(rate_pk, "MINUTE#29932381", "calls").await, 1);
+
+    // Observe mode: a read over the rate is answered, counted and audited
+    // as what would have been refused (once the cache bound has passed).
+    app.set_policy(&policy(
+        "observe",
+        json!({"per_tool_per_person": {"calls_per_minute": 1}}),
+    ))
+    .await;
+    app.clock.advance(chrono::Duration::seconds(60));
+    for _ in 0..2 {
+        assert_eq!(stock("BRG-0042").await.status, 200);
+    }
+    assert_eq!(app.number(rate_pk, "MINUTE#29932382", "calls").await, 2);
+    let observed: Vec<_> = app
+        .audit_items()
+        .await
+        .into_iter()
+        .filter(|a| a.get("would_have_been_refused").is_some())
+        .collect();
+    assert_eq!(observed.len(), 1, "{observed:?}");
+    assert_eq!(observed[0]["limit_mode"], "observe");
+    assert_eq!(observed[0]["outcome"], "ok");
 }
 
 #[tokio::test]
@@ -668,13 +866,14 @@ async fn agent_get_limits_needs_the_agent_read_scope() {
 }
 
 #[tokio::test]
-async fn the_run_page_lists_each_limit_the_run_reached_and_the_queue_marks_that_runs_drafts() {
+async fn the_run_page_shows_the_runs_use_of_each_limit_lists_each_limit_it_reached_and_the_queue_marks_its_drafts() {
     for (mode, second, verdict) in [
         ("enforce", 403, "refused</strong>: nothing was created"),
         ("observe", 201, "would have been refused</strong> (observe mode"),
     ] {
         let app = spawn_app_drafting_freely().await;
-        app.set_policy(&policy(mode, json!({"per_run": {"max_drafts": 1, "max_value": null}})))
+        let version = app
+            .set_policy(&policy(mode, json!({"per_run": {"max_drafts": 1, "max_value": null}})))
             .await;
         let run = format!("run-page-{mode}");
         assert_eq!(draft(&app, Some(&run), &format!("{mode}-1"), 1).await.status, 201);
@@ -700,6 +899,22 @@ async fn the_run_page_lists_each_limit_the_run_reached_and_the_queue_marks_that_
             "{section}"
         );
         assert!(section.contains(verdict), "{mode}: {section}");
+        // The run's use of each limit, from its counter: observe mode
+        // counted the draft it let through.
+        let used = page
+            .body
+            .split("<section id=\"use\"")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{}", page.body));
+        let used = used.split("</section>").next().unwrap();
+        assert!(used.contains(&format!("version {version}, in {mode} mode")), "{used}");
+        let counted = if mode == "enforce" { 1 } else { 2 };
+        assert!(
+            used.contains(&format!(
+                "<code>per_run.max_drafts</code>: <strong>{counted}</strong> of 1 drafts used, 0 left"
+            )),
+            "{mode}: {used}"
+        );
 
         // A run that reached no limit has no such section.
         assert_eq!(
@@ -711,5 +926,30 @@ async fn the_run_page_lists_each_limit_the_run_reached_and_the_queue_marks_that_
         let quiet = approver.get("/review/runs/run-page-quiet").await;
         assert_eq!(quiet.status, 200);
         assert!(!quiet.body.contains("id=\"limits\""), "{}", quiet.body);
+        assert!(
+            quiet
+                .body
+                .contains("<code>per_run.max_drafts</code>: <strong>1</strong> of 1 drafts used, 0 left"),
+            "{}",
+            quiet.body
+        );
+        // The queue marks the drafts of the run that reached a limit, linked
+        // to that section, and not those of the quiet run.
+        let queue = approver.get("/review?status=draft").await;
+        assert_eq!(queue.status, 200, "{}", queue.body);
+        assert!(
+            queue.body.contains(&format!(
+                "<a href=\"/review/runs/{run}#limits\">{run}</a><br><span class=\"badge status-limit\">Run reached a \
+                 limit</span>"
+            )),
+            "{mode}: {}",
+            queue.body
+        );
+        assert!(
+            queue
+                .body
+                .contains("<a href=\"/review/runs/run-page-quiet\">run-page-quiet</a>")
+        );
+        assert!(!queue.body.contains("/review/runs/run-page-quiet#limits"));
     }
 }

@@ -213,3 +213,94 @@ async fn hold_creates(
         }
     }
 }
+
+/// A loopback proxy in front of trytond that forwards everything, except
+/// that it answers the next creates of a purchase order itself, without
+/// passing them on, so Tryton never sees them: `503` (Tryton is busy:
+/// definitely not written) or `502` (a gateway lost the answer: the write
+/// may have happened, as far as the caller can tell).
+pub struct RefusingProxy {
+    address: std::net::SocketAddr,
+    /// The answers still to give, in order; empty: forward everything.
+    refusals: std::sync::Arc<Mutex<Vec<u16>>>,
+}
+
+impl RefusingProxy {
+    pub async fn start(upstream: &str) -> Self {
+        let upstream: std::net::SocketAddr = upstream.trim_start_matches("http://").parse().unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let refusals = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let shared = refusals.clone();
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                tokio::spawn(refuse_creates(client, upstream, shared.clone()));
+            }
+        });
+        Self { address, refusals }
+    }
+
+    /// Answers the next create of a purchase order with `status`.
+    pub fn refuse_next(&self, status: u16) {
+        self.refusals.lock().unwrap().insert(0, status);
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+}
+
+async fn refuse_creates(
+    client: tokio::net::TcpStream,
+    upstream: std::net::SocketAddr,
+    refusals: std::sync::Arc<Mutex<Vec<u16>>>,
+) {
+    use std::sync::Arc;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(server) = tokio::net::TcpStream::connect(upstream).await else {
+        return;
+    };
+    let (mut from_client, to_client) = client.into_split();
+    let (mut from_server, mut to_server) = server.into_split();
+    let to_client = Arc::new(tokio::sync::Mutex::new(to_client));
+    let answering = to_client.clone();
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 64 * 1024];
+        while let Ok(n) = from_server.read(&mut buf).await {
+            if n == 0 || answering.lock().await.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from_client.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let chunk = &buf[..n];
+        let path = chunk
+            .strip_prefix(b"POST ")
+            .and_then(|rest| rest.split(|&b| b == b' ').next())
+            .and_then(|target| target.split(|&b| b == b'?').next());
+        let refused = match path {
+            Some(path) if path.ends_with(b"/rest/model/purchase.purchase") => refusals.lock().unwrap().pop(),
+            _ => None,
+        };
+        if let Some(status) = refused {
+            let body = format!("refused by the test's proxy with {status}");
+            let answer = format!(
+                "HTTP/1.1 {status} Refused\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: \
+                 close\r\n\r\n{body}",
+                body.len()
+            );
+            let mut to_client = to_client.lock().await;
+            let _ = to_client.write_all(answer.as_bytes()).await;
+            let _ = to_client.shutdown().await;
+            return;
+        }
+        if to_server.write_all(chunk).await.is_err() {
+            return;
+        }
+    }
+}

@@ -110,6 +110,7 @@ async fn render(cx: &Context<'_>, request: &Request<Bytes>, run: &str) -> Result
     );
     if after.is_none() {
         header_card(&mut main, &page.calls, page.more_after.is_some());
+        run_use(cx, &mut main, run).await;
     }
     main.push_str(
         "<table class=\"cards\"><caption>Calls of this run</caption><thead><tr><th scope=\"col\">Time</th>\
@@ -321,6 +322,75 @@ fn row(main: &mut String, call: &CallRecord, readable: bool) {
         prompt = text(call.prompt_version.as_deref().unwrap_or("—")),
         timing = timing(call),
     );
+}
+
+/// The run's use of each per-run limit of the tenant's policy (as it
+/// applies to the person's branch), read from the run's counter: what the
+/// drafts of this run counted, and what is left. Nothing without a policy.
+async fn run_use(cx: &Context<'_>, main: &mut String, run: &str) {
+    use draftline_contract::policy::Mode;
+    use draftline_contract::policy::amount::format_hundredths;
+    use draftline_contract::policy::standing::Examiner;
+    let person = cx.person();
+    let standing = cx
+        .app
+        .examiner()
+        .standing(person, Some(run), &[], cx.app.clock().now())
+        .await;
+    let standing = match standing {
+        Ok(Some(standing)) => standing,
+        Ok(None) => return,
+        Err(err) => {
+            tracing::warn!(error = %err, "a run's use of its limits was not read");
+            main.push_str(
+                "<section id=\"use\" class=\"card\"><h2>This run's use of its limits</h2><p class=\"muted\">Could \
+                 not be read just now; reload the page to try again.</p></section>",
+            );
+            return;
+        }
+    };
+    let applied = &standing.applied;
+    let _ = write!(
+        main,
+        "<section id=\"use\" class=\"card\"><h2>This run's use of its limits</h2><p class=\"small muted\">The \
+         tenant's policy, version {version}, in {mode} mode, as it applies to branch {branch}. Each draft of the run \
+         counts when it is created; a refused call counts nothing.</p>",
+        version = applied.version,
+        mode = match applied.mode {
+            Mode::Enforce => "enforce",
+            Mode::Observe => "observe",
+        },
+        branch = text(person.branch().as_str()),
+    );
+    let mut uses: Vec<(String, String, String, String)> = Vec::new();
+    if let Some(drafts) = standing.run_drafts {
+        uses.push((
+            "<code>per_run.max_drafts</code>".to_owned(),
+            drafts.used.to_string(),
+            format!("{} drafts", drafts.max),
+            drafts.left().to_string(),
+        ));
+    }
+    for (currency, value) in &standing.run_value {
+        uses.push((
+            format!("<code>per_run.max_value</code> in {}", text(currency)),
+            format_hundredths(value.used),
+            format!("{} {}", format_hundredths(value.max), text(currency)),
+            format_hundredths(value.left()),
+        ));
+    }
+    if uses.is_empty() {
+        main.push_str("<p>The policy sets no limit per agent run.</p></section>");
+        return;
+    }
+    main.push_str("<ul>");
+    for (name, used, max, left) in uses {
+        let _ = write!(
+            main,
+            "<li>{name}: <strong>{used}</strong> of {max} used, {left} left</li>"
+        );
+    }
+    main.push_str("</ul></section>");
 }
 
 /// The calls of this page that reached a limit of the tenant's policy:

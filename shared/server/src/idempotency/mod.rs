@@ -13,4 +13,4 @@ pub mod store;
 
 pub use key::IdempotencyKey;
 pub use record::{IdempotencyRecord, NextAction, RecordStatus, StoredResponse};
-pub use store::{Claim, CommitFailure, IdempotencyStore, LeaseToken};
+pub use store::{Claim, ClaimedWith, Claiming, CommitFailure, IdempotencyStore, LeaseToken};

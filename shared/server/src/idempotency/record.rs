@@ -8,6 +8,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 use http::StatusCode;
 
+use crate::policy::Reservation;
 use draftline_contract::tool::DocumentRef;
 
 /// The record's state.
@@ -67,6 +68,9 @@ pub struct IdempotencyRecord {
     /// the document of the same use, and a key used again after its record
     /// expired starts a new document.
     pub generation: Option<String>,
+    /// For claimed records: what the claim counted of the tenant's limits,
+    /// given back by a release and carried on by a takeover.
+    pub reserved: Option<Reservation>,
 }
 
 /// What a call with a key does next, decided once from the key's record
@@ -87,6 +91,9 @@ pub enum NextAction {
     LeaseExpired {
         /// The use of the key to continue.
         generation: String,
+        /// What the lapsed claim counted of the tenant's limits: the
+        /// takeover keeps it and counts nothing again.
+        reserved: Option<Reservation>,
     },
 }
 
@@ -107,6 +114,7 @@ impl IdempotencyRecord {
                 _ => match &self.generation {
                     Some(generation) => NextAction::LeaseExpired {
                         generation: generation.clone(),
+                        reserved: self.reserved.clone(),
                     },
                     None => NextAction::Proceed,
                 },
@@ -145,6 +153,7 @@ impl IdempotencyRecord {
             lease_until_ms: None,
             lease_token: None,
             generation: None,
+            reserved: None,
         }
     }
 
@@ -178,6 +187,9 @@ impl IdempotencyRecord {
         }
         if let Some(generation) = &self.generation {
             item.insert("generation".into(), AttributeValue::S(generation.clone()));
+        }
+        if let Some(reserved) = &self.reserved {
+            item.insert("reserved".into(), reserved.to_attribute());
         }
         item
     }
@@ -226,6 +238,7 @@ impl IdempotencyRecord {
             lease_until_ms: n("lease_until"),
             lease_token: s("lease_token"),
             generation: s("generation"),
+            reserved: item.get("reserved").and_then(Reservation::from_attribute),
         })
     }
 }
@@ -296,7 +309,8 @@ mod tests {
         assert_eq!(
             leased.next_action("fp", "SBY-01/buyer-sby", lapsed),
             NextAction::LeaseExpired {
-                generation: "g1".into()
+                generation: "g1".into(),
+                reserved: None,
             }
         );
     }

@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 
 use super::key::IdempotencyKey;
 use super::record::{IdempotencyRecord, RecordStatus};
+use crate::policy::Reservation;
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
 use draftline_dynamo::{Cancelled, Db, TransactFailure, cancelled_error, same_key, store_error, transact};
@@ -92,6 +93,51 @@ pub enum Claim {
     Taken(Box<IdempotencyRecord>),
     /// The person's "create another" answer the claim consumes was used already.
     ConfirmationUsed,
+    /// The condition of limit counter `index` (of [`ClaimedWith::counting`])
+    /// failed: nothing was claimed or counted.
+    OverLimit {
+        /// Which counter.
+        index: usize,
+        /// The counter as stored (`None`: nothing counted yet).
+        stored: Option<HashMap<String, AttributeValue>>,
+    },
+    /// Another transaction wrote a counter of the claim at the same moment:
+    /// nothing was claimed or counted; claim again.
+    Contended,
+}
+
+/// What a claim records: which use of the key, for which call, under which
+/// lease, and what it reserved of the tenant's limits.
+#[derive(Debug, Clone, Copy)]
+pub struct Claiming<'a> {
+    /// The use of the key ([`IdempotencyRecord::generation`]).
+    pub generation: &'a str,
+    /// The tool called.
+    pub tool: &'a str,
+    /// Fingerprint of tool + validated input.
+    pub fingerprint: &'a str,
+    /// Who claims (`<branch>/<user>`).
+    pub owner: &'a str,
+    /// The claiming request.
+    pub request_id: &'a str,
+    /// When.
+    pub now: DateTime<Utc>,
+    /// How long the claim holds before another caller may take it over.
+    pub lease: Duration,
+    /// How long the key record lives.
+    pub ttl: Duration,
+    /// What the claim counted of the tenant's limits (or carries on from the
+    /// lapsed claim it takes over).
+    pub reserved: Option<&'a Reservation>,
+}
+
+/// Items a claim writes in its own transaction.
+#[derive(Debug, Default)]
+pub struct ClaimedWith {
+    /// The consumption of a person's "create another" answer.
+    pub consuming: Option<TransactWriteItem>,
+    /// The limit counters' updates ([`crate::policy::Counting::items`]).
+    pub counting: Vec<TransactWriteItem>,
 }
 
 /// Key records of one caller (tenant, branch, user).
@@ -261,44 +307,42 @@ impl<'a> IdempotencyStore<'a> {
         }
     }
 
-    /// Claims `key` for work that cannot share a transaction. The lease lasts
-    /// `lease`; after it, another caller may take the key over. `consuming`
-    /// is an item written in the same transaction (the consumption of a
-    /// person's answer, [`crate::confirm::Consumption::put`]): when its
-    /// condition fails, nothing is claimed ([`Claim::ConfirmationUsed`]).
-    #[allow(clippy::too_many_arguments)]
+    /// Claims `key` for work that cannot share a transaction, as
+    /// `claiming` says. The lease lasts `claiming.lease`; after it, another
+    /// caller may take the key over. The items of `with` are written in the
+    /// same transaction: the consumption of a person's answer (when its
+    /// condition fails, nothing is claimed: [`Claim::ConfirmationUsed`]) and
+    /// the limit counters (a failed condition is [`Claim::OverLimit`]).
     pub async fn claim(
         &self,
         key: &IdempotencyKey,
-        generation: &str,
-        tool: &str,
-        fingerprint: &str,
-        owner: &str,
-        request_id: &str,
-        now: DateTime<Utc>,
-        lease: Duration,
-        ttl: Duration,
-        consuming: Option<TransactWriteItem>,
+        claiming: &Claiming<'_>,
+        with: ClaimedWith,
     ) -> Result<Claim, ToolError> {
+        let Claiming { now, lease, ttl, .. } = *claiming;
         let token = LeaseToken(ulid::Ulid::new().to_string());
         let record = IdempotencyRecord {
-            tool: tool.to_owned(),
-            fingerprint: fingerprint.to_owned(),
-            owner: owner.to_owned(),
+            tool: claiming.tool.to_owned(),
+            fingerprint: claiming.fingerprint.to_owned(),
+            owner: claiming.owner.to_owned(),
             status: RecordStatus::InProgress,
             response: None,
-            request_id: request_id.to_owned(),
+            request_id: claiming.request_id.to_owned(),
             created_at: now,
             expires_at: now.timestamp() + ttl.as_secs() as i64,
             lease_until_ms: Some(now.timestamp_millis() + lease.as_millis() as i64),
             lease_token: Some(token.0.clone()),
-            generation: Some(generation.to_owned()),
+            generation: Some(claiming.generation.to_owned()),
+            reserved: claiming.reserved.cloned(),
         };
         let mut item = record.to_attributes();
         item.extend(self.key(key));
         let mut values = Self::free_values(now);
-        values.insert(":generation".to_owned(), AttributeValue::S(generation.to_owned()));
-        if let Some(consuming) = consuming {
+        values.insert(
+            ":generation".to_owned(),
+            AttributeValue::S(claiming.generation.to_owned()),
+        );
+        if with.consuming.is_some() || !with.counting.is_empty() {
             let put = Put::builder()
                 .table_name(self.db.table())
                 .set_item(Some(item))
@@ -308,26 +352,32 @@ impl<'a> IdempotencyStore<'a> {
                 .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
                 .build()
                 .map_err(ToolError::internal)?;
-            let items = vec![TransactWriteItem::builder().put(put).build(), consuming];
+            let mut items = vec![TransactWriteItem::builder().put(put).build()];
+            let consumption = with.consuming.map(|consuming| {
+                items.push(consuming);
+                1
+            });
+            let first_counter = items.len();
+            items.extend(with.counting);
+            let counters = first_counter..items.len();
             // Its own attempt name: completing the claim commits under the token itself.
             let attempt = format!("claim-{}", token.0);
-            return match self.commit(key, items, &attempt, Some(1)).await {
+            return match self.commit_counted(key, items, &attempt, consumption, counters).await {
                 Ok(()) => Ok(Claim::Acquired(token)),
                 Err(CommitFailure::KeyTaken(Some(record))) => Ok(Claim::Taken(record)),
                 Err(CommitFailure::KeyTaken(None)) => {
                     Err(ToolError::internal("conditional check failed without the old item"))
                 }
                 Err(CommitFailure::ConfirmationUsed) => Ok(Claim::ConfirmationUsed),
-                // A claim carries no limit counters.
-                Err(CommitFailure::KeyInFlight | CommitFailure::Contention | CommitFailure::OverLimit { .. }) => {
-                    Err(ToolError::Busy {
-                        message: format!(
-                            "Another call with key '{key}' was being claimed at the same moment. No draft was created. \
+                Err(CommitFailure::OverLimit { index, stored }) => Ok(Claim::OverLimit { index, stored }),
+                Err(CommitFailure::Contention) => Ok(Claim::Contended),
+                Err(CommitFailure::KeyInFlight) => Err(ToolError::Busy {
+                    message: format!(
+                        "Another call with key '{key}' was being claimed at the same moment. No draft was created. \
                          Retry this same call unchanged in a second."
-                        ),
-                        retry_after_seconds: 1,
-                    })
-                }
+                    ),
+                    retry_after_seconds: 1,
+                }),
                 Err(CommitFailure::Store(err)) => Err(err),
             };
         }
@@ -441,15 +491,16 @@ impl<'a> IdempotencyStore<'a> {
 
     /// Gives a claimed key back (the work failed and may be retried), only if
     /// `token` still holds the lease; `giving_back` (the consumption of a
-    /// person's answer made with the claim) is deleted in the same
-    /// transaction, so the same confirmed call may be retried.
+    /// person's answer made with the claim, the limits it reserved) is
+    /// written in the same transaction, so the same call may be retried and
+    /// has counted nothing.
     pub async fn release(
         &self,
         key: &IdempotencyKey,
         token: &LeaseToken,
-        giving_back: Option<TransactWriteItem>,
+        giving_back: Vec<TransactWriteItem>,
     ) -> Result<bool, ToolError> {
-        if let Some(giving_back) = giving_back {
+        if !giving_back.is_empty() {
             let delete = Delete::builder()
                 .table_name(self.db.table())
                 .set_key(Some(self.key(key)))
@@ -459,7 +510,8 @@ impl<'a> IdempotencyStore<'a> {
                 .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
                 .build()
                 .map_err(ToolError::internal)?;
-            let items = vec![TransactWriteItem::builder().delete(delete).build(), giving_back];
+            let mut items = vec![TransactWriteItem::builder().delete(delete).build()];
+            items.extend(giving_back);
             let attempt = format!("release-{}", token.0);
             return match self.commit(key, items, &attempt, None).await {
                 Ok(()) => Ok(true),

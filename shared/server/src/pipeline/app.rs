@@ -83,6 +83,12 @@ impl App {
         &self.db
     }
 
+    /// What the tenant's policy leaves a caller or a run, read from the
+    /// table with the instance's copy of each policy.
+    pub fn examiner(&self) -> crate::policy::TableExaminer<'_> {
+        crate::policy::TableExaminer::new(&self.db, &self.policies)
+    }
+
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.config

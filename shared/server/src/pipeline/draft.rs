@@ -8,7 +8,7 @@ use std::time::Duration;
 use http::StatusCode;
 
 use super::external::{Generation, external_key};
-use super::limits::Held;
+use super::limits::{Held, Policed};
 use super::outcome::outcome;
 use super::{App, DRAFT_ATTEMPTS, Entry, Served, Success, Transport};
 use crate::audit::{Answered, AuditRecord, CallFacts, KeyFacts};
@@ -84,7 +84,7 @@ impl App {
         let continued = match found {
             Some(record) => match record.next_action(&key_facts.fingerprint, &owner, self.clock.now()) {
                 NextAction::Proceed => None,
-                NextAction::LeaseExpired { generation } => Some(generation),
+                NextAction::LeaseExpired { generation, reserved } => Some((generation, reserved)),
                 answered => match answer_of(answered, key) {
                     Some(answer) => return Served::unaudited(answer, Some(key_facts)),
                     None => None,
@@ -93,7 +93,7 @@ impl App {
             None => None,
         };
         let generation = match continued {
-            Some(earlier) => Generation::Continued(earlier),
+            Some((id, reserved)) => Generation::Continued { id, reserved },
             None => Generation::New(ulid::Ulid::new().to_string()),
         };
         let checked = trace::stage(Stage::Validation, async { tool.check_rules(input, &self.rules()) }).await;
@@ -172,6 +172,16 @@ impl App {
                 tracing::info!(request_id = call.request_id, limit = %refusal.facts.name, "a limit observed, not enforced");
                 observed = Some(refusal);
             }
+            let held = Held {
+                call: &call,
+                facts,
+                name,
+                key_facts: &key_facts,
+                owner: &owner,
+                store: &store,
+                key,
+                consumption,
+            };
             let (created, batch, answer, stakes) = match prepared {
                 Draft::Placed {
                     placement: Placement::Atomic { document, batch },
@@ -181,19 +191,15 @@ impl App {
                 Draft::Placed {
                     placement: Placement::External(external),
                     answer,
-                    ..
+                    stakes,
                 } => {
+                    let policed = Policed {
+                        applied: applied.as_ref(),
+                        stakes: &stakes,
+                        observed,
+                    };
                     return self
-                        .draft_external(
-                            tool,
-                            &call,
-                            facts,
-                            (key, &generation),
-                            key_facts,
-                            &owner,
-                            (external.as_ref(), answer),
-                            consumption,
-                        )
+                        .draft_external(&held, &generation, (external.as_ref(), answer), policed)
                         .await;
                 }
                 // A person chose the existing draft: nothing is written.
@@ -217,30 +223,19 @@ impl App {
             let Some(writes) = draftline_dynamo::items_of(batch) else {
                 return fail(ToolError::internal("a draft's batch is not for this table"), key_facts);
             };
-            let held = Held {
-                call: &call,
-                facts,
-                name,
-                key_facts: &key_facts,
-                owner: &owner,
-                store: &store,
-                key,
-                consumption,
+            let policed = Policed {
+                applied: applied.as_ref(),
+                stakes: &stakes,
+                observed,
             };
-            let committed = self
-                .commit_held(&held, (output, document), writes, (applied.as_ref(), &stakes), observed)
-                .await;
+            let committed = self.commit_held(&held, (output, document), writes, policed).await;
             let (committed, created) = match committed {
                 Ok(committed) => committed,
                 Err(err) => return fail(err, key_facts),
             };
             match committed {
                 Ok(()) => {
-                    return Served {
-                        result: created,
-                        key: Some(key_facts),
-                        audited: true,
-                    };
+                    return Served::audited(created, Some(key_facts));
                 }
                 Err(CommitFailure::KeyTaken(Some(record))) => {
                     if let Some(answer) = self.answer_from_record(&record, key, &key_facts.fingerprint, &owner) {

@@ -2,76 +2,42 @@
 //! draftline's transaction: claim the key under a lease, find or create
 //! the document carrying the key, complete the key under the lease.
 
+use std::time::Duration;
+
 use serde_json::Value;
 
 use super::draft::{Recorded, in_flight};
-use super::{App, Served};
-use crate::audit::{CallFacts, KeyFacts};
+use super::limits::{Held, Policed};
+use super::{App, DRAFT_ATTEMPTS, Served};
 use crate::confirm;
 use crate::edge::trace::{self, Stage};
-use crate::idempotency::{Claim, IdempotencyKey, IdempotencyStore};
+use crate::idempotency::{Claim, ClaimedWith, Claiming, IdempotencyKey, LeaseToken};
+use crate::policy::Reservation;
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
-use draftline_contract::tool::{Answer, Call, ErasedDraft, ExternalDocument};
+use draftline_contract::tool::{Answer, ExternalDocument};
 
 impl App {
     /// The draft path of a document in another system (the ERP), which
-    /// cannot share draftline's transaction: claim the key with a lease →
-    /// find the document an earlier worker may have created with this key,
-    /// else create it (carrying the key) → complete the key record and write
-    /// the audit item in one transaction, only while the lease holds.
-    #[allow(clippy::too_many_arguments)]
+    /// cannot share draftline's transaction: claim the key with a lease,
+    /// reserving what the draft counts of the tenant's limits → find the
+    /// document an earlier worker may have created with this key, else
+    /// create it (carrying the key) → complete the key record and write the
+    /// audit item in one transaction, only while the lease holds.
     pub(super) async fn draft_external(
         &self,
-        tool: &dyn ErasedDraft,
-        call: &Call<'_>,
-        facts: &CallFacts,
-        (key, generation): (&IdempotencyKey, &Generation),
-        key_facts: KeyFacts,
-        owner: &str,
+        held: &Held<'_>,
+        generation: &Generation,
         (external, answer): (&dyn ExternalDocument, Answer<Value>),
-        consumption: Option<&confirm::Consumption>,
+        policed: Policed<'_>,
     ) -> Served {
-        let fail = |err: ToolError, key_facts: KeyFacts| Served::unaudited(Err(err), Some(key_facts));
-        let store = IdempotencyStore::new(&self.db, call.caller);
-        let name = tool.definition().name;
-        // A person's "create another" is consumed with the claim, before the
-        // ERP write. A lapsed claim of this same key taken over consumed it
-        // already (the answer is bound to this key): it is not consumed again.
-        let consumption = consumption.filter(|_| matches!(generation, Generation::New(_)));
-        let consuming = match consumption
-            .map(|c| c.put(&self.db, call.caller, call.request_id))
-            .transpose()
-        {
-            Ok(consuming) => consuming,
-            Err(err) => return fail(err, key_facts),
-        };
-        let claimed = trace::stage(
-            Stage::Idempotency,
-            store.claim(
-                key,
-                generation.id(),
-                name,
-                &key_facts.fingerprint,
-                owner,
-                call.request_id,
-                self.clock.now(),
-                self.config.lease,
-                self.config.idempotency_ttl,
-                consuming,
-            ),
-        )
-        .await;
-        let token = match claimed {
-            Ok(Claim::Acquired(token)) => token,
-            Ok(Claim::ConfirmationUsed) => return fail(confirm::already_used(), key_facts),
-            Ok(Claim::Taken(record)) => {
-                let answer = self
-                    .answer_from_record(&record, key, &key_facts.fingerprint, owner)
-                    .unwrap_or_else(|| Err(in_flight(key, 1)));
-                return Served::unaudited(answer, Some(key_facts));
-            }
-            Err(err) => return fail(err, key_facts),
+        let key_facts = || Some(held.key_facts.clone());
+        let fail = |err: ToolError| Served::unaudited(Err(err), key_facts());
+        let (call, key) = (held.call, held.key);
+        let (token, reserved, policed) = match self.claim_external(held, generation, policed).await {
+            Ok(Claimed::Held(token, reserved, policed)) => (token, reserved, policed),
+            Ok(Claimed::Answered(answer)) => return Served::unaudited(answer, key_facts()),
+            Err(err) => return fail(err),
         };
         // A worker continuing a lapsed claim looks first: the earlier worker
         // may have created the document and died before completing the key,
@@ -79,7 +45,7 @@ impl App {
         // key cannot have a document yet.
         let placing = async {
             let found = match generation {
-                Generation::Continued(_) => external.find().await,
+                Generation::Continued { .. } => external.find().await,
                 Generation::New(_) => Ok(None),
             };
             match found {
@@ -93,50 +59,174 @@ impl App {
             Ok(created) => created,
             Err(err) => {
                 if !err.may_have_written() {
-                    // Nothing was created: the key (and the person's answer
-                    // consumed with it) is free again at once.
-                    let giving_back = consumption.and_then(|c| c.give_back(&self.db, call.caller).ok());
-                    let released = trace::stage(Stage::Idempotency, store.release(key, &token, giving_back)).await;
+                    // Nothing was created: the key, the person's answer
+                    // consumed with it and the limits it reserved are free
+                    // again at once, in one transaction.
+                    let released = trace::stage(
+                        Stage::Idempotency,
+                        self.release_external(held, generation, &token, reserved.as_ref()),
+                    )
+                    .await;
                     if let Err(release) = released {
                         tracing::warn!(error = %release, "a claimed key was not released; its lease will lapse");
                     }
                 }
-                // Otherwise the claim stays until its lease lapses; the next
-                // call then finds the document by its key.
-                return fail(err, key_facts);
+                // Otherwise the claim, and what it reserved, stays until its
+                // lease lapses; the next call then finds the document by its
+                // key, and counts nothing again.
+                return fail(err);
             }
         };
         let output = match answer(&created) {
             Ok(output) => output,
-            Err(err) => return fail(err, key_facts),
+            Err(err) => return fail(err),
         };
         let Recorded {
             result: success,
             record,
             audit,
             ..
-        } = self.record_created(call, facts, name, &key_facts, owner, output, created.document);
-        let audit_put = match audit.put(&self.db) {
+        } = self.record_created(
+            call,
+            held.facts,
+            held.name,
+            held.key_facts,
+            held.owner,
+            output,
+            created.document,
+        );
+        let audit_put = match policed.audited(audit).put(&self.db) {
             Ok(put) => put,
-            Err(err) => return fail(err, key_facts),
+            Err(err) => return fail(err),
         };
         let completed = trace::stage(
             Stage::Idempotency,
-            store.complete_with(key, &token, &record, vec![audit_put]),
+            held.store.complete_with(key, &token, &record, vec![audit_put]),
         )
         .await;
         match completed {
-            Ok(true) => Served {
-                result: success,
-                key: Some(key_facts),
-                audited: true,
-            },
+            Ok(true) => Served::audited(success, key_facts()),
             // Another worker took the key over after our lease lapsed; it
             // finds this same document by its key and completes the record.
-            Ok(false) => Served::unaudited(success, Some(key_facts)),
-            Err(err) => fail(err, key_facts),
+            Ok(false) => Served::unaudited(success, key_facts()),
+            Err(err) => fail(err),
         }
     }
+
+    /// Claims the draft's key for `generation`, with the consumption of the
+    /// person's answer and the limit counters in the claim's transaction.
+    /// A new use of the key counts the draft (conditioned, unless observe
+    /// mode let a limit pass); a takeover of a lapsed claim carries on what
+    /// that claim reserved and counts nothing again.
+    async fn claim_external<'p>(
+        &self,
+        held: &Held<'_>,
+        generation: &Generation,
+        mut policed: Policed<'p>,
+    ) -> Result<Claimed<'p>, ToolError> {
+        let (call, key) = (held.call, held.key);
+        let (counting, carried) = match generation {
+            Generation::New(_) => (policed.counting(held, self.clock.now()), None),
+            Generation::Continued { reserved, .. } => (None, reserved.clone()),
+        };
+        let reserved = counting.as_ref().map(|c| c.reservation()).or(carried);
+        for attempt in 0..DRAFT_ATTEMPTS {
+            // A person's "create another" is consumed with the claim, before
+            // the ERP write. A lapsed claim of this same key taken over
+            // consumed it already (the answer is bound to this key): it is
+            // not consumed again.
+            let consuming = match (held.consumption, generation) {
+                (Some(consumption), Generation::New(_)) => {
+                    Some(consumption.put(&self.db, call.caller, call.request_id)?)
+                }
+                _ => None,
+            };
+            let counting_items = match &counting {
+                Some(counting) => counting.items(&self.db, policed.observed.is_none())?,
+                None => Vec::new(),
+            };
+            let claiming = Claiming {
+                generation: generation.id(),
+                tool: held.name,
+                fingerprint: &held.key_facts.fingerprint,
+                owner: held.owner,
+                request_id: call.request_id,
+                now: self.clock.now(),
+                lease: self.config.lease,
+                ttl: self.config.idempotency_ttl,
+                reserved: reserved.as_ref(),
+            };
+            let with = ClaimedWith {
+                consuming,
+                counting: counting_items,
+            };
+            let claimed = trace::stage(Stage::Idempotency, held.store.claim(key, &claiming, with)).await?;
+            match claimed {
+                Claim::Acquired(token) => return Ok(Claimed::Held(token, reserved, policed)),
+                Claim::ConfirmationUsed => return Err(confirm::already_used()),
+                Claim::Taken(record) => {
+                    let answer = self
+                        .answer_from_record(&record, key, &held.key_facts.fingerprint, held.owner)
+                        .unwrap_or_else(|| Err(in_flight(key, 1)));
+                    return Ok(Claimed::Answered(answer));
+                }
+                Claim::OverLimit { index, stored } => {
+                    let reached = counting
+                        .as_ref()
+                        .and_then(|c| c.reached(index, stored.as_ref(), self.clock.now()))
+                        .ok_or_else(|| ToolError::internal("a limit counter failed that was not sent"))?;
+                    if !policed.observing() || policed.observed.is_some() {
+                        return Err(reached.error());
+                    }
+                    // Observe mode: claim again, counted without conditions,
+                    // the audit item naming the limit.
+                    tracing::info!(request_id = call.request_id, limit = %reached.facts.name, "a limit observed, not enforced");
+                    policed.observed = Some(reached);
+                }
+                // Another draft moved the same counter at the same moment.
+                Claim::Contended => {
+                    tokio::time::sleep(Duration::from_millis(5 + 20 * attempt as u64)).await;
+                }
+            }
+        }
+        Err(ToolError::Busy {
+            message: format!(
+                "Other drafts of this agent run or person were being counted against the tenant's limits at the \
+                 same moment, and this draft lost the race {DRAFT_ATTEMPTS} times. No draft was created and nothing \
+                 was counted. Retry this same call unchanged (key '{key}') in a second."
+            ),
+            retry_after_seconds: 1,
+        })
+    }
+
+    /// Gives the claim of a draft whose ERP write definitely did not happen
+    /// back, in one transaction with the person's answer consumed with it
+    /// and the limits it reserved.
+    async fn release_external(
+        &self,
+        held: &Held<'_>,
+        generation: &Generation,
+        token: &LeaseToken,
+        reserved: Option<&Reservation>,
+    ) -> Result<bool, ToolError> {
+        let mut giving_back = Vec::new();
+        if let (Some(consumption), Generation::New(_)) = (held.consumption, generation) {
+            giving_back.push(consumption.give_back(&self.db, held.call.caller)?);
+        }
+        if let Some(reserved) = reserved {
+            giving_back.extend(reserved.give_back(&self.db)?);
+        }
+        held.store.release(held.key, token, giving_back).await
+    }
+}
+
+/// What claiming a draft's key came to.
+enum Claimed<'p> {
+    /// This worker holds the key (and what its claim reserved) until the
+    /// lease ends; observe mode may have let a limit pass.
+    Held(LeaseToken, Option<Reservation>, Policed<'p>),
+    /// The key's record answers the call (a replay, a conflict, in flight).
+    Answered(Result<super::Success, ToolError>),
 }
 
 /// Which use of an idempotency key a draft is: the external key of its
@@ -145,14 +235,20 @@ impl App {
 pub(super) enum Generation {
     /// A new use: no document can carry its key yet.
     New(String),
-    /// The use of a claim whose worker's lease lapsed: its document may exist.
-    Continued(String),
+    /// The use of a claim whose worker's lease lapsed: its document may
+    /// exist, and what it reserved of the tenant's limits is kept.
+    Continued {
+        /// The use.
+        id: String,
+        /// What the lapsed claim counted.
+        reserved: Option<Reservation>,
+    },
 }
 
 impl Generation {
     pub(super) fn id(&self) -> &str {
         match self {
-            Self::New(id) | Self::Continued(id) => id,
+            Self::New(id) | Self::Continued { id, .. } => id,
         }
     }
 }

@@ -136,6 +136,9 @@ struct Served {
     key: Option<KeyFacts>,
     /// The audit item was written in the draft's own transaction.
     audited: bool,
+    /// A limit observe mode let this call pass (a read's rate): its audit
+    /// item names it.
+    observed: Option<crate::policy::Reached>,
 }
 
 impl Served {
@@ -144,6 +147,15 @@ impl Served {
             result,
             key,
             audited: false,
+            observed: None,
+        }
+    }
+
+    /// A call whose audit item its draft's own transaction wrote.
+    fn audited(result: Result<Success, ToolError>, key: Option<KeyFacts>) -> Self {
+        Self {
+            audited: true,
+            ..Self::unaudited(result, key)
         }
     }
 }
@@ -349,6 +361,9 @@ impl App {
             {
                 record = record.reaching(limit, false);
             }
+            if let Some(observed) = &served.observed {
+                record = record.reaching(&observed.facts, true);
+            }
             let written = trace::stage(
                 Stage::Audit,
                 tokio::time::timeout(
@@ -416,6 +431,7 @@ impl App {
         };
         match tool {
             Registered::Read(read) => {
+                let mut observed = None;
                 let result = async {
                     let input = trace::stage(Stage::Validation, async {
                         let input = read.parse(body)?;
@@ -423,6 +439,9 @@ impl App {
                         Ok::<_, ToolError>(input)
                     })
                     .await?;
+                    // The policy's rate, before the ERP is asked: a valid
+                    // call counts, a refused one reads nothing.
+                    observed = trace::stage(Stage::Auth, self.spend_read_rate(caller, name)).await?;
                     let data = trace::stage(Stage::Erp, read.read(&call, &input)).await?;
                     Ok(Success {
                         status: StatusCode::OK,
@@ -432,7 +451,10 @@ impl App {
                     })
                 }
                 .await;
-                Served::unaudited(result, None)
+                Served {
+                    observed,
+                    ..Served::unaudited(result, None)
+                }
             }
             Registered::Draft(draft) => self.draft(draft.as_ref(), &call, facts, body, entry).await,
         }

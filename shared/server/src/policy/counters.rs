@@ -1,12 +1,13 @@
 //! The run and day counters a draft moves, as items of the draft's own
-//! transaction.
+//! transaction, and the rate counter of every tool call (a read's is one
+//! `UpdateItem` of its own: a read has no write to ride in).
 //!
 //! - `pk = T#<tenant>#LIMIT#RUN#<run id>`, `sk = USE`: one agent run's drafts
 //!   and value per currency;
 //! - `pk = T#<tenant>#LIMIT#DAY#<user>`, `sk = <YYYY-MM-DD>` (the tenant's
 //!   day): what was drafted for one person that day;
 //! - `pk = T#<tenant>#LIMIT#RATE#<user>#<tool>`, `sk = MINUTE#<epoch minute>`:
-//!   one person's calls of one draft tool in one minute.
+//!   one person's calls of one tool in one minute.
 //!
 //! Each is an `Update` that `ADD`s the draft (`drafts` 1, `v_<currency>` its
 //! total in hundredths; `calls` 1 for a rate) under the condition
@@ -17,18 +18,27 @@
 //! whole transaction is cancelled), and a replay never reaches it. A failed
 //! condition returns the counter as stored (`ALL_OLD`), which is what the
 //! refusal tells: used, this call's share, the limit.
+//!
+//! A draft in another system (the ERP) cannot share the transaction: its
+//! counters ride in the key's claim instead, before the ERP write, and the
+//! claim remembers what it added ([`Reservation`]). A release (the write
+//! definitely did not happen) gives exactly that back in the release's own
+//! transaction; a claim that may have written keeps it, and a worker taking
+//! a lapsed claim over carries it on without counting again.
 
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use draftline_contract::error::{LimitFacts, ToolError};
 use draftline_contract::identity::{Caller, TenantId, UserId};
 use draftline_contract::policy::Applied;
 use draftline_contract::policy::amount::format_hundredths;
 use draftline_contract::tool::Stakes;
-use draftline_dynamo::Db;
+use draftline_dynamo::{Db, store_error};
 
 /// How long a run's counter outlives its last draft: a run older than
 /// this starts counting again (agent runs last minutes or hours).
@@ -41,11 +51,13 @@ enum Whose {
     Run(String),
     /// One person on one day of the tenant's time zone.
     Day { user: String, day: String },
-    /// One person's calls of one tool in one minute (UTC), which ends at `ends`.
+    /// One person's calls of one tool in one minute (UTC), which ends at
+    /// `ends`; a refusal says `refused` did not happen.
     Rate {
         tool: String,
         user: String,
         ends: DateTime<Utc>,
+        refused: &'static str,
     },
 }
 
@@ -115,7 +127,91 @@ impl Reached {
     }
 }
 
+/// What a claim counted of a tenant's limits: each counter's key and what
+/// it added, kept in the claim's key record (`reserved`) so that a release
+/// gives back exactly that and a takeover does not count again.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Reservation(Vec<Reserved>);
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Reserved {
+    pk: String,
+    sk: String,
+    adds: Vec<(String, i64)>,
+}
+
+impl Reservation {
+    /// The reservation as the key record stores it.
+    pub fn to_attribute(&self) -> AttributeValue {
+        AttributeValue::S(serde_json::to_string(&self.0).unwrap_or_default())
+    }
+
+    /// The reservation a key record stored; `None` if it holds none.
+    pub fn from_attribute(value: &AttributeValue) -> Option<Self> {
+        value
+            .as_s()
+            .ok()
+            .and_then(|text| serde_json::from_str(text).ok())
+            .map(Self)
+    }
+
+    /// The transaction items that give it back: each counter less what it
+    /// added, unconditionally (what was added is there to take away).
+    pub fn give_back(&self, db: &Db) -> Result<Vec<TransactWriteItem>, ToolError> {
+        self.0
+            .iter()
+            .map(|reserved| {
+                let mut names = HashMap::new();
+                let mut values = HashMap::new();
+                let takes: Vec<String> = reserved
+                    .adds
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (attribute, n))| {
+                        names.insert(format!("#a{i}"), attribute.clone());
+                        values.insert(format!(":a{i}"), AttributeValue::N(n.saturating_neg().to_string()));
+                        format!("#a{i} :a{i}")
+                    })
+                    .collect();
+                let update = Update::builder()
+                    .table_name(db.table())
+                    .set_key(Some(key(reserved.pk.clone(), reserved.sk.clone())))
+                    .update_expression(format!("ADD {}", takes.join(", ")))
+                    .set_expression_attribute_names(Some(names))
+                    .set_expression_attribute_values(Some(values))
+                    .build()
+                    .map_err(ToolError::internal)?;
+                Ok(TransactWriteItem::builder().update(update).build())
+            })
+            .collect()
+    }
+}
+
 impl Counting {
+    /// What [`Self::items`] adds, to remember with a claim.
+    pub fn reservation(&self) -> Reservation {
+        Reservation(
+            self.counters
+                .iter()
+                .map(|counter| {
+                    let part = |name: &str| {
+                        counter
+                            .key
+                            .get(name)
+                            .and_then(|v| v.as_s().ok())
+                            .cloned()
+                            .unwrap_or_default()
+                    };
+                    Reserved {
+                        pk: part("pk"),
+                        sk: part("sk"),
+                        adds: counter.adds.clone(),
+                    }
+                })
+                .collect(),
+        )
+    }
+
     /// The counters a draft of `stakes` by `caller` with `tool` (in agent
     /// run `run`, if any) moves at `now` under `applied`; `None` when no
     /// run, day or rate limit applies to it.
@@ -183,29 +279,19 @@ impl Counting {
                 expires_at: (resets_at + Duration::days(2)).timestamp(),
             });
         }
-        if let Some(max) = applied.calls_per_minute {
-            let (minute, ends) = minute_of(now);
-            counters.push(Counter {
-                whose: Whose::Rate {
-                    tool: tool.to_owned(),
-                    user: caller.user().to_string(),
-                    ends,
-                },
-                key: rate_key(tenant, caller.user(), tool, minute),
-                adds: vec![(CALLS.to_owned(), 1)],
-                bounds: vec![Bound {
-                    name: "per_tool_per_person.calls_per_minute",
-                    attribute: CALLS.to_owned(),
-                    unit: "calls".to_owned(),
-                    max: i64::from(max),
-                    this: 1,
-                }],
-                resets_at: Some(ends),
-                expires_at: (ends + Duration::minutes(2)).timestamp(),
-            });
-        }
+        counters.extend(rate_counter(applied, caller, tool, now, NO_DRAFT));
         (!counters.is_empty()).then_some(Self {
             counters,
+            version: applied.version,
+        })
+    }
+
+    /// The rate counter one call of read tool `tool` by `caller` moves at
+    /// `now` under `applied`; `None` when the policy sets no rate.
+    pub fn of_read(applied: &Applied, caller: &Caller, tool: &str, now: DateTime<Utc>) -> Option<Self> {
+        let counter = rate_counter(applied, caller, tool, now, NOTHING_READ)?;
+        Some(Self {
+            counters: vec![counter],
             version: applied.version,
         })
     }
@@ -226,52 +312,61 @@ impl Counting {
         self.counters
             .iter()
             .map(|counter| {
-                let mut names = HashMap::new();
-                let mut values = HashMap::from([
-                    (":kind".to_owned(), AttributeValue::S("limit_use".into())),
-                    (":expires".to_owned(), AttributeValue::N(counter.expires_at.to_string())),
-                ]);
-                let adds: Vec<String> = counter
-                    .adds
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (attribute, n))| {
-                        names.insert(format!("#a{i}"), attribute.clone());
-                        values.insert(format!(":a{i}"), AttributeValue::N(n.to_string()));
-                        format!("#a{i} :a{i}")
-                    })
-                    .collect();
-                let update = format!("ADD {} SET kind = :kind, expires_at = :expires", adds.join(", "));
-                let mut conditions = Vec::new();
-                if enforced {
-                    for (i, bound) in counter.bounds.iter().enumerate() {
-                        let (name, room) = (format!("#b{i}"), format!(":room{i}"));
-                        let left = bound.max.saturating_sub(bound.this);
-                        conditions.push(if left >= 0 {
-                            format!("(attribute_not_exists({name}) OR {name} <= {room})")
-                        } else {
-                            // This draft alone is over the limit: no use passes.
-                            format!("{name} <= {room}")
-                        });
-                        names.insert(name, bound.attribute.clone());
-                        values.insert(room, AttributeValue::N(left.to_string()));
-                    }
-                }
+                let update = counter.update(enforced);
                 let mut builder = Update::builder()
                     .table_name(db.table())
                     .set_key(Some(counter.key.clone()))
-                    .update_expression(update)
-                    .set_expression_attribute_names(Some(names))
-                    .set_expression_attribute_values(Some(values))
+                    .update_expression(update.expression)
+                    .set_expression_attribute_names(Some(update.names))
+                    .set_expression_attribute_values(Some(update.values))
                     .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-                if !conditions.is_empty() {
-                    builder = builder.condition_expression(conditions.join(" AND "));
+                if let Some(condition) = update.condition {
+                    builder = builder.condition_expression(condition);
                 }
                 Ok(TransactWriteItem::builder()
                     .update(builder.build().map_err(ToolError::internal)?)
                     .build())
             })
             .collect()
+    }
+
+    /// Moves the counters one `UpdateItem` each, outside any transaction
+    /// (a read tool's rate: there is no write to ride in), under their
+    /// limits' conditions when `enforced`. `Ok(Err((index, stored)))`: the
+    /// condition of counter `index` failed, with the counter as stored;
+    /// the counters before it moved (a read's rate is one counter).
+    pub async fn spend(
+        &self,
+        db: &Db,
+        enforced: bool,
+    ) -> Result<Result<(), (usize, Option<HashMap<String, AttributeValue>>)>, ToolError> {
+        for (index, counter) in self.counters.iter().enumerate() {
+            let update = counter.update(enforced);
+            let sent = db
+                .client()
+                .update_item()
+                .table_name(db.table())
+                .set_key(Some(counter.key.clone()))
+                .update_expression(update.expression)
+                .set_expression_attribute_names(Some(update.names))
+                .set_expression_attribute_values(Some(update.values))
+                .set_condition_expression(update.condition)
+                .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+                .send()
+                .await;
+            match sent {
+                Ok(_) => {}
+                Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => {
+                    let stored = match service.err() {
+                        UpdateItemError::ConditionalCheckFailedException(e) => e.item().cloned(),
+                        _ => None,
+                    };
+                    return Ok(Err((index, stored)));
+                }
+                Err(other) => return Err(store_error(other, NOTHING_READ)),
+            }
+        }
+        Ok(Ok(()))
     }
 
     /// The limit counter `index` (of [`Self::items`]) reached, stored as
@@ -312,13 +407,18 @@ impl Counting {
         let left = bound.max.saturating_sub(used).max(0);
         let mut retry_after_seconds = None;
         let message = match (&counter.whose, bound.unit.as_str()) {
-            (Whose::Rate { tool, ends, .. }, _) => {
+            (
+                Whose::Rate {
+                    tool, ends, refused, ..
+                },
+                _,
+            ) => {
                 let wait = ends.signed_duration_since(now).num_seconds().clamp(1, 60);
                 let wait = u64::try_from(wait).unwrap_or(1);
                 retry_after_seconds = Some(wait);
                 format!(
                     "You have called {tool} {max} times this minute, the most the tenant's policy (version \
-                     {version}, per_tool_per_person.calls_per_minute) allows one person. No draft was created. Wait \
+                     {version}, per_tool_per_person.calls_per_minute) allows one person. {refused} Wait \
                      {wait} second(s), then retry this same call unchanged; if you are looping, stop and tell the \
                      person you act for what you were trying to do.",
                     max = bound.max,
@@ -369,6 +469,94 @@ impl Counting {
             retry_after_seconds,
         })
     }
+}
+
+/// One counter's update: `ADD` what it adds under its bounds.
+struct CounterUpdate {
+    expression: String,
+    condition: Option<String>,
+    names: HashMap<String, String>,
+    values: HashMap<String, AttributeValue>,
+}
+
+impl Counter {
+    /// Its update, under its limits' conditions when `enforced`.
+    fn update(&self, enforced: bool) -> CounterUpdate {
+        let mut names = HashMap::new();
+        let mut values = HashMap::from([
+            (":kind".to_owned(), AttributeValue::S("limit_use".into())),
+            (":expires".to_owned(), AttributeValue::N(self.expires_at.to_string())),
+        ]);
+        let adds: Vec<String> = self
+            .adds
+            .iter()
+            .enumerate()
+            .map(|(i, (attribute, n))| {
+                names.insert(format!("#a{i}"), attribute.clone());
+                values.insert(format!(":a{i}"), AttributeValue::N(n.to_string()));
+                format!("#a{i} :a{i}")
+            })
+            .collect();
+        let expression = format!("ADD {} SET kind = :kind, expires_at = :expires", adds.join(", "));
+        let mut conditions = Vec::new();
+        if enforced {
+            for (i, bound) in self.bounds.iter().enumerate() {
+                let (name, room) = (format!("#b{i}"), format!(":room{i}"));
+                let left = bound.max.saturating_sub(bound.this);
+                conditions.push(if left >= 0 {
+                    format!("(attribute_not_exists({name}) OR {name} <= {room})")
+                } else {
+                    // This draft alone is over the limit: no use passes.
+                    format!("{name} <= {room}")
+                });
+                names.insert(name, bound.attribute.clone());
+                values.insert(room, AttributeValue::N(left.to_string()));
+            }
+        }
+        CounterUpdate {
+            expression,
+            condition: (!conditions.is_empty()).then(|| conditions.join(" AND ")),
+            names,
+            values,
+        }
+    }
+}
+
+/// What a refused draft did not do.
+const NO_DRAFT: &str = "No draft was created.";
+/// What a refused read did not do.
+const NOTHING_READ: &str = "Nothing was read or written.";
+
+/// `caller`'s counter of calls of `tool` in the minute of `now`, when
+/// `applied` limits calls per minute; a refusal says `refused`.
+fn rate_counter(
+    applied: &Applied,
+    caller: &Caller,
+    tool: &str,
+    now: DateTime<Utc>,
+    refused: &'static str,
+) -> Option<Counter> {
+    let max = applied.calls_per_minute?;
+    let (minute, ends) = minute_of(now);
+    Some(Counter {
+        whose: Whose::Rate {
+            tool: tool.to_owned(),
+            user: caller.user().to_string(),
+            ends,
+            refused,
+        },
+        key: rate_key(caller.tenant(), caller.user(), tool, minute),
+        adds: vec![(CALLS.to_owned(), 1)],
+        bounds: vec![Bound {
+            name: "per_tool_per_person.calls_per_minute",
+            attribute: CALLS.to_owned(),
+            unit: "calls".to_owned(),
+            max: i64::from(max),
+            this: 1,
+        }],
+        resets_at: Some(ends),
+        expires_at: (ends + Duration::minutes(2)).timestamp(),
+    })
 }
 
 /// `1 draft`, `10 drafts`.

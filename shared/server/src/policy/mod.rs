@@ -15,6 +15,6 @@ pub mod examine;
 pub mod store;
 
 pub use cache::PolicyCache;
-pub use counters::{Counting, Reached};
+pub use counters::{Counting, Reached, Reservation};
 pub use examine::TableExaminer;
 pub use store::{PolicyStore, SetFailure, StoredPolicy};
