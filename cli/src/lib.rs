@@ -274,10 +274,12 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
         draftline_review::demo::seed_trail(&db, backend.erp().as_ref())
             .await
             .context("seeding the demo drafts' audit trail")?;
-        policy::seed_demo(&db, clock.now())
-            .await
-            .context("seeding the demo tenant's agent policy")?;
     }
+    // The policy is draftline's own record, whichever ERP holds the
+    // documents: the demo tenant's agents are held to it on both.
+    policy::seed_demo(&db, clock.now())
+        .await
+        .context("seeding the demo tenant's agent policy")?;
     let app = Arc::new(App::with_parts(backend.catalogue(), config, db, clock).with_pages(Arc::new(pages)));
     // The trytond it started links its agent drafts to this server's run pages.
     if let Some(tryton) = local_tryton.as_ref().and_then(|run| run.tryton.as_ref()) {

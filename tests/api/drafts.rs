@@ -139,18 +139,14 @@ on_both_backends! {
                 .into()
             ),
             // Key lookup (with the tenant's policy, one BatchGetItem), the
-            // claim of the key with a lease (a conditional PutItem), then
-            // the completion under the fencing condition (ONE transaction:
-            // the stored response and the audit item). The reads and the
-            // draft itself go to Tryton.
+            // claim of the key with a lease and the reservation of the
+            // policy's day limit (one transaction; a conditional PutItem
+            // when no limit applies), then the completion under the fencing
+            // condition (ONE transaction: the stored response and the audit
+            // item). The reads and the draft itself go to Tryton.
             Backend::Tryton => assert_eq!(
                 fresh,
-                [
-                    ("BatchGetItem".into(), 1),
-                    ("PutItem".into(), 1),
-                    ("TransactWriteItems".into(), 1)
-                ]
-                .into()
+                [("BatchGetItem".into(), 1), ("TransactWriteItems".into(), 2)].into()
             ),
         }
 

@@ -592,7 +592,11 @@ async fn a_per_tool_rate_holds_read_tools_too_a_refused_read_asks_nothing_of_the
         json!({"per_tool_per_person": {"calls_per_minute": 2}}),
     ))
     .await;
-    let stock = |item: &str| app.call("buyer-sby", "inventory_get_stock", &json!({"item_code": item}), &[]);
+    let app = &app;
+    let stock = |item: &'static str| async move {
+        app.call("buyer-sby", "inventory_get_stock", &json!({"item_code": item}), &[])
+            .await
+    };
     // An invalid call is not a call of the tool's work: it counts nothing.
     let invalid = stock("").await;
     assert_eq!(invalid.status, 400, "{:?}", invalid.body);
@@ -600,7 +604,8 @@ async fn a_per_tool_rate_holds_read_tools_too_a_refused_read_asks_nothing_of_the
         let read = stock("BRG-0042").await;
         assert_eq!(read.status, 200, "{:?}", read.body);
     }
-    app.clock.advance(chrono::Duration::seconds(30));
+    // Within the policy cache's bound (30 s), so the refusal reads nothing.
+    app.clock.advance(chrono::Duration::seconds(20));
     let before = app.round_trips();
     let limited = stock("BRG-0042").await;
     let cost = diff(&before, &app.round_trips());
@@ -610,7 +615,7 @@ async fn a_per_tool_rate_holds_read_tools_too_a_refused_read_asks_nothing_of_the
         "{:?}",
         limited.body
     );
-    assert_eq!(limited.header("retry-after"), Some("30"));
+    assert_eq!(limited.header("retry-after"), Some("40"));
     assert_eq!(limited.body["error"]["retryable"], true);
     let limit = &limited.body["error"]["limit"];
     assert_eq!(limit["name"], "per_tool_per_person.calls_per_minute");
@@ -618,7 +623,7 @@ async fn a_per_tool_rate_holds_read_tools_too_a_refused_read_asks_nothing_of_the
     assert_eq!((limit["max"].as_str(), limit["used"].as_str()), (Some("2"), Some("2")));
     let message = limited.message();
     assert!(message.contains("Nothing was read or written"), "{message}");
-    assert!(message.contains("Wait 30 second(s)"), "{message}");
+    assert!(message.contains("Wait 40 second(s)"), "{message}");
     // The refusal asked the ERP nothing: the counter's one `UpdateItem` and
     // the audit write (the cached policy cost no request).
     assert_eq!(cost.get("UpdateItem"), Some(&1), "{cost:?}");
@@ -645,7 +650,7 @@ async fn a_per_tool_rate_holds_read_tools_too_a_refused_read_asks_nothing_of_the
     assert_eq!(refusal["code"], "LIMIT_REACHED");
     assert_eq!(refusal["limit_mode"], "enforce");
     // The next minute, the read passes; the minute counted its two calls.
-    app.clock.advance(chrono::Duration::seconds(30));
+    app.clock.advance(chrono::Duration::seconds(40));
     assert_eq!(stock("BRG-0042").await.status, 200);
     let rate_pk = "T#demo#LIMIT#RATE#buyer-sby#inventory_get_stock";
     assert_eq!(app.number(rate_pk, "MINUTE#29932380", "calls").await, 2);

@@ -168,8 +168,9 @@ async fn tryton_requests_and_dynamodb_round_trips_per_call() {
     measure(&app.call("buyer-sby", "inventory_get_stock", &stock, &[]).await, 200);
     let warm = app.erp_requests() - erp;
     assert_eq!((cold, warm), (6, 4), "inventory_get_stock: Tryton requests cold, warm");
-    // DynamoDB: only the audit item (the data is Tryton's).
-    assert_eq!(read_trips, [("PutItem".into(), 1)].into());
+    // DynamoDB: only the audit item (the data is Tryton's), and on the
+    // instance's first call the tenant's policy (its rates).
+    assert_eq!(read_trips, [("GetItem".into(), 1), ("PutItem".into(), 1)].into());
     assert_eq!(diff(&db, &app.round_trips()), [("PutItem".into(), 1)].into());
 
     // A fresh draft, the vendor's master data cold, then another one warm:
@@ -186,18 +187,14 @@ async fn tryton_requests_and_dynamodb_round_trips_per_call() {
     );
     let fresh_cold = app.erp_requests() - erp;
     let fresh_trips = diff(&db, &app.round_trips());
-    // Key lookup (with the tenant's policy, in one BatchGetItem: the
-    // instance has not read it yet), the claim of the key with a lease (a
-    // conditional PutItem), then the completion under the fencing condition
+    // Key lookup (one GetItem: the policy the read above read is still
+    // fresh, so the key is all there is to read), the claim of the key with
+    // a lease and the reservation of the demo policy's run and day limits
+    // (one transaction), then the completion under the fencing condition
     // (ONE transaction: the stored response and the audit item).
     assert_eq!(
         fresh_trips,
-        [
-            ("BatchGetItem".into(), 1),
-            ("PutItem".into(), 1),
-            ("TransactWriteItems".into(), 1)
-        ]
-        .into()
+        [("GetItem".into(), 1), ("TransactWriteItems".into(), 2)].into()
     );
     let mut other = po_input("counted-2");
     other["lines"] = json!([{"item_code": "BRG-0042", "qty": 5, "uom": "BOX"}]);
@@ -353,10 +350,15 @@ async fn tryton_stopped_is_a_retryable_503_that_says_nothing_was_created_and_lea
         "the message says honestly that nothing exists: {}",
         draft.message()
     );
-    // Nothing half-written: no key record left (a retry starts afresh), only
-    // the audit items, which say what happened.
+    // Nothing half-written: no key record left (a retry starts afresh) and
+    // no limit counted, only the audit items, which say what happened (and
+    // the tenant's policy, seeded with the demo).
     let kinds = app.kinds().await;
-    assert_eq!(kinds.keys().collect::<Vec<_>>(), ["audit"], "{kinds:?}");
+    assert_eq!(
+        kinds.keys().collect::<Vec<_>>(),
+        ["audit", "policy", "policy_version"],
+        "{kinds:?}"
+    );
     let audits = app.audit_items().await;
     assert_eq!(audits.len(), 2, "{audits:?}");
     for audit in &audits {

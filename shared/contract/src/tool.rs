@@ -108,6 +108,19 @@ pub struct ToolDefinition {
     pub annotations: Annotations,
 }
 
+/// The module of the tools that read draftline's own records (the examiner
+/// of the tenant's policy), not the ERP.
+pub const AGENT_MODULE: &str = "agent";
+
+impl ToolDefinition {
+    /// Whether the tenant's per-tool rate counts this tool's calls. The rate
+    /// bounds what agents ask of the ERP; the `agent` module's tools ask it
+    /// nothing, and an agent refused its examiner could not plan the wait.
+    pub fn counts_against_the_rate(&self) -> bool {
+        self.module != AGENT_MODULE
+    }
+}
+
 /// A module (namespace) and what it cannot do.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct ModuleMeta {

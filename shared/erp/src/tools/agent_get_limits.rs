@@ -13,7 +13,7 @@ use draftline_contract::ToolError;
 use draftline_contract::policy::amount::format_hundredths;
 use draftline_contract::policy::standing::{Standing, Use};
 use draftline_contract::policy::{CounterpartyRule, Mode};
-use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
+use draftline_contract::tool::{AGENT_MODULE, Call, ReadTool, ToolMeta, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
@@ -154,7 +154,7 @@ draft for, the mode and the policy version; or it says that no policy is in forc
 fit: a draft over a limit is refused with LIMIT_REACHED and nothing is created. The run is the one your calls carry \
 (the X-Agent-Run-Id header, as for the draft tools); it changes nothing. To draft use purchasing_create_po_draft or \
 sales_create_quote_draft. Example: {}",
-        module: "agent",
+        module: AGENT_MODULE,
         scope: "agent:read",
     };
 }

@@ -78,14 +78,13 @@ impl App {
     /// the warm instance's copy while fresh, else read (one `GetItem`,
     /// at most once per tenant per cache bound).
     async fn applied_to(&self, caller: &Caller) -> Result<Option<Applied>, ToolError> {
-        let (tenant, now) = (caller.tenant(), self.clock.now());
-        let stored = match self.policies.fresh(tenant, now) {
-            Some(stored) => stored,
-            None => {
-                let read = PolicyStore::new(&self.db, tenant).current().await?;
-                self.policies.remember(tenant, read, now)
-            }
-        };
+        let tenant = caller.tenant();
+        let stored = self
+            .policies
+            .current(tenant, self.clock.as_ref(), || async {
+                PolicyStore::new(&self.db, tenant).current().await
+            })
+            .await?;
         Ok(stored.map(|stored| stored.policy.applying_to(caller.branch().as_str(), stored.version)))
     }
 

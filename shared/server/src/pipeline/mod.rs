@@ -441,7 +441,9 @@ impl App {
                     .await?;
                     // The policy's rate, before the ERP is asked: a valid
                     // call counts, a refused one reads nothing.
-                    observed = trace::stage(Stage::Auth, self.spend_read_rate(caller, name)).await?;
+                    if read.definition().counts_against_the_rate() {
+                        observed = trace::stage(Stage::Auth, self.spend_read_rate(caller, name)).await?;
+                    }
                     let data = trace::stage(Stage::Erp, read.read(&call, &input)).await?;
                     Ok(Success {
                         status: StatusCode::OK,

@@ -1,16 +1,20 @@
 //! The warm instance's copy of each tenant's policy, kept for a bounded
 //! time (`DRAFTLINE_POLICY_CACHE_SECONDS`, default 30 s): the longest a
-//! `draftline policy set` takes to apply. A stale entry is not read on its
-//! own: the next draft reads the policy in the same `BatchGetItem` as its
-//! key record, so a policy never costs a request of its own.
+//! `draftline policy set` takes to apply. A draft reads a stale entry in
+//! the same `BatchGetItem` as its key record, at no request of its own; a
+//! read tool, whose rate the policy may set, reads it with one `GetItem`
+//! ([`PolicyCache::current`]), and the calls a cold instance serves at
+//! once share that one read.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
 use super::StoredPolicy;
+use draftline_contract::clock::Clock;
 use draftline_contract::identity::TenantId;
 
 /// The most tenants one instance keeps; past it the cache starts afresh.
@@ -24,6 +28,9 @@ type Entry = (DateTime<Utc>, Option<Arc<StoredPolicy>>);
 pub struct PolicyCache {
     bound: Duration,
     entries: Mutex<HashMap<TenantId, Entry>>,
+    /// Held while a stale policy is read, so that the calls waiting for it
+    /// use that read instead of each making its own.
+    reading: tokio::sync::Mutex<()>,
 }
 
 impl PolicyCache {
@@ -33,7 +40,33 @@ impl PolicyCache {
         Self {
             bound,
             entries: Mutex::new(HashMap::new()),
+            reading: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// The tenant's policy: the instance's copy within the bound, or else
+    /// what `read` reads, kept. Calls that find the copy stale at the same
+    /// time wait for one read and share it.
+    pub async fn current<E, Read, Reading>(
+        &self,
+        tenant: &TenantId,
+        clock: &dyn Clock,
+        read: Read,
+    ) -> Result<Option<Arc<StoredPolicy>>, E>
+    where
+        Read: FnOnce() -> Reading,
+        Reading: Future<Output = Result<Option<StoredPolicy>, E>>,
+    {
+        if let Some(fresh) = self.fresh(tenant, clock.now()) {
+            return Ok(fresh);
+        }
+        let _reading = self.reading.lock().await;
+        // The read this call waited for may have made the copy fresh.
+        let now = clock.now();
+        if let Some(fresh) = self.fresh(tenant, now) {
+            return Ok(fresh);
+        }
+        Ok(self.remember(tenant, read().await?, now))
     }
 
     /// The tenant's policy as read less than the bound before `now`:
@@ -79,5 +112,27 @@ mod tests {
         assert!(cache.fresh(&tenant, at + chrono::Duration::seconds(30)).is_none());
         assert!(cache.fresh(&tenant, at - chrono::Duration::seconds(1)).is_none());
         assert!(PolicyCache::new(Duration::ZERO).fresh(&tenant, at).is_none());
+    }
+
+    #[tokio::test]
+    async fn calls_that_find_the_copy_stale_at_once_share_one_read() {
+        let cache = PolicyCache::new(Duration::from_secs(30));
+        let tenant = TenantId::parse("demo").unwrap();
+        let clock = draftline_contract::clock::SystemClock;
+        let reads = std::sync::atomic::AtomicUsize::new(0);
+        let read = || async {
+            reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            tokio::task::yield_now().await;
+            Ok::<_, ()>(None)
+        };
+        let calls = (0..16).map(|_| cache.current(&tenant, &clock, read));
+        let answers = futures::future::join_all(calls).await;
+        assert!(answers.iter().all(|a| matches!(a, Ok(None))));
+        assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 1);
+        // A failed read keeps nothing: the next call reads again.
+        let other = TenantId::parse("other").unwrap();
+        let failed = cache.current(&other, &clock, || async { Err::<Option<StoredPolicy>, _>("down") });
+        assert!(matches!(failed.await, Err("down")));
+        assert!(cache.fresh(&other, clock.now()).is_none());
     }
 }

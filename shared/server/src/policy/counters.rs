@@ -76,7 +76,8 @@ struct Bound {
 
 impl Bound {
     fn show(&self, n: i64) -> String {
-        if self.unit == "drafts" {
+        // Drafts and calls are counts; a currency's value is in hundredths.
+        if self.unit == DRAFTS || self.unit == CALLS {
             n.to_string()
         } else {
             format_hundredths(n)
@@ -247,7 +248,7 @@ impl Counting {
                 bounds.push(Bound {
                     name: "per_run.max_drafts",
                     attribute: DRAFTS.to_owned(),
-                    unit: "drafts".to_owned(),
+                    unit: DRAFTS.to_owned(),
                     max: i64::from(max),
                     this: 1,
                 });
@@ -550,7 +551,7 @@ fn rate_counter(
         bounds: vec![Bound {
             name: "per_tool_per_person.calls_per_minute",
             attribute: CALLS.to_owned(),
-            unit: "calls".to_owned(),
+            unit: CALLS.to_owned(),
             max: i64::from(max),
             this: 1,
         }],
