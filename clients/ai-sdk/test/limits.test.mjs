@@ -123,6 +123,7 @@ describe("limits of the tenant's policy", () => {
     /** @type {string | undefined} */
     let limited;
     for (let i = 0; i < 7 && !limited; i++) {
+      /** @type {unknown} */
       const answer = await read.execute({ item_code: "BRG-0042" }, callOptions(`call_read_${i}`));
       if (typeof answer === "string") limited = answer;
       else assert.equal(/** @type {any} */ (answer)?.item_code, "BRG-0042", JSON.stringify(answer));
