@@ -13,15 +13,20 @@
 //! CloudFormation would create.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use draftline_infra::TableDefinition;
 use serde_json::{Map, Value, json};
 
 // ---------------------------------------------------------------- fixtures
 
+/// The repository's root, from this package's manifest directory as `cargo
+/// test` names it when it runs the test (a binary reused from a build in
+/// another clone, through a shared `CARGO_TARGET_DIR`, would name that one).
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
+        .join("..")
 }
 
 fn read_json(relative: &str) -> Value {
