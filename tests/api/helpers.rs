@@ -163,7 +163,6 @@ pub async fn spawn_app_on_erp(erp: LocalErp, options: LocalOptions) -> TestApp {
     let server = start_local(LocalOptions {
         port: 0,
         data: None,
-        dynamodb_endpoint: None,
         erp,
         clock: Some(Arc::new(clock.clone())),
         ..options
