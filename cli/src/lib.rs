@@ -145,10 +145,17 @@ fn with_tryton(source: Source, settings: &TrytonSettings) -> Source {
         .with("DRAFTLINE_TRYTON_URL", settings.url.as_str())
         .with("DRAFTLINE_TRYTON_DATABASE", settings.database.as_str())
         .with("DRAFTLINE_TRYTON_KEY", settings.key.expose());
-    match &settings.tenant {
+    let source = match &settings.tenant {
         Some(tenant) => source.with("DRAFTLINE_TRYTON_TENANT", tenant.as_str()),
         None => source,
+    };
+    if settings.request_timeout == draftline_erp_tryton::settings::DEFAULT_REQUEST_TIMEOUT {
+        return source;
     }
+    source.with(
+        "DRAFTLINE_TRYTON_REQUEST_TIMEOUT_SECONDS",
+        settings.request_timeout.as_secs_f64().to_string(),
+    )
 }
 
 /// Every owner's settings from `source`, in the order a deployed function

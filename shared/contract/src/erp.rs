@@ -57,6 +57,18 @@ impl ErpError {
     pub fn internal(cause: impl Into<Cause>) -> Self {
         Self::Internal(cause.into())
     }
+
+    /// Whether the failed operation may have written to the ERP (a create
+    /// that got no answer): `false` means nothing was written.
+    pub fn may_have_written(&self) -> bool {
+        matches!(
+            self,
+            Self::WriteFailed {
+                may_have_written: true,
+                ..
+            }
+        )
+    }
 }
 
 /// What an ERP refused on a decision about a draft, and the facts the

@@ -404,6 +404,37 @@ impl ToolError {
         }
     }
 
+    /// A retry continuing an earlier attempt whose ERP write may have
+    /// happened (it took that attempt's lapsed claim over) could not ask the
+    /// ERP whether the document exists: it may. The key stays claimed for
+    /// that use; a retry after `retry_after_seconds` asks again.
+    pub fn erp_unchecked(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>, retry_after_seconds: u64) -> Self {
+        Self::DependencyUnavailable {
+            message: format!(
+                "An earlier attempt of this call may have created the draft in the ERP, and the ERP did not answer \
+                 in time whether it did, so the draft may or may not have been created there. This attempt created \
+                 no other. Retry this same call with the same idempotency key in {retry_after_seconds} seconds: it \
+                 returns the draft if it exists and creates it once if it does not. Do not change the arguments or \
+                 the key."
+            ),
+            retry_after_seconds,
+            cause: Some(cause.into()),
+            may_have_written: true,
+        }
+    }
+
+    /// The same error, with a retry no sooner than `seconds` (a retryable
+    /// dependency failure whose key stays claimed until then).
+    pub fn retry_no_sooner_than(mut self, seconds: u64) -> Self {
+        if let Self::DependencyUnavailable {
+            retry_after_seconds, ..
+        } = &mut self
+        {
+            *retry_after_seconds = (*retry_after_seconds).max(seconds);
+        }
+        self
+    }
+
     /// Whether this failure leaves open that a write was applied.
     pub fn may_have_written(&self) -> bool {
         matches!(

@@ -173,22 +173,37 @@ impl ExternalDocument for TrytonDraft {
 
     async fn create(&self) -> Result<Created, ErpError> {
         let what = format!("create {}", self.kind.model());
+        // Once Tryton holds a document for the key, every failure to read it
+        // back says the draft may exist: the next attempt finds it by its key.
+        let exists = |cause: String| ErpError::WriteFailed {
+            cause: cause.into(),
+            may_have_written: true,
+            retry_after_seconds: 2,
+        };
         match self
             .inner
             .rest
             .create(self.kind.model(), &self.body, &["number", "create_date"])
             .await
         {
-            Ok(record) => self.created(&record),
+            Ok(record) => self
+                .created(&record)
+                .map_err(|err| exists(format!("{what}: created, but its answer is unreadable: {err}"))),
             Err(failure) if failure.is_taken_key() => {
                 // Another worker created it with this key: that is the draft.
                 tracing::info!(
                     model = self.kind.model(),
                     "the draft's key was taken; reading its document"
                 );
-                self.find().await?.ok_or_else(|| {
-                    ErpError::internal(format!("{what}: Tryton says the key is taken, yet no document has it"))
-                })
+                match self.find().await {
+                    Ok(Some(created)) => Ok(created),
+                    Ok(None) => Err(exists(format!(
+                        "{what}: Tryton says the key is taken, yet no document has it"
+                    ))),
+                    Err(err) => Err(exists(format!(
+                        "{what}: the key is taken, and its document unreadable: {err}"
+                    ))),
+                }
             }
             Err(failure) => Err(failure.for_create(&what)),
         }

@@ -59,10 +59,15 @@ fn is_database_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// How long one request to Tryton may take unless set otherwise.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
 impl TrytonSettings {
     /// Reads `DRAFTLINE_TRYTON_URL`, `DRAFTLINE_TRYTON_DATABASE`,
     /// `DRAFTLINE_TRYTON_KEY` (a secret) and the optional
-    /// `DRAFTLINE_TRYTON_TENANT` from `source`, with the default timeouts.
+    /// `DRAFTLINE_TRYTON_TENANT` and `DRAFTLINE_TRYTON_REQUEST_TIMEOUT_SECONDS`
+    /// (the most one request may take, [`DEFAULT_REQUEST_TIMEOUT`] if unset)
+    /// from `source`.
     /// Plain http is refused off loopback (the key and every document
     /// would cross the wire in clear).
     pub fn from_source(source: &Source) -> Result<Self, ConfigError> {
@@ -88,6 +93,9 @@ impl TrytonSettings {
             }
             settings = settings.serving(tenant);
         }
+        if let Some(seconds) = source.bounded("DRAFTLINE_TRYTON_REQUEST_TIMEOUT_SECONDS", 0.1..=60.0_f64, "seconds")? {
+            settings.request_timeout = Duration::from_secs_f64(seconds);
+        }
         Ok(settings)
     }
 
@@ -99,7 +107,7 @@ impl TrytonSettings {
             key,
             tenant: None,
             connect_timeout: Duration::from_secs(2),
-            request_timeout: Duration::from_secs(5),
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
             max_in_flight: 4,
         }
     }

@@ -13,6 +13,7 @@ use crate::confirm;
 use crate::edge::trace::{self, Stage};
 use crate::idempotency::{Claim, ClaimedWith, Claiming, IdempotencyKey, LeaseToken};
 use crate::policy::Reservation;
+use draftline_contract::ErpError;
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
 use draftline_contract::tool::{Answer, ExternalDocument};
@@ -34,46 +35,69 @@ impl App {
         let key_facts = || Some(held.key_facts.clone());
         let fail = |err: ToolError| Served::unaudited(Err(err), key_facts());
         let (call, key) = (held.call, held.key);
+        let claimed_at = self.clock.now();
         let (token, reserved, policed) = match self.claim_external(held, generation, policed).await {
             Ok(Claimed::Held(token, reserved, policed)) => (token, reserved, policed),
             Ok(Claimed::Answered(answer)) => return Served::unaudited(answer, key_facts()),
             Err(err) => return fail(err),
         };
-        // A worker continuing a lapsed claim looks first: the earlier worker
-        // may have created the document and died before completing the key,
-        // and its document carries the same external key. A new use of the
-        // key cannot have a document yet.
         let placing = async {
-            let found = match generation {
-                Generation::Continued { .. } => external.find().await,
-                Generation::New(_) => Ok(None),
-            };
-            match found {
-                Ok(Some(created)) => Ok(created),
-                Ok(None) => external.create().await,
-                Err(err) => Err(err),
+            match generation {
+                // A worker continuing a lapsed claim looks first: the earlier
+                // worker may have created the document and died (or lost its
+                // answer) before completing the key, and its document
+                // carries the same external key.
+                Generation::Continued { .. } => match external.find().await {
+                    Ok(Some(created)) => Ok(created),
+                    Ok(None) => external.create().await.map_err(Placing::Create),
+                    Err(err) => Err(Placing::Unchecked(err)),
+                },
+                // A new use of the key cannot have a document yet.
+                Generation::New(_) => external.create().await.map_err(Placing::Create),
             }
         };
-        let created = trace::stage(Stage::Erp, placing).await.map_err(ToolError::from);
-        let created = match created {
+        let created = match trace::stage(Stage::Erp, placing).await {
             Ok(created) => created,
-            Err(err) => {
-                if !err.may_have_written() {
-                    // Nothing was created: the key, the person's answer
-                    // consumed with it and the limits it reserved are free
-                    // again at once, in one transaction.
-                    let released = trace::stage(
-                        Stage::Idempotency,
-                        self.release_external(held, generation, &token, reserved.as_ref()),
-                    )
-                    .await;
-                    if let Err(release) = released {
-                        tracing::warn!(error = %release, "a claimed key was not released; its lease will lapse");
+            Err(failed) => {
+                // The claim's lease, from when it was taken: a retry before
+                // it ends is in flight.
+                let lease_ends = claimed_at
+                    .timestamp_millis()
+                    .saturating_add(self.config.lease.as_millis() as i64);
+                let lease_left = (lease_ends - self.clock.now().timestamp_millis()).max(0) as u64 / 1000 + 1;
+                let err = match (generation, failed) {
+                    // Nothing was created by a new use: the key, the person's
+                    // answer consumed with it and the limits it reserved are
+                    // free again at once, in one transaction.
+                    (Generation::New(_), Placing::Create(err)) if !err.may_have_written() => {
+                        let released = trace::stage(
+                            Stage::Idempotency,
+                            self.release_external(held, &token, reserved.as_ref()),
+                        )
+                        .await;
+                        if let Err(release) = released {
+                            tracing::warn!(error = %release, "a claimed key was not released; its lease will lapse");
+                        }
+                        ToolError::from(err)
                     }
-                }
-                // Otherwise the claim, and what it reserved, stays until its
-                // lease lapses; the next call then finds the document by its
-                // key, and counts nothing again.
+                    // The write may have happened: the claim, and what it
+                    // reserved, stays until its lease lapses; the next call
+                    // then looks for the document by its key, and counts
+                    // nothing again.
+                    (Generation::New(_), Placing::Create(err)) => ToolError::from(err),
+                    // A takeover never releases: the earlier use may have
+                    // written, whatever this attempt met. The record keeps
+                    // that use (its generation) and its reservation, and
+                    // whoever holds the key next looks for its document
+                    // before creating one.
+                    (Generation::Continued { .. }, Placing::Unchecked(err)) => {
+                        ToolError::erp_unchecked(err, lease_left)
+                    }
+                    (Generation::Continued { .. }, Placing::Create(err)) => {
+                        ToolError::from(err).retry_no_sooner_than(lease_left)
+                    }
+                    (Generation::New(_), Placing::Unchecked(err)) => ToolError::from(err),
+                };
                 return fail(err);
             }
         };
@@ -199,18 +223,18 @@ impl App {
         })
     }
 
-    /// Gives the claim of a draft whose ERP write definitely did not happen
-    /// back, in one transaction with the person's answer consumed with it
-    /// and the limits it reserved.
+    /// Gives the claim of a new use of the key whose ERP write definitely
+    /// did not happen back, in one transaction with the person's answer
+    /// consumed with it and the limits it reserved. A takeover never comes
+    /// here: the use it continues may have written.
     async fn release_external(
         &self,
         held: &Held<'_>,
-        generation: &Generation,
         token: &LeaseToken,
         reserved: Option<&Reservation>,
     ) -> Result<bool, ToolError> {
         let mut giving_back = Vec::new();
-        if let (Some(consumption), Generation::New(_)) = (held.consumption, generation) {
+        if let Some(consumption) = held.consumption {
             giving_back.push(consumption.give_back(&self.db, held.call.caller)?);
         }
         if let Some(reserved) = reserved {
@@ -218,6 +242,15 @@ impl App {
         }
         held.store.release(held.key, token, giving_back).await
     }
+}
+
+/// How placing a draft in the ERP failed.
+enum Placing {
+    /// The search for the document an earlier attempt may have created
+    /// failed: whether it exists is unknown.
+    Unchecked(ErpError),
+    /// The create failed; the error says whether it may have written.
+    Create(ErpError),
 }
 
 /// What claiming a draft's key came to.
