@@ -18,7 +18,7 @@ use draftline_erp_tryton::TrytonSettings;
 use crate::helpers::{
     Reply, TestApp, diff, on_both_backends, spawn_app_drafting_freely, spawn_app_drafting_freely_on, spawn_app_on_erp,
 };
-use crate::tryton::RefusingProxy;
+use crate::tryton_proxy::{Fault, FaultyTryton, Target};
 
 /// A policy of the demo tenant with `limits` (and no branch narrowing).
 fn policy(mode: &str, limits: Value) -> Value {
@@ -187,7 +187,7 @@ async fn on_tryton_the_claim_reserves_the_limits_gives_them_back_when_nothing_wa
     let database = tokio::task::spawn_blocking(crate::tryton::fresh_database)
         .await
         .unwrap();
-    let proxy = RefusingProxy::start(&database.url).await;
+    let proxy = FaultyTryton::start(&database.url).await;
     let settings = TrytonSettings {
         url: proxy.url(),
         ..database
@@ -209,7 +209,7 @@ async fn on_tryton_the_claim_reserves_the_limits_gives_them_back_when_nothing_wa
 
     // Tryton answers the create 503: it definitely did not write. The
     // claim's reservation is given back with the key, in one transaction.
-    proxy.refuse_next(503);
+    proxy.then(Target::CreatePurchase, Fault::Refuse(503));
     let refused = draft(&app, Some("run-reserve"), "reserve-1", 2).await;
     assert_eq!(
         (refused.status, refused.error_code()),
@@ -235,7 +235,7 @@ async fn on_tryton_the_claim_reserves_the_limits_gives_them_back_when_nothing_wa
 
     // A gateway answers 502: the write may have happened. The reservation
     // stays with the claim, and the limit holds it against other drafts.
-    proxy.refuse_next(502);
+    proxy.then(Target::CreatePurchase, Fault::Refuse(502));
     let uncertain = draft(&app, Some("run-reserve"), "reserve-2", 1).await;
     assert_eq!(uncertain.status, 503, "{:?}", uncertain.body);
     assert!(

@@ -31,7 +31,6 @@ const LEASE: Duration = Duration::from_secs(4);
 
 /// How the first attempt fails, after Tryton committed its document.
 #[derive(Debug, Clone, Copy)]
-#[allow(dead_code)] // the rest of the matrix follows
 enum First {
     /// A gateway answers this status.
     Gateway(u16),
@@ -43,7 +42,6 @@ enum First {
 
 /// What the first retry after the lease meets when it searches by key.
 #[derive(Debug, Clone, Copy)]
-#[allow(dead_code)]
 enum Takeover {
     /// The search is answered 503.
     SearchRefused,
@@ -269,8 +267,30 @@ async fn cell(row: &Row, first: First, takeover: Takeover) {
     eprintln!("{name}: {statuses:?} then 200 (replay of {number})");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_committed_draft_answered_502_whose_takeover_search_is_refused_stays_one_document() {
+/// Every takeover of one row, in turn, on one pair of servers.
+async fn every_takeover_after(first: First) {
     let row = row().await;
-    cell(&row, First::Gateway(502), Takeover::SearchRefused).await;
+    for takeover in [Takeover::SearchRefused, Takeover::SearchHangs, Takeover::Healthy] {
+        cell(&row, first, takeover).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_committed_draft_answered_502_stays_one_document_whatever_its_takeover_meets() {
+    every_takeover_after(First::Gateway(502)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_committed_draft_answered_504_stays_one_document_whatever_its_takeover_meets() {
+    every_takeover_after(First::Gateway(504)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_committed_draft_whose_connection_was_reset_stays_one_document_whatever_its_takeover_meets() {
+    every_takeover_after(First::Reset).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_committed_draft_held_past_the_deadline_stays_one_document_whatever_its_takeover_meets() {
+    every_takeover_after(First::HeldPastDeadline).await;
 }

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 
 use crate::function_process::{FUNCTION_RESOURCE, function_env, function_token};
 use crate::helpers::{Backend, TestApp, diff, first_sby_po, po_input, spawn_app_on, spawn_app_on_erp};
-use crate::tryton::{HoldingProxy, TrytonRest};
+use crate::tryton::TrytonRest;
+use crate::tryton_proxy::{Fault, FaultyTryton, Target};
 use crate::vercel::VercelFunction;
 
 fn rest(app: &TestApp) -> &TrytonRest {
@@ -220,7 +221,8 @@ async fn tryton_requests_and_dynamodb_round_trips_per_call() {
 async fn a_worker_killed_after_the_tryton_write_leaves_one_document_that_the_retry_returns() {
     let app = spawn_app_on(Backend::Tryton).await;
     let tryton = app.server.tryton.clone().unwrap();
-    let proxy = HoldingProxy::start(&tryton.url).await;
+    let proxy = FaultyTryton::start(&tryton.url).await;
+    proxy.then(Target::CreatePurchase, Fault::HoldAfter);
     let env = |url: &str| {
         let mut env = function_env(&app);
         env.extend([
@@ -255,7 +257,7 @@ async fn a_worker_killed_after_the_tryton_write_leaves_one_document_that_the_ret
         .body(body.clone())
         .send();
     let pending = tokio::spawn(request);
-    tokio::time::timeout(Duration::from_secs(20), proxy.created.notified())
+    tokio::time::timeout(Duration::from_secs(20), proxy.answered.notified())
         .await
         .expect("Tryton answered the create");
     // The document exists in Tryton; the worker dies before completing its key.

@@ -62,7 +62,6 @@ pub struct FaultyTryton {
     /// Notified each time Tryton answered a request the proxy then kept
     /// from its caller ([`Fault::AnswerAfter`], [`Fault::ResetAfter`],
     /// [`Fault::HoldAfter`]).
-    #[allow(dead_code)]
     pub answered: Arc<Notify>,
 }
 
