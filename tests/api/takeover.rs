@@ -38,6 +38,8 @@ enum First {
     Reset,
     /// The answer is held past the call's deadline.
     HeldPastDeadline,
+    /// A 200 whose record cannot be read (no number).
+    Unreadable,
 }
 
 /// What the first retry after the lease meets when it searches by key.
@@ -49,6 +51,11 @@ enum Takeover {
     SearchHangs,
     /// Tryton is healthy.
     Healthy,
+    /// The search misses the document (answered empty), so the create
+    /// meets Tryton's refusal of a taken key and reads the document then.
+    SearchMissed,
+    /// The same, and that second search is answered 503.
+    SearchMissedThenRefused,
 }
 
 /// The two servers of one row of the matrix, and the proxy before Tryton.
@@ -97,8 +104,8 @@ async fn row() -> Row {
 /// a database, and the near-duplicate question stays on.
 fn order(cell: Takeover, client_ref: &str) -> Value {
     let (vendor, item, qty, uom) = match cell {
-        Takeover::SearchRefused => ("V-00231", "BRG-0042", 1, "BOX"),
-        Takeover::SearchHangs => ("V-00415", "BLT-0107", 1, "BOX"),
+        Takeover::SearchRefused | Takeover::SearchMissed => ("V-00231", "BRG-0042", 1, "BOX"),
+        Takeover::SearchHangs | Takeover::SearchMissedThenRefused => ("V-00415", "BLT-0107", 1, "BOX"),
         Takeover::Healthy => ("V-00508", "OIL-0310", 10, "L"),
     };
     json!({
@@ -170,6 +177,7 @@ async fn cell(row: &Row, first: First, takeover: Takeover) {
             First::Gateway(status) => Fault::AnswerAfter(status),
             First::Reset => Fault::ResetAfter,
             First::HeldPastDeadline => Fault::HoldAfter,
+            First::Unreadable => Fault::UnreadableAfter,
         },
     );
     let reply = call(&row.first).await;
@@ -196,13 +204,27 @@ async fn cell(row: &Row, first: First, takeover: Takeover) {
         Takeover::SearchRefused => row.proxy.then(Target::FindPurchaseByKey, Fault::Refuse(503)),
         Takeover::SearchHangs => row.proxy.then(Target::FindPurchaseByKey, Fault::Hang),
         Takeover::Healthy => {}
+        Takeover::SearchMissed => row.proxy.then(Target::FindPurchaseByKey, Fault::Missed),
+        Takeover::SearchMissedThenRefused => {
+            row.proxy.then(Target::FindPurchaseByKey, Fault::Missed);
+            row.proxy.then(Target::FindPurchaseByKey, Fault::Refuse(503));
+        }
     }
+    let created = row.proxy.seen(Target::CreatePurchase);
     let searched = row.proxy.seen(Target::FindPurchaseByKey);
     let reply = call(&row.retries).await;
+    let (searches, creates) = match takeover {
+        Takeover::SearchRefused | Takeover::SearchHangs | Takeover::Healthy => (1, 0),
+        // The search missed; the create met the taken key; a search again.
+        Takeover::SearchMissed | Takeover::SearchMissedThenRefused => (2, 1),
+    };
     assert_eq!(
-        row.proxy.seen(Target::FindPurchaseByKey),
-        searched + 1,
-        "{name}: the takeover searched by key"
+        (
+            row.proxy.seen(Target::FindPurchaseByKey) - searched,
+            row.proxy.seen(Target::CreatePurchase) - created
+        ),
+        (searches, creates),
+        "{name}: the takeover searched by key before it created"
     );
     assert_honest(&reply, &format!("{name}: takeover"));
     if reply.status == 503 {
@@ -293,4 +315,20 @@ async fn a_committed_draft_whose_connection_was_reset_stays_one_document_whateve
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_committed_draft_held_past_the_deadline_stays_one_document_whatever_its_takeover_meets() {
     every_takeover_after(First::HeldPastDeadline).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_committed_draft_whose_answer_is_unreadable_stays_one_document_whatever_its_takeover_meets() {
+    every_takeover_after(First::Unreadable).await;
+}
+
+/// A search that misses what Tryton holds (a stale read) is not the last
+/// line: Tryton refuses a second document for the key, and the takeover
+/// reads the first one then, or, if it cannot, says it may exist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_takeover_whose_search_missed_meets_the_taken_key_and_returns_the_one_document() {
+    let row = row().await;
+    for takeover in [Takeover::SearchMissed, Takeover::SearchMissedThenRefused] {
+        cell(&row, First::Gateway(502), takeover).await;
+    }
 }

@@ -42,8 +42,14 @@ pub enum Fault {
     /// Sends it to Tryton and, once Tryton answered, keeps the caller
     /// waiting without a byte until it gives up.
     HoldAfter,
+    /// Sends it to Tryton and, once Tryton answered, answers 200 itself
+    /// with a JSON record that lacks every field asked for.
+    UnreadableAfter,
     /// Answers `status` itself; Tryton never sees the request.
     Refuse(u16),
+    /// Answers 200 with an empty list itself: a search that missed what
+    /// Tryton holds. Tryton never sees the request.
+    Missed,
     /// Keeps the caller waiting; Tryton never sees the request.
     Hang,
 }
@@ -60,8 +66,7 @@ pub struct FaultyTryton {
     address: SocketAddr,
     plan: Arc<Mutex<Plan>>,
     /// Notified each time Tryton answered a request the proxy then kept
-    /// from its caller ([`Fault::AnswerAfter`], [`Fault::ResetAfter`],
-    /// [`Fault::HoldAfter`]).
+    /// from its caller (the faults named `…After`).
     pub answered: Arc<Notify>,
 }
 
@@ -295,6 +300,15 @@ fn gateway_answer(status: u16) -> Vec<u8> {
     .into_bytes()
 }
 
+/// A 200 with `body` as JSON.
+fn json_answer(body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
 /// Keeps `client` open, reading nothing of use, until the caller closes it
 /// (or a minute passes).
 async fn hold(mut client: TcpStream) {
@@ -324,6 +338,10 @@ async fn serve(mut client: TcpStream, upstream: SocketAddr, plan: Arc<Mutex<Plan
             let _ = client.shutdown().await;
         }
         Some(Fault::Hang) => hold(client).await,
+        Some(Fault::Missed) => {
+            let _ = client.write_all(&json_answer("[]")).await;
+            let _ = client.shutdown().await;
+        }
         None => {
             if let Some(answer) = forward(upstream, &request).await {
                 let _ = client.write_all(&answer).await;
@@ -337,6 +355,10 @@ async fn serve(mut client: TcpStream, upstream: SocketAddr, plan: Arc<Mutex<Plan
             match after {
                 Fault::AnswerAfter(status) => {
                     let _ = client.write_all(&gateway_answer(status)).await;
+                    let _ = client.shutdown().await;
+                }
+                Fault::UnreadableAfter => {
+                    let _ = client.write_all(&json_answer(r#"{"id": 0}"#)).await;
                     let _ = client.shutdown().await;
                 }
                 Fault::ResetAfter => {

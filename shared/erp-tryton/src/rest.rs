@@ -10,6 +10,11 @@
 //! | 503 (database busy, nothing written) | `erp_unreadable` | `erp_unavailable(_, false, 1)` |
 //! | 401/403 (key), 404 (database), other 4xx, 500 (a Python error, rolled back) | `internal` | `internal` |
 //! | 200 with a body we cannot read | `internal` | `erp_unavailable(_, true, 2)`: it was created |
+//!
+//! A create answered 200 whose record lacks what was asked for, and a
+//! create refused because the key is taken whose document cannot then be
+//! read, are `erp_unavailable(_, true, 2)` too (`drafts.rs`): Tryton holds
+//! a document for the key, and the next attempt finds it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
