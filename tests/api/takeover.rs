@@ -25,6 +25,7 @@ use draftline_erp_tryton::TrytonSettings;
 use serde_json::{Value, json};
 
 use crate::helpers::{Reply, TestApp, spawn_app_on_erp};
+use crate::review::po_of;
 use crate::tryton_proxy::{Fault, FaultyTryton, Target};
 
 const LEASE: Duration = Duration::from_secs(4);
@@ -108,13 +109,7 @@ fn order(cell: Takeover, client_ref: &str) -> Value {
         Takeover::SearchHangs | Takeover::SearchMissedThenRefused => ("V-00415", "BLT-0107", 1, "BOX"),
         Takeover::Healthy => ("V-00508", "OIL-0310", 10, "L"),
     };
-    json!({
-        "vendor_code": vendor,
-        "needed_by": "2026-12-15",
-        "client_ref": client_ref,
-        "note": null,
-        "lines": [{"item_code": item, "qty": qty, "uom": uom}]
-    })
+    po_of(client_ref, vendor, item, qty, uom)
 }
 
 /// Asserts `reply` is a 2xx or a retryable error that does not claim that

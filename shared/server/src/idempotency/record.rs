@@ -97,6 +97,12 @@ pub enum NextAction {
     },
 }
 
+/// The `Retry-After` of a key whose lease ends at `until_ms`: the whole
+/// seconds left, and one more, between 1 and 30.
+pub(crate) fn seconds_until(until_ms: i64, now: DateTime<Utc>) -> u64 {
+    ((until_ms - now.timestamp_millis()) / 1000 + 1).clamp(1, 30) as u64
+}
+
 impl IdempotencyRecord {
     /// Decides what a call with `fingerprint` by `owner` does next.
     pub fn next_action(&self, fingerprint: &str, owner: &str, now: DateTime<Utc>) -> NextAction {
@@ -108,9 +114,7 @@ impl IdempotencyRecord {
         }
         match (self.status, &self.response) {
             (RecordStatus::InProgress, _) => match self.lease_until_ms {
-                Some(until) if until > now.timestamp_millis() => {
-                    NextAction::InFlight(((until - now.timestamp_millis()) / 1000 + 1).clamp(1, 30) as u64)
-                }
+                Some(until) if until > now.timestamp_millis() => NextAction::InFlight(seconds_until(until, now)),
                 _ => match &self.generation {
                     Some(generation) => NextAction::LeaseExpired {
                         generation: generation.clone(),

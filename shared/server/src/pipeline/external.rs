@@ -11,6 +11,7 @@ use super::limits::{Held, Policed};
 use super::{App, DRAFT_ATTEMPTS, Served};
 use crate::confirm;
 use crate::edge::trace::{self, Stage};
+use crate::idempotency::record::seconds_until;
 use crate::idempotency::{Claim, ClaimedWith, Claiming, IdempotencyKey, LeaseToken};
 use crate::policy::Reservation;
 use draftline_contract::ErpError;
@@ -64,7 +65,7 @@ impl App {
                 let lease_ends = claimed_at
                     .timestamp_millis()
                     .saturating_add(self.config.lease.as_millis() as i64);
-                let lease_left = (lease_ends - self.clock.now().timestamp_millis()).max(0) as u64 / 1000 + 1;
+                let lease_left = seconds_until(lease_ends, self.clock.now());
                 let err = match (generation, failed) {
                     // Nothing was created by a new use: the key, the person's
                     // answer consumed with it and the limits it reserved are
