@@ -501,3 +501,10 @@ pub fn po_input(client_ref: &str) -> Value {
         ]
     })
 }
+
+/// The `pk` of the counter of demo user `user`'s agent run `run` (a run is
+/// its owner's: tenant, branch, user and run id).
+pub fn run_counter(user: &str, run: &str) -> String {
+    let spec = draftline_cli::demo_spec(user).unwrap();
+    format!("T#{}#LIMIT#RUN#{}#{}#{run}", spec.tenant, spec.branch, spec.sub)
+}

@@ -16,7 +16,8 @@ use draftline_cli::{LocalErp, LocalOptions};
 use draftline_erp_tryton::TrytonSettings;
 
 use crate::helpers::{
-    Reply, TestApp, diff, on_both_backends, spawn_app_drafting_freely, spawn_app_drafting_freely_on, spawn_app_on_erp,
+    Reply, TestApp, diff, on_both_backends, run_counter, spawn_app_drafting_freely, spawn_app_drafting_freely_on,
+    spawn_app_on_erp,
 };
 use crate::tryton_proxy::{Fault, FaultyTryton, Target};
 
@@ -99,7 +100,7 @@ on_both_backends! {
             assert!(message.contains("ask them to draft the rest"), "{message}");
         }
         assert_eq!(app.new_documents("purchase_order").await, 10);
-        assert_eq!(app.number("T#demo#LIMIT#RUN#run-race", "USE", "drafts").await, 10);
+        assert_eq!(app.number(&run_counter("buyer-sby", "run-race"), "USE", "drafts").await, 10);
         // Every refusal is audited with the limit and the policy's version.
         let audits = app.audit_items().await;
         let refusals: Vec<_> = audits.iter().filter(|a| a.get("limit").is_some()).collect();
@@ -136,7 +137,7 @@ on_both_backends! {
             .map(|r| hundredths(&r.body["data"]["total"]["amount"]))
             .sum();
         assert!(created <= max, "created {created} of at most {max}");
-        assert_eq!(app.number("T#demo#LIMIT#RUN#run-value", "USE", "v_IDR").await, created);
+        assert_eq!(app.number(&run_counter("buyer-sby", "run-value"), "USE", "v_IDR").await, created);
         for refused in replies.iter().filter(|r| r.status == 403) {
             let limit = &refused.body["error"]["limit"];
             assert_eq!(limit["name"], "per_run.max_value");
@@ -176,7 +177,7 @@ on_both_backends! {
         let again = draft(&app, Some("run-replay"), "replay-3", 1).await;
         assert_eq!(again.status, 403);
         assert_eq!(again.body["error"]["limit"]["used"], "3");
-        assert_eq!(app.number("T#demo#LIMIT#RUN#run-replay", "USE", "drafts").await, 3);
+        assert_eq!(app.number(&run_counter("buyer-sby", "run-replay"), "USE", "drafts").await, 3);
         assert_eq!(app.new_documents("purchase_order").await, 3);
     }
 }
@@ -204,7 +205,8 @@ async fn on_tryton_the_claim_reserves_the_limits_gives_them_back_when_nothing_wa
         json!({"per_run": {"max_drafts": 2, "max_value": [{"currency": "IDR", "amount": "100000000.00"}]}}),
     ))
     .await;
-    let used = |attribute: &'static str| app.number("T#demo#LIMIT#RUN#run-reserve", "USE", attribute);
+    let counter = run_counter("buyer-sby", "run-reserve");
+    let used = |attribute: &'static str| app.number(&counter, "USE", attribute);
     let box_value = 28_800_000;
 
     // Tryton answers the create 503: it definitely did not write. The
@@ -287,7 +289,11 @@ async fn observe_mode_creates_everything_and_audits_each_would_be_refusal() {
         assert_eq!(reply.status, 201, "{:?}", reply.body);
     }
     assert_eq!(app.new_documents("purchase_order").await, 4);
-    assert_eq!(app.number("T#demo#LIMIT#RUN#run-observe", "USE", "drafts").await, 4);
+    assert_eq!(
+        app.number(&run_counter("buyer-sby", "run-observe"), "USE", "drafts")
+            .await,
+        4
+    );
     let audits = app.audit_items().await;
     assert_eq!(audits.len(), 4);
     for (i, audit) in audits.iter().enumerate() {
@@ -474,8 +480,17 @@ async fn a_fresh_draft_with_a_policy_in_force_makes_no_dynamodb_request_more_tha
         .into()
     );
     // The policy was in force: both drafts were counted.
-    assert_eq!(with.number("T#demo#LIMIT#RUN#run-cost", "USE", "drafts").await, 2);
-    assert_eq!(without.number("T#demo#LIMIT#RUN#run-cost", "USE", "drafts").await, 0);
+    assert_eq!(
+        with.number(&run_counter("buyer-sby", "run-cost"), "USE", "drafts")
+            .await,
+        2
+    );
+    assert_eq!(
+        without
+            .number(&run_counter("buyer-sby", "run-cost"), "USE", "drafts")
+            .await,
+        0
+    );
 }
 
 on_both_backends! {
@@ -694,20 +709,149 @@ async fn the_policys_near_duplicate_window_wins_over_the_deployments() {
 }
 
 // ---------------------------------------------------------------------------
+// A run is its owner's
+
+on_both_backends! {
+    #[tokio::test]
+    async fn another_persons_run_id_neither_spends_nor_reveals_their_budget(backend) {
+        let app = spawn_app_drafting_freely_on(backend).await;
+        app.set_policy(&policy(
+            "enforce",
+            json!({"per_run": {"max_drafts": 2, "max_value": [{"currency": "IDR", "amount": "1000000.00"}]}}),
+        ))
+        .await;
+        // One run id, sent by two people of two branches.
+        let run = "shared-run-1";
+        let draft_as = |user: &'static str, key: &'static str, boxes: i64| {
+            let app = &app;
+            async move {
+                let headers = [("idempotency-key", key.to_owned()), ("x-agent-run-id", run.to_owned())];
+                app.call(user, "purchasing_create_po_draft", &order(key, boxes), &headers).await
+            }
+        };
+        // buyer-jkt drafts 2 BOX (576000.00 IDR) under it.
+        let jkt = draft_as("buyer-jkt", "shared-jkt-1", 2).await;
+        assert_eq!(jkt.status, 201, "{:?}", jkt.body);
+        // buyer-sby's 3 BOX (864000.00) passes as if buyer-jkt had not
+        // drafted: together they would be 1440000.00, past the run's limit.
+        let sby = draft_as("buyer-sby", "shared-sby-1", 3).await;
+        assert_eq!(sby.status, 201, "{:?}", sby.body);
+        // buyer-sby's next draft is refused on buyer-sby's own use only.
+        let over = draft_as("buyer-sby", "shared-sby-2", 1).await;
+        assert_eq!((over.status, over.error_code()), (403, "LIMIT_REACHED"), "{:?}", over.body);
+        let limit = &over.body["error"]["limit"];
+        assert_eq!(
+            (&limit["name"], &limit["used"], &limit["thisCall"]),
+            (&json!("per_run.max_value"), &json!("864000.00"), &json!("288000.00"))
+        );
+        assert!(
+            over.message().contains("864000.00 IDR was drafted in this run, 136000.00 IDR is left"),
+            "{}",
+            over.message()
+        );
+        assert!(
+            !over.message().contains("576000") && !over.message().contains("1440000"),
+            "names nothing of buyer-jkt's: {}",
+            over.message()
+        );
+        // The examiner answers each person their own run, nothing of the other's.
+        let (jkt_left, _) = limits_left_of(&app, "buyer-jkt", Some(run)).await;
+        let data = &jkt_left.body["data"]["run"];
+        assert_eq!(data["drafts"], json!({"max": 2, "used": 1, "left": 1}), "{data}");
+        assert_eq!(data["value"][0]["used"], "576000.00", "{data}");
+        let (sby_left, _) = limits_left_of(&app, "buyer-sby", Some(run)).await;
+        let data = &sby_left.body["data"]["run"];
+        assert_eq!(data["drafts"], json!({"max": 2, "used": 1, "left": 1}), "{data}");
+        assert_eq!(data["value"][0]["used"], "864000.00", "{data}");
+        // Two counters, one per owner.
+        assert_eq!(app.number(&run_counter("buyer-jkt", run), "USE", "v_IDR").await, 57_600_000);
+        assert_eq!(app.number(&run_counter("buyer-sby", run), "USE", "v_IDR").await, 86_400_000);
+        assert_eq!(app.number(&run_counter("buyer-jkt", run), "USE", "drafts").await, 1);
+        assert_eq!(app.number(&run_counter("buyer-sby", run), "USE", "drafts").await, 1);
+    }
+}
+
+#[tokio::test]
+async fn the_run_page_shows_each_owners_own_use_of_a_shared_run_id() {
+    let app = spawn_app_drafting_freely().await;
+    app.set_policy(&policy(
+        "enforce",
+        json!({"per_run": {"max_drafts": 3, "max_value": null}}),
+    ))
+    .await;
+    let run = "shared-run-page";
+    // A second buyer of Surabaya, and buyer-sby: one run id, two runs.
+    let mut spec = draftline_cli::demo_spec("buyer-sby").unwrap();
+    spec.sub = "buyer2-sby".into();
+    let second = draftline_cli::token_for(&spec, &app.server.url(), 600).unwrap();
+    for (token, key) in [
+        (app.token("buyer-sby"), "page-own-1"),
+        (app.token("buyer-sby"), "page-own-2"),
+        (second, "page-other-1"),
+    ] {
+        let headers = [
+            ("authorization", format!("Bearer {token}")),
+            ("content-type", "application/json".to_owned()),
+            ("idempotency-key", key.to_owned()),
+            ("x-agent-run-id", run.to_owned()),
+        ];
+        let reply = app
+            .post_raw("purchasing_create_po_draft", &headers, order(key, 1).to_string())
+            .await;
+        assert_eq!(reply.status, 201, "{:?}", reply.body);
+    }
+    let approver = crate::review::Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+    let page = approver.get(&format!("/review/runs/{run}")).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let section = |anchor: &str| {
+        let body = page
+            .body
+            .split(&format!("<section id=\"{anchor}\""))
+            .nth(1)
+            .unwrap_or_else(|| panic!("a section #{anchor}: {}", page.body));
+        body.split("</section>").next().unwrap().to_owned()
+    };
+    let (first, other) = (section("use"), section("use-1"));
+    assert!(first.contains("for buyer-sby</h2>"), "{first}");
+    assert!(
+        first.contains("<code>per_run.max_drafts</code>: <strong>2</strong> of 3 drafts used, 1 left"),
+        "{first}"
+    );
+    assert!(other.contains("for buyer2-sby</h2>"), "{other}");
+    assert!(
+        other.contains("<code>per_run.max_drafts</code>: <strong>1</strong> of 3 drafts used, 2 left"),
+        "{other}"
+    );
+}
+
+// ---------------------------------------------------------------------------
 // The examiner tool, agent_get_limits
 
 /// buyer-sby's identity with the examiner's scope added (`agent:read`).
 pub(crate) fn examiner_token(app: &TestApp) -> String {
-    let mut spec = draftline_cli::demo_spec("buyer-sby").unwrap();
-    spec.scope.push_str(" agent:read");
+    examiner_token_of(app, "buyer-sby")
+}
+
+/// Demo user `user`'s identity with the examiner's scope added (`agent:read`).
+pub(crate) fn examiner_token_of(app: &TestApp, user: &str) -> String {
+    let mut spec = draftline_cli::demo_spec(user).unwrap();
+    if !spec.scope.split(' ').any(|s| s == "agent:read") {
+        spec.scope.push_str(" agent:read");
+    }
     draftline_cli::token_for(&spec, &app.server.url(), 600).unwrap()
 }
 
 /// `agent_get_limits` as buyer-sby in agent run `run`, with the DynamoDB
 /// requests it made, by operation.
 async fn limits_left(app: &TestApp, run: Option<&str>) -> (Reply, BTreeMap<String, u64>) {
+    limits_left_of(app, "buyer-sby", run).await
+}
+
+/// `agent_get_limits` as `user` in agent run `run`, with the DynamoDB
+/// requests it made, by operation.
+async fn limits_left_of(app: &TestApp, user: &str, run: Option<&str>) -> (Reply, BTreeMap<String, u64>) {
     let mut headers = vec![
-        ("authorization", format!("Bearer {}", examiner_token(app))),
+        ("authorization", format!("Bearer {}", examiner_token_of(app, user))),
         ("content-type", "application/json".to_owned()),
     ];
     if let Some(run) = run {

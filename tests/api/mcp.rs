@@ -915,6 +915,72 @@ async fn a_vendor_outside_the_allow_list_is_refused_over_mcp_with_ask_a_person()
 }
 
 #[tokio::test]
+async fn over_mcp_the_examiner_shows_only_the_callers_own_run_of_a_shared_run_id() {
+    let app = spawn_app().await;
+    app.set_policy(&json!({
+        "version": null, "mode": "enforce", "time_zone": "+07:00",
+        "limits": {"per_run": {"max_drafts": 5, "max_value": null}},
+        "branches": null
+    }))
+    .await;
+    let run = "shared-run-mcp";
+    // buyer-sby drafts twice under the run id (two item sets: no near
+    // duplicate); buyer-jkt never.
+    for (key, lines) in [("mcp-shared-1", 2), ("mcp-shared-2", 1)] {
+        let mut input = po_input(key);
+        input["lines"].as_array_mut().unwrap().truncate(lines);
+        let headers = [("idempotency-key", key.to_owned()), ("x-agent-run-id", run.to_owned())];
+        let reply = app
+            .call("buyer-sby", "purchasing_create_po_draft", &input, &headers)
+            .await;
+        assert_eq!(reply.status, 201, "{:?}", reply.body);
+    }
+    let examine = |user: &'static str, revision: &'static str| {
+        let app = &app;
+        async move {
+            let mut headers = vec![
+                (
+                    "authorization",
+                    format!("Bearer {}", crate::limits::examiner_token_of(app, user)),
+                ),
+                ("content-type", "application/json".to_owned()),
+                ("accept", "application/json, text/event-stream".to_owned()),
+                ("mcp-protocol-version", revision.to_owned()),
+                ("x-agent-run-id", run.to_owned()),
+            ];
+            let mut params = json!({"name": "agent_get_limits", "arguments": {}});
+            if revision == MODERN {
+                params["_meta"] = json!({
+                    "io.modelcontextprotocol/protocolVersion": MODERN,
+                    "io.modelcontextprotocol/clientInfo": {"name": "api-tests", "version": "1.0.0"},
+                    "io.modelcontextprotocol/clientCapabilities": {}
+                });
+                headers.push(("mcp-method", "tools/call".to_owned()));
+                headers.push(("mcp-name", "agent_get_limits".to_owned()));
+            }
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+            let answer = post(app, &headers, body.to_string()).await;
+            assert_eq!(answer.status, 200, "{}", answer.text);
+            let result = answer.result();
+            assert_eq!(result["isError"], false, "{result}");
+            result["structuredContent"]["run"]["drafts"].clone()
+        }
+    };
+    for revision in [LEGACY, MODERN] {
+        assert_eq!(
+            examine("buyer-jkt", revision).await,
+            json!({"max": 5, "used": 0, "left": 5}),
+            "{revision}: buyer-jkt's run of that id is its own, and empty"
+        );
+        assert_eq!(
+            examine("buyer-sby", revision).await,
+            json!({"max": 5, "used": 2, "left": 3}),
+            "{revision}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn agent_get_limits_is_listed_for_a_caller_with_its_scope_only_and_answers_over_mcp() {
     let app = spawn_app().await;
     app.set_policy(&json!({

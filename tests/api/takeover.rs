@@ -162,7 +162,7 @@ async fn cell(row: &Row, first: First, takeover: Takeover) {
         )
         .await
     };
-    let counter = format!("T#demo#LIMIT#RUN#{run}");
+    let counter = crate::helpers::run_counter("buyer-sby", &run);
     let mut answers = Vec::new();
 
     // 1. The first attempt: Tryton commits, the answer is lost.

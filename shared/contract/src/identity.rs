@@ -185,6 +185,27 @@ impl Caller {
     pub fn scopes(&self) -> &Scopes {
         &self.scopes
     }
+    /// The person this call acts for, as the owner of what it counts.
+    pub fn owner(&self) -> Owner<'_> {
+        Owner {
+            tenant: &self.tenant,
+            branch: &self.branch,
+            user: &self.user,
+        }
+    }
+}
+
+/// One person of one branch of one tenant: whose use a limit counts. An
+/// agent run id names a run only within its owner's calls (two people's
+/// calls under one id are two runs), so a run's counters are keyed by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owner<'a> {
+    /// The tenant.
+    pub tenant: &'a TenantId,
+    /// The branch the person's calls are made in.
+    pub branch: &'a BranchId,
+    /// The person (the token's `sub`).
+    pub user: &'a UserId,
 }
 
 #[cfg(test)]

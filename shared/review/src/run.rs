@@ -110,7 +110,7 @@ async fn render(cx: &Context<'_>, request: &Request<Bytes>, run: &str) -> Result
     );
     if after.is_none() {
         header_card(&mut main, &page.calls, page.more_after.is_some());
-        run_use(cx, &mut main, run).await;
+        run_use(cx, &mut main, run, &page.calls).await;
     }
     main.push_str(
         "<table class=\"cards\"><caption>Calls of this run</caption><thead><tr><th scope=\"col\">Time</th>\
@@ -326,25 +326,65 @@ fn row(main: &mut String, call: &CallRecord, readable: bool) {
 
 /// The run's use of each per-run limit of the tenant's policy (as it
 /// applies to the person's branch), read from the run's counter: what the
-/// drafts of this run counted, and what is left. Nothing without a policy.
-async fn run_use(cx: &Context<'_>, main: &mut String, run: &str) {
+/// drafts of this run counted, and what is left. A run id names a run only
+/// within its owner's calls, so the counter read is that of each person the
+/// run's authorized calls acted for (one, nearly always; each their own
+/// when several sent the same id). Nothing without a policy.
+async fn run_use(cx: &Context<'_>, main: &mut String, run: &str, calls: &[CallRecord]) {
+    let person = cx.person();
+    let mut owners: Vec<draftline_contract::identity::UserId> = Vec::new();
+    for call in calls.iter().filter(|c| c.was_authorized()) {
+        if let Ok(user) = draftline_contract::identity::UserId::parse(&call.on_behalf_of)
+            && !owners.contains(&user)
+        {
+            owners.push(user);
+        }
+    }
+    let several = owners.len() > 1;
+    for (i, user) in owners.iter().enumerate() {
+        let owner = draftline_contract::identity::Owner {
+            tenant: person.tenant(),
+            branch: person.branch(),
+            user,
+        };
+        // The first owner's section is `#use`, as a one-owner run's is.
+        let anchor = if i == 0 { "use".to_owned() } else { format!("use-{i}") };
+        owner_use(cx, main, run, owner, (several, &anchor)).await;
+    }
+}
+
+/// One owner's use of run `run`'s limits, as the section `anchor`
+/// (`several`: the run has other owners, and the heading names whose this
+/// is).
+async fn owner_use(
+    cx: &Context<'_>,
+    main: &mut String,
+    run: &str,
+    owner: draftline_contract::identity::Owner<'_>,
+    (several, anchor): (bool, &str),
+) {
     use draftline_contract::policy::Mode;
     use draftline_contract::policy::amount::format_hundredths;
     use draftline_contract::policy::standing::Examiner;
-    let person = cx.person();
+    let heading = if several {
+        format!("This run's use of its limits, for {}", text(owner.user.as_str()))
+    } else {
+        "This run's use of its limits".to_owned()
+    };
     let standing = cx
         .app
         .examiner()
-        .standing(person, Some(run), &[], cx.app.clock().now())
+        .standing(owner, Some(run), &[], cx.app.clock().now())
         .await;
     let standing = match standing {
         Ok(Some(standing)) => standing,
         Ok(None) => return,
         Err(err) => {
             tracing::warn!(error = %err, "a run's use of its limits was not read");
-            main.push_str(
-                "<section id=\"use\" class=\"card\"><h2>This run's use of its limits</h2><p class=\"muted\">Could \
-                 not be read just now; reload the page to try again.</p></section>",
+            let _ = write!(
+                main,
+                "<section id=\"{anchor}\" class=\"card\"><h2>{heading}</h2><p class=\"muted\">Could not be read just \
+                 now; reload the page to try again.</p></section>"
             );
             return;
         }
@@ -352,15 +392,16 @@ async fn run_use(cx: &Context<'_>, main: &mut String, run: &str) {
     let applied = &standing.applied;
     let _ = write!(
         main,
-        "<section id=\"use\" class=\"card\"><h2>This run's use of its limits</h2><p class=\"small muted\">The \
-         tenant's policy, version {version}, in {mode} mode, as it applies to branch {branch}. Each draft of the run \
+        "<section id=\"{anchor}\" class=\"card\"><h2>{heading}</h2><p class=\"small muted\">The tenant's policy, \
+         version {version}, in {mode} mode, as it applies to branch {branch}. Each draft {user} made in this run \
          counts when it is created; a refused call counts nothing.</p>",
         version = applied.version,
         mode = match applied.mode {
             Mode::Enforce => "enforce",
             Mode::Observe => "observe",
         },
-        branch = text(person.branch().as_str()),
+        branch = text(owner.branch.as_str()),
+        user = text(owner.user.as_str()),
     );
     let mut uses: Vec<(String, String, String, String)> = Vec::new();
     if let Some(drafts) = standing.run_drafts {

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 use super::Applied;
 use crate::error::ToolError;
-use crate::identity::Caller;
+use crate::identity::Owner;
 
 /// One limit and its use: `max` and `used` in the limit's unit (drafts,
 /// calls, or hundredths of a currency).
@@ -27,7 +27,7 @@ impl Use {
     }
 }
 
-/// The policy that applies to a caller and what its counters hold.
+/// The policy that applies to a person and what their counters hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Standing {
     /// The limits of the caller's branch.
@@ -56,11 +56,13 @@ pub struct Standing {
 /// draft path writes.
 #[async_trait]
 pub trait Examiner: Send + Sync {
-    /// The standing of `caller` (in agent `run`, if any) at `now`, with the
-    /// rate of each of `draft_tools`; `None` when the tenant has no policy.
+    /// The standing of `owner` (in their agent `run`, if any) at `now`,
+    /// with the rate of each of `draft_tools`; `None` when the tenant has no
+    /// policy. Only the owner's own use: a run id names a run only within
+    /// its owner's calls.
     async fn standing(
         &self,
-        caller: &Caller,
+        owner: Owner<'_>,
         run: Option<&str>,
         draft_tools: &[&'static str],
         now: DateTime<Utc>,
@@ -76,7 +78,7 @@ pub struct NoPolicies;
 impl Examiner for NoPolicies {
     async fn standing(
         &self,
-        _caller: &Caller,
+        _owner: Owner<'_>,
         _run: Option<&str>,
         _draft_tools: &[&'static str],
         _now: DateTime<Utc>,

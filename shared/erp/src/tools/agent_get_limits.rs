@@ -174,7 +174,10 @@ impl ReadTool for AgentGetLimits {
             .map(|(name, _)| *name)
             .collect();
         let run = call.agent.run_id.as_deref();
-        let standing = call.limits.standing(call.caller, run, &tools, call.clock.now()).await?;
+        let standing = call
+            .limits
+            .standing(call.caller.owner(), run, &tools, call.clock.now())
+            .await?;
         Ok(standing.map_or_else(none, |s| output(&s)))
     }
 }

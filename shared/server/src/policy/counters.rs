@@ -2,8 +2,11 @@
 //! transaction, and the rate counter of every tool call (a read's is one
 //! `UpdateItem` of its own: a read has no write to ride in).
 //!
-//! - `pk = T#<tenant>#LIMIT#RUN#<run id>`, `sk = USE`: one agent run's drafts
-//!   and value per currency;
+//! - `pk = T#<tenant>#LIMIT#RUN#<branch>#<user>#<run id>`, `sk = USE`: one
+//!   agent run's drafts and value per currency. A run is its owner's: the
+//!   run id is whatever `X-Agent-Run-Id` a caller sends, so two people's
+//!   calls under one id are two runs, and no one can spend or read another
+//!   person's run ([`Owner`]);
 //! - `pk = T#<tenant>#LIMIT#DAY#<user>`, `sk = <YYYY-MM-DD>` (the tenant's
 //!   day): what was drafted for one person that day;
 //! - `pk = T#<tenant>#LIMIT#RATE#<user>#<tool>`, `sk = MINUTE#<epoch minute>`:
@@ -34,7 +37,7 @@ use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use draftline_contract::error::{LimitFacts, ToolError};
-use draftline_contract::identity::{Caller, TenantId, UserId};
+use draftline_contract::identity::{Caller, Owner, TenantId, UserId};
 use draftline_contract::policy::Applied;
 use draftline_contract::policy::amount::format_hundredths;
 use draftline_contract::tool::Stakes;
@@ -257,7 +260,7 @@ impl Counting {
             if !bounds.is_empty() {
                 counters.push(Counter {
                     whose: Whose::Run(run.to_owned()),
-                    key: run_key(tenant, run),
+                    key: run_key(caller.owner(), run),
                     adds: drafted.clone(),
                     bounds,
                     resets_at: None,
@@ -587,9 +590,11 @@ pub fn used(item: &HashMap<String, AttributeValue>, attribute: &str) -> i64 {
         .unwrap_or(0)
 }
 
-/// The key of agent run `run`'s counter.
-pub fn run_key(tenant: &TenantId, run: &str) -> HashMap<String, AttributeValue> {
-    key(format!("T#{tenant}#LIMIT#RUN#{run}"), "USE".to_owned())
+/// The key of the counter of `owner`'s agent run `run` (the same run id
+/// sent by someone else is another run).
+pub fn run_key(owner: Owner<'_>, run: &str) -> HashMap<String, AttributeValue> {
+    let Owner { tenant, branch, user } = owner;
+    key(format!("T#{tenant}#LIMIT#RUN#{branch}#{user}#{run}"), "USE".to_owned())
 }
 
 /// The key of the counter of what was drafted for `user` on `day`

@@ -15,7 +15,7 @@ use chrono::{DateTime, Days, Utc};
 use super::counters::{self, CALLS, DRAFTS};
 use super::{PolicyCache, StoredPolicy};
 use draftline_contract::error::ToolError;
-use draftline_contract::identity::Caller;
+use draftline_contract::identity::Owner;
 use draftline_contract::policy::standing::{Examiner, Standing, Use};
 use draftline_dynamo::{Db, Item, same_key};
 
@@ -39,19 +39,19 @@ impl<'a> TableExaminer<'a> {
 impl Examiner for TableExaminer<'_> {
     async fn standing(
         &self,
-        caller: &Caller,
+        owner: Owner<'_>,
         run: Option<&str>,
         draft_tools: &[&'static str],
         now: DateTime<Utc>,
     ) -> Result<Option<Standing>, ToolError> {
-        let tenant = caller.tenant();
+        let tenant = owner.tenant;
         let cached = self.policies.fresh(tenant, now);
         let policy_key = super::store::current_key(tenant);
         // The days the tenant's day can be: the cached policy's own, or
         // the three around UTC's.
         let days: Vec<String> = match &cached {
             Some(Some(stored)) => {
-                let applied = stored.policy.applying_to(caller.branch().as_str(), stored.version);
+                let applied = stored.policy.applying_to(owner.branch.as_str(), stored.version);
                 vec![applied.day_of(now).to_string()]
             }
             Some(None) => return Ok(None),
@@ -69,17 +69,17 @@ impl Examiner for TableExaminer<'_> {
             }
         };
         let (minute, minute_ends) = counters::minute_of(now);
-        let run_key = run.map(|run| counters::run_key(tenant, run));
+        let run_key = run.map(|run| counters::run_key(owner, run));
         let day_keys: Vec<(String, Item)> = days
             .into_iter()
             .map(|day| {
-                let key = counters::day_key(tenant, caller.user(), &day);
+                let key = counters::day_key(tenant, owner.user, &day);
                 (day, key)
             })
             .collect();
         let rate_keys: Vec<(&'static str, Item)> = draft_tools
             .iter()
-            .map(|tool| (*tool, counters::rate_key(tenant, caller.user(), tool, minute)))
+            .map(|tool| (*tool, counters::rate_key(tenant, owner.user, tool, minute)))
             .collect();
         let mut keys: Vec<Item> = Vec::new();
         if cached.is_none() {
@@ -102,7 +102,7 @@ impl Examiner for TableExaminer<'_> {
                 .remember(tenant, find(&policy_key).and_then(StoredPolicy::from_item), now),
         };
         let Some(stored) = stored else { return Ok(None) };
-        let applied = stored.policy.applying_to(caller.branch().as_str(), stored.version);
+        let applied = stored.policy.applying_to(owner.branch.as_str(), stored.version);
         let empty = Item::new();
         let day = applied.day_of(now).to_string();
         let day_item = day_keys
