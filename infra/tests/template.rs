@@ -8,14 +8,17 @@
 //! - `vercel.json`: every `api/*.rs` gets function settings, the RFC 9728
 //!   metadata paths and every review page are rewritten, no legacy runtime string.
 //!
-//! The template's `Fn::ForEach` loops are expanded here the way the transform
-//! (and cfn-lint) expands them, so the checks see the resources that
-//! CloudFormation would create.
+//! The template's `Fn::ForEach` loops are expanded the way the transform
+//! (and cfn-lint) expands them (`draftline_infra::template`), so the checks
+//! see the resources that CloudFormation would create. Whether each role
+//! grants what its function's calls need is checked from evidence, in
+//! `tests/api/grants.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use draftline_infra::TableDefinition;
+use draftline_infra::template::{self, Function, Tier, get_att, strings, sub_text};
 use serde_json::{Map, Value, json};
 
 // ---------------------------------------------------------------- fixtures
@@ -51,282 +54,42 @@ fn api_functions() -> BTreeSet<String> {
 
 /// The template with its `Fn::ForEach` loops expanded.
 fn template() -> Value {
-    let raw = read_json("infra/aws/template.json");
-    let transform = raw.get("Transform").cloned().unwrap_or(Value::Null);
-    assert_eq!(
-        transform,
-        json!("AWS::LanguageExtensions"),
-        "the template uses Fn::ForEach, which needs the AWS::LanguageExtensions transform"
-    );
-    expand(&raw, &[])
+    template::read(&repo_root().join("infra/aws/template.json")).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn resources(template: &Value) -> &Map<String, Value> {
-    template
-        .get("Resources")
-        .and_then(Value::as_object)
-        .unwrap_or_else(|| panic!("the template has no Resources object"))
+    template::resources(template).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn of_type<'a>(template: &'a Value, kind: &str) -> Vec<(&'a String, &'a Value)> {
-    resources(template)
-        .iter()
-        .filter(|(_, resource)| resource.get("Type") == Some(&json!(kind)))
-        .collect()
+    template::of_type(template, kind).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn props<'a>(resource: &'a Value, what: &str) -> &'a Value {
-    resource
-        .get("Properties")
-        .filter(|p| p.is_object())
-        .unwrap_or_else(|| panic!("{what} has no Properties"))
+    template::props(resource, what).unwrap_or_else(|e| panic!("{e}"))
 }
 
-// ------------------------------------------------- Fn::ForEach expansion
-
-/// Replaces `${id}` with the value and `&{id}` with the value stripped of
-/// non-alphanumeric characters, as the transform does.
-fn substitute(text: &str, bindings: &[(String, String)]) -> String {
-    bindings.iter().fold(text.to_owned(), |acc, (id, value)| {
-        let alphanumeric: String = value.chars().filter(char::is_ascii_alphanumeric).collect();
-        acc.replace(&format!("${{{id}}}"), value)
-            .replace(&format!("&{{{id}}}"), &alphanumeric)
-    })
-}
-
-/// Expands `Fn::ForEach::*` keys. Identifiers are replaced in keys, in
-/// `Fn::Sub` strings and in `{"Ref": identifier}`, the places the transform
-/// (and cfn-lint's implementation of it) replaces them.
 fn expand(value: &Value, bindings: &[(String, String)]) -> Value {
-    match value {
-        Value::Object(object) => {
-            if let (1, Some(Value::String(name))) = (object.len(), object.get("Ref"))
-                && let Some((_, bound)) = bindings.iter().find(|(id, _)| id == name)
-            {
-                return Value::String(bound.clone());
-            }
-            let mut out = Map::new();
-            for (key, inner) in object {
-                if key.starts_with("Fn::ForEach::") {
-                    for (k, v) in expand_loop(key, inner, bindings) {
-                        assert!(!out.contains_key(&k), "{key} produces {k} twice");
-                        out.insert(k, v);
-                    }
-                } else if key == "Fn::Sub" {
-                    let sub = match inner {
-                        Value::String(s) => Value::String(substitute(s, bindings)),
-                        Value::Array(parts) => Value::Array(
-                            parts
-                                .iter()
-                                .enumerate()
-                                .map(|(i, part)| match (i, part) {
-                                    (0, Value::String(s)) => Value::String(substitute(s, bindings)),
-                                    _ => expand(part, bindings),
-                                })
-                                .collect(),
-                        ),
-                        other => expand(other, bindings),
-                    };
-                    out.insert(key.clone(), sub);
-                } else {
-                    let k = substitute(key, bindings);
-                    assert!(!out.contains_key(&k), "{k} appears twice after expansion");
-                    out.insert(k, expand(inner, bindings));
-                }
-            }
-            Value::Object(out)
-        }
-        Value::Array(items) => Value::Array(items.iter().map(|v| expand(v, bindings)).collect()),
-        other => other.clone(),
-    }
-}
-
-fn expand_loop(name: &str, args: &Value, bindings: &[(String, String)]) -> Map<String, Value> {
-    let (identifier, collection, fragment) = match args.as_array().map(Vec::as_slice) {
-        Some([Value::String(id), Value::Array(items), fragment @ Value::Object(_)]) => (id, items, fragment),
-        _ => panic!("{name} must be [identifier, [literal values], {{fragment}}]"),
-    };
-    let mut out = Map::new();
-    for item in collection {
-        let Value::String(item) = item else {
-            panic!("{name}: collection values must be literal strings, got {item}")
-        };
-        let mut inner = bindings.to_vec();
-        inner.push((identifier.clone(), item.clone()));
-        match expand(fragment, &inner) {
-            Value::Object(expanded) => {
-                for (k, v) in expanded {
-                    assert!(!out.contains_key(&k), "{name} produces {k} twice");
-                    out.insert(k, v);
-                }
-            }
-            _ => unreachable!("an object expands to an object"),
-        }
-    }
-    out
-}
-
-// ------------------------------------------------------- value helpers
-
-/// The logical id named by `"Name"` or `{"Fn::Sub": "Name"}` (a loop output).
-fn logical_id(value: &Value) -> Option<&str> {
-    match value {
-        Value::String(s) => Some(s),
-        Value::Object(o) => o.get("Fn::Sub").and_then(Value::as_str),
-        _ => None,
-    }
-}
-
-/// `(logical id, attribute)` of an `Fn::GetAtt`.
-fn get_att(value: &Value) -> Option<(&str, &str)> {
-    match value.get("Fn::GetAtt")?.as_array()?.as_slice() {
-        [id, Value::String(attribute)] => Some((logical_id(id)?, attribute)),
-        _ => None,
-    }
-}
-
-/// The text of a plain string or of an `Fn::Sub` (its template string).
-fn sub_text(value: &Value) -> Option<&str> {
-    match value {
-        Value::String(s) => Some(s),
-        Value::Object(o) => match o.get("Fn::Sub")? {
-            Value::String(s) => Some(s),
-            Value::Array(parts) => parts.first()?.as_str(),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-fn strings(value: &Value) -> Vec<&Value> {
-    match value {
-        Value::Array(items) => items.iter().collect(),
-        other => vec![other],
-    }
-}
-
-// ------------------------------------------------------ the functions
-
-/// What a deployed function may do, decided by its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tier {
-    /// A read tool: reads, plus the PutItem of its audit item.
-    Read,
-    /// A draft tool (`*_draft`): reads and one TransactWriteItems.
-    Draft,
-    /// `mcp` and `tools` call every tool.
-    Endpoint,
-    /// `oauth_protected_resource` serves metadata and touches no table.
-    Metadata,
-    /// `review`: the review pages read and record a decision with puts in
-    /// one transaction, like a read tool's permissions; no update, no delete.
-    Pages,
-}
-
-fn tier(function: &str) -> Tier {
-    match function {
-        "mcp" | "tools" => Tier::Endpoint,
-        "oauth_protected_resource" => Tier::Metadata,
-        "review" => Tier::Pages,
-        f if f.ends_with("_draft") => Tier::Draft,
-        _ => Tier::Read,
-    }
-}
-
-const READ_ACTIONS: [&str; 4] = [
-    "dynamodb:GetItem",
-    "dynamodb:BatchGetItem",
-    "dynamodb:Query",
-    "dynamodb:PutItem",
-];
-/// TransactWriteItems is authorised per item: Put → PutItem, Update →
-/// UpdateItem, ConditionCheck → ConditionCheckItem (DeleteItem is not used).
-const DRAFT_ONLY_ACTIONS: [&str; 2] = ["dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"];
-const LOG_ACTIONS: [&str; 2] = ["logs:CreateLogStream", "logs:PutLogEvents"];
-
-/// One deployed function as the template defines it.
-#[derive(Debug)]
-struct Function {
-    logical_id: String,
-    name: String,
-    properties: Value,
-    statements: Vec<Value>,
-    role: Value,
+    template::expand(value, bindings).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn functions(template: &Value) -> BTreeMap<String, Function> {
-    let mut out = BTreeMap::new();
-    for (id, resource) in of_type(template, "AWS::Lambda::Function") {
-        let properties = props(resource, id).clone();
-        let function_name = properties
-            .get("FunctionName")
-            .and_then(sub_text)
-            .unwrap_or_else(|| panic!("{id}: FunctionName must be a string or Fn::Sub"));
-        let name = function_name
-            .strip_prefix("${AWS::StackName}-")
-            .unwrap_or_else(|| panic!("{id}: FunctionName must be ${{AWS::StackName}}-<api file>, is {function_name}"))
-            .to_owned();
-        let (role_id, attribute) = properties
-            .get("Role")
-            .and_then(get_att)
-            .unwrap_or_else(|| panic!("{id}: Role must be Fn::GetAtt of a role in this template"));
-        assert_eq!(attribute, "Arn", "{id}: Role must be the role's Arn");
-        let role_resource = resources(template)
-            .get(role_id)
-            .unwrap_or_else(|| panic!("{id}: role {role_id} is not in the template"));
-        assert_eq!(role_resource.get("Type"), Some(&json!("AWS::IAM::Role")), "{role_id}");
-        let role = props(role_resource, role_id).clone();
-        let statements = role
-            .get("Policies")
-            .and_then(Value::as_array)
-            .unwrap_or_else(|| panic!("{role_id}: inline Policies expected"))
-            .iter()
-            .flat_map(|policy| {
-                policy
-                    .pointer("/PolicyDocument/Statement")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_else(|| panic!("{role_id}: a policy without a Statement list"))
-            })
-            .collect();
-        let previous = out.insert(
-            name.clone(),
-            Function {
-                logical_id: id.clone(),
-                name,
-                properties,
-                statements,
-                role,
-            },
-        );
-        assert!(previous.is_none(), "two functions are named {id}");
-    }
-    assert!(!out.is_empty(), "the template defines no function");
-    out
+    template::functions(template).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn actions_of(statement: &Value) -> Vec<String> {
-    statement
-        .get("Action")
-        .map(strings)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|a| {
-            a.as_str()
-                .unwrap_or_else(|| panic!("an Action must be a literal string, got {a}"))
-                .to_owned()
-        })
-        .collect()
+    template::actions_of(statement).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn dynamodb_actions(function: &Function) -> BTreeSet<String> {
-    function
-        .statements
-        .iter()
-        .flat_map(actions_of)
-        .filter(|a| a.starts_with("dynamodb:"))
-        .collect()
+    function.dynamodb_actions().unwrap_or_else(|e| panic!("{e}"))
 }
+
+fn tier(function: &str) -> Tier {
+    Tier::of(function)
+}
+
+const LOG_ACTIONS: [&str; 2] = ["logs:CreateLogStream", "logs:PutLogEvents"];
 
 fn set(items: &[&str]) -> BTreeSet<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
@@ -537,7 +300,7 @@ fn function_policies_are_scoped_to_the_table_its_indexes_and_their_own_log_group
 }
 
 #[test]
-fn read_tools_write_nothing_but_their_audit_item() {
+fn read_tools_write_their_audit_item_and_update_their_rate_counters_only() {
     let template = template();
     let mut seen = 0;
     for (name, f) in functions(&template) {
@@ -547,25 +310,40 @@ fn read_tools_write_nothing_but_their_audit_item() {
         seen += 1;
         assert_eq!(
             dynamodb_actions(&f),
-            set(&READ_ACTIONS),
-            "{name}: a read tool may GetItem, BatchGetItem, Query and PutItem (its audit item), nothing else"
+            Tier::Read.actions(),
+            "{name}: a read tool may GetItem, BatchGetItem, Query, PutItem (its audit item) and UpdateItem (its rate \
+             counter), nothing else"
         );
+        // UpdateItem only on the rate counters' keys, in a statement of its own.
+        for statement in &f.statements {
+            let actions = actions_of(statement);
+            if actions.iter().any(|a| a == "dynamodb:UpdateItem") {
+                assert_eq!(actions, ["dynamodb:UpdateItem"], "{name}: {statement}");
+                assert_eq!(
+                    statement.pointer("/Condition/ForAllValues:StringLike/dynamodb:LeadingKeys"),
+                    Some(&json!(["T#*#LIMIT#RATE#*"])),
+                    "{name}: a read tool updates its rate counters only: {statement}"
+                );
+            }
+        }
     }
     assert!(seen > 0, "no read tool in the template");
 }
 
 #[test]
-fn draft_tools_may_transact_but_never_delete() {
+fn draft_tools_may_transact_and_give_a_key_back() {
     let template = template();
-    let mut expected = set(&READ_ACTIONS);
-    expected.extend(set(&DRAFT_ONLY_ACTIONS));
     let mut seen = 0;
     for (name, f) in functions(&template) {
         if tier(&name) != Tier::Draft {
             continue;
         }
         seen += 1;
-        assert_eq!(dynamodb_actions(&f), expected, "{name}: draft tool permissions");
+        assert_eq!(
+            dynamodb_actions(&f),
+            Tier::Draft.actions(),
+            "{name}: draft tool permissions"
+        );
     }
     assert!(seen > 0, "no draft tool in the template");
 }
@@ -605,7 +383,7 @@ fn the_review_pages_read_and_put_only_and_are_configured_for_sign_in() {
         .unwrap_or_else(|| panic!("review is not in the template"));
     assert_eq!(
         dynamodb_actions(review),
-        set(&READ_ACTIONS),
+        Tier::Pages.actions(),
         "review: GetItem, BatchGetItem, Query and PutItem (a decision is puts in one transaction)"
     );
     let variables = review

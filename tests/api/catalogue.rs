@@ -51,7 +51,7 @@ async fn call_with_token(app: &TestApp, token: &str, tool: &str, input: &Value) 
 }
 
 /// The JSON after `Example: ` in a description.
-fn example_of(definition: &ToolDefinition) -> Value {
+pub(crate) fn example_of(definition: &ToolDefinition) -> Value {
     let (_, rest) = definition
         .description
         .split_once("Example: ")

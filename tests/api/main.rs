@@ -14,6 +14,7 @@ mod docs;
 mod drafts;
 mod faults;
 mod function_process;
+mod grants;
 mod hardening;
 mod helpers;
 mod hostile_input;

@@ -36,6 +36,8 @@ const MAX_GROUP: usize = 25;
 struct Pending {
     item: HashMap<String, AttributeValue>,
     failed: &'static str,
+    /// The deployed functions of the call that wrote it (the local server).
+    serving: Option<crate::grants::Functions>,
     /// The outcome, and how many requests the item took part in.
     done: oneshot::Sender<(Result<(), ToolError>, u64)>,
 }
@@ -66,7 +68,12 @@ impl Db {
         let (done, outcome) = oneshot::channel();
         let start_writer = {
             let mut queue = self.appender.queue.lock().unwrap_or_else(|p| p.into_inner());
-            queue.pending.push(Pending { item, failed, done });
+            queue.pending.push(Pending {
+                item,
+                failed,
+                serving: crate::grants::current(),
+                done,
+            });
             !std::mem::replace(&mut queue.writing, true)
         };
         if start_writer {
@@ -97,11 +104,25 @@ async fn write_all(db: Db) {
             let n = queue.pending.len().min(MAX_GROUP);
             queue.pending.drain(..n).collect()
         };
-        if group.len() > 1 {
-            write_group(&db, group).await;
-        } else if let Some(alone) = group.pop() {
-            let outcome = put_new(&db, alone.item, alone.failed).await;
-            let _ = alone.done.send((outcome, 1));
+        // The requests are made for the functions whose calls wrote the items.
+        let mut serving: Vec<&'static str> = group
+            .iter()
+            .flat_map(|p| p.serving.iter().flat_map(|f| f.iter().copied()))
+            .collect();
+        serving.sort_unstable();
+        serving.dedup();
+        let write = async {
+            if group.len() > 1 {
+                write_group(&db, group).await;
+            } else if let Some(alone) = group.pop() {
+                let outcome = put_new(&db, alone.item, alone.failed).await;
+                let _ = alone.done.send((outcome, 1));
+            }
+        };
+        if serving.is_empty() {
+            write.await;
+        } else {
+            crate::grants::serving_all(serving.into(), write).await;
         }
     }
 }

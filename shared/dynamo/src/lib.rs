@@ -11,7 +11,9 @@
 //! Every request to DynamoDB passes an SDK interceptor that counts it, per
 //! operation, for the whole instance ([`RoundTrips`], read by the tests) and
 //! for the call being served (a task-local, written to the call's log line).
-//! Retries by the SDK count as round trips: each is one.
+//! Retries by the SDK count as round trips: each is one. The same
+//! interceptor records the IAM actions each request needs, per deployed
+//! function, on the local server ([`grants`]).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,8 +25,10 @@ use aws_sdk_dynamodb::config::StalledStreamProtectionConfig;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::{Credentials, Region, SharedInterceptor};
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
-use aws_smithy_runtime_api::client::interceptors::Intercept;
-use aws_smithy_runtime_api::client::interceptors::context::BeforeTransmitInterceptorContextRef;
+use aws_smithy_runtime_api::client::interceptors::context::{
+    BeforeSerializationInterceptorContextRef, BeforeTransmitInterceptorContextRef,
+};
+use aws_smithy_runtime_api::client::interceptors::{Intercept, OverriddenHooks};
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::ConfigBag;
@@ -35,6 +39,7 @@ use draftline_contract::{ErpError, ToolError};
 
 mod append;
 mod batch_get;
+pub mod grants;
 mod http;
 mod transact;
 pub use batch_get::{BatchGetFailure, Item, same_key};
@@ -77,11 +82,26 @@ impl RoundTrips {
 }
 
 #[derive(Debug)]
-struct CountRoundTrips(Arc<RoundTrips>);
+struct CountRoundTrips(Arc<RoundTrips>, Arc<grants::Grants>);
 
 impl Intercept for CountRoundTrips {
     fn name(&self) -> &'static str {
         "CountRoundTrips"
+    }
+
+    fn overridden_hooks(&self) -> OverriddenHooks {
+        OverriddenHooks::READ_BEFORE_SERIALIZATION | OverriddenHooks::READ_BEFORE_TRANSMIT
+    }
+
+    fn read_before_serialization(
+        &self,
+        context: &BeforeSerializationInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), aws_smithy_runtime_api::box_error::BoxError> {
+        let operation = cfg.load::<Metadata>().map(|m| m.name()).unwrap_or("Unknown");
+        self.1.record(operation, context.input());
+        Ok(())
     }
 
     fn read_before_transmit(
@@ -103,6 +123,7 @@ pub struct Db {
     client: Client,
     table: Arc<str>,
     round_trips: Arc<RoundTrips>,
+    grants: Arc<grants::Grants>,
     appender: Arc<append::Appender>,
 }
 
@@ -111,6 +132,7 @@ impl Db {
     /// AWS environment), or at `endpoint` (a local or self-hosted DynamoDB API).
     pub async fn connect(table: &str, endpoint: Option<&str>) -> Self {
         let round_trips = Arc::new(RoundTrips::default());
+        let grants = Arc::new(grants::Grants::default());
         let timeouts = TimeoutConfig::builder()
             .connect_timeout(Duration::from_secs(2))
             .operation_attempt_timeout(Duration::from_secs(3))
@@ -153,13 +175,17 @@ impl Db {
                 .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
                 .retry_config(retries)
                 .timeout_config(timeouts)
-                .interceptor(SharedInterceptor::new(CountRoundTrips(round_trips.clone())))
+                .interceptor(SharedInterceptor::new(CountRoundTrips(
+                    round_trips.clone(),
+                    grants.clone(),
+                )))
                 .build(),
         );
         Self {
             client,
             table: Arc::from(table),
             round_trips,
+            grants,
             appender: Arc::default(),
         }
     }
@@ -177,6 +203,19 @@ impl Db {
     /// The instance-wide round-trip counts.
     pub fn round_trips(&self) -> &Arc<RoundTrips> {
         &self.round_trips
+    }
+
+    /// The IAM actions each deployed function's requests needed (recorded
+    /// inside [`Self::serving`] only).
+    pub fn grants(&self) -> &Arc<grants::Grants> {
+        &self.grants
+    }
+
+    /// Runs `fut` as deployed function `function` would (the local server,
+    /// which serves every function on one port): its requests are recorded
+    /// as that function's ([`grants`]).
+    pub async fn serving<F: std::future::Future>(&self, function: &'static str, fut: F) -> F::Output {
+        grants::serving(&self.grants, function, fut).await
     }
 }
 

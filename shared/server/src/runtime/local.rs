@@ -35,7 +35,9 @@ pub fn metadata_response(app: &App, request: &Admitted) -> Response<Bytes> {
     response
 }
 
-/// Routes one request of the local server.
+/// Routes one request of the local server. Each is served as the deployed
+/// function that would serve it (its DynamoDB requests are recorded as
+/// that function's: [`draftline_dynamo::grants`]).
 pub async fn route(app: &App, request: Admitted) -> Response<Bytes> {
     let path = request.parts.uri.path().trim_end_matches('/').to_owned();
     if path == "/.well-known/oauth-protected-resource" || path == "/.well-known/oauth-protected-resource/api/mcp" {
@@ -47,22 +49,24 @@ pub async fn route(app: &App, request: Admitted) -> Response<Bytes> {
     if let Some(pages) = app.pages()
         && crate::pages::owns(pages.prefix(), &path)
     {
-        return pages.handle(app, request).await;
+        // The pages function is named by its prefix (`/review`: `review`).
+        let function = pages.prefix().trim_start_matches('/');
+        return app.db().serving(function, pages.handle(app, request)).await;
     }
     if path == "/api/tools" {
-        return crate::listing::handle(app, request).await;
+        return app.db().serving("tools", crate::listing::handle(app, request)).await;
     }
     if path == "/api/oauth_protected_resource" {
         return metadata_response(app, &request);
     }
     if path == "/api/mcp" {
-        return crate::mcp::handle(app, request).await;
+        return app.db().serving("mcp", crate::mcp::handle(app, request)).await;
     }
     if let Some(name) = path.strip_prefix("/api/")
         && let Some(tool) = app.registry().get(name)
     {
         let name = tool.definition().name;
-        return app.handle_tool(name, request).await;
+        return app.db().serving(name, app.handle_tool(name, request)).await;
     }
     let request_id = request.request_id();
     response::json(
