@@ -208,6 +208,55 @@ impl Function {
     }
 }
 
+impl Function {
+    /// Whether its role lets it `UpdateItem` an item whose partition key is
+    /// `pk`: a statement allows `dynamodb:UpdateItem` with no condition, or
+    /// with `ForAllValues:StringLike` on `dynamodb:LeadingKeys` and a pattern
+    /// (`*` any run of characters, `?` one) that `pk` matches. Any other
+    /// condition is read as not allowing it.
+    pub fn may_update(&self, pk: &str) -> bool {
+        self.statements.iter().any(|statement| {
+            let grants = actions_of(statement)
+                .unwrap_or_default()
+                .iter()
+                .any(|a| a == "dynamodb:UpdateItem");
+            if !grants || statement.get("Effect") != Some(&json!("Allow")) {
+                return false;
+            }
+            match statement.get("Condition") {
+                None => true,
+                Some(condition) => {
+                    let Some(object) = condition.as_object() else {
+                        return false;
+                    };
+                    let patterns = condition.pointer("/ForAllValues:StringLike/dynamodb:LeadingKeys");
+                    object.len() == 1
+                        && patterns
+                            .map(strings)
+                            .unwrap_or_default()
+                            .iter()
+                            .filter_map(|p| p.as_str())
+                            .any(|p| string_like(p, pk))
+                }
+            }
+        })
+    }
+}
+
+/// IAM's `StringLike`: `*` matches any run of characters, `?` one.
+pub fn string_like(pattern: &str, value: &str) -> bool {
+    fn go(p: &[char], s: &[char]) -> bool {
+        match p.split_first() {
+            None => s.is_empty(),
+            Some(('*', rest)) => (0..=s.len()).any(|i| go(rest, &s[i..])),
+            Some(('?', rest)) => !s.is_empty() && go(rest, &s[1..]),
+            Some((c, rest)) => s.first() == Some(c) && go(rest, &s[1..]),
+        }
+    }
+    let (p, s): (Vec<char>, Vec<char>) = (pattern.chars().collect(), value.chars().collect());
+    go(&p, &s)
+}
+
 /// The actions of one statement.
 pub fn actions_of(statement: &Value) -> Result<Vec<String>, Error> {
     statement
@@ -353,3 +402,20 @@ pub const PAGES_ACTIONS: [&str; 4] = [
     "dynamodb:Query",
     "dynamodb:PutItem",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::string_like;
+
+    #[test]
+    fn string_like_matches_as_iam_does() {
+        assert!(string_like(
+            "T#*#LIMIT#RATE#*",
+            "T#demo#LIMIT#RATE#buyer-sby#inventory_get_stock"
+        ));
+        assert!(string_like("T#*#BUDGET#*", "T#demo#BUDGET#buyer-sby"));
+        assert!(!string_like("T#*#LIMIT#RATE#*", "T#demo#LIMIT#RUN#SBY-01#buyer-sby#r"));
+        assert!(!string_like("T#*#LIMIT#RATE#*", "T#demo#IDEM#k"));
+        assert!(string_like("a?c", "abc") && !string_like("a?c", "ac"));
+    }
+}

@@ -321,7 +321,7 @@ fn read_tools_write_their_audit_item_and_update_their_rate_counters_only() {
                 assert_eq!(actions, ["dynamodb:UpdateItem"], "{name}: {statement}");
                 assert_eq!(
                     statement.pointer("/Condition/ForAllValues:StringLike/dynamodb:LeadingKeys"),
-                    Some(&json!(["T#*#LIMIT#RATE#*"])),
+                    Some(&json!(["T#*#LIMIT#RATE#*", "T#*#BUDGET#*"])),
                     "{name}: a read tool updates its rate counters only: {statement}"
                 );
             }

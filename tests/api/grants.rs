@@ -9,6 +9,8 @@
 //! answered (its confirmation consumed); the examiner; MCP on both
 //! revisions; the listing; review decisions; and on Tryton a create that
 //! definitely failed (its key and reservation given back) and a takeover.
+//! A role that grants `UpdateItem` on some partition keys only
+//! (`dynamodb:LeadingKeys`) is checked against the keys the calls updated.
 //! The embedded engine checks no permissions, so without this a missing
 //! grant would first show on AWS, as a 500.
 
@@ -23,14 +25,16 @@ use crate::catalogue::example_of;
 use crate::helpers::{TestApp, po_input, spawn_app, spawn_app_on_erp};
 use crate::tryton_proxy::{Fault, FaultyTryton, Target};
 
-type Recorded = BTreeMap<String, BTreeSet<String>>;
+/// Per function: the IAM actions its calls needed, and the partition keys
+/// of the items they updated.
+type Recorded = BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)>;
 
 /// What `app`'s calls recorded, added to `into`.
 fn gather(app: &TestApp, into: &mut Recorded) {
-    for (function, actions) in app.server.app.db().grants().snapshot() {
-        into.entry(function.to_owned())
-            .or_default()
-            .extend(actions.into_iter().map(str::to_owned));
+    for (function, seen) in app.server.app.db().grants().snapshot() {
+        let (actions, updated) = into.entry(function.to_owned()).or_default();
+        actions.extend(seen.actions.into_iter().map(str::to_owned));
+        updated.extend(seen.updated);
     }
 }
 
@@ -321,7 +325,7 @@ async fn every_functions_role_grants_what_its_calls_did_and_nothing_beyond_its_t
         .and_then(|t| template::functions(&t))
         .unwrap();
     let mut missing = Vec::new();
-    for (function, actions) in &recorded {
+    for (function, (actions, updated)) in &recorded {
         let Some(deployed) = deployed.get(function) else {
             missing.push(format!("{function}: called, but not a function of the template"));
             continue;
@@ -332,6 +336,15 @@ async fn every_functions_role_grants_what_its_calls_did_and_nothing_beyond_its_t
                 "{function}: its calls needed {action}, which its role (of {}) does not grant",
                 deployed.logical_id
             ));
+        }
+        // A role may grant UpdateItem on some keys only (dynamodb:LeadingKeys).
+        for pk in updated {
+            if !deployed.may_update(pk) {
+                missing.push(format!(
+                    "{function}: its calls updated an item with pk {pk}, which its role (of {}) does not allow",
+                    deployed.logical_id
+                ));
+            }
         }
     }
     for (name, function) in &deployed {

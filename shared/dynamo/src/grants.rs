@@ -18,6 +18,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsInput;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemInput;
 use aws_smithy_runtime_api::client::interceptors::context::Input;
 
 tokio::task_local! {
@@ -49,13 +50,25 @@ pub(crate) async fn serving_all<F: Future>(functions: Functions, fut: F) -> F::O
     SERVING.scope(functions, fut).await
 }
 
-/// Per deployed function served, the IAM actions its requests needed.
+/// Per deployed function served, the IAM actions its requests needed,
+/// and the partition keys of the items it updated (a role may grant
+/// `UpdateItem` on some keys only: `dynamodb:LeadingKeys`).
 #[derive(Debug, Default)]
-pub struct Grants(Mutex<BTreeMap<&'static str, BTreeSet<&'static str>>>);
+pub struct Grants(Mutex<BTreeMap<&'static str, Seen>>);
+
+/// What one function's requests needed.
+#[derive(Debug, Default, Clone)]
+pub struct Seen {
+    /// The IAM actions (`dynamodb:GetItem`, ...).
+    pub actions: BTreeSet<&'static str>,
+    /// The partition keys of the items it updated (`UpdateItem`, alone or
+    /// in a transaction).
+    pub updated: BTreeSet<String>,
+}
 
 impl Grants {
     /// What was recorded so far.
-    pub fn snapshot(&self) -> BTreeMap<&'static str, BTreeSet<&'static str>> {
+    pub fn snapshot(&self) -> BTreeMap<&'static str, Seen> {
         self.0.lock().map(|m| m.clone()).unwrap_or_default()
     }
 
@@ -64,12 +77,33 @@ impl Grants {
     pub(crate) fn record(&self, operation: &str, input: &Input) {
         let Some(functions) = current() else { return };
         let actions = actions_of(operation, input);
+        let updated = updated_keys(input);
         if let Ok(mut map) = self.0.lock() {
             for function in functions.iter() {
-                map.entry(function).or_default().extend(actions.iter().copied());
+                let seen = map.entry(function).or_default();
+                seen.actions.extend(actions.iter().copied());
+                seen.updated.extend(updated.iter().cloned());
             }
         }
     }
+}
+
+/// The partition keys of the items `input` updates.
+fn updated_keys(input: &Input) -> Vec<String> {
+    let pk = |key: Option<&std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>>| {
+        key.and_then(|k| k.get("pk")).and_then(|v| v.as_s().ok()).cloned()
+    };
+    if let Some(update) = input.downcast_ref::<UpdateItemInput>() {
+        return pk(update.key()).into_iter().collect();
+    }
+    if let Some(transaction) = input.downcast_ref::<TransactWriteItemsInput>() {
+        return transaction
+            .transact_items()
+            .iter()
+            .filter_map(|item| pk(item.update().map(|u| u.key())))
+            .collect();
+    }
+    Vec::new()
 }
 
 /// The IAM actions that authorise `operation` with `input`.
