@@ -553,6 +553,71 @@ async fn a_vendor_outside_the_allow_list_in_observe_mode_is_drafted_and_audited(
 
 on_both_backends! {
     #[tokio::test]
+    async fn observe_mode_names_every_limit_a_draft_would_have_passed_in_its_one_audit_item(backend) {
+        // The vendor is off the list, and the draft's 288000.00 IDR is over
+        // the run's value and the day's: three limits, in two counters and
+        // a rule. Before the gate, a rule observed left the counters
+        // unconditioned, and only the first limit was audited.
+        let app = spawn_app_drafting_freely_on(backend).await;
+        let version = app
+            .set_policy(&policy(
+                "observe",
+                json!({
+                    "counterparties": {"rule": "allow_list", "vendors": ["V-00415"], "customers": null},
+                    "per_run": {"max_drafts": 5, "max_value": [{"currency": "IDR", "amount": "100000.00"}]},
+                    "per_person_per_day": {"max_value": [{"currency": "IDR", "amount": "200000.00"}]}
+                }),
+            ))
+            .await;
+        let reply = draft(&app, Some("run-observe-all"), "observe-all", 1).await;
+        assert_eq!(reply.status, 201, "{:?}", reply.body);
+        let audits = app.audit_items().await;
+        assert_eq!(audits.len(), 1, "one call, one audit item: {audits:?}");
+        let audit = &audits[0];
+        assert_eq!(audit["outcome"], "ok");
+        assert_eq!(audit["limit_mode"], "observe");
+        assert_eq!(audit["policy_version"], version.to_string());
+        // The first limit in the flat fields, as before; every one in `limits`.
+        assert_eq!(audit["limit"], "counterparties.vendors");
+        let item = app.item(&audit["pk"], &audit["sk"]).await.unwrap();
+        let limits: Vec<(String, String)> = item["limits"]
+            .as_l()
+            .unwrap()
+            .iter()
+            .map(|limit| {
+                let limit = limit.as_m().unwrap();
+                let s = |name: &str| limit.get(name).map(|v| v.as_s().unwrap().clone()).unwrap_or_default();
+                (s("name"), s("used"))
+            })
+            .collect();
+        assert_eq!(
+            limits,
+            [
+                ("counterparties.vendors".to_owned(), String::new()),
+                ("per_run.max_value".to_owned(), "0.00".to_owned()),
+                ("per_person_per_day.max_value".to_owned(), "0.00".to_owned()),
+            ],
+            "{item:?}"
+        );
+        // Observe mode counted the draft, once, in each counter.
+        let run = run_counter("buyer-sby", "run-observe-all");
+        assert_eq!(app.number(&run, "USE", "drafts").await, 1);
+        assert_eq!(app.number(&run, "USE", "v_IDR").await, 28_800_000);
+        assert_eq!(app.new_documents("purchase_order").await, 1);
+        // The run page lists each of them as what would have been refused.
+        let approver = crate::review::Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+        let page = approver.get("/review/runs/run-observe-all").await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        let reached = page.body.split("id=\"limits\"").nth(1).unwrap_or_else(|| panic!("{}", page.body));
+        for name in ["counterparties.vendors", "per_run.max_value", "per_person_per_day.max_value"] {
+            assert!(reached.contains(&format!("<code>{name}</code> for")), "{name} not on the run page: {reached}");
+        }
+        assert_eq!(reached.matches("would have been refused</strong>").count(), 3, "{reached}");
+    }
+}
+
+on_both_backends! {
+    #[tokio::test]
     async fn a_per_tool_rate_answers_429_with_retry_after_and_the_next_minute_passes(backend) {
         let app = spawn_app_drafting_freely_on(backend).await;
         app.set_policy(&policy(

@@ -133,7 +133,7 @@ pub struct ExistingDraft {
 /// rule counts nothing: its `max` and `used` are `None`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct LimitFacts {
+pub struct ReachedLimit {
     /// The limit's path in the policy (`per_run.max_drafts`,
     /// `per_run.max_value`, `per_person_per_day.max_value`).
     pub name: String,
@@ -297,7 +297,7 @@ pub enum ToolError {
         /// and what to do (split the order, wait, ask a person).
         message: String,
         /// The limit, for machines.
-        limit: Box<LimitFacts>,
+        limit: Box<ReachedLimit>,
         /// For a rate: when the next call may pass.
         retry_after_seconds: Option<u64>,
     },
@@ -563,7 +563,7 @@ impl ToolError {
     }
 
     /// The limit a LIMIT_REACHED error names.
-    pub fn limit(&self) -> Option<&LimitFacts> {
+    pub fn limit(&self) -> Option<&ReachedLimit> {
         match self {
             Self::LimitReached { limit, .. } => Some(limit),
             _ => None,
@@ -762,7 +762,7 @@ mod tests {
     fn limit_reached(retry_after_seconds: Option<u64>) -> ToolError {
         ToolError::LimitReached {
             message: "m".into(),
-            limit: Box::new(LimitFacts {
+            limit: Box::new(ReachedLimit {
                 name: "per_run.max_drafts".into(),
                 unit: "drafts".into(),
                 applies_to: "agent run r-1".into(),

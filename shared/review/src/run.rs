@@ -28,9 +28,9 @@ use crate::html::{self, attr, text};
 use crate::trail::{self, CallRecord, RunView};
 use crate::web::{Fields, encode};
 use crate::{Context, may_see};
+use draftline_contract::error::ReachedLimit;
 use draftline_erp::domain::{Decision, DocumentKind, Verdict};
 use draftline_erp::port::{Approvals, Scope};
-use draftline_server::audit::ReachedLimit;
 
 /// The most calls one page of a run shows.
 pub const PAGE_CALLS: usize = 50;
@@ -441,7 +441,7 @@ fn limits_reached(main: &mut String, calls: &[CallRecord], view: &RunView) {
     let reached: Vec<(&CallRecord, &ReachedLimit)> = calls
         .iter()
         .filter(|call| view.reads(call))
-        .filter_map(|call| Some((call, call.limit.as_ref()?)))
+        .flat_map(|call| call.limits.iter().map(move |limit| (call, limit)))
         .collect();
     if reached.is_empty() {
         return;
@@ -451,9 +451,8 @@ fn limits_reached(main: &mut String, calls: &[CallRecord], view: &RunView) {
          of the tenant's policy (<code>draftline policy show</code>). A refused call created nothing; in observe \
          mode the call was let through and is listed as what would have been refused.</p><ul>",
     );
-    for (call, reached) in reached {
-        let limit = &reached.facts;
-        let verdict = if reached.observed {
+    for (call, limit) in reached {
+        let verdict = if call.limits_observed {
             "<strong>would have been refused</strong> (observe mode: it went through)"
         } else {
             "<strong>refused</strong>: nothing was created"

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 use chrono::{DateTime, SecondsFormat, Utc};
 
-use draftline_contract::error::ToolError;
+use draftline_contract::error::{ReachedLimit, ToolError};
 use draftline_contract::identity::{Caller, TenantId};
 use draftline_contract::request::AgentContext;
 use draftline_contract::tool::DocumentRef;
@@ -277,11 +277,33 @@ impl AuditRecord {
         self
     }
 
-    /// This record, noting the limit of the tenant's policy the call
-    /// reached: refused by it (`observed: false`), or created in observe
-    /// mode although the limit would have refused it (`observed: true`).
-    pub fn reaching(mut self, limit: &draftline_contract::error::LimitFacts, observed: bool) -> Self {
+    /// This record, noting the limits of the tenant's policy the call
+    /// reached: the one that refused it (`observed: false`), or every one
+    /// observe mode let it pass although it would have refused it
+    /// (`observed: true`). The first is kept in the `limit_*` attributes,
+    /// all of them in `limits` (a list of maps with the same fields).
+    pub fn reaching(mut self, limits: &[ReachedLimit], observed: bool) -> Self {
+        let Some(limit) = limits.first() else {
+            return self;
+        };
         let s = |v: &str| AttributeValue::S(v.to_owned());
+        let fields = |limit: &ReachedLimit| -> HashMap<String, AttributeValue> {
+            [
+                ("name", Some(limit.name.as_str())),
+                ("unit", Some(&limit.unit)),
+                ("applies_to", Some(&limit.applies_to)),
+                ("max", limit.max.as_deref()),
+                ("used", limit.used.as_deref()),
+                ("this_call", Some(&limit.this_call)),
+            ]
+            .into_iter()
+            .filter_map(|(name, value)| Some((name.to_owned(), s(value?))))
+            .collect()
+        };
+        self.item.insert(
+            attr::LIMITS.to_owned(),
+            AttributeValue::L(limits.iter().map(|l| AttributeValue::M(fields(l))).collect()),
+        );
         for (name, value) in [
             (attr::LIMIT, Some(limit.name.as_str())),
             ("limit_unit", Some(&limit.unit)),
@@ -356,6 +378,8 @@ pub mod attr {
     /// The limit of the tenant's policy the call reached (a reserved word
     /// in DynamoDB expressions: name it through a placeholder).
     pub const LIMIT: &str = "limit";
+    /// Every limit the call reached (a list of maps).
+    pub const LIMITS: &str = "limits";
 }
 
 /// The partition of agent run `run`'s audit items (`none`: calls without a run id).
@@ -415,18 +439,14 @@ pub struct StoredCall {
     /// order, and the whole; `None` for items written before the audit
     /// kept them (and for a person's decision).
     pub timing: Option<Timing>,
-    /// The limit of the tenant's policy the call reached, if it reached one.
-    pub limit: Option<ReachedLimit>,
-}
-
-/// A limit of the tenant's policy as a call's audit item keeps it
-/// ([`AuditRecord::reaching`]): its facts (without the reset time, which
-/// the item does not keep), and whether observe mode let the call pass.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReachedLimit {
-    pub facts: draftline_contract::error::LimitFacts,
-    /// `true`: observe mode let the call pass; `false`: it was refused.
-    pub observed: bool,
+    /// The limits of the tenant's policy the call reached, as its audit
+    /// item keeps them ([`AuditRecord::reaching`]; without the reset time,
+    /// which the item does not keep): the one that refused it, or each one
+    /// observe mode let it pass. Empty when it reached none.
+    pub limits: Vec<ReachedLimit>,
+    /// Whether observe mode let the call pass the `limits` (else the first
+    /// refused it).
+    pub limits_observed: bool,
 }
 
 /// A call's time as its audit item keeps it, in microseconds.
@@ -465,19 +485,8 @@ impl StoredCall {
             confirmed: s("confirmed").map(|decision| (decision, s("near_duplicate_of").unwrap_or_default())),
             trace_id: s("trace_id"),
             timing: timing_of(item),
-            limit: s(attr::LIMIT).map(|name| ReachedLimit {
-                facts: draftline_contract::error::LimitFacts {
-                    name,
-                    unit: s("limit_unit").unwrap_or_default(),
-                    applies_to: s("limit_applies_to").unwrap_or_default(),
-                    max: s("limit_max"),
-                    used: s("limit_used"),
-                    this_call: s("limit_this_call").unwrap_or_default(),
-                    resets_at: None,
-                    policy_version: n("policy_version").and_then(|v| v.parse().ok()).unwrap_or_default(),
-                },
-                observed: s("limit_mode").as_deref() == Some("observe"),
-            }),
+            limits: limits_of(item),
+            limits_observed: s("limit_mode").as_deref() == Some("observe"),
         }
     }
 
@@ -488,6 +497,46 @@ impl StoredCall {
         self.authorized
             .unwrap_or(matches!(self.outcome.as_str(), "ok" | "replayed" | "input_required"))
     }
+}
+
+/// The limits an audit item names: its `limits` list, or (an item
+/// written before the list was kept) its one `limit_*` set.
+fn limits_of(item: &HashMap<String, AttributeValue>) -> Vec<ReachedLimit> {
+    let policy_version = item
+        .get("policy_version")
+        .and_then(|v| v.as_n().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_default();
+    let limit = |get: &dyn Fn(&str) -> Option<String>| -> Option<ReachedLimit> {
+        Some(ReachedLimit {
+            name: get("name")?,
+            unit: get("unit").unwrap_or_default(),
+            applies_to: get("applies_to").unwrap_or_default(),
+            max: get("max"),
+            used: get("used"),
+            this_call: get("this_call").unwrap_or_default(),
+            resets_at: None,
+            policy_version,
+        })
+    };
+    if let Some(Ok(list)) = item.get(attr::LIMITS).map(AttributeValue::as_l) {
+        return list
+            .iter()
+            .filter_map(|entry| {
+                let map = entry.as_m().ok()?;
+                limit(&|name| map.get(name).and_then(|v| v.as_s().ok()).cloned())
+            })
+            .collect();
+    }
+    let flat = |name: &str| {
+        let attribute = if name == "name" {
+            attr::LIMIT.to_owned()
+        } else {
+            format!("limit_{name}")
+        };
+        item.get(&attribute).and_then(|v| v.as_s().ok()).cloned()
+    };
+    limit(&flat).into_iter().collect()
 }
 
 /// The timing an audit item keeps, if it keeps one.

@@ -16,9 +16,11 @@
 //! - [`idempotency`]: keys, records, the transaction and the lease.
 //! - [`audit`]: the audit record of every call, built once from its outcome;
 //!   [`anonymous`]: the bounded trace of calls refused before anyone was
-//!   identified. [`budget`]: the opt-in per-caller call budget (`429 RATE_LIMITED`).
+//!   identified.
 //! - [`policy`]: the tenant's limits for its agents: stored, cached for a
-//!   bounded time, and counted in the draft's own transaction.
+//!   bounded time, and counted in the draft's own transaction; and the
+//!   gate that refuses by them and by the opt-in per-caller call budget
+//!   (`429 RATE_LIMITED`, `DRAFTLINE_RATE_LIMIT_PER_MINUTE`).
 //! - [`response`]: the envelope and headers, built in one place.
 //! - [`listing`]: the caller's tool list as MCP, OpenAI, AI SDK and OpenAPI.
 //! - [`mcp`]: the stateless MCP endpoint (Streamable HTTP, JSON responses).
@@ -33,7 +35,6 @@
 pub mod anonymous;
 pub mod audit;
 pub mod auth;
-pub mod budget;
 pub mod config;
 pub mod confirm;
 pub mod edge;

@@ -18,10 +18,10 @@ use crate::edge::trace::{self, Stage};
 use crate::idempotency::{
     CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, NextAction, StoredResponse,
 };
-use crate::policy::{self, Reached, StoredPolicy};
+use crate::policy::{self, Gate, StoredPolicy};
 use draftline_contract::canonical;
 use draftline_contract::error::ToolError;
-use draftline_contract::policy::{Applied, Mode};
+use draftline_contract::policy::Applied;
 use draftline_contract::request::AgentContext;
 use draftline_contract::tool::{Call, Decision, Draft, ErasedDraft, ParsedInput, Placement};
 
@@ -162,15 +162,12 @@ impl App {
             // The counterparty rule, before anything is written (on either
             // backend: before the ERP is asked, too). Observe mode goes on
             // and the draft's audit item names the rule.
-            let mut observed: Option<Reached> = None;
+            let mut gate = Gate::new(applied.clone());
             if let (Some(applied), Draft::Placed { stakes, .. }) = (&applied, &prepared)
                 && let Some(refusal) = policy::counterparty::outside(applied, stakes)
+                && let Err(refusal) = gate.meet(refusal)
             {
-                if applied.mode == Mode::Enforce {
-                    return fail(refusal.error(), key_facts);
-                }
-                tracing::info!(request_id = call.request_id, limit = %refusal.facts.name, "a limit observed, not enforced");
-                observed = Some(refusal);
+                return fail(refusal, key_facts);
             }
             let held = Held {
                 call: &call,
@@ -193,11 +190,7 @@ impl App {
                     answer,
                     stakes,
                 } => {
-                    let policed = Policed {
-                        applied: applied.as_ref(),
-                        stakes: &stakes,
-                        observed,
-                    };
+                    let policed = Policed { gate, stakes: &stakes };
                     return self
                         .draft_external(&held, &generation, (external.as_ref(), answer), policed)
                         .await;
@@ -223,11 +216,7 @@ impl App {
             let Some(writes) = draftline_dynamo::items_of(batch) else {
                 return fail(ToolError::internal("a draft's batch is not for this table"), key_facts);
             };
-            let policed = Policed {
-                applied: applied.as_ref(),
-                stakes: &stakes,
-                observed,
-            };
+            let policed = Policed { gate, stakes: &stakes };
             let committed = self.commit_held(&held, (output, document), writes, policed).await;
             let (committed, created) = match committed {
                 Ok(committed) => committed,
@@ -289,7 +278,7 @@ impl App {
                 (record, policy)
             }
         };
-        let applied = policy.map(|stored| stored.policy.applying_to(caller.branch().as_str(), stored.version));
+        let applied = policy.map(|stored| stored.applied_to(caller.branch()));
         Ok((record, applied))
     }
 

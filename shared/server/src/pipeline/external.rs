@@ -150,12 +150,15 @@ impl App {
         mut policed: Policed<'p>,
     ) -> Result<Claimed<'p>, ToolError> {
         let (call, key) = (held.call, held.key);
-        let (counting, carried) = match generation {
+        let (mut counting, carried) = match generation {
             Generation::New(_) => (policed.counting(held, self.clock.now()), None),
             Generation::Continued { reserved, .. } => (None, reserved.clone()),
         };
         let reserved = counting.as_ref().map(|c| c.reservation()).or(carried);
-        for attempt in 0..DRAFT_ATTEMPTS {
+        // Each lost race is an attempt; a limit observe mode let pass is
+        // not (the claim is sent again at once, that counter unconditioned).
+        let mut attempt = 0;
+        while attempt < DRAFT_ATTEMPTS {
             // A person's "create another" is consumed with the claim, before
             // the ERP write. A lapsed claim of this same key taken over
             // consumed it already (the answer is bound to this key): it is
@@ -167,7 +170,7 @@ impl App {
                 _ => None,
             };
             let counting_items = match &counting {
-                Some(counting) => counting.items(&self.db, policed.observed.is_none())?,
+                Some(counting) => counting.items(&self.db)?,
                 None => Vec::new(),
             };
             let claiming = Claiming {
@@ -196,21 +199,17 @@ impl App {
                     return Ok(Claimed::Answered(answer));
                 }
                 Claim::OverLimit { index, stored } => {
-                    let reached = counting
-                        .as_ref()
-                        .and_then(|c| c.reached(index, stored.as_ref(), self.clock.now()))
-                        .ok_or_else(|| ToolError::internal("a limit counter failed that was not sent"))?;
-                    if !policed.observing() || policed.observed.is_some() {
-                        return Err(reached.error());
-                    }
-                    // Observe mode: claim again, counted without conditions,
-                    // the audit item naming the limit.
-                    tracing::info!(request_id = call.request_id, limit = %reached.facts.name, "a limit observed, not enforced");
-                    policed.observed = Some(reached);
+                    // Refused, or (observe mode) claimed again with that
+                    // counter unconditioned, the audit item naming the limit.
+                    let Some(counting) = counting.as_mut() else {
+                        return Err(ToolError::internal("a limit counter failed that was not sent"));
+                    };
+                    policed.gate.over(counting, index, stored.as_ref(), self.clock.now())?;
                 }
                 // Another draft moved the same counter at the same moment.
                 Claim::Contended => {
                     tokio::time::sleep(Duration::from_millis(5 + 20 * attempt as u64)).await;
+                    attempt += 1;
                 }
             }
         }

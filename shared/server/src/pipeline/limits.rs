@@ -1,15 +1,15 @@
 //! A draft's one transaction when a tenant's policy holds it: the run's,
 //! the day's and the rate's counters ride in it after the key record, the
 //! document's writes and the audit item ([`crate::policy::counters`]). A
-//! failed counter condition refuses the draft (`LIMIT_REACHED`); in observe
-//! mode the draft is committed again, counted without conditions, its
-//! audit item naming the limit it would have reached. A draft in the ERP
-//! reserves the same counters with its key's claim instead
-//! ([`super::external`]).
+//! failed counter condition goes to the call's [`Gate`]: it refuses the
+//! draft (`LIMIT_REACHED`), or, in observe mode, the draft is committed
+//! again with that counter unconditioned, until it commits, its audit item
+//! naming every limit it would have reached. A draft in the ERP reserves
+//! the same counters with its key's claim instead ([`super::external`]).
 
 use aws_sdk_dynamodb::types::TransactWriteItem;
-use draftline_contract::error::ToolError;
-use draftline_contract::policy::{Applied, Mode};
+use draftline_contract::error::{ReachedLimit, ToolError};
+use draftline_contract::policy::Applied;
 use draftline_contract::tool::{Call, DocumentRef, Stakes};
 
 use super::draft::Recorded;
@@ -18,7 +18,7 @@ use crate::audit::{AuditRecord, CallFacts, KeyFacts};
 use crate::confirm::Consumption;
 use crate::edge::trace::{self, Stage};
 use crate::idempotency::{CommitFailure, IdempotencyKey, IdempotencyStore};
-use crate::policy::{Counting, PolicyStore, Reached};
+use crate::policy::{Counting, Gate, PolicyStore};
 use draftline_contract::identity::Caller;
 
 /// What a draft's commit is made of, besides its document: the call, its
@@ -34,20 +34,19 @@ pub(super) struct Held<'a> {
     pub(super) consumption: Option<&'a Consumption>,
 }
 
-/// How the tenant's policy holds one draft: the limits that apply to its
-/// caller, what the draft is worth, and a limit observe mode already let
-/// pass (the counterparty rule).
+/// How the tenant's policy holds one draft: its call at the gate (the
+/// limits that apply to its caller, and those observe mode let it pass
+/// so far, as the counterparty rule) and what the draft is worth.
 pub(super) struct Policed<'a> {
-    pub(super) applied: Option<&'a Applied>,
+    pub(super) gate: Gate,
     pub(super) stakes: &'a Stakes,
-    pub(super) observed: Option<Reached>,
 }
 
 impl Policed<'_> {
     /// The counters the draft moves now, if any limit counts it.
     pub(super) fn counting(&self, held: &Held<'_>, now: chrono::DateTime<chrono::Utc>) -> Option<Counting> {
         let call = held.call;
-        self.applied.and_then(|applied| {
+        self.gate.applied().and_then(|applied| {
             Counting::of(
                 applied,
                 call.caller,
@@ -58,18 +57,9 @@ impl Policed<'_> {
         })
     }
 
-    /// Whether a reached limit lets the draft pass, audited (observe mode).
-    pub(super) fn observing(&self) -> bool {
-        self.applied.is_some_and(|a| a.mode == Mode::Observe)
-    }
-
-    /// `audit`, noting the limit observed or else the policy held to.
+    /// `audit`, naming the limits observed or else the policy held to.
     pub(super) fn audited(&self, audit: AuditRecord) -> AuditRecord {
-        match (&self.observed, self.applied) {
-            (Some(reached), _) => audit.reaching(&reached.facts, true),
-            (None, Some(applied)) => audit.under_policy(applied.version),
-            (None, None) => audit,
-        }
+        self.gate.audited(audit)
     }
 }
 
@@ -85,36 +75,33 @@ impl App {
                 PolicyStore::new(&self.db, tenant).current().await
             })
             .await?;
-        Ok(stored.map(|stored| stored.policy.applying_to(caller.branch().as_str(), stored.version)))
+        Ok(stored.map(|stored| stored.applied_to(caller.branch())))
+    }
+
+    /// Spends one call of `caller`'s budget, the deployment's
+    /// (`DRAFTLINE_RATE_LIMIT_PER_MINUTE`, if set): one conditional
+    /// `UpdateItem`, before the call is read; refused `RATE_LIMITED`.
+    pub(super) async fn spend_budget(&self, caller: &Caller) -> Result<(), ToolError> {
+        let Some(limit) = self.config.rate_limit_per_minute else {
+            return Ok(());
+        };
+        let now = self.clock.now();
+        let mut counting = Counting::of_budget(caller, limit, now);
+        Gate::default().spend(&self.db, &mut counting, now).await
     }
 
     /// Counts one call of read tool `tool` against the policy's rate, if it
     /// sets one (one conditional `UpdateItem`, before the ERP is asked).
-    /// Returns the limit observe mode let pass, or the refusal: a refused
+    /// Returns the limits observe mode let pass, or the refusal: a refused
     /// read counts nothing and reads nothing.
-    pub(super) async fn spend_read_rate(&self, caller: &Caller, tool: &str) -> Result<Option<Reached>, ToolError> {
-        let Some(applied) = self.applied_to(caller).await? else {
-            return Ok(None);
-        };
+    pub(super) async fn spend_read_rate(&self, caller: &Caller, tool: &str) -> Result<Vec<ReachedLimit>, ToolError> {
+        let mut gate = Gate::new(self.applied_to(caller).await?);
         let now = self.clock.now();
-        let Some(counting) = Counting::of_read(&applied, caller, tool, now) else {
-            return Ok(None);
+        let Some(mut counting) = gate.applied().and_then(|a| Counting::of_read(a, caller, tool, now)) else {
+            return Ok(Vec::new());
         };
-        let Err((index, stored)) = counting.spend(&self.db, true).await? else {
-            return Ok(None);
-        };
-        let reached = counting
-            .reached(index, stored.as_ref(), now)
-            .ok_or_else(|| ToolError::internal("a limit counter failed that was not sent"))?;
-        if applied.mode == Mode::Enforce {
-            return Err(reached.error());
-        }
-        // Observe mode: the call goes on, counted without the condition.
-        tracing::info!(tool, limit = %reached.facts.name, "a limit observed, not enforced");
-        if let Err((_, _)) = counting.spend(&self.db, false).await? {
-            return Err(ToolError::internal("an unconditioned counter failed"));
-        }
-        Ok(Some(reached))
+        gate.spend(&self.db, &mut counting, now).await?;
+        Ok(gate.observed().to_vec())
     }
 
     /// Commits the draft answering `output` for `document` with `writes`,
@@ -128,7 +115,7 @@ impl App {
         mut policed: Policed<'_>,
     ) -> Result<(Result<(), CommitFailure>, Result<Success, ToolError>), ToolError> {
         let call = held.call;
-        let counting = policed.counting(held, self.clock.now());
+        let mut counting = policed.counting(held, self.clock.now());
         loop {
             let Recorded {
                 now,
@@ -147,7 +134,8 @@ impl App {
             let audit = policed.audited(audit);
             // The key record first, then the consumption of the person's
             // answer (if any), the document's writes, the audit item and
-            // the limit counters (conditioned unless a limit was observed).
+            // the limit counters (conditioned unless a limit they reached
+            // was observed).
             let mut items = Vec::with_capacity(writes.len() + 6);
             items.push(held.store.put_record(held.key, &record, now)?);
             if let Some(consumption) = held.consumption {
@@ -157,7 +145,7 @@ impl App {
             items.push(audit.put(&self.db)?);
             let first_counter = items.len();
             if let Some(counting) = &counting {
-                items.extend(counting.items(&self.db, policed.observed.is_none())?);
+                items.extend(counting.items(&self.db)?);
             }
             let counters = first_counter..items.len();
             let consumed = held.consumption.map(|_| 1);
@@ -170,15 +158,10 @@ impl App {
             let Err(CommitFailure::OverLimit { index, stored }) = &committed else {
                 return Ok((committed, created));
             };
-            let reached = counting
-                .as_ref()
-                .and_then(|c| c.reached(*index, stored.as_ref(), self.clock.now()))
-                .ok_or_else(|| ToolError::internal("a limit counter failed that was not sent"))?;
-            if policed.observing() && policed.observed.is_none() {
-                policed.observed = Some(reached);
-                continue;
-            }
-            return Err(reached.error());
+            let Some(counting) = counting.as_mut() else {
+                return Err(ToolError::internal("a limit counter failed that was not sent"));
+            };
+            policed.gate.over(counting, *index, stored.as_ref(), self.clock.now())?;
         }
     }
 }

@@ -136,9 +136,9 @@ struct Served {
     key: Option<KeyFacts>,
     /// The audit item was written in the draft's own transaction.
     audited: bool,
-    /// A limit observe mode let this call pass (a read's rate): its audit
-    /// item names it.
-    observed: Option<crate::policy::Reached>,
+    /// The limits observe mode let this call pass (a read's rate): its
+    /// audit item names them.
+    observed: Vec<draftline_contract::error::ReachedLimit>,
 }
 
 impl Served {
@@ -147,7 +147,7 @@ impl Served {
             result,
             key,
             audited: false,
-            observed: None,
+            observed: Vec::new(),
         }
     }
 
@@ -359,10 +359,9 @@ impl App {
             if let Err(err) = &served.result
                 && let Some(limit) = err.limit()
             {
-                record = record.reaching(limit, false);
-            }
-            if let Some(observed) = &served.observed {
-                record = record.reaching(&observed.facts, true);
+                record = record.reaching(std::slice::from_ref(limit), false);
+            } else if !served.observed.is_empty() {
+                record = record.reaching(&served.observed, true);
             }
             let written = trace::stage(
                 Stage::Audit,
@@ -431,7 +430,7 @@ impl App {
         };
         match tool {
             Registered::Read(read) => {
-                let mut observed = None;
+                let mut observed = Vec::new();
                 let result = async {
                     let input = trace::stage(Stage::Validation, async {
                         let input = read.parse(body)?;
@@ -489,9 +488,7 @@ impl App {
                 ),
             });
         }
-        if let Some(limit) = self.config.rate_limit_per_minute {
-            crate::budget::spend(&self.db, caller, self.clock.now(), limit).await?;
-        }
+        self.spend_budget(caller).await?;
         Ok(tool)
     }
 

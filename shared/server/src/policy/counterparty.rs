@@ -3,15 +3,13 @@
 //! draft is prepared and before anything is written, on either backend: a
 //! draft for the ERP is refused before the ERP is asked to create it.
 
-use draftline_contract::error::LimitFacts;
+use draftline_contract::error::{ReachedLimit, ToolError};
 use draftline_contract::policy::Applied;
 use draftline_contract::tool::{CounterpartyKind, Stakes};
 
-use super::Reached;
-
 /// The refusal of a draft for a counterparty outside the allow-list that
 /// applies to it; `None` when it may be drafted.
-pub fn outside(applied: &Applied, stakes: &Stakes) -> Option<Reached> {
+pub fn outside(applied: &Applied, stakes: &Stakes) -> Option<ToolError> {
     let counterparty = stakes.counterparty.as_ref()?;
     let (allowed, kind, field) = match counterparty.kind {
         CounterpartyKind::Vendor => (applied.vendors.as_ref()?, "vendor", "counterparties.vendors"),
@@ -21,7 +19,7 @@ pub fn outside(applied: &Applied, stakes: &Stakes) -> Option<Reached> {
         return None;
     }
     let code = &counterparty.code;
-    let facts = LimitFacts {
+    let limit = ReachedLimit {
         name: field.to_owned(),
         unit: kind.to_owned(),
         applies_to: format!("{kind} {code}"),
@@ -38,9 +36,9 @@ pub fn outside(applied: &Applied, stakes: &Stakes) -> Option<Reached> {
          this one.",
         version = applied.version,
     );
-    Some(Reached {
-        facts,
+    Some(ToolError::LimitReached {
         message,
+        limit: Box::new(limit),
         retry_after_seconds: None,
     })
 }

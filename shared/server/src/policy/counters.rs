@@ -11,6 +11,10 @@
 //!   day): what was drafted for one person that day;
 //! - `pk = T#<tenant>#LIMIT#RATE#<user>#<tool>`, `sk = MINUTE#<epoch minute>`:
 //!   one person's calls of one tool in one minute.
+//! - `pk = T#<tenant>#BUDGET#<user>`, `sk = MINUTE#<epoch minute>`: one
+//!   person's calls of every tool in one minute, under the deployment's
+//!   budget (`DRAFTLINE_RATE_LIMIT_PER_MINUTE`, `429 RATE_LIMITED`), which
+//!   is not the tenant's policy and is enforced in any mode.
 //!
 //! Each is an `Update` that `ADD`s the draft (`drafts` 1, `v_<currency>` its
 //! total in hundredths; `calls` 1 for a rate) under the condition
@@ -36,7 +40,7 @@ use chrono::{DateTime, Duration, SecondsFormat, Utc};
 
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
-use draftline_contract::error::{LimitFacts, ToolError};
+use draftline_contract::error::{ReachedLimit, ToolError};
 use draftline_contract::identity::{Caller, Owner, TenantId, UserId};
 use draftline_contract::policy::Applied;
 use draftline_contract::policy::amount::format_hundredths;
@@ -62,6 +66,10 @@ enum Whose {
         ends: DateTime<Utc>,
         refused: &'static str,
     },
+    /// One person's calls of every tool in one minute (UTC), which ends at
+    /// `ends`: the deployment's budget (`DRAFTLINE_RATE_LIMIT_PER_MINUTE`),
+    /// not the tenant's policy. It is refused `RATE_LIMITED`, in any mode.
+    Budget { ends: DateTime<Utc> },
 }
 
 /// One limit a counter checks.
@@ -99,6 +107,9 @@ struct Counter {
     /// When its limits reset (`None`: a run's last as long as the run).
     resets_at: Option<DateTime<Utc>>,
     expires_at: i64,
+    /// Whether its update carries its limits' conditions: until observe
+    /// mode lets a limit it reached pass ([`Counting::lift`]).
+    conditioned: bool,
 }
 
 /// The counters one draft moves under the policy that applies to it.
@@ -106,29 +117,6 @@ struct Counter {
 pub struct Counting {
     counters: Vec<Counter>,
     version: u64,
-}
-
-/// The limit a draft reached, found from a cancelled transaction.
-#[derive(Debug, Clone)]
-pub struct Reached {
-    /// The facts the error and the audit item carry.
-    pub facts: LimitFacts,
-    /// The model-readable message.
-    pub message: String,
-    /// For a rate: when the next call may pass (the minute's end).
-    pub retry_after_seconds: Option<u64>,
-}
-
-impl Reached {
-    /// LIMIT_REACHED for an enforced limit: 403 and not retryable as is
-    /// for a budget or a rule, 429 with `Retry-After` for a rate.
-    pub fn error(&self) -> ToolError {
-        ToolError::LimitReached {
-            message: self.message.clone(),
-            limit: Box::new(self.facts.clone()),
-            retry_after_seconds: self.retry_after_seconds,
-        }
-    }
 }
 
 /// What a claim counted of a tenant's limits: each counter's key and what
@@ -265,6 +253,7 @@ impl Counting {
                     bounds,
                     resets_at: None,
                     expires_at: (now + Duration::days(RUN_COUNTER_DAYS)).timestamp(),
+                    conditioned: true,
                 });
             }
         }
@@ -281,6 +270,7 @@ impl Counting {
                 bounds: vec![bound],
                 resets_at: Some(resets_at),
                 expires_at: (resets_at + Duration::days(2)).timestamp(),
+                conditioned: true,
             });
         }
         counters.extend(rate_counter(applied, caller, tool, now, NO_DRAFT));
@@ -300,6 +290,34 @@ impl Counting {
         })
     }
 
+    /// The counter of `caller`'s calls of any tool in the minute of `now`
+    /// under the deployment's budget of `limit` calls per minute.
+    pub fn of_budget(caller: &Caller, limit: u32, now: DateTime<Utc>) -> Self {
+        let (minute, ends) = minute_of(now);
+        let counter = Counter {
+            whose: Whose::Budget { ends },
+            key: key(
+                format!("T#{}#BUDGET#{}", caller.tenant(), caller.user()),
+                format!("MINUTE#{minute}"),
+            ),
+            adds: vec![(CALLS.to_owned(), 1)],
+            bounds: vec![Bound {
+                name: "DRAFTLINE_RATE_LIMIT_PER_MINUTE",
+                attribute: CALLS.to_owned(),
+                unit: CALLS.to_owned(),
+                max: i64::from(limit),
+                this: 1,
+            }],
+            resets_at: Some(ends),
+            expires_at: (ends + Duration::minutes(1)).timestamp(),
+            conditioned: true,
+        };
+        Self {
+            counters: vec![counter],
+            version: 0,
+        }
+    }
+
     /// How many items the counters add to the transaction.
     pub fn len(&self) -> usize {
         self.counters.len()
@@ -311,12 +329,12 @@ impl Counting {
     }
 
     /// The transaction items: each counter's update, under its limits'
-    /// conditions when `enforced` (an observed draft counts unconditionally).
-    pub fn items(&self, db: &Db, enforced: bool) -> Result<Vec<TransactWriteItem>, ToolError> {
+    /// conditions unless observe mode lifted them ([`Self::lift`]).
+    pub fn items(&self, db: &Db) -> Result<Vec<TransactWriteItem>, ToolError> {
         self.counters
             .iter()
             .map(|counter| {
-                let update = counter.update(enforced);
+                let update = counter.update();
                 let mut builder = Update::builder()
                     .table_name(db.table())
                     .set_key(Some(counter.key.clone()))
@@ -334,18 +352,32 @@ impl Counting {
             .collect()
     }
 
-    /// Moves the counters one `UpdateItem` each, outside any transaction
-    /// (a read tool's rate: there is no write to ride in), under their
-    /// limits' conditions when `enforced`. `Ok(Err((index, stored)))`: the
-    /// condition of counter `index` failed, with the counter as stored;
-    /// the counters before it moved (a read's rate is one counter).
+    /// Lets counter `index` count without its limits' conditions (observe
+    /// mode passed what it reached); `false` if it had none left to lift.
+    pub fn lift(&mut self, index: usize) -> bool {
+        match self.counters.get_mut(index) {
+            Some(counter) if counter.conditioned => {
+                counter.conditioned = false;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Moves counter `index` with one `UpdateItem` of its own, outside any
+    /// transaction (a read's rate, the deployment's budget: there is no
+    /// write to ride in), under its conditions unless lifted.
+    /// `Ok(Err(stored))`: its condition failed, with the counter as stored.
     pub async fn spend(
         &self,
         db: &Db,
-        enforced: bool,
-    ) -> Result<Result<(), (usize, Option<HashMap<String, AttributeValue>>)>, ToolError> {
-        for (index, counter) in self.counters.iter().enumerate() {
-            let update = counter.update(enforced);
+        index: usize,
+    ) -> Result<Result<(), Option<HashMap<String, AttributeValue>>>, ToolError> {
+        let Some(counter) = self.counters.get(index) else {
+            return Ok(Ok(()));
+        };
+        {
+            let update = counter.update();
             let sent = db
                 .client()
                 .update_item()
@@ -359,119 +391,139 @@ impl Counting {
                 .send()
                 .await;
             match sent {
-                Ok(_) => {}
+                Ok(_) => Ok(Ok(())),
                 Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => {
                     let stored = match service.err() {
                         UpdateItemError::ConditionalCheckFailedException(e) => e.item().cloned(),
                         _ => None,
                     };
-                    return Ok(Err((index, stored)));
+                    Ok(Err(stored))
                 }
-                Err(other) => return Err(store_error(other, NOTHING_READ)),
+                Err(other) => Err(store_error(other, NOTHING_READ)),
             }
         }
-        Ok(Ok(()))
     }
 
-    /// The limit counter `index` (of [`Self::items`]) reached, stored as
-    /// `old` when the transaction was cancelled at `now` (`None`: not
-    /// counted yet).
+    /// The refusals for every limit counter `index` (of [`Self::items`])
+    /// reached, stored as `old` when its condition failed at `now` (`None`:
+    /// not counted yet). At least one: a failed condition whose stored use
+    /// shows no limit passed (it moved since) names the counter's first.
     pub fn reached(
         &self,
         index: usize,
         old: Option<&HashMap<String, AttributeValue>>,
         now: DateTime<Utc>,
-    ) -> Option<Reached> {
-        let counter = self.counters.get(index)?;
+    ) -> Vec<ToolError> {
+        let Some(counter) = self.counters.get(index) else {
+            return Vec::new();
+        };
         let used = |bound: &Bound| -> i64 { old.map_or(0, |item| used(item, &bound.attribute)) };
-        let bound = counter
+        let mut passed: Vec<&Bound> = counter
             .bounds
             .iter()
-            .find(|b| used(b).saturating_add(b.this) > b.max)
-            .or_else(|| counter.bounds.first())?;
-        let used = used(bound);
-        let applies_to = match &counter.whose {
-            Whose::Run(run) => format!("agent run {run}"),
-            Whose::Day { user, day } => format!("{user} on {day}"),
-            Whose::Rate { tool, user, .. } => format!("{user} calling {tool}"),
+            .filter(|b| used(b).saturating_add(b.this) > b.max)
+            .collect();
+        if passed.is_empty() {
+            passed.extend(counter.bounds.first());
+        }
+        passed
+            .into_iter()
+            .map(|bound| self.refusal(counter, bound, used(bound), now))
+            .collect()
+    }
+
+    /// The refusal of one call by `bound` of `counter`, of which `used`
+    /// was used.
+    fn refusal(&self, counter: &Counter, bound: &Bound, used: i64, now: DateTime<Utc>) -> ToolError {
+        let wait = |ends: &DateTime<Utc>| {
+            let wait = ends.signed_duration_since(now).num_seconds().clamp(1, 60);
+            u64::try_from(wait).unwrap_or(1)
         };
         let resets_at = counter
             .resets_at
             .map(|at| at.to_rfc3339_opts(SecondsFormat::Secs, true));
-        let facts = LimitFacts {
-            name: bound.name.to_owned(),
-            unit: bound.unit.clone(),
-            applies_to,
-            max: Some(bound.show(bound.max)),
-            used: Some(bound.show(used)),
-            this_call: bound.show(bound.this),
-            resets_at: resets_at.clone(),
-            policy_version: self.version,
-        };
-        let left = bound.max.saturating_sub(used).max(0);
-        let mut retry_after_seconds = None;
-        let message = match (&counter.whose, bound.unit.as_str()) {
-            (
-                Whose::Rate {
-                    tool, ends, refused, ..
-                },
-                _,
-            ) => {
-                let wait = ends.signed_duration_since(now).num_seconds().clamp(1, 60);
-                let wait = u64::try_from(wait).unwrap_or(1);
-                retry_after_seconds = Some(wait);
-                format!(
+        let (this, max, version) = (bound.show(bound.this), bound.show(bound.max), self.version);
+        let left = format_hundredths(bound.max.saturating_sub(used).max(0));
+        let shown = bound.show(used);
+        let (applies_to, message, retry_after_seconds) = match &counter.whose {
+            Whose::Budget { ends } => {
+                let retry_after = wait(ends);
+                return ToolError::RateLimited {
+                    message: format!(
+                        "You have used your budget of {max} tool calls per minute. Nothing was read or written. \
+                         Wait {retry_after} second(s), then retry the same call; if you are looping, stop and tell \
+                         the person you act for what you were trying to do."
+                    ),
+                    retry_after_seconds: retry_after,
+                };
+            }
+            Whose::Rate {
+                tool,
+                user,
+                ends,
+                refused,
+            } => {
+                let wait = wait(ends);
+                let message = format!(
                     "You have called {tool} {max} times this minute, the most the tenant's policy (version \
                      {version}, per_tool_per_person.calls_per_minute) allows one person. {refused} Wait \
                      {wait} second(s), then retry this same call unchanged; if you are looping, stop and tell the \
-                     person you act for what you were trying to do.",
-                    max = bound.max,
-                    version = self.version,
-                )
+                     person you act for what you were trying to do."
+                );
+                (format!("{user} calling {tool}"), message, Some(wait))
             }
-            (Whose::Run(run), "drafts") => format!(
-                "Agent run '{run}' has reached its limit of {max} (the tenant's policy, version {version}, \
-                 per_run.max_drafts): {used} created in this run, and this call would add 1. No draft was created. \
-                 Do not retry it in this run: stop drafting, tell the person you act for which drafts this run \
-                 created, and ask them to draft the rest or to raise the limit.",
-                max = drafts(bound.max),
-                version = self.version,
-                used = if used == 1 {
-                    "1 was".to_owned()
-                } else {
-                    format!("{used} were")
-                },
-            ),
-            (Whose::Run(run), currency) => format!(
-                "This draft's total of {this} {currency} would take agent run '{run}' past its limit of {max} \
-                 {currency} (the tenant's policy, version {version}, per_run.max_value): {used} {currency} was \
-                 drafted in this run, {left} {currency} is left. No draft was created. Split the order into \
-                 smaller drafts that fit what is left, or ask a person to draft this one.",
-                this = facts.this_call,
-                max = bound.show(bound.max),
-                version = self.version,
-                used = bound.show(used),
-                left = format_hundredths(left),
-            ),
-            (Whose::Day { user, day }, currency) => format!(
-                "This draft's total of {this} {currency} would take what was drafted for {user} on {day} past the \
-                 daily limit of {max} {currency} (the tenant's policy, version {version}, \
-                 per_person_per_day.max_value): {used} {currency} was drafted today, {left} {currency} is left. No \
-                 draft was created. Split the order into smaller drafts that fit what is left, wait until the limit \
-                 resets at {resets} (midnight in the tenant's time zone), or ask a person to draft this one.",
-                this = facts.this_call,
-                max = bound.show(bound.max),
-                version = self.version,
-                used = bound.show(used),
-                left = format_hundredths(left),
-                resets = resets_at.as_deref().unwrap_or("midnight"),
-            ),
+            Whose::Run(run) if bound.unit == DRAFTS => {
+                let message = format!(
+                    "Agent run '{run}' has reached its limit of {max} (the tenant's policy, version {version}, \
+                     per_run.max_drafts): {used} created in this run, and this call would add 1. No draft was \
+                     created. Do not retry it in this run: stop drafting, tell the person you act for which drafts \
+                     this run created, and ask them to draft the rest or to raise the limit.",
+                    max = drafts(bound.max),
+                    used = if used == 1 {
+                        "1 was".to_owned()
+                    } else {
+                        format!("{used} were")
+                    },
+                );
+                (format!("agent run {run}"), message, None)
+            }
+            Whose::Run(run) => {
+                let currency = &bound.unit;
+                let message = format!(
+                    "This draft's total of {this} {currency} would take agent run '{run}' past its limit of {max} \
+                     {currency} (the tenant's policy, version {version}, per_run.max_value): {shown} {currency} was \
+                     drafted in this run, {left} {currency} is left. No draft was created. Split the order into \
+                     smaller drafts that fit what is left, or ask a person to draft this one."
+                );
+                (format!("agent run {run}"), message, None)
+            }
+            Whose::Day { user, day } => {
+                let currency = &bound.unit;
+                let message = format!(
+                    "This draft's total of {this} {currency} would take what was drafted for {user} on {day} past \
+                     the daily limit of {max} {currency} (the tenant's policy, version {version}, \
+                     per_person_per_day.max_value): {shown} {currency} was drafted today, {left} {currency} is left. \
+                     No draft was created. Split the order into smaller drafts that fit what is left, wait until the \
+                     limit resets at {resets} (midnight in the tenant's time zone), or ask a person to draft this one.",
+                    resets = resets_at.as_deref().unwrap_or("midnight"),
+                );
+                (format!("{user} on {day}"), message, None)
+            }
         };
-        Some(Reached {
-            facts,
+        ToolError::LimitReached {
             message,
+            limit: Box::new(ReachedLimit {
+                name: bound.name.to_owned(),
+                unit: bound.unit.clone(),
+                applies_to,
+                max: Some(max),
+                used: Some(shown),
+                this_call: this,
+                resets_at,
+                policy_version: version,
+            }),
             retry_after_seconds,
-        })
+        }
     }
 }
 
@@ -484,8 +536,8 @@ struct CounterUpdate {
 }
 
 impl Counter {
-    /// Its update, under its limits' conditions when `enforced`.
-    fn update(&self, enforced: bool) -> CounterUpdate {
+    /// Its update, under its limits' conditions unless they were lifted.
+    fn update(&self) -> CounterUpdate {
         let mut names = HashMap::new();
         let mut values = HashMap::from([
             (":kind".to_owned(), AttributeValue::S("limit_use".into())),
@@ -503,7 +555,7 @@ impl Counter {
             .collect();
         let expression = format!("ADD {} SET kind = :kind, expires_at = :expires", adds.join(", "));
         let mut conditions = Vec::new();
-        if enforced {
+        if self.conditioned {
             for (i, bound) in self.bounds.iter().enumerate() {
                 let (name, room) = (format!("#b{i}"), format!(":room{i}"));
                 let left = bound.max.saturating_sub(bound.this);
@@ -560,6 +612,7 @@ fn rate_counter(
         }],
         resets_at: Some(ends),
         expires_at: (ends + Duration::minutes(2)).timestamp(),
+        conditioned: true,
     })
 }
 

@@ -51,7 +51,7 @@ impl Examiner for TableExaminer<'_> {
         // the three around UTC's.
         let days: Vec<String> = match &cached {
             Some(Some(stored)) => {
-                let applied = stored.policy.applying_to(owner.branch.as_str(), stored.version);
+                let applied = stored.applied_to(owner.branch);
                 vec![applied.day_of(now).to_string()]
             }
             Some(None) => return Ok(None),
@@ -102,7 +102,7 @@ impl Examiner for TableExaminer<'_> {
                 .remember(tenant, find(&policy_key).and_then(StoredPolicy::from_item), now),
         };
         let Some(stored) = stored else { return Ok(None) };
-        let applied = stored.policy.applying_to(owner.branch.as_str(), stored.version);
+        let applied = stored.applied_to(owner.branch);
         let empty = Item::new();
         let day = applied.day_of(now).to_string();
         let day_item = day_keys

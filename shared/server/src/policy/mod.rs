@@ -2,8 +2,9 @@
 //! `docs/limits.md`): the policy in the table ([`store`]), the warm
 //! instance's bounded copy of it ([`cache`]), the run and day counters
 //! that ride in the draft's own transaction ([`counters`]), the
-//! counterparty rule ([`counterparty`]), and what a caller has left, read
-//! for the examiner tool ([`examine`]).
+//! counterparty rule ([`counterparty`]), the one place that decides what
+//! a reached limit does to a call ([`gate`]), and what a caller has left,
+//! read for the examiner tool ([`examine`]).
 //!
 //! The document itself (its schema, its strict parsing, the limits that
 //! apply to a branch) is the contract's: [`draftline_contract::policy`].
@@ -12,9 +13,11 @@ pub mod cache;
 pub mod counterparty;
 pub mod counters;
 pub mod examine;
+pub mod gate;
 pub mod store;
 
 pub use cache::PolicyCache;
-pub use counters::{Counting, Reached, Reservation};
+pub use counters::{Counting, Reservation};
 pub use examine::TableExaminer;
+pub use gate::Gate;
 pub use store::{PolicyStore, SetFailure, StoredPolicy};

@@ -17,8 +17,8 @@ use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use draftline_contract::error::ToolError;
-use draftline_contract::identity::TenantId;
-use draftline_contract::policy::Policy;
+use draftline_contract::identity::{BranchId, TenantId};
+use draftline_contract::policy::{Applied, Policy};
 use draftline_dynamo::{Cancelled, Db, TransactFailure, cancelled_error, store_error, transact};
 
 /// The sort key of the policy in force.
@@ -63,6 +63,13 @@ pub fn current_key(tenant: &TenantId) -> HashMap<String, AttributeValue> {
 }
 
 impl StoredPolicy {
+    /// The limits it sets for the agents of `branch`: the one place a
+    /// policy is applied to a caller (the draft, a read's rate, the
+    /// examiner).
+    pub fn applied_to(&self, branch: &BranchId) -> Applied {
+        self.policy.applying_to(branch.as_str(), self.version)
+    }
+
     fn attributes(
         &self,
         sk: String,
