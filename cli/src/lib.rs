@@ -128,14 +128,34 @@ impl Drop for LocalTrytonRun {
 
 /// The local server's settings source: the environment over local
 /// defaults for what a deployment must set (resource, issuer, the
-/// development secret). [`start_local`] adds overrides for what it decides
-/// itself (the engine it started, the Tryton it started). Every owner parses
-/// it as in a deployment, so a malformed variable is refused.
+/// development secret, the session secret). [`start_local`] adds overrides
+/// for what it decides itself (the engine it started, the Tryton it
+/// started). Every owner parses it as in a deployment, so a malformed
+/// variable is refused.
+///
+/// The review pages' sessions are not signed with the public development
+/// secret: a page on another local port could compute a session cookie and
+/// its CSRF token from it. Unless `DRAFTLINE_SESSION_SECRET` is set, each
+/// process signs them with its own random secret, so a restart signs
+/// everyone out.
 pub fn local_source(resource: &str) -> Source {
     Source::env()
         .or("DRAFTLINE_RESOURCE", resource)
         .or("DRAFTLINE_ISSUER", LOCAL_ISSUER)
         .or("DRAFTLINE_JWT_SECRET", LOCAL_DEV_SECRET)
+        .or("DRAFTLINE_SESSION_SECRET", process_session_secret())
+}
+
+/// This process's random session secret (32 bytes from the thread's
+/// CSPRNG, hex), the same for every server the process starts.
+fn process_session_secret() -> &'static str {
+    static SECRET: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SECRET.get_or_init(|| {
+        rand::random::<[u8; 32]>()
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
+    })
 }
 
 /// `source` pointing the tools at one Tryton database.

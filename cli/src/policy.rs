@@ -10,7 +10,7 @@ use draftline_contract::FieldIssue;
 use draftline_contract::identity::TenantId;
 use draftline_contract::policy::Policy;
 use draftline_dynamo::Db;
-use draftline_server::policy::{PolicyStore, SetFailure, StoredPolicy};
+use draftline_server::policy::{InForce, PolicyStore, SetFailure, StoredPolicy};
 
 /// Why `policy set` changed nothing.
 #[derive(Debug, thiserror::Error)]
@@ -53,15 +53,25 @@ fn describe(issues: &[FieldIssue]) -> String {
 }
 
 /// The tenant's stored policy as `policy show` prints it (pretty JSON,
-/// `version` set), or `None` when it has none.
+/// `version` set), or `None` when it has none. One stored that cannot be
+/// read is an error naming the problem (its drafts are refused).
 pub async fn show(db: &Db, tenant: &TenantId) -> anyhow::Result<Option<String>> {
-    let stored = PolicyStore::new(db, tenant)
-        .current()
+    let in_force = PolicyStore::new(db, tenant)
+        .in_force()
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    stored
-        .map(|stored| serde_json::to_string_pretty(&stored.policy).map_err(anyhow::Error::from))
-        .transpose()
+    match in_force {
+        InForce::Nothing => Ok(None),
+        InForce::Policy(stored) => Ok(Some(serde_json::to_string_pretty(&stored.policy)?)),
+        InForce::Unreadable(unreadable) => anyhow::bail!(
+            "the stored policy{} cannot be read: {}; its agents' drafts are refused until `draftline policy set` \
+             stores a valid one",
+            unreadable
+                .version
+                .map_or_else(String::new, |v| format!(" (version {v})")),
+            unreadable.problem
+        ),
+    }
 }
 
 /// Parses `file` and stores it as the tenant's next policy version.

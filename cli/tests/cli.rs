@@ -190,3 +190,132 @@ async fn policy_set_refuses_an_invalid_file_with_each_path_and_a_valid_one_becom
     let schema: serde_json::Value = serde_json::from_slice(&schema.stdout).unwrap();
     assert_eq!(schema["additionalProperties"], false);
 }
+
+/// `draftline serve` on `port` with `env`, once it listens; killed on drop.
+struct Serving(std::process::Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve_on(port: u16, env: &[(&str, &str)]) -> Serving {
+    let mut command = draftline();
+    command
+        .args(["serve", "--port", &port.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let serving = Serving(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if let Ok(line) = rx.recv_timeout(Duration::from_millis(200))
+            && line.contains("draftline token")
+        {
+            // Keep draining, so the server never blocks on a full pipe.
+            std::thread::spawn(move || while rx.recv().is_ok() {});
+            return serving;
+        }
+    }
+    panic!("serve did not start on port {port}");
+}
+
+/// The `name=value` of the cookie starting with `prefix` that `headers` set.
+fn cookie_set(headers: &reqwest::header::HeaderMap, prefix: &str) -> Option<String> {
+    headers
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with(prefix) && !c.contains("Max-Age=0"))
+        .map(|c| c.split(';').next().unwrap_or_default().to_owned())
+}
+
+/// Signs demo person `user` in at `base` through the demo sign-in form, as
+/// a browser does; the session cookie (`name=value`).
+async fn signed_in(http: &reqwest::Client, base: &str, user: &str) -> String {
+    let page = http.get(format!("{base}/review/signin")).send().await.unwrap();
+    let pre = cookie_set(page.headers(), "draftline_pre_session").expect("a pre-session cookie");
+    let body = page.text().await.unwrap();
+    let form = &body[body.find("action=\"/review/signin/demo\"").expect("the demo form")..];
+    let needle = "name=\"csrf\" value=\"";
+    let token = &form[form.find(needle).unwrap() + needle.len()..];
+    let token = &token[..token.find('"').unwrap()];
+    let response = http
+        .post(format!("{base}/review/signin/demo"))
+        .header(reqwest::header::COOKIE, &pre)
+        .form(&[("user", user), ("next", "/review"), ("csrf", token)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 303, "demo sign-in of {user}");
+    cookie_set(response.headers(), "draftline_session").expect("a session cookie")
+}
+
+/// The status of the review queue for a browser holding `cookie`.
+async fn queue_with(http: &reqwest::Client, base: &str, cookie: &str) -> u16 {
+    let response = http
+        .get(format!("{base}/review"))
+        .header(reqwest::header::COOKIE, cookie)
+        .send()
+        .await
+        .unwrap();
+    response.status().as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_serve_processes_sign_different_session_cookies_unless_the_session_secret_is_set() {
+    draftline_contract::crypto::install_crypto_provider();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    // One port for both processes: the same resource, so only the secret
+    // can tell their cookies apart.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let base = format!("http://127.0.0.1:{port}");
+
+    let first = serve_on(port, &[]);
+    let cookie = signed_in(&http, &base, "approver-sby").await;
+    assert_eq!(
+        queue_with(&http, &base, &cookie).await,
+        200,
+        "the process that signed it accepts it"
+    );
+    drop(first);
+    let second = serve_on(port, &[]);
+    let refused = queue_with(&http, &base, &cookie).await;
+    assert_ne!(refused, 200, "a second process accepted the first one's session cookie");
+    let other = signed_in(&http, &base, "approver-sby").await;
+    assert_eq!(queue_with(&http, &base, &other).await, 200);
+    drop(second);
+
+    // With DRAFTLINE_SESSION_SECRET set, sessions outlive a restart.
+    let secret = [("DRAFTLINE_SESSION_SECRET", "a-local-session-secret-of-32-bytes-or-more")];
+    let kept = serve_on(port, &secret);
+    let cookie = signed_in(&http, &base, "approver-sby").await;
+    drop(kept);
+    let _again = serve_on(port, &secret);
+    assert_eq!(
+        queue_with(&http, &base, &cookie).await,
+        200,
+        "the set secret signs both processes' cookies"
+    );
+}

@@ -1167,3 +1167,118 @@ async fn the_run_page_shows_the_runs_use_of_each_limit_lists_each_limit_it_reach
         assert!(!queue.body.contains("/review/runs/run-page-quiet#limits"));
     }
 }
+
+#[tokio::test]
+async fn a_total_of_ten_to_the_fourteen_is_a_validation_error_naming_the_line_and_the_largest_total() {
+    // The demo prices cannot reach it: this test's own data prices BRG-0043
+    // at 1000000000.00 IDR a piece, and 100000 of them come to 10^14 IDR,
+    // past what a tenant's limits can count (it answered 500 before).
+    let app = spawn_app_drafting_freely().await;
+    app.set_policy(&policy(
+        "enforce",
+        json!({"per_run": {"max_drafts": 5, "max_value": null}}),
+    ))
+    .await;
+    app.inspect
+        .client()
+        .update_item()
+        .table_name(app.inspect.table())
+        .key("pk", AttributeValue::S("T#demo#VENDOR#V-00231".into()))
+        .key("sk", AttributeValue::S("PRICE#BRG-0043#PCS".into()))
+        .update_expression("SET unit_price = :price")
+        .condition_expression("attribute_exists(pk)")
+        .expression_attribute_values(":price", AttributeValue::N("1000000000.00".into()))
+        .send()
+        .await
+        .unwrap();
+    let input = json!({
+        "vendor_code": "V-00231",
+        "needed_by": "2026-12-15",
+        "client_ref": "huge",
+        "note": null,
+        "lines": [
+            {"item_code": "BRG-0042", "qty": 1, "uom": "BOX"},
+            {"item_code": "BRG-0043", "qty": 100000, "uom": "PCS"}
+        ]
+    });
+    let headers = [
+        ("idempotency-key", "huge".to_owned()),
+        ("x-agent-run-id", "run-huge".to_owned()),
+    ];
+    let reply = app
+        .call("buyer-sby", "purchasing_create_po_draft", &input, &headers)
+        .await;
+    assert_eq!(
+        (reply.status, reply.error_code()),
+        (400, "VALIDATION_ERROR"),
+        "{:?}",
+        reply.body
+    );
+    let details = reply.body["error"]["details"].as_array().unwrap();
+    assert_eq!(details.len(), 1, "{details:?}");
+    assert_eq!(details[0]["path"], "lines[1]");
+    let message = details[0]["message"].as_str().unwrap();
+    assert!(message.contains("99999999999999.99 IDR"), "{message}");
+    assert_eq!(app.new_documents("purchase_order").await, 0);
+    assert_eq!(
+        app.number(&run_counter("buyer-sby", "run-huge"), "USE", "drafts").await,
+        0
+    );
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn a_stored_policy_that_does_not_parse_refuses_drafts_and_blocks_no_read(backend) {
+        let app = spawn_app_drafting_freely_on(backend).await;
+        let version = app
+            .set_policy(&policy("enforce", json!({"per_run": {"max_drafts": 5, "max_value": null}})))
+            .await;
+        let before = draft(&app, Some("run-broken"), "broken-before", 1).await;
+        assert_eq!(before.status, 201, "{:?}", before.body);
+        // A document written straight into the table, with a field no
+        // draftline knows (by hand, or by a newer version).
+        let item = app.item("T#demo#POLICY", "CURRENT").await.unwrap();
+        let mut document: Value = serde_json::from_str(item["document"].as_s().unwrap()).unwrap();
+        document["limits"]["per_week"] = json!({"max_drafts": 3});
+        app.inspect
+            .client()
+            .update_item()
+            .table_name(app.inspect.table())
+            .key("pk", AttributeValue::S("T#demo#POLICY".into()))
+            .key("sk", AttributeValue::S("CURRENT".into()))
+            .update_expression("SET #document = :document")
+            .expression_attribute_names("#document", "document")
+            .expression_attribute_values(":document", AttributeValue::S(document.to_string()))
+            .send()
+            .await
+            .unwrap();
+        app.clock.advance(chrono::Duration::seconds(31));
+
+        let documents = app.new_documents("purchase_order").await;
+        let refused = draft(&app, Some("run-broken"), "broken-1", 1).await;
+        assert_eq!((refused.status, refused.error_code()), (503, "DEPENDENCY_UNAVAILABLE"), "{:?}", refused.body);
+        assert_eq!(refused.body["error"]["retryable"], true);
+        let message = refused.message();
+        assert!(
+            message.contains(&format!("policy for its agents (version {version}) is stored but cannot be read"))
+                && message.contains("per_week")
+                && message.contains("No draft was created"),
+            "{message}"
+        );
+        assert_eq!(app.new_documents("purchase_order").await, documents, "nothing reached the ERP");
+        // A replay is answered by its key record, as always.
+        let replay = draft(&app, Some("run-broken"), "broken-before", 1).await;
+        assert_eq!(replay.status, 200, "{:?}", replay.body);
+        // Reads are not blocked.
+        let stock = app
+            .call("buyer-sby", "inventory_get_stock", &json!({"item_code": "BRG-0042"}), &[])
+            .await;
+        assert_eq!(stock.status, 200, "{:?}", stock.body);
+        // Setting a valid policy again lets drafts through (within the bound).
+        app.set_policy(&policy("enforce", json!({"per_run": {"max_drafts": 5, "max_value": null}})))
+            .await;
+        app.clock.advance(chrono::Duration::seconds(31));
+        let after = draft(&app, Some("run-broken"), "broken-1", 1).await;
+        assert_eq!(after.status, 201, "{:?}", after.body);
+    }
+}

@@ -61,6 +61,39 @@ pub fn sum_qty(quantities: impl IntoIterator<Item = i64>) -> Option<i64> {
     quantities.into_iter().try_fold(0i64, i64::checked_add)
 }
 
+/// The largest total a draft may have: the most a tenant's limits can
+/// count (`policy::amount::MAX_HUNDREDTHS`, 99999999999999.99).
+pub fn largest_total() -> Decimal {
+    Decimal::new(draftline_contract::policy::amount::MAX_HUNDREDTHS, 2)
+}
+
+/// The refusal of the first line whose total takes the draft's past
+/// [`largest_total`], given each line's total in order with its index in
+/// the input (`lines[i]`); `None` when the whole draft fits. No stored
+/// amount is wrong here: the order is too large to be one draft.
+pub fn past_largest(line_totals: &[(usize, Decimal)], currency: &str) -> Option<draftline_contract::FieldIssue> {
+    let largest = largest_total();
+    let mut running = Decimal::ZERO;
+    for (i, total) in line_totals {
+        running = running.checked_add(*total).unwrap_or(Decimal::MAX);
+        if running > largest {
+            let message = if running == *total {
+                format!("This line alone comes to {total} {currency}")
+            } else {
+                format!("This line takes the draft's total to {running} {currency}")
+            };
+            return Some(draftline_contract::FieldIssue::new(
+                format!("lines[{i}]"),
+                format!(
+                    "{message}, past the largest total a draft may have, {largest} {currency}. Order less on this \
+                     line, or split the order into drafts of at most {largest} {currency} each."
+                ),
+            ));
+        }
+    }
+    None
+}
+
 /// A draft's total as a tenant's policy counts it (whole hundredths), or
 /// an internal error for one it cannot count (negative, or beyond 10^14).
 pub fn counted(total: &Money) -> Result<draftline_contract::policy::Amount, draftline_contract::ErpError> {

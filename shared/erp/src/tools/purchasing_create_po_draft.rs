@@ -210,7 +210,7 @@ impl DraftTool for PurchasingCreatePoDraft {
             };
             let overflow = || money::overflow(&format!("lines[{i}] ({} x {} {})", item.code, line.qty, line.uom));
             let line_total = money::round(money::mul(unit_price, Decimal::from(line.qty)).ok_or_else(overflow)?);
-            totals.push(line_total);
+            totals.push((i, line_total));
             lines.push(PoLine {
                 line_no: u32::try_from(i).map_or(u32::MAX, |i| i.saturating_add(1)),
                 item_code: item.code.clone(),
@@ -224,6 +224,7 @@ impl DraftTool for PurchasingCreatePoDraft {
                 line_total: Money::new(line_total, &vendor.currency),
             });
         }
+        issues.extend(money::past_largest(&totals, &vendor.currency));
         if !issues.is_empty() {
             return Err(rejected_with(issues, NO_DRAFT));
         }
@@ -240,7 +241,8 @@ impl DraftTool for PurchasingCreatePoDraft {
             return Ok(settled);
         }
 
-        let subtotal = money::sum(totals).ok_or_else(|| money::overflow("the purchase order total"))?;
+        let subtotal = money::sum(totals.into_iter().map(|(_, total)| total))
+            .ok_or_else(|| money::overflow("the purchase order total"))?;
         let draft = PoDraft {
             branch_id: branch.to_string(),
             vendor: VendorRef {
@@ -667,7 +669,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_total_too_large_to_add_up_is_a_clear_error() {
+    async fn a_total_too_large_to_add_up_is_refused_at_its_first_line() {
         let (erp, buyer) = buyer();
         set_price(&erp, "BRG-0042", Uom::Pcs, "40000000000000000000000000000");
         set_price(&erp, "BRG-0043", Uom::Pcs, "40000000000000000000000000000");
@@ -676,10 +678,43 @@ mod tests {
             vec![line("BRG-0042", 1, Uom::Pcs), line("BRG-0043", 1, Uom::Pcs)],
         );
         let err = refused(&erp, &buyer.draft("k1"), input).await;
-        assert!(
-            err.to_string().contains("the purchase order total is too large"),
-            "{err}"
+        let found = issues(&err);
+        assert_eq!(found.len(), 1, "{err:?}");
+        assert_eq!(found[0].0, "lines[0]");
+        assert_eq!(last_number(&erp), 3);
+    }
+
+    #[tokio::test]
+    async fn a_total_of_ten_to_the_fourteen_is_refused_naming_the_line_and_the_largest_total() {
+        // 100000 PCS at 1000000000.00 IDR: 10^14 IDR, one hundredth more
+        // than a tenant's limits can count (it answered 500 before).
+        let (erp, buyer) = buyer();
+        set_price(&erp, "BRG-0043", Uom::Pcs, "1000000000.00");
+        let input = order(
+            "V-00231",
+            vec![line("BRG-0042", 1, Uom::Box), line("BRG-0043", 100_000, Uom::Pcs)],
         );
+        let err = refused(&erp, &buyer.draft("k1"), input).await;
+        assert!(matches!(err, ToolError::Validation { .. }), "{err:?}");
+        let found = issues(&err);
+        assert_eq!(found.len(), 1, "{err:?}");
+        let (path, message) = &found[0];
+        assert_eq!(*path, "lines[1]");
+        assert!(
+            message.contains("takes the draft's total to 100000000288000.00 IDR")
+                && message.contains("the largest total a draft may have, 99999999999999.99 IDR"),
+            "{message}"
+        );
+        assert_eq!(last_number(&erp), 3, "nothing was numbered");
+        // One hundredth less than the largest fits.
+        set_price(&erp, "BRG-0043", Uom::Pcs, "999999999.99");
+        let po = created(
+            &erp,
+            &buyer.draft("k2"),
+            order("V-00231", vec![line("BRG-0043", 100_000, Uom::Pcs)]),
+        )
+        .await;
+        assert_eq!(po.total.amount, "99999999999000.00");
     }
 
     fn input(needed_by: &str) -> CreatePoDraftInput {

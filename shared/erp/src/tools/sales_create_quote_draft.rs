@@ -255,6 +255,7 @@ impl DraftTool for SalesCreateQuoteDraft {
         let mut issues = Vec::new();
         let mut lines = Vec::with_capacity(input.lines.len());
         let mut nets = Vec::with_capacity(input.lines.len());
+        let mut counted = Vec::with_capacity(input.lines.len());
         let mut taxes_of_lines = Vec::with_capacity(input.lines.len());
         for (i, line) in input.lines.iter().enumerate() {
             let Some(item) = items.get(&line.item_code) else {
@@ -331,6 +332,7 @@ impl DraftTool for SalesCreateQuoteDraft {
             let tax_amount = tax.tax_on(net).ok_or_else(overflow)?;
             let line_total = net.checked_add(tax_amount).ok_or_else(overflow)?;
             nets.push(net);
+            counted.push((i, line_total));
             taxes_of_lines.push(tax_amount);
             lines.push(QuoteLine {
                 line_no: u32::try_from(i).map_or(u32::MAX, |i| i.saturating_add(1)),
@@ -349,6 +351,7 @@ impl DraftTool for SalesCreateQuoteDraft {
                 line_total: Money::new(line_total, &currency),
             });
         }
+        issues.extend(money::past_largest(&counted, &currency));
         if !issues.is_empty() {
             return Err(rejected_with(issues, NO_DRAFT));
         }
@@ -773,6 +776,36 @@ mod tests {
             err.to_string().contains("lines[0] (BRG-0042 x 1 BOX) is too large"),
             "{err}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_quote_total_of_ten_to_the_fourteen_is_refused_naming_the_line_and_the_largest_total() {
+        // 100000 BOX at 900900901.00 IDR net: with VAT 11% the line is past
+        // the largest total a tenant's limits can count.
+        let (erp, seller) = seller();
+        let price = Decimal::from_str("900900901.00").unwrap();
+        erp.edit(|b| {
+            for p in b
+                .list_prices
+                .iter_mut()
+                .filter(|p| p.item == "BRG-0042" && p.uom == Uom::Box)
+            {
+                p.unit_price = price;
+            }
+        });
+        let input = quote_for("C-BDG-001", vec![quoted("BRG-0042", 100_000, Uom::Box, TaxCode::Vat11)]);
+        let err = refused(&erp, &seller.draft("q1"), input).await;
+        assert!(matches!(err, ToolError::Validation { .. }), "{err:?}");
+        let found = issues(&err);
+        assert_eq!(found.len(), 1, "{err:?}");
+        assert_eq!(found[0].0, "lines[0]");
+        assert!(
+            found[0].1.contains("This line alone comes to 100000000011000.00 IDR")
+                && found[0].1.contains("99999999999999.99 IDR"),
+            "{}",
+            found[0].1
+        );
+        assert_eq!(last_number(&erp), 3, "nothing was numbered");
     }
 
     fn line(tax_code: Option<TaxCode>) -> QuoteLineInput {

@@ -18,7 +18,7 @@ use crate::edge::trace::{self, Stage};
 use crate::idempotency::{
     CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, NextAction, StoredResponse,
 };
-use crate::policy::{self, Gate, StoredPolicy};
+use crate::policy::{self, Gate, InForce};
 use draftline_contract::canonical;
 use draftline_contract::error::ToolError;
 use draftline_contract::policy::Applied;
@@ -91,6 +91,12 @@ impl App {
                 },
             },
             None => None,
+        };
+        // Past a replay, a draft is held to the policy; one that cannot be
+        // read refuses it, before anything is prepared (fail closed).
+        let applied = match applied {
+            Ok(applied) => applied,
+            Err(err) => return fail(err, key_facts),
         };
         let generation = match continued {
             Some((id, reserved)) => Generation::Continued { id, reserved },
@@ -259,27 +265,26 @@ impl App {
 
     /// The stored record of `key` and the limits of the tenant's policy
     /// that apply to `caller`'s branch: the policy from the warm instance's
-    /// cache while fresh, else read in the same request as the record.
+    /// cache while fresh, else read in the same request as the record. A
+    /// policy that cannot be read is the draft's refusal, which a replay
+    /// (answered by the record) never meets.
     async fn lookup(
         &self,
         store: &IdempotencyStore<'_>,
         key: &IdempotencyKey,
         caller: &draftline_contract::identity::Caller,
-    ) -> Result<(Option<IdempotencyRecord>, Option<Applied>), ToolError> {
+    ) -> Result<(Option<IdempotencyRecord>, Result<Option<Applied>, ToolError>), ToolError> {
         let now = self.clock.now();
         let tenant = caller.tenant();
         let (record, policy) = match self.policies.fresh(tenant, now) {
             Some(policy) => (store.lookup(key).await?, policy),
             None => {
                 let (record, item) = store.lookup_along(key, policy::store::current_key(tenant)).await?;
-                let policy = self
-                    .policies
-                    .remember(tenant, item.as_ref().and_then(StoredPolicy::from_item), now);
+                let policy = self.policies.remember(tenant, InForce::of(item.as_ref()), now);
                 (record, policy)
             }
         };
-        let applied = policy.map(|stored| stored.applied_to(caller.branch()));
-        Ok((record, applied))
+        Ok((record, policy.for_draft(caller.branch(), self.policies.retry_after())))
     }
 
     /// What a stored record answers; `None` if the key is free after all.

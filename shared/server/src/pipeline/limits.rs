@@ -64,18 +64,19 @@ impl Policed<'_> {
 }
 
 impl App {
-    /// The limits of the tenant's policy that apply to `caller`'s branch:
+    /// The limits of the tenant's policy that hold a read by `caller`:
     /// the warm instance's copy while fresh, else read (one `GetItem`,
-    /// at most once per tenant per cache bound).
-    async fn applied_to(&self, caller: &Caller) -> Result<Option<Applied>, ToolError> {
+    /// at most once per tenant per cache bound). A policy that cannot be
+    /// read holds no read.
+    async fn applied_to_read(&self, caller: &Caller) -> Result<Option<Applied>, ToolError> {
         let tenant = caller.tenant();
-        let stored = self
+        let in_force = self
             .policies
             .current(tenant, self.clock.as_ref(), || async {
-                PolicyStore::new(&self.db, tenant).current().await
+                PolicyStore::new(&self.db, tenant).in_force().await
             })
             .await?;
-        Ok(stored.map(|stored| stored.applied_to(caller.branch())))
+        Ok(in_force.for_read(caller.branch()))
     }
 
     /// Spends one call of `caller`'s budget, the deployment's
@@ -95,7 +96,7 @@ impl App {
     /// Returns the limits observe mode let pass, or the refusal: a refused
     /// read counts nothing and reads nothing.
     pub(super) async fn spend_read_rate(&self, caller: &Caller, tool: &str) -> Result<Vec<ReachedLimit>, ToolError> {
-        let mut gate = Gate::new(self.applied_to(caller).await?);
+        let mut gate = Gate::new(self.applied_to_read(caller).await?);
         let now = self.clock.now();
         let Some(mut counting) = gate.applied().and_then(|a| Counting::of_read(a, caller, tool, now)) else {
             return Ok(Vec::new());

@@ -4,7 +4,10 @@
 //! the same `BatchGetItem` as its key record, at no request of its own; a
 //! read tool, whose rate the policy may set, reads it with one `GetItem`
 //! ([`PolicyCache::current`]), and the calls a cold instance serves at
-//! once share that one read.
+//! once share that one read. Each tenant has its own entry and its own
+//! wait: a slow read of one tenant's policy holds up no other tenant, and a
+//! full cache makes room one entry at a time (the stale ones, else the one
+//! read longest ago), never by forgetting every tenant at once.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -13,24 +16,32 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::StoredPolicy;
+use super::InForce;
 use draftline_contract::clock::Clock;
 use draftline_contract::identity::TenantId;
 
-/// The most tenants one instance keeps; past it the cache starts afresh.
+/// The most tenants one instance keeps; past it the entry read longest
+/// ago (that no call is reading) makes room.
 const MAX_TENANTS: usize = 1024;
 
-/// A tenant's policy (or that it has none), and when it was read.
-type Entry = (DateTime<Utc>, Option<Arc<StoredPolicy>>);
+/// A tenant's policy (or that it has none, or that it cannot be read),
+/// and when it was read.
+type Entry = (DateTime<Utc>, InForce);
+
+/// One tenant's place in the cache: what was read, and the lock its calls
+/// that find it stale wait on (one per tenant: a slow read of one tenant
+/// holds up no other).
+#[derive(Debug, Default)]
+struct Slot {
+    read: Option<Entry>,
+    reading: Arc<tokio::sync::Mutex<()>>,
+}
 
 /// Each tenant's policy (or that it has none), as read at a time.
 #[derive(Debug)]
 pub struct PolicyCache {
     bound: Duration,
-    entries: Mutex<HashMap<TenantId, Entry>>,
-    /// Held while a stale policy is read, so that the calls waiting for it
-    /// use that read instead of each making its own.
-    reading: tokio::sync::Mutex<()>,
+    slots: Mutex<HashMap<TenantId, Slot>>,
 }
 
 impl PolicyCache {
@@ -39,28 +50,31 @@ impl PolicyCache {
     pub fn new(bound: Duration) -> Self {
         Self {
             bound,
-            entries: Mutex::new(HashMap::new()),
-            reading: tokio::sync::Mutex::new(()),
+            slots: Mutex::new(HashMap::new()),
         }
     }
 
     /// The tenant's policy: the instance's copy within the bound, or else
-    /// what `read` reads, kept. Calls that find the copy stale at the same
-    /// time wait for one read and share it.
+    /// what `read` reads, kept. Calls that find the tenant's copy stale at
+    /// the same time wait for one read and share it.
     pub async fn current<E, Read, Reading>(
         &self,
         tenant: &TenantId,
         clock: &dyn Clock,
         read: Read,
-    ) -> Result<Option<Arc<StoredPolicy>>, E>
+    ) -> Result<InForce, E>
     where
         Read: FnOnce() -> Reading,
-        Reading: Future<Output = Result<Option<StoredPolicy>, E>>,
+        Reading: Future<Output = Result<InForce, E>>,
     {
         if let Some(fresh) = self.fresh(tenant, clock.now()) {
             return Ok(fresh);
         }
-        let _reading = self.reading.lock().await;
+        let reading = {
+            let mut slots = self.lock();
+            Arc::clone(&self.slot(&mut slots, tenant, clock.now()).reading)
+        };
+        let _reading = reading.lock().await;
         // The read this call waited for may have made the copy fresh.
         let now = clock.now();
         if let Some(fresh) = self.fresh(tenant, now) {
@@ -69,30 +83,66 @@ impl PolicyCache {
         Ok(self.remember(tenant, read().await?, now))
     }
 
-    /// The tenant's policy as read less than the bound before `now`:
-    /// `Some(None)` when it has none, `None` when it must be read.
-    pub fn fresh(&self, tenant: &TenantId, now: DateTime<Utc>) -> Option<Option<Arc<StoredPolicy>>> {
-        let entries = self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let (read_at, policy) = entries.get(tenant)?;
-        let age = now.signed_duration_since(*read_at).to_std().unwrap_or(Duration::MAX);
-        // A clock that went back (age negative) reads again, too.
-        (now >= *read_at && age < self.bound).then(|| policy.clone())
+    /// The tenant's policy as read less than the bound before `now`;
+    /// `None` when it must be read.
+    pub fn fresh(&self, tenant: &TenantId, now: DateTime<Utc>) -> Option<InForce> {
+        let slots = self.lock();
+        let (read_at, policy) = slots.get(tenant)?.read.as_ref()?;
+        self.is_fresh(*read_at, now).then(|| policy.clone())
     }
 
-    /// Keeps what was read at `now`, and hands it back shared.
-    pub fn remember(
-        &self,
-        tenant: &TenantId,
-        policy: Option<StoredPolicy>,
-        now: DateTime<Utc>,
-    ) -> Option<Arc<StoredPolicy>> {
-        let policy = policy.map(Arc::new);
-        let mut entries = self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if entries.len() >= MAX_TENANTS && !entries.contains_key(tenant) {
-            entries.clear();
-        }
-        entries.insert(tenant.clone(), (now, policy.clone()));
+    /// Keeps what was read at `now`, and hands it back.
+    pub fn remember(&self, tenant: &TenantId, policy: InForce, now: DateTime<Utc>) -> InForce {
+        let mut slots = self.lock();
+        self.slot(&mut slots, tenant, now).read = Some((now, policy.clone()));
         policy
+    }
+
+    /// When a call refused by what the cache holds (a policy that cannot
+    /// be read) may try again: the bound, in which a fix applies (at least
+    /// a second).
+    pub fn retry_after(&self) -> u64 {
+        self.bound.as_secs().max(1)
+    }
+
+    /// How many tenants the cache holds.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<TenantId, Slot>> {
+        self.slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn is_fresh(&self, read_at: DateTime<Utc>, now: DateTime<Utc>) -> bool {
+        let age = now.signed_duration_since(read_at).to_std().unwrap_or(Duration::MAX);
+        // A clock that went back (age negative) reads again, too.
+        now >= read_at && age < self.bound
+    }
+
+    /// The tenant's slot, made (room made first, when the cache is full).
+    fn slot<'s>(&self, slots: &'s mut HashMap<TenantId, Slot>, tenant: &TenantId, now: DateTime<Utc>) -> &'s mut Slot {
+        if slots.len() >= MAX_TENANTS && !slots.contains_key(tenant) {
+            // Only a slot no call is reading can go (its lock is held by
+            // the map alone): the stale ones, else the one read longest ago.
+            let idle = |slot: &Slot| Arc::strong_count(&slot.reading) == 1;
+            slots.retain(|_, slot| !idle(slot) || slot.read.as_ref().is_some_and(|(at, _)| self.is_fresh(*at, now)));
+            if slots.len() >= MAX_TENANTS
+                && let Some(oldest) = slots
+                    .iter()
+                    .filter(|(_, slot)| idle(slot))
+                    .min_by_key(|(_, slot)| slot.read.as_ref().map(|(at, _)| *at))
+                    .map(|(tenant, _)| tenant.clone())
+            {
+                slots.remove(&oldest);
+            }
+        }
+        slots.entry(tenant.clone()).or_default()
     }
 }
 
@@ -107,8 +157,11 @@ mod tests {
         let tenant = TenantId::parse("demo").unwrap();
         let at = Utc.with_ymd_and_hms(2026, 11, 29, 9, 0, 0).unwrap();
         assert!(cache.fresh(&tenant, at).is_none());
-        cache.remember(&tenant, None, at);
-        assert_eq!(cache.fresh(&tenant, at + chrono::Duration::seconds(29)), Some(None));
+        cache.remember(&tenant, InForce::Nothing, at);
+        assert!(matches!(
+            cache.fresh(&tenant, at + chrono::Duration::seconds(29)),
+            Some(InForce::Nothing)
+        ));
         assert!(cache.fresh(&tenant, at + chrono::Duration::seconds(30)).is_none());
         assert!(cache.fresh(&tenant, at - chrono::Duration::seconds(1)).is_none());
         assert!(PolicyCache::new(Duration::ZERO).fresh(&tenant, at).is_none());
@@ -123,16 +176,70 @@ mod tests {
         let read = || async {
             reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             tokio::task::yield_now().await;
-            Ok::<_, ()>(None)
+            Ok::<_, ()>(InForce::Nothing)
         };
         let calls = (0..16).map(|_| cache.current(&tenant, &clock, read));
         let answers = futures::future::join_all(calls).await;
-        assert!(answers.iter().all(|a| matches!(a, Ok(None))));
+        assert!(answers.iter().all(|a| matches!(a, Ok(InForce::Nothing))));
         assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 1);
         // A failed read keeps nothing: the next call reads again.
         let other = TenantId::parse("other").unwrap();
-        let failed = cache.current(&other, &clock, || async { Err::<Option<StoredPolicy>, _>("down") });
+        let failed = cache.current(&other, &clock, || async { Err::<InForce, _>("down") });
         assert!(matches!(failed.await, Err("down")));
         assert!(cache.fresh(&other, clock.now()).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_slow_read_of_one_tenant_holds_up_no_other() {
+        let cache = PolicyCache::new(Duration::from_secs(30));
+        let clock = draftline_contract::clock::SystemClock;
+        let (slow, other) = (TenantId::parse("slow").unwrap(), TenantId::parse("other").unwrap());
+        let release = tokio::sync::Notify::new();
+        let slow_read = cache.current(&slow, &clock, || async {
+            release.notified().await;
+            Ok::<_, ()>(InForce::Nothing)
+        });
+        let other_read = async {
+            // Started while the slow tenant's read waits, and answered.
+            let answered = tokio::time::timeout(
+                Duration::from_secs(5),
+                cache.current(&other, &clock, || async { Ok::<_, ()>(InForce::Nothing) }),
+            )
+            .await;
+            release.notify_one();
+            answered
+        };
+        let (slow_answer, other_answer) = tokio::join!(slow_read, other_read);
+        assert!(
+            matches!(other_answer, Ok(Ok(InForce::Nothing))),
+            "the other tenant waited for the slow one"
+        );
+        assert!(matches!(slow_answer, Ok(InForce::Nothing)));
+    }
+
+    #[test]
+    fn a_full_cache_makes_room_one_entry_at_a_time_never_by_forgetting_every_tenant() {
+        let cache = PolicyCache::new(Duration::from_secs(30));
+        let at = Utc.with_ymd_and_hms(2026, 11, 29, 9, 0, 0).unwrap();
+        let tenant = |i: usize| TenantId::parse(&format!("t{i}")).unwrap();
+        for i in 0..MAX_TENANTS {
+            cache.remember(
+                &tenant(i),
+                InForce::Nothing,
+                at + chrono::Duration::milliseconds(i as i64),
+            );
+        }
+        assert_eq!(cache.len(), MAX_TENANTS);
+        let now = at + chrono::Duration::seconds(2);
+        cache.remember(&tenant(MAX_TENANTS), InForce::Nothing, now);
+        assert_eq!(cache.len(), MAX_TENANTS);
+        // The one read longest ago made room; every other is still fresh.
+        assert!(cache.fresh(&tenant(0), now).is_none());
+        assert!((1..=MAX_TENANTS).all(|i| cache.fresh(&tenant(i), now).is_some()));
+        // Once entries are stale, they go first, all of them.
+        let later = at + chrono::Duration::seconds(31);
+        cache.remember(&tenant(MAX_TENANTS + 1), InForce::Nothing, later);
+        assert!(cache.len() < MAX_TENANTS);
+        assert!(cache.fresh(&tenant(MAX_TENANTS + 1), later).is_some());
     }
 }

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Days, Utc};
 
 use super::counters::{self, CALLS, DRAFTS};
-use super::{PolicyCache, StoredPolicy};
+use super::{InForce, PolicyCache};
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Owner;
 use draftline_contract::policy::standing::{Examiner, Standing, Use};
@@ -50,11 +50,12 @@ impl Examiner for TableExaminer<'_> {
         // The days the tenant's day can be: the cached policy's own, or
         // the three around UTC's.
         let days: Vec<String> = match &cached {
-            Some(Some(stored)) => {
+            Some(InForce::Policy(stored)) => {
                 let applied = stored.applied_to(owner.branch);
                 vec![applied.day_of(now).to_string()]
             }
-            Some(None) => return Ok(None),
+            Some(InForce::Nothing) => return Ok(None),
+            Some(InForce::Unreadable(unreadable)) => return Err(unreadable.refusal(self.policies.retry_after())),
             None => {
                 let utc = now.date_naive();
                 [
@@ -95,14 +96,15 @@ impl Examiner for TableExaminer<'_> {
             .map_err(|e| e.into_tool_error(NOTHING_READ))?;
         let find = |key: &Item| items.iter().find(|item| same_key(item, key));
 
-        let stored = match cached {
+        let in_force = match cached {
             Some(policy) => policy,
-            None => self
-                .policies
-                .remember(tenant, find(&policy_key).and_then(StoredPolicy::from_item), now),
+            None => self.policies.remember(tenant, InForce::of(find(&policy_key)), now),
         };
-        let Some(stored) = stored else { return Ok(None) };
-        let applied = stored.applied_to(owner.branch);
+        // What a draft is held to, the examiner shows (a policy that
+        // cannot be read: the same refusal).
+        let Some(applied) = in_force.for_draft(owner.branch, self.policies.retry_after())? else {
+            return Ok(None);
+        };
         let empty = Item::new();
         let day = applied.day_of(now).to_string();
         let day_item = day_keys

@@ -20,4 +20,4 @@ pub use cache::PolicyCache;
 pub use counters::{Counting, Reservation};
 pub use examine::TableExaminer;
 pub use gate::Gate;
-pub use store::{PolicyStore, SetFailure, StoredPolicy};
+pub use store::{InForce, PolicyStore, SetFailure, StoredPolicy, Unreadable};

@@ -12,6 +12,7 @@
 //! both win, and a version number is never given twice.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -89,27 +90,127 @@ impl StoredPolicy {
         ]))
     }
 
-    /// The stored policy of an item, or `None` if it is not one (or was
-    /// written by hand and no longer parses: it is then ignored and logged).
-    pub fn from_item(item: &HashMap<String, AttributeValue>) -> Option<Self> {
+    /// The stored policy of a policy item, or why it cannot be read (a
+    /// document written into the table by hand, or by a newer draftline).
+    pub fn from_item(item: &HashMap<String, AttributeValue>) -> Result<Self, Unreadable> {
         let s = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
-        let version = item.get("version")?.as_n().ok()?.parse().ok()?;
-        let document = s("document")?;
+        let version = item
+            .get("version")
+            .and_then(|v| v.as_n().ok())
+            .and_then(|v| v.parse().ok());
+        let unreadable = |problem: String| Unreadable { version, problem };
+        let Some(version) = version else {
+            return Err(unreadable("the item has no version".to_owned()));
+        };
+        let Some(document) = s("document") else {
+            return Err(unreadable("the item has no document".to_owned()));
+        };
         match Policy::parse(document.as_bytes()) {
-            Ok(policy) => Some(Self {
+            Ok(policy) => Ok(Self {
                 version,
                 policy,
                 updated_at: s("updated_at").unwrap_or_default(),
                 updated_by: s("updated_by").unwrap_or_default(),
             }),
             Err(issues) => {
-                tracing::error!(
-                    version,
-                    problems = issues.len(),
-                    "the stored policy does not parse; no limits apply"
-                );
-                None
+                let mut problem = issues
+                    .first()
+                    .map(|issue| {
+                        let path = if issue.path.is_empty() {
+                            "the document"
+                        } else {
+                            &issue.path
+                        };
+                        format!("{path}: {}", issue.message)
+                    })
+                    .unwrap_or_else(|| "the document does not parse".to_owned());
+                if issues.len() > 1 {
+                    problem.push_str(&format!(" (and {} more)", issues.len() - 1));
+                }
+                Err(unreadable(problem))
             }
+        }
+    }
+}
+
+/// A stored policy that cannot be read. Drafts of its tenant fail closed:
+/// they are refused until a valid policy is set again, since no one can
+/// tell which limits should hold them. Reads are not blocked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    /// The version the item says it is, if it says.
+    pub version: Option<u64>,
+    /// What is wrong with it (the first problem, and how many more).
+    pub problem: String,
+}
+
+impl Unreadable {
+    /// The refusal of a draft held to it: retryable after
+    /// `retry_after_seconds` (the cache bound: an operator's fix applies
+    /// within it), naming the problem.
+    pub fn refusal(&self, retry_after_seconds: u64) -> ToolError {
+        let version = self.version.map_or_else(String::new, |v| format!(" (version {v})"));
+        ToolError::DependencyUnavailable {
+            message: format!(
+                "The tenant's policy for its agents{version} is stored but cannot be read: {problem}. No draft was \
+                 created: drafts are refused while the limits that hold them are unknown. Retry this same call in \
+                 {retry_after_seconds} seconds; if it is refused again, tell the person you act for that an \
+                 operator must set the policy again (draftline policy set).",
+                problem = self.problem,
+            ),
+            retry_after_seconds,
+            cause: None,
+            may_have_written: false,
+        }
+    }
+}
+
+/// A tenant's policy as the table holds it.
+#[derive(Debug, Clone, Default)]
+pub enum InForce {
+    /// None: no limits hold its agents.
+    #[default]
+    Nothing,
+    /// The policy in force.
+    Policy(Arc<StoredPolicy>),
+    /// One is stored that cannot be read: drafts fail closed.
+    Unreadable(Arc<Unreadable>),
+}
+
+impl InForce {
+    /// What the policy item `item` holds (`None`: the tenant has none).
+    pub fn of(item: Option<&HashMap<String, AttributeValue>>) -> Self {
+        match item.map(StoredPolicy::from_item) {
+            None => Self::Nothing,
+            Some(Ok(stored)) => Self::Policy(Arc::new(stored)),
+            Some(Err(unreadable)) => {
+                tracing::error!(
+                    version = unreadable.version,
+                    problem = %unreadable.problem,
+                    "the stored policy cannot be read; drafts are refused until it is set again"
+                );
+                Self::Unreadable(Arc::new(unreadable))
+            }
+        }
+    }
+
+    /// The limits a draft by an agent of `branch` is held to, or (a policy
+    /// that cannot be read) its refusal, retryable after
+    /// `retry_after_seconds`.
+    pub fn for_draft(&self, branch: &BranchId, retry_after_seconds: u64) -> Result<Option<Applied>, ToolError> {
+        match self {
+            Self::Nothing => Ok(None),
+            Self::Policy(stored) => Ok(Some(stored.applied_to(branch))),
+            Self::Unreadable(unreadable) => Err(unreadable.refusal(retry_after_seconds)),
+        }
+    }
+
+    /// The limits a read of `branch` is held to (its rate): a policy that
+    /// cannot be read sets none, so that no read is blocked by it.
+    pub fn for_read(&self, branch: &BranchId) -> Option<Applied> {
+        match self {
+            Self::Policy(stored) => Some(stored.applied_to(branch)),
+            Self::Nothing | Self::Unreadable(_) => None,
         }
     }
 }
@@ -127,8 +228,9 @@ impl<'a> PolicyStore<'a> {
         Self { db, tenant }
     }
 
-    /// The policy in force (one strongly consistent `GetItem`).
-    pub async fn current(&self) -> Result<Option<StoredPolicy>, ToolError> {
+    /// The policy in force, or that none is, or that the one stored cannot
+    /// be read (one strongly consistent `GetItem`).
+    pub async fn in_force(&self) -> Result<InForce, ToolError> {
         let out = self
             .db
             .client()
@@ -139,7 +241,7 @@ impl<'a> PolicyStore<'a> {
             .send()
             .await
             .map_err(|e| store_error(e, "Nothing was read."))?;
-        Ok(out.item().and_then(StoredPolicy::from_item))
+        Ok(InForce::of(out.item()))
     }
 
     /// Stores `policy` as the next version, if the stored one is still
@@ -148,11 +250,12 @@ impl<'a> PolicyStore<'a> {
     pub async fn set(&self, policy: &Policy, by: &str, now: DateTime<Utc>) -> Result<StoredPolicy, SetFailure> {
         let stored_now = match policy.version {
             Some(based_on) => based_on,
-            None => self
-                .current()
-                .await
-                .map_err(SetFailure::Store)?
-                .map_or(0, |p| p.version),
+            // One that cannot be read is overwritten, its version kept.
+            None => match self.in_force().await.map_err(SetFailure::Store)? {
+                InForce::Nothing => 0,
+                InForce::Policy(stored) => stored.version,
+                InForce::Unreadable(unreadable) => unreadable.version.unwrap_or(0),
+            },
         };
         let next = stored_now.saturating_add(1);
         let stored = StoredPolicy {
