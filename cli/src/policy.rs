@@ -105,5 +105,85 @@ pub async fn seed_demo(db: &Db, now: DateTime<Utc>) -> anyhow::Result<()> {
         .seed(&policy, "demo seed", now)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    seed_demo_runs(db, &tenant, now).await
+}
+
+/// Counts the demo's agent drafts (the Surabaya purchase orders, the
+/// Bandung quotes) in their runs' counters, as drafts made through
+/// draftline are counted: a run page and `agent_get_limits` then show
+/// what the run drafted. Each counter is written only if absent, so a
+/// second seed, or a table whose runs went on, is left as it is.
+async fn seed_demo_runs(db: &Db, tenant: &TenantId, now: DateTime<Utc>) -> anyhow::Result<()> {
+    use std::collections::BTreeMap;
+
+    use aws_sdk_dynamodb::types::AttributeValue;
+    use draftline_contract::identity::{BranchId, Owner, UserId};
+    use draftline_contract::policy::Amount;
+    use draftline_server::policy::counters::{self, DRAFTS};
+
+    let purchase_orders = draftline_erp::demo::agent_purchase_orders()
+        .into_iter()
+        .map(|(po, _)| (po.branch_id, po.drafted_on_behalf_of, po.drafted_by_agent_run, po.total));
+    let quotes = draftline_erp::demo::agent_quotes().into_iter().map(|(quote, _)| {
+        (
+            quote.branch_id,
+            quote.drafted_on_behalf_of,
+            quote.drafted_by_agent_run,
+            quote.total,
+        )
+    });
+    /// A run's owner and id: (branch, person, run).
+    type Run = (String, String, String);
+    /// What it drafted: drafts, and value per currency in hundredths.
+    type Drafted = (i64, BTreeMap<String, i64>);
+    let mut runs: BTreeMap<Run, Drafted> = BTreeMap::new();
+    for (branch, user, run, total) in purchase_orders.chain(quotes) {
+        let Some(run) = run else { continue };
+        let value = Amount::parse(&total.amount, &total.currency).map_err(anyhow::Error::msg)?;
+        let (drafts, values) = runs.entry((branch, user, run)).or_default();
+        *drafts += 1;
+        *values.entry(value.currency).or_default() += value.hundredths;
+    }
+    for ((branch, user, run), (drafts, values)) in runs {
+        let (branch, user) = (
+            BranchId::parse(&branch).map_err(anyhow::Error::msg)?,
+            UserId::parse(&user).map_err(anyhow::Error::msg)?,
+        );
+        let owner = Owner {
+            tenant,
+            branch: &branch,
+            user: &user,
+        };
+        let mut item = counters::run_key(owner, &run);
+        item.insert("kind".to_owned(), AttributeValue::S("limit_use".to_owned()));
+        item.insert(DRAFTS.to_owned(), AttributeValue::N(drafts.to_string()));
+        for (currency, hundredths) in values {
+            item.insert(
+                counters::value_attribute(&currency),
+                AttributeValue::N(hundredths.to_string()),
+            );
+        }
+        let expires_at = now + chrono::Duration::days(counters::RUN_COUNTER_DAYS);
+        item.insert(
+            "expires_at".to_owned(),
+            AttributeValue::N(expires_at.timestamp().to_string()),
+        );
+        let written = db
+            .client()
+            .put_item()
+            .table_name(db.table())
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        match written {
+            Ok(_) => {}
+            Err(err)
+                if err
+                    .as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) => {}
+            Err(err) => return Err(anyhow::anyhow!("seeding the counter of run {run}: {err}")),
+        }
+    }
     Ok(())
 }

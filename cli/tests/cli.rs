@@ -34,7 +34,10 @@ fn token_prints_a_demo_users_claims_for_the_default_resource() {
     assert_eq!(claims["tenant_id"], "demo");
     assert_eq!(claims["branch_id"], "SBY-01");
     assert_eq!(claims["branch_code"], "SBY");
-    assert_eq!(claims["scope"], "purchasing:read purchasing:draft inventory:read");
+    assert_eq!(
+        claims["scope"],
+        "purchasing:read purchasing:draft inventory:read agent:read"
+    );
     assert_eq!(claims["iss"], "draftline-local");
     assert_eq!(claims["aud"], "http://127.0.0.1:3000");
 }

@@ -461,24 +461,33 @@ async fn a_fresh_draft_with_a_policy_in_force_makes_no_dynamodb_request_more_tha
         }
         costs.push(cost);
     }
-    assert_eq!(costs[0], costs[1], "the same requests with the policy as without");
+    let requests = |cost: &BTreeMap<String, u64>| cost.values().sum::<u64>();
+    for (with, without) in costs[0].iter().zip(&costs[1]) {
+        assert_eq!(
+            requests(with),
+            requests(without),
+            "the same requests with the policy as without"
+        );
+    }
     assert_eq!(costs[0][0].get("BatchGetItem"), Some(&2));
     assert_eq!(costs[0][0].get("GetItem"), None);
-    // Warm: the key lookup (one GetItem), the vendor Query and the items
-    // BatchGetItem (these apps do not look for near-duplicates), the
-    // number, and ONE transaction that carries the run's and the day's
-    // counters too. Cold, the key lookup is a BatchGetItem with the policy.
+    // Warm: the key lookup (a BatchGetItem with the run's counter, since the
+    // policy limits a run's drafts; a GetItem without a policy), the vendor
+    // Query and the items BatchGetItem (these apps do not look for
+    // near-duplicates), the number, and ONE transaction that carries the
+    // run's and the day's counters too. Cold, the key lookup is a
+    // BatchGetItem with the policy and the run's counter.
     assert_eq!(
         costs[0][1],
         [
-            ("BatchGetItem".into(), 1),
-            ("GetItem".into(), 1),
+            ("BatchGetItem".into(), 2),
             ("Query".into(), 1),
             ("TransactWriteItems".into(), 1),
             ("UpdateItem".into(), 1)
         ]
         .into()
     );
+    assert_eq!(costs[1][1].get("GetItem"), Some(&1));
     // The policy was in force: both drafts were counted.
     assert_eq!(
         with.number(&run_counter("buyer-sby", "run-cost"), "USE", "drafts")
@@ -1074,7 +1083,7 @@ async fn agent_get_limits_says_when_no_policy_is_in_force() {
 #[tokio::test]
 async fn agent_get_limits_needs_the_agent_read_scope() {
     let app = spawn_app_drafting_freely().await;
-    let reply = app.call("buyer-sby", "agent_get_limits", &json!({}), &[]).await;
+    let reply = app.call("buyer-jkt", "agent_get_limits", &json!({}), &[]).await;
     assert_eq!((reply.status, reply.error_code()), (403, "FORBIDDEN"));
     assert!(reply.message().contains("'agent:read'"), "{}", reply.message());
 }
@@ -1281,4 +1290,161 @@ on_both_backends! {
         let after = draft(&app, Some("run-broken"), "broken-1", 1).await;
         assert_eq!(after.status, 201, "{:?}", after.body);
     }
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn a_draft_in_a_run_at_its_count_is_refused_before_the_erp_is_asked(backend) {
+        // On Tryton the calls go through a proxy that counts every request.
+        let (app, proxy) = match backend {
+            crate::helpers::Backend::Builtin => (spawn_app_drafting_freely().await, None),
+            crate::helpers::Backend::Tryton => {
+                let database = tokio::task::spawn_blocking(crate::tryton::fresh_database).await.unwrap();
+                let proxy = FaultyTryton::start(&database.url).await;
+                let settings = TrytonSettings {
+                    url: proxy.url(),
+                    ..database
+                };
+                let options = LocalOptions {
+                    no_near_duplicate_check: true,
+                    ..LocalOptions::default()
+                };
+                (spawn_app_on_erp(LocalErp::Tryton(settings), options).await, Some(proxy))
+            }
+        };
+        app.set_policy(&policy("enforce", json!({"per_run": {"max_drafts": 1, "max_value": null}})))
+            .await;
+        let first = draft(&app, Some("run-full"), "full-1", 1).await;
+        assert_eq!(first.status, 201, "{:?}", first.body);
+        let tryton_before = proxy.as_ref().map(FaultyTryton::requests);
+        let before = app.round_trips();
+        let refused = draft(&app, Some("run-full"), "full-2", 1).await;
+        assert_eq!((refused.status, refused.error_code()), (403, "LIMIT_REACHED"), "{:?}", refused.body);
+        let limit = &refused.body["error"]["limit"];
+        assert_eq!((&limit["name"], &limit["used"]), (&json!("per_run.max_drafts"), &json!("1")));
+        assert!(refused.message().contains("Agent run 'run-full' has reached its limit of 1 draft"), "{}", refused.message());
+        // The key lookup brought the run's counter: one BatchGetItem, then
+        // only the refusal's audit item. Nothing asked the ERP.
+        assert_eq!(
+            diff(&before, &app.round_trips()),
+            [("BatchGetItem".into(), 1), ("PutItem".into(), 1)].into(),
+        );
+        if let (Some(proxy), Some(before)) = (&proxy, tryton_before) {
+            assert_eq!(proxy.requests(), before, "a Tryton request for a draft that cannot pass");
+        }
+        assert_eq!(app.new_documents("purchase_order").await, 1);
+        // Another run of the same person drafts on.
+        let other = draft(&app, Some("run-other"), "full-3", 1).await;
+        assert_eq!(other.status, 201, "{:?}", other.body);
+    }
+}
+
+on_both_backends! {
+    #[tokio::test]
+    async fn the_demos_seeded_runs_count_their_drafts(backend) {
+        let app = crate::helpers::spawn_app_on(backend).await;
+        // What the demo file's agent drafts add up to, run by run.
+        let mut runs: BTreeMap<(String, String), (i64, i64)> = BTreeMap::new();
+        let purchase_orders = draftline_erp::demo::agent_purchase_orders()
+            .into_iter()
+            .map(|(po, _)| (po.drafted_on_behalf_of, po.drafted_by_agent_run, po.total));
+        let quotes = draftline_erp::demo::agent_quotes()
+            .into_iter()
+            .map(|(quote, _)| (quote.drafted_on_behalf_of, quote.drafted_by_agent_run, quote.total));
+        for (user, run, total) in purchase_orders.chain(quotes) {
+            let run = run.expect("every demo agent draft names its run");
+            let (drafts, value) = runs.entry((user, run)).or_default();
+            *drafts += 1;
+            *value += hundredths(&json!(total.amount));
+        }
+        assert!(runs.len() >= 2, "{runs:?}");
+        for ((user, run), (drafts, value)) in &runs {
+            let counter = run_counter(user, run);
+            assert_eq!(app.number(&counter, "USE", "drafts").await, *drafts, "{counter}");
+            assert_eq!(app.number(&counter, "USE", "v_IDR").await, *value, "{counter}");
+        }
+        // The run page's first look at limits is the right number (the
+        // built-in demo seeds the runs' audit trail, which a run page is
+        // made of; the Tryton demo seeds none).
+        let run = "run-sby-reorder-2026-11-26";
+        let drafted = runs[&("buyer-sby".to_owned(), run.to_owned())].0;
+        if backend == crate::helpers::Backend::Builtin {
+            let approver = crate::review::Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+            let page = approver.get(&format!("/review/runs/{run}")).await;
+            assert_eq!(page.status, 200, "{}", page.body);
+            assert!(
+                page.body.contains(&format!(
+                    "<code>per_run.max_drafts</code>: <strong>{drafted}</strong> of 50 drafts used"
+                )),
+                "{}",
+                page.body
+            );
+        }
+        // And so is the examiner's: buyer-sby holds agent:read in the demo.
+        let headers = [("x-agent-run-id", run.to_owned())];
+        let left = app.call("buyer-sby", "agent_get_limits", &json!({}), &headers).await;
+        assert_eq!(left.status, 200, "{:?}", left.body);
+        assert_eq!(left.body["data"]["run"]["drafts"]["used"], drafted, "{:?}", left.body);
+        // A second seed counts nothing again.
+        draftline_cli::policy::seed_demo(&app.inspect, app.clock.now()).await.unwrap();
+        let counter = run_counter("buyer-sby", run);
+        assert_eq!(app.number(&counter, "USE", "drafts").await, drafted);
+    }
+}
+
+#[tokio::test]
+async fn a_counter_held_by_another_transaction_retries_the_commit_alone() {
+    // The app's DynamoDB client talks to a fault layer in front of the
+    // engine, which answers one draft's transaction as DynamoDB does when
+    // another transaction holds an item: TransactionConflict on the run's
+    // counter only. Before, that re-prepared the draft (the ERP read, a
+    // new number) up to three times and then answered a retryable 409.
+    let engine = draftline_infra::EmbeddedDynamo::start(None).await.unwrap();
+    let proxy = crate::dynamo_proxy::FaultyDynamo::start(&engine.endpoint()).await;
+    let app = crate::helpers::spawn_app_with(LocalOptions {
+        dynamodb_endpoint: Some(proxy.endpoint()),
+        no_near_duplicate_check: true,
+        ..LocalOptions::default()
+    })
+    .await;
+    app.set_policy(&policy(
+        "enforce",
+        json!({"per_run": {"max_drafts": 5, "max_value": null}}),
+    ))
+    .await;
+    let warm = draft(&app, Some("run-contended"), "contended-1", 1).await;
+    assert_eq!(warm.status, 201, "{:?}", warm.body);
+
+    proxy.conflict_on_next_transaction_with("#LIMIT#RUN#");
+    let before = app.round_trips();
+    let reply = draft(&app, Some("run-contended"), "contended-2", 1).await;
+    assert_eq!(reply.status, 201, "{:?}", reply.body);
+    assert_eq!(
+        proxy.conflicts_answered(),
+        1,
+        "the fault layer answered the first commit"
+    );
+    // One prepare (the vendor's Query, the items' BatchGetItem beside the
+    // key lookup's, one number's UpdateItem) and two commits.
+    assert_eq!(
+        diff(&before, &app.round_trips()),
+        [
+            ("BatchGetItem".into(), 2),
+            ("Query".into(), 1),
+            ("TransactWriteItems".into(), 2),
+            ("UpdateItem".into(), 1)
+        ]
+        .into()
+    );
+    // One document, its number the next, counted once.
+    let number = |reply: &Reply| reply.body["data"]["po_number"].as_str().unwrap().to_owned();
+    let (first, second) = (number(&warm), number(&reply));
+    let next = |n: &str| n.rsplit('-').next().unwrap().parse::<u64>().unwrap();
+    assert_eq!(next(&second), next(&first) + 1, "{first} then {second}");
+    assert_eq!(app.new_documents("purchase_order").await, 2);
+    assert_eq!(
+        app.number(&run_counter("buyer-sby", "run-contended"), "USE", "drafts")
+            .await,
+        2
+    );
 }

@@ -12,6 +12,7 @@ mod contract;
 mod demo_data;
 mod docs;
 mod drafts;
+mod dynamo_proxy;
 mod faults;
 mod function_process;
 mod grants;

@@ -321,6 +321,7 @@ async fn tryton_stopped_is_a_retryable_503_that_says_nothing_was_created_and_lea
     let db = tryton.databases()[0].clone();
     let settings = TrytonSettings::new(tryton.url(), db.name.clone(), db.key.clone()).serving("demo");
     let app = spawn_app_on_erp(LocalErp::Tryton(settings), LocalOptions::default()).await;
+    let seeded = app.kinds().await;
     let tryton = tokio::task::spawn_blocking(move || {
         tryton.stop();
         tryton
@@ -353,14 +354,17 @@ async fn tryton_stopped_is_a_retryable_503_that_says_nothing_was_created_and_lea
         draft.message()
     );
     // Nothing half-written: no key record left (a retry starts afresh) and
-    // no limit counted, only the audit items, which say what happened (and
-    // the tenant's policy, seeded with the demo).
-    let kinds = app.kinds().await;
+    // no limit counted, only the audit items, which say what happened
+    // (beside the tenant's policy and its runs' counters, seeded with the
+    // demo).
+    let mut kinds = app.kinds().await;
     assert_eq!(
         kinds.keys().collect::<Vec<_>>(),
-        ["audit", "policy", "policy_version"],
+        ["audit", "limit_use", "policy", "policy_version"],
         "{kinds:?}"
     );
+    kinds.remove("audit");
+    assert_eq!(kinds, seeded, "only audit items were added");
     let audits = app.audit_items().await;
     assert_eq!(audits.len(), 2, "{audits:?}");
     for audit in &audits {

@@ -59,6 +59,8 @@ struct Plan {
     faults: HashMap<Target, VecDeque<Fault>>,
     /// Requests seen of each target, with or without a fault.
     seen: HashMap<Target, usize>,
+    /// Every request seen, of any target or none.
+    requests: usize,
 }
 
 /// The proxy: `url()` in front of one trytond.
@@ -108,6 +110,11 @@ impl FaultyTryton {
     /// Requests of `target` seen so far.
     pub fn seen(&self, target: Target) -> usize {
         self.plan.lock().unwrap().seen.get(&target).copied().unwrap_or(0)
+    }
+
+    /// Every request seen so far, of any kind.
+    pub fn requests(&self) -> usize {
+        self.plan.lock().unwrap().requests
     }
 
     /// Faults given and not used yet.
@@ -327,11 +334,14 @@ async fn serve(mut client: TcpStream, upstream: SocketAddr, plan: Arc<Mutex<Plan
     let Some(request) = read_request(&mut client).await else {
         return;
     };
-    let fault = request.target().and_then(|target| {
+    let fault = {
         let mut plan = plan.lock().unwrap();
-        *plan.seen.entry(target).or_default() += 1;
-        plan.faults.get_mut(&target).and_then(VecDeque::pop_front)
-    });
+        plan.requests += 1;
+        request.target().and_then(|target| {
+            *plan.seen.entry(target).or_default() += 1;
+            plan.faults.get_mut(&target).and_then(VecDeque::pop_front)
+        })
+    };
     match fault {
         Some(Fault::Refuse(status)) => {
             let _ = client.write_all(&gateway_answer(status)).await;

@@ -39,7 +39,13 @@ const usage = {
 /** @type {import("@ai-sdk/provider").LanguageModelV4GenerateResult[]} */
 const script = [
   {
-    content: [{ type: "tool-call", toolCallId: "call_1", toolName: "inventory_get_stock", input: JSON.stringify({ item_code: "BRG-0042" }) }],
+    // Before any draft, the stock and what the tenant's policy still leaves this run and
+    // person (agent_get_limits, scope agent:read): an agent that knows its limits splits
+    // or stops instead of being refused.
+    content: [
+      { type: "tool-call", toolCallId: "call_1", toolName: "inventory_get_stock", input: JSON.stringify({ item_code: "BRG-0042" }) },
+      { type: "tool-call", toolCallId: "call_limits", toolName: "agent_get_limits", input: JSON.stringify({}) },
+    ],
     finishReason: { unified: "tool-calls", raw: undefined },
     usage,
     warnings: [],
@@ -74,10 +80,14 @@ const model = new MockLanguageModelV4({ doGenerate: script });
 
 /** @type {import("ai").ModelMessage[]} */
 const messages = [
-  { role: "user", content: "BRG-0042 is low in Surabaya. Check its stock and draft a purchase order from V-00231." },
+  {
+    role: "user",
+    content: "BRG-0042 is low in Surabaya. Check its stock and what you may still draft, then draft a purchase order from V-00231.",
+  },
 ];
 
-// 1. The loop runs the read tool, then stops at the draft: it waits for a person.
+// 1. The loop runs the read tools (the stock, the limits), then stops at the draft: it
+//    waits for a person.
 const first = await generateText({ model, tools, toolApproval, stopWhen: isStepCount(5), messages });
 printToolResults(first);
 messages.push(...first.responseMessages);

@@ -35,6 +35,8 @@ async function runExample(extraEnv) {
 test("examples/agent.mjs: the draft waits for approval, then is created", { timeout: 60_000 }, async () => {
   const stdout = await runExample({ APPROVE: "yes" });
   assert.match(stdout, /^inventory_get_stock \(call_1\) → \{"item_code":"BRG-0042"/m);
+  // The examiner before the draft: buyer-sby holds agent:read, and the demo policy is in force.
+  assert.match(stdout, /^agent_get_limits \(call_limits\) → \{.*"mode":"enforce"/m);
   assert.match(stdout, /^approval requested: purchasing_create_po_draft \(call_2\): purchasing_create_po_draft .* writes to the ERP/m);
   assert.match(stdout, /^approved: Approved by Budi/m);
   assert.match(stdout, /^purchasing_create_po_draft \(call_2\) → \{"draft_id":"po_\w+","po_number":"PO-SBY-\d+","status":"draft"/m);
@@ -42,6 +44,7 @@ test("examples/agent.mjs: the draft waits for approval, then is created", { time
   // The order the story happens in.
   const at = (/** @type {RegExp} */ re) => stdout.search(re);
   assert.ok(at(/^inventory_get_stock/m) < at(/^approval requested/m));
+  assert.ok(at(/^agent_get_limits/m) < at(/^approval requested/m));
   assert.ok(at(/^approval requested/m) < at(/^purchasing_create_po_draft \(call_2\) → \{/m));
 });
 

@@ -184,11 +184,11 @@ export async function startDraftline({
 }
 
 /** Every scope draftline knows. */
-export const ALL_SCOPES = "purchasing:read purchasing:draft inventory:read sales:read sales:draft finance:read";
+export const ALL_SCOPES = "purchasing:read purchasing:draft inventory:read sales:read sales:draft finance:read agent:read";
 
 /** The demo users' scopes, as DESIGN.md lists them. */
 export const DEMO_SCOPES = /** @type {const} */ ({
-  "buyer-sby": ["purchasing:read", "purchasing:draft", "inventory:read"],
+  "buyer-sby": ["purchasing:read", "purchasing:draft", "inventory:read", "agent:read"],
   "clerk-sby": ["inventory:read"],
   "buyer-jkt": ["purchasing:read", "purchasing:draft", "inventory:read"],
   "sales-bdg": ["sales:read", "sales:draft", "finance:read", "inventory:read"],

@@ -57,6 +57,11 @@ pub enum CommitFailure {
     /// A document item's condition failed or another transaction touched it
     /// (its number was taken): prepare the draft again.
     Contention,
+    /// Another transaction was moving one of the limit counters at the same
+    /// moment, and nothing else stood in the way: the same commit may be
+    /// sent again, the draft as prepared (DynamoDB's `TransactionConflict`
+    /// on a counter item only).
+    CountersContended,
     /// The condition of limit counter `index` (of the counters passed to
     /// [`IdempotencyStore::commit_counted`]) failed: the draft would pass a
     /// limit of the tenant's policy. `stored` is the counter as it was.
@@ -193,27 +198,25 @@ impl<'a> IdempotencyStore<'a> {
         Ok(out.item().and_then(IdempotencyRecord::from_item))
     }
 
-    /// The stored record for `key` and, in the same request, the item at
-    /// `along` (the tenant's policy): one strongly consistent
-    /// `BatchGetItem`, so what the draft also needs costs no round trip of
-    /// its own.
+    /// The stored record for `key` and, in the same request, the items at
+    /// `along` that exist (the tenant's policy, the run's counter): one
+    /// strongly consistent `BatchGetItem`, so what the draft also needs
+    /// costs no round trip of its own.
     pub async fn lookup_along(
         &self,
         key: &IdempotencyKey,
-        along: HashMap<String, AttributeValue>,
-    ) -> Result<(Option<IdempotencyRecord>, Option<HashMap<String, AttributeValue>>), ToolError> {
+        along: Vec<HashMap<String, AttributeValue>>,
+    ) -> Result<(Option<IdempotencyRecord>, Vec<HashMap<String, AttributeValue>>), ToolError> {
         let record_key = self.key(key);
-        let found = self
-            .db
-            .batch_get(vec![record_key.clone(), along.clone()])
-            .await
-            .map_err(|e| e.into_tool_error(NO_DRAFT))?;
+        let mut keys = vec![record_key.clone()];
+        keys.extend(along);
+        let mut found = self.db.batch_get(keys).await.map_err(|e| e.into_tool_error(NO_DRAFT))?;
         let record = found
             .iter()
-            .find(|item| same_key(item, &record_key))
-            .and_then(IdempotencyRecord::from_item);
-        let other = found.into_iter().find(|item| same_key(item, &along));
-        Ok((record, other))
+            .position(|item| same_key(item, &record_key))
+            .map(|at| found.swap_remove(at))
+            .and_then(|item| IdempotencyRecord::from_item(&item));
+        Ok((record, found))
     }
 
     /// The transaction item that writes `record` if the key is free.
@@ -295,6 +298,20 @@ impl<'a> IdempotencyStore<'a> {
                 });
             }
         }
+        if let TransactFailure::Cancelled(reasons) = &failure {
+            let on_counter = |i: usize| counters.contains(&i);
+            let contended = reasons
+                .iter()
+                .enumerate()
+                .any(|(i, r)| on_counter(i) && matches!(r, Cancelled::Conflict));
+            let in_the_way = reasons
+                .iter()
+                .enumerate()
+                .any(|(i, r)| !on_counter(i) && matches!(r, Cancelled::ConditionFailed(_) | Cancelled::Conflict));
+            if contended && !in_the_way {
+                return Err(CommitFailure::CountersContended);
+            }
+        }
         match failure {
             // A document item's condition failed or another transaction held
             // one (its number was taken), or this token was used for other
@@ -370,7 +387,7 @@ impl<'a> IdempotencyStore<'a> {
                 }
                 Err(CommitFailure::ConfirmationUsed) => Ok(Claim::ConfirmationUsed),
                 Err(CommitFailure::OverLimit { index, stored }) => Ok(Claim::OverLimit { index, stored }),
-                Err(CommitFailure::Contention) => Ok(Claim::Contended),
+                Err(CommitFailure::Contention | CommitFailure::CountersContended) => Ok(Claim::Contended),
                 Err(CommitFailure::KeyInFlight) => Err(ToolError::Busy {
                     message: format!(
                         "Another call with key '{key}' was being claimed at the same moment. No draft was created. \
@@ -476,6 +493,7 @@ impl<'a> IdempotencyStore<'a> {
             Err(
                 CommitFailure::KeyInFlight
                 | CommitFailure::Contention
+                | CommitFailure::CountersContended
                 | CommitFailure::ConfirmationUsed
                 | CommitFailure::OverLimit { .. },
             ) => Err(ToolError::Busy {

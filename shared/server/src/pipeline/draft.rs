@@ -24,6 +24,7 @@ use draftline_contract::error::ToolError;
 use draftline_contract::policy::Applied;
 use draftline_contract::request::AgentContext;
 use draftline_contract::tool::{Call, Decision, Draft, ErasedDraft, ParsedInput, Placement};
+use draftline_dynamo::{Item, same_key};
 
 impl App {
     /// The idempotent draft path.
@@ -76,8 +77,13 @@ impl App {
         // Which use of the key this call continues: a claim whose lease
         // lapsed (its worker died, perhaps after the ERP write) is continued,
         // anything else starts a new one.
-        // The tenant's policy comes with it (cached, or in the same request).
-        let (found, applied) = match trace::stage(Stage::Idempotency, self.lookup(&store, key, call.caller)).await {
+        // The tenant's policy comes with it (cached, or in the same request),
+        // and the run's counter when the policy may limit its drafts.
+        let Looked {
+            record: found,
+            applied,
+            run_use,
+        } = match trace::stage(Stage::Idempotency, self.lookup(&store, key, call)).await {
             Ok(found) => found,
             Err(err) => return fail(err, key_facts),
         };
@@ -98,6 +104,18 @@ impl App {
             Ok(applied) => applied,
             Err(err) => return fail(err, key_facts),
         };
+        let mut gate = Gate::new(applied.clone());
+        // A new draft in a run already at its count is refused here, before
+        // the ERP is asked to price it: its counter came with the lookup. A
+        // takeover is not: its claim counted it already.
+        if continued.is_none()
+            && let (Some(applied), Some(run)) = (&applied, call.agent.run_id.as_deref())
+            && let Some(refusal) =
+                policy::Counting::run_at_its_count(applied, call.caller, run, run_use.as_ref(), self.clock.now())
+            && let Err(refusal) = gate.meet(refusal)
+        {
+            return fail(refusal, key_facts);
+        }
         let generation = match continued {
             Some((id, reserved)) => Generation::Continued { id, reserved },
             None => Generation::New(ulid::Ulid::new().to_string()),
@@ -168,7 +186,7 @@ impl App {
             // The counterparty rule, before anything is written (on either
             // backend: before the ERP is asked, too). Observe mode goes on
             // and the draft's audit item names the rule.
-            let mut gate = Gate::new(applied.clone());
+            let mut gate = gate.clone();
             if let (Some(applied), Draft::Placed { stakes, .. }) = (&applied, &prepared)
                 && let Some(refusal) = policy::counterparty::outside(applied, stakes)
                 && let Err(refusal) = gate.meet(refusal)
@@ -240,7 +258,7 @@ impl App {
                 Err(CommitFailure::KeyTaken(None) | CommitFailure::KeyInFlight) => {
                     return fail(in_flight(key, 1), key_facts);
                 }
-                Err(CommitFailure::Contention) => {
+                Err(CommitFailure::Contention | CommitFailure::CountersContended) => {
                     tokio::time::sleep(Duration::from_millis(5 + 20 * attempt as u64)).await;
                 }
                 Err(CommitFailure::ConfirmationUsed) => return fail(confirm::already_used(), key_facts),
@@ -263,28 +281,59 @@ impl App {
         )
     }
 
-    /// The stored record of `key` and the limits of the tenant's policy
-    /// that apply to `caller`'s branch: the policy from the warm instance's
-    /// cache while fresh, else read in the same request as the record. A
-    /// policy that cannot be read is the draft's refusal, which a replay
-    /// (answered by the record) never meets.
+    /// The stored record of `key`, the limits of the tenant's policy that
+    /// apply to the caller's branch, and (when they limit a run's drafts)
+    /// the counter of the caller's run: the policy from the warm
+    /// instance's cache while fresh, else read in the same request as the
+    /// record, and the counter in that request too. A policy that cannot
+    /// be read is the draft's refusal, which a replay (answered by the
+    /// record) never meets.
     async fn lookup(
         &self,
         store: &IdempotencyStore<'_>,
         key: &IdempotencyKey,
-        caller: &draftline_contract::identity::Caller,
-    ) -> Result<(Option<IdempotencyRecord>, Result<Option<Applied>, ToolError>), ToolError> {
+        call: &Call<'_>,
+    ) -> Result<Looked, ToolError> {
         let now = self.clock.now();
+        let caller = call.caller;
         let tenant = caller.tenant();
-        let (record, policy) = match self.policies.fresh(tenant, now) {
-            Some(policy) => (store.lookup(key).await?, policy),
+        let run_key = call
+            .agent
+            .run_id
+            .as_deref()
+            .map(|run| policy::counters::run_key(caller.owner(), run));
+        let cached = self.policies.fresh(tenant, now);
+        // Whether the run's counter is worth its place in the request: the
+        // cached policy limits the run's drafts, or the policy comes along.
+        let counts_runs = match &cached {
+            Some(in_force) => in_force
+                .for_read(caller.branch())
+                .is_some_and(|applied| applied.run_drafts.is_some()),
+            None => true,
+        };
+        let mut along = Vec::new();
+        if cached.is_none() {
+            along.push(policy::store::current_key(tenant));
+        }
+        along.extend(run_key.clone().filter(|_| counts_runs));
+        let (record, found) = if along.is_empty() {
+            (store.lookup(key).await?, Vec::new())
+        } else {
+            store.lookup_along(key, along).await?
+        };
+        let find = |key: &Item| found.iter().find(|item| same_key(item, key)).cloned();
+        let in_force = match cached {
+            Some(in_force) => in_force,
             None => {
-                let (record, item) = store.lookup_along(key, policy::store::current_key(tenant)).await?;
-                let policy = self.policies.remember(tenant, InForce::of(item.as_ref()), now);
-                (record, policy)
+                let item = find(&policy::store::current_key(tenant));
+                self.policies.remember(tenant, InForce::of(item.as_ref()), now)
             }
         };
-        Ok((record, policy.for_draft(caller.branch(), self.policies.retry_after())))
+        Ok(Looked {
+            record,
+            applied: in_force.for_draft(caller.branch(), self.policies.retry_after()),
+            run_use: run_key.as_ref().and_then(find),
+        })
     }
 
     /// What a stored record answers; `None` if the key is free after all.
@@ -297,6 +346,14 @@ impl App {
     ) -> Option<Result<Success, ToolError>> {
         answer_of(record.next_action(fingerprint, owner, self.clock.now()), key)
     }
+}
+
+/// What a draft's key lookup found: the key's record, the limits that
+/// hold the draft (or its refusal), and the run's counter as stored.
+struct Looked {
+    record: Option<IdempotencyRecord>,
+    applied: Result<Option<Applied>, ToolError>,
+    run_use: Option<Item>,
 }
 
 /// The answer a key record's next action gives a call, when it answers

@@ -13,7 +13,7 @@ use draftline_contract::policy::Applied;
 use draftline_contract::tool::{Call, DocumentRef, Stakes};
 
 use super::draft::Recorded;
-use super::{App, Success};
+use super::{App, DRAFT_ATTEMPTS, Success};
 use crate::audit::{AuditRecord, CallFacts, KeyFacts};
 use crate::confirm::Consumption;
 use crate::edge::trace::{self, Stage};
@@ -117,6 +117,9 @@ impl App {
     ) -> Result<(Result<(), CommitFailure>, Result<Success, ToolError>), ToolError> {
         let call = held.call;
         let mut counting = policed.counting(held, self.clock.now());
+        // Commits sent again as they are, after another draft held one of
+        // the counters at the same moment (the document was not in the way).
+        let mut resent = 0;
         loop {
             let Recorded {
                 now,
@@ -156,6 +159,13 @@ impl App {
                     .commit_counted(held.key, items, audit.id(), consumed, counters),
             )
             .await;
+            if matches!(committed, Err(CommitFailure::CountersContended)) && resent < DRAFT_ATTEMPTS {
+                // Only the commit needs retrying: the draft as prepared
+                // (its number, its price) stands.
+                tokio::time::sleep(std::time::Duration::from_millis(5 + 20 * resent as u64)).await;
+                resent += 1;
+                continue;
+            }
             let Err(CommitFailure::OverLimit { index, stored }) = &committed else {
                 return Ok((committed, created));
             };

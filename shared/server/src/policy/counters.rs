@@ -49,7 +49,7 @@ use draftline_dynamo::{Db, store_error};
 
 /// How long a run's counter outlives its last draft: a run older than
 /// this starts counting again (agent runs last minutes or hours).
-const RUN_COUNTER_DAYS: i64 = 30;
+pub const RUN_COUNTER_DAYS: i64 = 30;
 
 /// What one counter counts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -288,6 +288,44 @@ impl Counting {
             counters: vec![counter],
             version: applied.version,
         })
+    }
+
+    /// The refusal of a new draft by `caller` in run `run`, whose counter
+    /// is stored as `stored`, when the run is already at the count
+    /// `applied` allows it; `None` when one more draft may pass. Known from
+    /// the counter alone, before the draft is priced (the ERP is not
+    /// asked); its value limits need the priced draft and are checked with
+    /// its write.
+    pub fn run_at_its_count(
+        applied: &Applied,
+        caller: &Caller,
+        run: &str,
+        stored: Option<&HashMap<String, AttributeValue>>,
+        now: DateTime<Utc>,
+    ) -> Option<ToolError> {
+        let max = i64::from(applied.run_drafts?);
+        if stored.map_or(0, |item| used(item, DRAFTS)) < max {
+            return None;
+        }
+        let counting = Self {
+            counters: vec![Counter {
+                whose: Whose::Run(run.to_owned()),
+                key: run_key(caller.owner(), run),
+                adds: vec![(DRAFTS.to_owned(), 1)],
+                bounds: vec![Bound {
+                    name: "per_run.max_drafts",
+                    attribute: DRAFTS.to_owned(),
+                    unit: DRAFTS.to_owned(),
+                    max,
+                    this: 1,
+                }],
+                resets_at: None,
+                expires_at: 0,
+                conditioned: true,
+            }],
+            version: applied.version,
+        };
+        counting.reached(0, stored, now).into_iter().next()
     }
 
     /// The counter of `caller`'s calls of any tool in the minute of `now`

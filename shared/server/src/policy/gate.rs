@@ -58,8 +58,16 @@ impl Gate {
         let observing = self.applied.as_ref().is_some_and(|a| a.mode == Mode::Observe);
         match refusal.limit() {
             Some(limit) if observing => {
-                tracing::info!(limit = %limit.name, applies_to = %limit.applies_to, "a limit observed, not enforced");
-                self.observed.push(limit.clone());
+                // A limit seen before the draft was priced (the run's count)
+                // and again at its write is one limit.
+                let again = self
+                    .observed
+                    .iter()
+                    .any(|seen| seen.name == limit.name && seen.applies_to == limit.applies_to);
+                if !again {
+                    tracing::info!(limit = %limit.name, applies_to = %limit.applies_to, "a limit observed, not enforced");
+                    self.observed.push(limit.clone());
+                }
                 Ok(())
             }
             _ => Err(refusal),
