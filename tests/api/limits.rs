@@ -1244,23 +1244,7 @@ on_both_backends! {
             .await;
         let before = draft(&app, Some("run-broken"), "broken-before", 1).await;
         assert_eq!(before.status, 201, "{:?}", before.body);
-        // A document written straight into the table, with a field no
-        // draftline knows (by hand, or by a newer version).
-        let item = app.item("T#demo#POLICY", "CURRENT").await.unwrap();
-        let mut document: Value = serde_json::from_str(item["document"].as_s().unwrap()).unwrap();
-        document["limits"]["per_week"] = json!({"max_drafts": 3});
-        app.inspect
-            .client()
-            .update_item()
-            .table_name(app.inspect.table())
-            .key("pk", AttributeValue::S("T#demo#POLICY".into()))
-            .key("sk", AttributeValue::S("CURRENT".into()))
-            .update_expression("SET #document = :document")
-            .expression_attribute_names("#document", "document")
-            .expression_attribute_values(":document", AttributeValue::S(document.to_string()))
-            .send()
-            .await
-            .unwrap();
+        break_policy(&app).await;
         app.clock.advance(chrono::Duration::seconds(31));
 
         let documents = app.new_documents("purchase_order").await;
@@ -1385,10 +1369,12 @@ on_both_backends! {
         let left = app.call("buyer-sby", "agent_get_limits", &json!({}), &headers).await;
         assert_eq!(left.status, 200, "{:?}", left.body);
         assert_eq!(left.body["data"]["run"]["drafts"]["used"], drafted, "{:?}", left.body);
-        // A second seed counts nothing again.
+        // The run goes on, and a second seed leaves its counter as it is.
+        let more = draft(&app, Some(run), "seeded-run-more", 1).await;
+        assert_eq!(more.status, 201, "{:?}", more.body);
         draftline_cli::policy::seed_demo(&app.inspect, app.clock.now()).await.unwrap();
         let counter = run_counter("buyer-sby", run);
-        assert_eq!(app.number(&counter, "USE", "drafts").await, drafted);
+        assert_eq!(app.number(&counter, "USE", "drafts").await, drafted + 1);
     }
 }
 
@@ -1446,5 +1432,109 @@ async fn a_counter_held_by_another_transaction_retries_the_commit_alone() {
         app.number(&run_counter("buyer-sby", "run-contended"), "USE", "drafts")
             .await,
         2
+    );
+}
+
+/// Writes a field no draftline knows into the demo tenant's stored policy,
+/// straight into the table (by hand, or as a newer version would).
+async fn break_policy(app: &TestApp) {
+    let item = app.item("T#demo#POLICY", "CURRENT").await.unwrap();
+    let mut document: Value = serde_json::from_str(item["document"].as_s().unwrap()).unwrap();
+    document["limits"]["per_week"] = json!({"max_drafts": 3});
+    app.inspect
+        .client()
+        .update_item()
+        .table_name(app.inspect.table())
+        .key("pk", AttributeValue::S("T#demo#POLICY".into()))
+        .key("sk", AttributeValue::S("CURRENT".into()))
+        .update_expression("SET #document = :document")
+        .expression_attribute_names("#document", "document")
+        .expression_attribute_values(":document", AttributeValue::S(document.to_string()))
+        .send()
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_stored_policy_without_a_version_refuses_drafts_until_policy_set_replaces_it() {
+    let app = spawn_app_drafting_freely().await;
+    app.inspect
+        .client()
+        .update_item()
+        .table_name(app.inspect.table())
+        .key("pk", AttributeValue::S("T#demo#POLICY".into()))
+        .key("sk", AttributeValue::S("CURRENT".into()))
+        .update_expression("REMOVE version")
+        .send()
+        .await
+        .unwrap();
+    app.clock.advance(chrono::Duration::seconds(31));
+    let refused = draft(&app, Some("run-unversioned"), "unversioned-1", 1).await;
+    assert_eq!(
+        (refused.status, refused.error_code()),
+        (503, "DEPENDENCY_UNAVAILABLE"),
+        "{:?}",
+        refused.body
+    );
+    assert!(
+        refused.message().contains("the item has no version"),
+        "{}",
+        refused.message()
+    );
+    // `policy set` replaces it (it cannot tell the version it is based on).
+    app.set_policy(&policy(
+        "enforce",
+        json!({"per_run": {"max_drafts": 5, "max_value": null}}),
+    ))
+    .await;
+    app.clock.advance(chrono::Duration::seconds(31));
+    let after = draft(&app, Some("run-unversioned"), "unversioned-1", 1).await;
+    assert_eq!(after.status, 201, "{:?}", after.body);
+}
+
+#[tokio::test]
+async fn a_takeover_is_not_refused_by_a_policy_that_cannot_be_read() {
+    // The claim was held to the policy and counted, and its create may have
+    // written: the takeover after the lease finds the document, even once
+    // the stored policy cannot be read. A new draft is refused.
+    let database = tokio::task::spawn_blocking(crate::tryton::fresh_database)
+        .await
+        .unwrap();
+    let proxy = FaultyTryton::start(&database.url).await;
+    let settings = TrytonSettings {
+        url: proxy.url(),
+        ..database
+    };
+    let options = LocalOptions {
+        no_near_duplicate_check: true,
+        lease: Some(std::time::Duration::from_secs(30)),
+        ..LocalOptions::default()
+    };
+    let app = spawn_app_on_erp(LocalErp::Tryton(settings), options).await;
+    app.set_policy(&policy(
+        "enforce",
+        json!({"per_run": {"max_drafts": 5, "max_value": null}}),
+    ))
+    .await;
+    proxy.then(Target::CreatePurchase, Fault::AnswerAfter(502));
+    let lost = draft(&app, Some("run-broken-takeover"), "broken-takeover-1", 1).await;
+    assert_eq!(lost.status, 503, "{:?}", lost.body);
+    assert_eq!(app.new_documents("purchase_order").await, 1, "Tryton committed it");
+    break_policy(&app).await;
+    app.clock.advance(chrono::Duration::seconds(31));
+    let taken_over = draft(&app, Some("run-broken-takeover"), "broken-takeover-1", 1).await;
+    assert!(matches!(taken_over.status, 200 | 201), "{:?}", taken_over.body);
+    assert_eq!(app.new_documents("purchase_order").await, 1, "one key, one document");
+    assert_eq!(
+        app.number(&run_counter("buyer-sby", "run-broken-takeover"), "USE", "drafts")
+            .await,
+        1
+    );
+    let fresh = draft(&app, Some("run-broken-takeover"), "broken-takeover-2", 1).await;
+    assert_eq!(
+        (fresh.status, fresh.error_code()),
+        (503, "DEPENDENCY_UNAVAILABLE"),
+        "{:?}",
+        fresh.body
     );
 }

@@ -102,6 +102,10 @@ impl App {
         // read refuses it, before anything is prepared (fail closed).
         let applied = match applied {
             Ok(applied) => applied,
+            // A takeover carries on a claim that was held to the policy and
+            // counted, and may have written: it is not refused (the refusal
+            // would say nothing was created), and counts nothing again.
+            Err(_) if continued.is_some() => None,
             Err(err) => return fail(err, key_facts),
         };
         let mut gate = Gate::new(applied.clone());

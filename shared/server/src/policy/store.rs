@@ -215,6 +215,17 @@ impl InForce {
     }
 }
 
+/// What a `set` expects to replace.
+#[derive(Debug, Clone, Copy)]
+enum Based {
+    /// No policy.
+    Nothing,
+    /// The policy of this version.
+    Version(u64),
+    /// A policy item that says no version.
+    Unversioned,
+}
+
 /// Reads and writes one tenant's policy.
 #[derive(Debug, Clone, Copy)]
 pub struct PolicyStore<'a> {
@@ -248,13 +259,18 @@ impl<'a> PolicyStore<'a> {
     /// `policy.version` (none stored counts as 0; `None` overwrites
     /// whatever is stored). Returns what was stored.
     pub async fn set(&self, policy: &Policy, by: &str, now: DateTime<Utc>) -> Result<StoredPolicy, SetFailure> {
-        let stored_now = match policy.version {
-            Some(based_on) => based_on,
-            // One that cannot be read is overwritten, its version kept.
+        let (stored_now, based_on) = match policy.version {
+            Some(0) => (0, Based::Nothing),
+            Some(based_on) => (based_on, Based::Version(based_on)),
+            // One that cannot be read is overwritten, its version kept (one
+            // that says none: after the last version of the history).
             None => match self.in_force().await.map_err(SetFailure::Store)? {
-                InForce::Nothing => 0,
-                InForce::Policy(stored) => stored.version,
-                InForce::Unreadable(unreadable) => unreadable.version.unwrap_or(0),
+                InForce::Nothing => (0, Based::Nothing),
+                InForce::Policy(stored) => (stored.version, Based::Version(stored.version)),
+                InForce::Unreadable(unreadable) => match unreadable.version {
+                    Some(version) => (version, Based::Version(version)),
+                    None => (self.last_version().await?, Based::Unversioned),
+                },
             },
         };
         let next = stored_now.saturating_add(1);
@@ -267,7 +283,7 @@ impl<'a> PolicyStore<'a> {
             updated_at: now.to_rfc3339_opts(SecondsFormat::Millis, true),
             updated_by: by.to_owned(),
         };
-        let items = self.put_items(&stored, stored_now).map_err(SetFailure::Store)?;
+        let items = self.put_items(&stored, based_on).map_err(SetFailure::Store)?;
         // A token of its own per set (26 characters, within the 36 allowed).
         let token = ulid::Ulid::new().to_string();
         match transact(self.db, items, &token, "The policy was not changed.").await {
@@ -339,12 +355,40 @@ impl<'a> PolicyStore<'a> {
         Ok(true)
     }
 
-    fn put_items(&self, stored: &StoredPolicy, based_on: u64) -> Result<Vec<TransactWriteItem>, ToolError> {
+    /// The last version in the tenant's history (0 when it has none): one
+    /// `Query`, newest first.
+    async fn last_version(&self) -> Result<u64, SetFailure> {
+        let out = self
+            .db
+            .client()
+            .query()
+            .table_name(self.db.table())
+            .key_condition_expression("pk = :pk AND begins_with(sk, :history)")
+            .expression_attribute_values(":pk", AttributeValue::S(partition(self.tenant)))
+            .expression_attribute_values(":history", AttributeValue::S("V#".to_owned()))
+            .scan_index_forward(false)
+            .limit(1)
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| SetFailure::Store(store_error(e, "The policy was not changed.")))?;
+        Ok(out
+            .items()
+            .first()
+            .and_then(|item| item.get("version"))
+            .and_then(|v| v.as_n().ok())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0))
+    }
+
+    fn put_items(&self, stored: &StoredPolicy, based_on: Based) -> Result<Vec<TransactWriteItem>, ToolError> {
         let current = stored.attributes(CURRENT_SK.to_owned(), "policy", self.tenant)?;
-        let condition = if based_on == 0 {
-            "attribute_not_exists(pk)"
-        } else {
-            "version = :based_on"
+        let condition = match based_on {
+            Based::Nothing => "attribute_not_exists(pk)",
+            Based::Version(_) => "version = :based_on",
+            // One written by hand without a version: it cannot be read,
+            // and `set` replaces it.
+            Based::Unversioned => "attribute_exists(pk) AND attribute_not_exists(version)",
         };
         let mut put = Put::builder()
             .table_name(self.db.table())
@@ -353,8 +397,8 @@ impl<'a> PolicyStore<'a> {
             .return_values_on_condition_check_failure(
                 aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
             );
-        if based_on > 0 {
-            put = put.expression_attribute_values(":based_on", AttributeValue::N(based_on.to_string()));
+        if let Based::Version(version) = based_on {
+            put = put.expression_attribute_values(":based_on", AttributeValue::N(version.to_string()));
         }
         let version = stored.attributes(format!("V#{:010}", stored.version), "policy_version", self.tenant)?;
         let history = Put::builder()
