@@ -116,7 +116,6 @@ pub async fn seed_demo(db: &Db, now: DateTime<Utc>) -> anyhow::Result<()> {
 async fn seed_demo_runs(db: &Db, tenant: &TenantId, now: DateTime<Utc>) -> anyhow::Result<()> {
     use std::collections::BTreeMap;
 
-    use aws_sdk_dynamodb::types::AttributeValue;
     use draftline_contract::identity::{BranchId, Owner, UserId};
     use draftline_contract::policy::Amount;
     use draftline_server::policy::counters::{self, DRAFTS};
@@ -154,36 +153,17 @@ async fn seed_demo_runs(db: &Db, tenant: &TenantId, now: DateTime<Utc>) -> anyho
             branch: &branch,
             user: &user,
         };
-        let mut item = counters::run_key(owner, &run);
-        item.insert("kind".to_owned(), AttributeValue::S("limit_use".to_owned()));
-        item.insert(DRAFTS.to_owned(), AttributeValue::N(drafts.to_string()));
-        for (currency, hundredths) in values {
-            item.insert(
-                counters::value_attribute(&currency),
-                AttributeValue::N(hundredths.to_string()),
-            );
-        }
-        let expires_at = now + chrono::Duration::days(counters::RUN_COUNTER_DAYS);
-        item.insert(
-            "expires_at".to_owned(),
-            AttributeValue::N(expires_at.timestamp().to_string()),
+        let mut adds = vec![(DRAFTS.to_owned(), drafts)];
+        adds.extend(
+            values
+                .into_iter()
+                .map(|(currency, n)| (counters::value_attribute(&currency), n)),
         );
-        let written = db
-            .client()
-            .put_item()
-            .table_name(db.table())
-            .set_item(Some(item))
-            .condition_expression("attribute_not_exists(pk)")
-            .send()
-            .await;
-        match written {
-            Ok(_) => {}
-            Err(err)
-                if err
-                    .as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) => {}
-            Err(err) => return Err(anyhow::anyhow!("seeding the counter of run {run}: {err}")),
-        }
+        let item = counters::run_counted(owner, &run, adds, now);
+        // Only if absent: a second seed, or a run that went on, is kept.
+        db.put_new(item)
+            .await
+            .map_err(|err| anyhow::anyhow!("seeding the counter of run {run}: {err}"))?;
     }
     Ok(())
 }

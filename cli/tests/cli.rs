@@ -102,30 +102,7 @@ async fn table_create_and_seed_are_safe_to_run_twice() {
 
 #[test]
 fn serve_says_where_it_listens_and_how_to_get_a_token() {
-    let mut child = draftline()
-        .args(["serve", "--port", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut lines = Vec::new();
-    while Instant::now() < deadline && !lines.iter().any(|l: &String| l.contains("draftline token")) {
-        if let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
-            lines.push(line);
-        }
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let (_serving, lines) = serve_on(0, &[]);
     let listening = lines
         .iter()
         .find(|l| l.starts_with("listening on http://127.0.0.1:"))
@@ -194,7 +171,7 @@ async fn policy_set_refuses_an_invalid_file_with_each_path_and_a_valid_one_becom
     assert_eq!(schema["additionalProperties"], false);
 }
 
-/// `draftline serve` on `port` with `env`, once it listens; killed on drop.
+/// A `draftline serve` process, killed on drop.
 struct Serving(std::process::Child);
 
 impl Drop for Serving {
@@ -204,7 +181,9 @@ impl Drop for Serving {
     }
 }
 
-fn serve_on(port: u16, env: &[(&str, &str)]) -> Serving {
+/// `draftline serve` on `port` (0: any) with `env`, once it printed how to
+/// get a token, and the lines it printed until then.
+fn serve_on(port: u16, env: &[(&str, &str)]) -> (Serving, Vec<String>) {
     let mut command = draftline();
     command
         .args(["serve", "--port", &port.to_string()])
@@ -225,16 +204,19 @@ fn serve_on(port: u16, env: &[(&str, &str)]) -> Serving {
         }
     });
     let deadline = Instant::now() + Duration::from_secs(60);
+    let mut lines = Vec::new();
     while Instant::now() < deadline {
-        if let Ok(line) = rx.recv_timeout(Duration::from_millis(200))
-            && line.contains("draftline token")
-        {
-            // Keep draining, so the server never blocks on a full pipe.
-            std::thread::spawn(move || while rx.recv().is_ok() {});
-            return serving;
+        if let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
+            let ready = line.contains("draftline token");
+            lines.push(line);
+            if ready {
+                // Keep draining, so the server never blocks on a full pipe.
+                std::thread::spawn(move || while rx.recv().is_ok() {});
+                return (serving, lines);
+            }
         }
     }
-    panic!("serve did not start on port {port}");
+    panic!("serve did not start on port {port}: {lines:?}");
 }
 
 /// The `name=value` of the cookie starting with `prefix` that `headers` set.
@@ -295,7 +277,7 @@ async fn two_serve_processes_sign_different_session_cookies_unless_the_session_s
         .port();
     let base = format!("http://127.0.0.1:{port}");
 
-    let first = serve_on(port, &[]);
+    let (first, _) = serve_on(port, &[]);
     let cookie = signed_in(&http, &base, "approver-sby").await;
     assert_eq!(
         queue_with(&http, &base, &cookie).await,
@@ -303,7 +285,7 @@ async fn two_serve_processes_sign_different_session_cookies_unless_the_session_s
         "the process that signed it accepts it"
     );
     drop(first);
-    let second = serve_on(port, &[]);
+    let (second, _) = serve_on(port, &[]);
     let refused = queue_with(&http, &base, &cookie).await;
     assert_ne!(refused, 200, "a second process accepted the first one's session cookie");
     let other = signed_in(&http, &base, "approver-sby").await;
@@ -312,7 +294,7 @@ async fn two_serve_processes_sign_different_session_cookies_unless_the_session_s
 
     // With DRAFTLINE_SESSION_SECRET set, sessions outlive a restart.
     let secret = [("DRAFTLINE_SESSION_SECRET", "a-local-session-secret-of-32-bytes-or-more")];
-    let kept = serve_on(port, &secret);
+    let (kept, _) = serve_on(port, &secret);
     let cookie = signed_in(&http, &base, "approver-sby").await;
     drop(kept);
     let _again = serve_on(port, &secret);

@@ -16,14 +16,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use draftline_cli::{LocalErp, LocalOptions};
-use draftline_erp_tryton::TrytonSettings;
+use draftline_cli::LocalOptions;
 use draftline_infra::template::{self, Tier};
 use serde_json::{Value, json};
 
 use crate::catalogue::example_of;
-use crate::helpers::{TestApp, po_input, spawn_app, spawn_app_on_erp};
-use crate::tryton_proxy::{Fault, FaultyTryton, Target};
+use crate::helpers::{TestApp, po_input, spawn_app};
+use crate::tryton_proxy::{Fault, Target};
 
 /// Per function: the IAM actions its calls needed, and the partition keys
 /// of the items they updated.
@@ -260,20 +259,12 @@ fn po_of_one(client_ref: &str, item: &str) -> Value {
 /// definitely failed (its key and reservation are given back), a create
 /// whose answer was lost and the takeover that finds it.
 async fn on_tryton(recorded: &mut Recorded) {
-    let database = tokio::task::spawn_blocking(crate::tryton::fresh_database)
-        .await
-        .unwrap();
-    let proxy = FaultyTryton::start(&database.url).await;
-    let settings = TrytonSettings {
-        url: proxy.url(),
-        ..database
-    };
     let lease = std::time::Duration::from_secs(4);
-    let options = LocalOptions {
+    let (app, proxy) = crate::tryton_proxy::behind_a_proxy(LocalOptions {
         lease: Some(lease),
         ..LocalOptions::default()
-    };
-    let app = spawn_app_on_erp(LocalErp::Tryton(settings), options).await;
+    })
+    .await;
     app.set_policy(&json!({
         "version": null, "mode": "enforce", "time_zone": "+07:00",
         "limits": {

@@ -12,14 +12,12 @@ use draftline_contract::clock::Clock;
 use futures::future::join_all;
 use serde_json::{Value, json};
 
-use draftline_cli::{LocalErp, LocalOptions};
-use draftline_erp_tryton::TrytonSettings;
+use draftline_cli::LocalOptions;
 
 use crate::helpers::{
     Reply, TestApp, diff, on_both_backends, run_counter, spawn_app_drafting_freely, spawn_app_drafting_freely_on,
-    spawn_app_on_erp,
 };
-use crate::tryton_proxy::{Fault, FaultyTryton, Target};
+use crate::tryton_proxy::{Fault, FaultyTryton, Target, behind_a_proxy};
 
 /// A policy of the demo tenant with `limits` (and no branch narrowing).
 fn policy(mode: &str, limits: Value) -> Value {
@@ -185,21 +183,13 @@ on_both_backends! {
 #[tokio::test]
 async fn on_tryton_the_claim_reserves_the_limits_gives_them_back_when_nothing_was_written_and_keeps_them_while_it_may_have_been()
  {
-    let database = tokio::task::spawn_blocking(crate::tryton::fresh_database)
-        .await
-        .unwrap();
-    let proxy = FaultyTryton::start(&database.url).await;
-    let settings = TrytonSettings {
-        url: proxy.url(),
-        ..database
-    };
     let lease = std::time::Duration::from_secs(30);
-    let options = LocalOptions {
+    let (app, proxy) = behind_a_proxy(LocalOptions {
         no_near_duplicate_check: true,
         lease: Some(lease),
         ..LocalOptions::default()
-    };
-    let app = spawn_app_on_erp(LocalErp::Tryton(settings), options).await;
+    })
+    .await;
     app.set_policy(&policy(
         "enforce",
         json!({"per_run": {"max_drafts": 2, "max_value": [{"currency": "IDR", "amount": "100000000.00"}]}}),
@@ -1283,17 +1273,12 @@ on_both_backends! {
         let (app, proxy) = match backend {
             crate::helpers::Backend::Builtin => (spawn_app_drafting_freely().await, None),
             crate::helpers::Backend::Tryton => {
-                let database = tokio::task::spawn_blocking(crate::tryton::fresh_database).await.unwrap();
-                let proxy = FaultyTryton::start(&database.url).await;
-                let settings = TrytonSettings {
-                    url: proxy.url(),
-                    ..database
-                };
                 let options = LocalOptions {
                     no_near_duplicate_check: true,
                     ..LocalOptions::default()
                 };
-                (spawn_app_on_erp(LocalErp::Tryton(settings), options).await, Some(proxy))
+                let (app, proxy) = behind_a_proxy(options).await;
+                (app, Some(proxy))
             }
         };
         app.set_policy(&policy("enforce", json!({"per_run": {"max_drafts": 1, "max_value": null}})))
@@ -1497,20 +1482,12 @@ async fn a_takeover_is_not_refused_by_a_policy_that_cannot_be_read() {
     // The claim was held to the policy and counted, and its create may have
     // written: the takeover after the lease finds the document, even once
     // the stored policy cannot be read. A new draft is refused.
-    let database = tokio::task::spawn_blocking(crate::tryton::fresh_database)
-        .await
-        .unwrap();
-    let proxy = FaultyTryton::start(&database.url).await;
-    let settings = TrytonSettings {
-        url: proxy.url(),
-        ..database
-    };
-    let options = LocalOptions {
+    let (app, proxy) = behind_a_proxy(LocalOptions {
         no_near_duplicate_check: true,
         lease: Some(std::time::Duration::from_secs(30)),
         ..LocalOptions::default()
-    };
-    let app = spawn_app_on_erp(LocalErp::Tryton(settings), options).await;
+    })
+    .await;
     app.set_policy(&policy(
         "enforce",
         json!({"per_run": {"max_drafts": 5, "max_value": null}}),

@@ -19,6 +19,21 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 
+/// A test's server on a fresh Tryton database that it reaches through a
+/// new proxy, with `options`.
+pub async fn behind_a_proxy(options: draftline_cli::LocalOptions) -> (crate::helpers::TestApp, FaultyTryton) {
+    let database = tokio::task::spawn_blocking(crate::tryton::fresh_database)
+        .await
+        .unwrap();
+    let proxy = FaultyTryton::start(&database.url).await;
+    let settings = draftline_erp_tryton::TrytonSettings {
+        url: proxy.url(),
+        ..database
+    };
+    let app = crate::helpers::spawn_app_on_erp(draftline_cli::LocalErp::Tryton(settings), options).await;
+    (app, proxy)
+}
+
 /// Which requests a fault is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Target {

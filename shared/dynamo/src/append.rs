@@ -130,19 +130,10 @@ async fn write_all(db: Db) {
 /// One conditional `PutItem`; an existing item is this very item (ids are
 /// minted per item), landed by an earlier attempt.
 async fn put_new(db: &Db, item: HashMap<String, AttributeValue>, failed: &str) -> Result<(), ToolError> {
-    let written = db
-        .client()
-        .put_item()
-        .table_name(db.table())
-        .set_item(Some(item))
-        .condition_expression("attribute_not_exists(pk)")
-        .send()
-        .await;
-    match written {
-        Ok(_) => Ok(()),
-        Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => Ok(()),
-        Err(err) => Err(store_error(err, failed)),
-    }
+    db.put_new(item)
+        .await
+        .map(|_| ())
+        .map_err(|err| store_error(err, failed))
 }
 
 async fn write_group(db: &Db, group: Vec<Pending>) {

@@ -190,6 +190,27 @@ impl Db {
         }
     }
 
+    /// Writes `item` unless an item with its key exists: one conditional
+    /// `PutItem`. `Ok(false)`: one existed, and nothing was written.
+    pub async fn put_new(
+        &self,
+        item: std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>,
+    ) -> Result<bool, SdkError<aws_sdk_dynamodb::operation::put_item::PutItemError, HttpResponse>> {
+        let written = self
+            .client
+            .put_item()
+            .table_name(self.table())
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        match written {
+            Ok(_) => Ok(true),
+            Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => Ok(false),
+            Err(err) => Err(err),
+        }
+    }
+
     /// The SDK client.
     pub fn client(&self) -> &Client {
         &self.client

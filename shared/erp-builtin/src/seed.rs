@@ -148,24 +148,8 @@ async fn seed_agent_drafts(db: &Db) -> Result<usize, ErpError> {
     }
     let mut wrote = 0usize;
     for (document, entry) in drafts {
-        let put = db
-            .client()
-            .put_item()
-            .table_name(db.table())
-            .set_item(Some(document))
-            .condition_expression("attribute_not_exists(pk)")
-            .send()
-            .await;
-        match put {
-            Ok(_) => {}
-            Err(err)
-                if err
-                    .as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                continue;
-            }
-            Err(err) => return Err(partly_written(err)),
+        if !db.put_new(document).await.map_err(partly_written)? {
+            continue;
         }
         db.client()
             .put_item()

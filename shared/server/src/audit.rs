@@ -300,23 +300,16 @@ impl AuditRecord {
             .filter_map(|(name, value)| Some((name.to_owned(), s(value?))))
             .collect()
         };
+        // The first also in the flat attributes, as items kept it before.
+        for (field, value) in fields(limit) {
+            self.item.insert(flat_attribute(&field), value);
+        }
         self.item.insert(
             attr::LIMITS.to_owned(),
             AttributeValue::L(limits.iter().map(|l| AttributeValue::M(fields(l))).collect()),
         );
-        for (name, value) in [
-            (attr::LIMIT, Some(limit.name.as_str())),
-            ("limit_unit", Some(&limit.unit)),
-            ("limit_applies_to", Some(&limit.applies_to)),
-            ("limit_max", limit.max.as_deref()),
-            ("limit_used", limit.used.as_deref()),
-            ("limit_this_call", Some(&limit.this_call)),
-            ("limit_mode", Some(if observed { "observe" } else { "enforce" })),
-        ] {
-            if let Some(value) = value {
-                self.item.insert(name.to_owned(), s(value));
-            }
-        }
+        self.item
+            .insert("limit_mode".to_owned(), s(if observed { "observe" } else { "enforce" }));
         if observed {
             self.item
                 .insert("would_have_been_refused".to_owned(), AttributeValue::Bool(true));
@@ -499,6 +492,16 @@ impl StoredCall {
     }
 }
 
+/// The attribute of a limit's `field` kept flat on the item (`limit`,
+/// `limit_unit`, …), for its first limit.
+fn flat_attribute(field: &str) -> String {
+    if field == "name" {
+        attr::LIMIT.to_owned()
+    } else {
+        format!("limit_{field}")
+    }
+}
+
 /// The limits an audit item names: its `limits` list, or (an item
 /// written before the list was kept) its one `limit_*` set.
 fn limits_of(item: &HashMap<String, AttributeValue>) -> Vec<ReachedLimit> {
@@ -528,14 +531,7 @@ fn limits_of(item: &HashMap<String, AttributeValue>) -> Vec<ReachedLimit> {
             })
             .collect();
     }
-    let flat = |name: &str| {
-        let attribute = if name == "name" {
-            attr::LIMIT.to_owned()
-        } else {
-            format!("limit_{name}")
-        };
-        item.get(&attribute).and_then(|v| v.as_s().ok()).cloned()
-    };
+    let flat = |field: &str| item.get(&flat_attribute(field)).and_then(|v| v.as_s().ok()).cloned();
     limit(&flat).into_iter().collect()
 }
 

@@ -470,6 +470,16 @@ mod tests {
         erp.read(|b| b.sequences[&("BDG-01".to_owned(), "QT".to_owned())])
     }
 
+    /// Prices `item` per `uom` at `price` on every sales price list.
+    fn set_list_price(erp: &MemoryErp, item: &str, uom: Uom, price: &str) {
+        let price = Decimal::from_str(price).unwrap();
+        erp.edit(|b| {
+            for p in b.list_prices.iter_mut().filter(|p| p.item == item && p.uom == uom) {
+                p.unit_price = price;
+            }
+        });
+    }
+
     #[tokio::test]
     async fn a_box_is_priced_from_the_customers_list_and_taxed_per_line() {
         let (erp, seller) = seller();
@@ -733,16 +743,7 @@ mod tests {
     #[tokio::test]
     async fn a_price_too_large_to_multiply_is_a_clear_error_not_a_panic() {
         let (erp, seller) = seller();
-        let huge = Decimal::from_str("10000000000000000000000000000").unwrap();
-        erp.edit(|b| {
-            for p in b
-                .list_prices
-                .iter_mut()
-                .filter(|p| p.item == "BRG-0042" && p.uom == Uom::Box)
-            {
-                p.unit_price = huge;
-            }
-        });
+        set_list_price(&erp, "BRG-0042", Uom::Box, "10000000000000000000000000000");
         let err = refused(
             &erp,
             &seller.draft("q1"),
@@ -760,16 +761,7 @@ mod tests {
     async fn tax_too_large_to_compute_is_a_clear_error_not_a_panic() {
         let (erp, seller) = seller();
         // The net amount fits; net x 11 does not.
-        let large = Decimal::from_str("10000000000000000000000000000").unwrap();
-        erp.edit(|b| {
-            for p in b
-                .list_prices
-                .iter_mut()
-                .filter(|p| p.item == "BRG-0042" && p.uom == Uom::Box)
-            {
-                p.unit_price = large;
-            }
-        });
+        set_list_price(&erp, "BRG-0042", Uom::Box, "10000000000000000000000000000");
         let one = quote_for("C-BDG-001", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Vat11)]);
         let err = refused(&erp, &seller.draft("q1"), one).await;
         assert!(
@@ -783,16 +775,7 @@ mod tests {
         // 100000 BOX at 900900901.00 IDR net: with VAT 11% the line is past
         // the largest total a tenant's limits can count.
         let (erp, seller) = seller();
-        let price = Decimal::from_str("900900901.00").unwrap();
-        erp.edit(|b| {
-            for p in b
-                .list_prices
-                .iter_mut()
-                .filter(|p| p.item == "BRG-0042" && p.uom == Uom::Box)
-            {
-                p.unit_price = price;
-            }
-        });
+        set_list_price(&erp, "BRG-0042", Uom::Box, "900900901.00");
         let input = quote_for("C-BDG-001", vec![quoted("BRG-0042", 100_000, Uom::Box, TaxCode::Vat11)]);
         let err = refused(&erp, &seller.draft("q1"), input).await;
         assert!(matches!(err, ToolError::Validation { .. }), "{err:?}");

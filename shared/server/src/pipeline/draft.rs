@@ -18,7 +18,7 @@ use crate::edge::trace::{self, Stage};
 use crate::idempotency::{
     CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, NextAction, StoredResponse,
 };
-use crate::policy::{self, Gate, InForce};
+use crate::policy::{self, Gate};
 use draftline_contract::canonical;
 use draftline_contract::error::ToolError;
 use draftline_contract::policy::Applied;
@@ -306,13 +306,12 @@ impl App {
             .run_id
             .as_deref()
             .map(|run| policy::counters::run_key(caller.owner(), run));
-        let cached = self.policies.fresh(tenant, now);
+        let cached = self.policies.fresh_for_draft(tenant, caller.branch(), now);
         // Whether the run's counter is worth its place in the request: the
         // cached policy limits the run's drafts, or the policy comes along.
         let counts_runs = match &cached {
-            Some(in_force) => in_force
-                .for_read(caller.branch())
-                .is_some_and(|applied| applied.run_drafts.is_some()),
+            Some(Ok(Some(applied))) => applied.run_drafts.is_some(),
+            Some(_) => false,
             None => true,
         };
         let mut along = Vec::new();
@@ -325,18 +324,15 @@ impl App {
         } else {
             store.lookup_along(key, along).await?
         };
-        let find = |key: &Item| found.iter().find(|item| same_key(item, key)).cloned();
-        let in_force = match cached {
-            Some(in_force) => in_force,
-            None => {
-                let item = find(&policy::store::current_key(tenant));
-                self.policies.remember(tenant, InForce::of(item.as_ref()), now)
-            }
-        };
+        let find = |key: &Item| found.iter().find(|item| same_key(item, key));
+        let applied = cached.unwrap_or_else(|| {
+            let item = find(&policy::store::current_key(tenant));
+            self.policies.remember_for_draft(tenant, item, caller.branch(), now)
+        });
         Ok(Looked {
             record,
-            applied: in_force.for_draft(caller.branch(), self.policies.retry_after()),
-            run_use: run_key.as_ref().and_then(find),
+            applied,
+            run_use: run_key.as_ref().and_then(find).cloned(),
         })
     }
 

@@ -18,7 +18,10 @@ use chrono::{DateTime, Utc};
 
 use super::InForce;
 use draftline_contract::clock::Clock;
-use draftline_contract::identity::TenantId;
+use draftline_contract::error::ToolError;
+use draftline_contract::identity::{BranchId, TenantId};
+use draftline_contract::policy::Applied;
+use draftline_dynamo::Item;
 
 /// The most tenants one instance keeps; past it the entry read longest
 /// ago (that no call is reading) makes room.
@@ -98,11 +101,37 @@ impl PolicyCache {
         policy
     }
 
-    /// When a call refused by what the cache holds (a policy that cannot
-    /// be read) may try again: the bound, in which a fix applies (at least
-    /// a second).
-    pub fn retry_after(&self) -> u64 {
-        self.bound.as_secs().max(1)
+    /// The limits a draft by an agent of `branch` is held to, from the
+    /// tenant's copy within the bound (or its refusal: a policy that cannot
+    /// be read); `None` when the policy must be read.
+    pub fn fresh_for_draft(
+        &self,
+        tenant: &TenantId,
+        branch: &BranchId,
+        now: DateTime<Utc>,
+    ) -> Option<Result<Option<Applied>, ToolError>> {
+        self.fresh(tenant, now)
+            .map(|in_force| self.for_draft(&in_force, branch))
+    }
+
+    /// Keeps the tenant's policy item as read at `now` along another
+    /// request (`None`: it has none), and returns what it holds a draft by
+    /// an agent of `branch` to.
+    pub fn remember_for_draft(
+        &self,
+        tenant: &TenantId,
+        item: Option<&Item>,
+        branch: &BranchId,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Applied>, ToolError> {
+        let in_force = self.remember(tenant, InForce::of(item), now);
+        self.for_draft(&in_force, branch)
+    }
+
+    /// A policy that cannot be read refuses a draft until the bound, in
+    /// which a fix applies (at least a second).
+    fn for_draft(&self, in_force: &InForce, branch: &BranchId) -> Result<Option<Applied>, ToolError> {
+        in_force.for_draft(branch, self.bound.as_secs().max(1))
     }
 
     /// How many tenants the cache holds.

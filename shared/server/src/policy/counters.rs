@@ -49,7 +49,7 @@ use draftline_dynamo::{Db, store_error};
 
 /// How long a run's counter outlives its last draft: a run older than
 /// this starts counting again (agent runs last minutes or hours).
-pub const RUN_COUNTER_DAYS: i64 = 30;
+const RUN_COUNTER_DAYS: i64 = 30;
 
 /// What one counter counts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +86,17 @@ struct Bound {
 }
 
 impl Bound {
+    /// A limit of `max` on a count (`drafts`, `calls`) a call adds one to.
+    fn count(name: &'static str, unit: &str, max: i64) -> Self {
+        Self {
+            name,
+            attribute: unit.to_owned(),
+            unit: unit.to_owned(),
+            max,
+            this: 1,
+        }
+    }
+
     fn show(&self, n: i64) -> String {
         // Drafts and calls are counts; a currency's value is in hundredths.
         if self.unit == DRAFTS || self.unit == CALLS {
@@ -235,26 +246,10 @@ impl Counting {
         let mut counters = Vec::new();
         if let Some(run) = run {
             let mut bounds = Vec::new();
-            if let Some(max) = applied.run_drafts {
-                bounds.push(Bound {
-                    name: "per_run.max_drafts",
-                    attribute: DRAFTS.to_owned(),
-                    unit: DRAFTS.to_owned(),
-                    max: i64::from(max),
-                    this: 1,
-                });
-            }
+            bounds.extend(run_drafts_bound(applied));
             bounds.extend(value_bound("per_run.max_value", &applied.run_value));
             if !bounds.is_empty() {
-                counters.push(Counter {
-                    whose: Whose::Run(run.to_owned()),
-                    key: run_key(caller.owner(), run),
-                    adds: drafted.clone(),
-                    bounds,
-                    resets_at: None,
-                    expires_at: (now + Duration::days(RUN_COUNTER_DAYS)).timestamp(),
-                    conditioned: true,
-                });
+                counters.push(run_counter(caller.owner(), run, drafted.clone(), bounds, now));
             }
         }
         if let Some(bound) = value_bound("per_person_per_day.max_value", &applied.day_value) {
@@ -303,26 +298,13 @@ impl Counting {
         stored: Option<&HashMap<String, AttributeValue>>,
         now: DateTime<Utc>,
     ) -> Option<ToolError> {
-        let max = i64::from(applied.run_drafts?);
-        if stored.map_or(0, |item| used(item, DRAFTS)) < max {
+        let bound = run_drafts_bound(applied)?;
+        if stored.map_or(0, |item| used(item, DRAFTS)) < bound.max {
             return None;
         }
+        let adds = vec![(DRAFTS.to_owned(), 1)];
         let counting = Self {
-            counters: vec![Counter {
-                whose: Whose::Run(run.to_owned()),
-                key: run_key(caller.owner(), run),
-                adds: vec![(DRAFTS.to_owned(), 1)],
-                bounds: vec![Bound {
-                    name: "per_run.max_drafts",
-                    attribute: DRAFTS.to_owned(),
-                    unit: DRAFTS.to_owned(),
-                    max,
-                    this: 1,
-                }],
-                resets_at: None,
-                expires_at: 0,
-                conditioned: true,
-            }],
+            counters: vec![run_counter(caller.owner(), run, adds, vec![bound], now)],
             version: applied.version,
         };
         counting.reached(0, stored, now).into_iter().next()
@@ -339,13 +321,7 @@ impl Counting {
                 format!("MINUTE#{minute}"),
             ),
             adds: vec![(CALLS.to_owned(), 1)],
-            bounds: vec![Bound {
-                name: "DRAFTLINE_RATE_LIMIT_PER_MINUTE",
-                attribute: CALLS.to_owned(),
-                unit: CALLS.to_owned(),
-                max: i64::from(limit),
-                this: 1,
-            }],
+            bounds: vec![Bound::count("DRAFTLINE_RATE_LIMIT_PER_MINUTE", CALLS, i64::from(limit))],
             resets_at: Some(ends),
             expires_at: (ends + Duration::minutes(1)).timestamp(),
             conditioned: true,
@@ -578,7 +554,7 @@ impl Counter {
     fn update(&self) -> CounterUpdate {
         let mut names = HashMap::new();
         let mut values = HashMap::from([
-            (":kind".to_owned(), AttributeValue::S("limit_use".into())),
+            (":kind".to_owned(), AttributeValue::S(LIMIT_USE.into())),
             (":expires".to_owned(), AttributeValue::N(self.expires_at.to_string())),
         ]);
         let adds: Vec<String> = self
@@ -641,17 +617,63 @@ fn rate_counter(
         },
         key: rate_key(caller.tenant(), caller.user(), tool, minute),
         adds: vec![(CALLS.to_owned(), 1)],
-        bounds: vec![Bound {
-            name: "per_tool_per_person.calls_per_minute",
-            attribute: CALLS.to_owned(),
-            unit: CALLS.to_owned(),
-            max: i64::from(max),
-            this: 1,
-        }],
+        bounds: vec![Bound::count(
+            "per_tool_per_person.calls_per_minute",
+            CALLS,
+            i64::from(max),
+        )],
         resets_at: Some(ends),
         expires_at: (ends + Duration::minutes(2)).timestamp(),
         conditioned: true,
     })
+}
+
+/// The limit of a run's drafts `applied` sets, if it sets one.
+fn run_drafts_bound(applied: &Applied) -> Option<Bound> {
+    let max = applied.run_drafts?;
+    Some(Bound::count("per_run.max_drafts", DRAFTS, i64::from(max)))
+}
+
+/// The counter of `owner`'s run `run`, adding `adds` under `bounds`: it
+/// lasts [`RUN_COUNTER_DAYS`] after its last draft at `now`.
+fn run_counter(
+    owner: Owner<'_>,
+    run: &str,
+    adds: Vec<(String, i64)>,
+    bounds: Vec<Bound>,
+    now: DateTime<Utc>,
+) -> Counter {
+    Counter {
+        whose: Whose::Run(run.to_owned()),
+        key: run_key(owner, run),
+        adds,
+        bounds,
+        resets_at: None,
+        expires_at: (now + Duration::days(RUN_COUNTER_DAYS)).timestamp(),
+        conditioned: true,
+    }
+}
+
+/// The counter item of `owner`'s run `run` as if `adds` (`drafts`,
+/// `v_<currency>`) had been counted at `now`: what the demo seed writes for
+/// the drafts it seeds, in the layout drafts are counted in.
+pub fn run_counted(
+    owner: Owner<'_>,
+    run: &str,
+    adds: Vec<(String, i64)>,
+    now: DateTime<Utc>,
+) -> HashMap<String, AttributeValue> {
+    let counter = run_counter(owner, run, adds, Vec::new(), now);
+    let mut item = counter.key.clone();
+    item.insert("kind".to_owned(), AttributeValue::S(LIMIT_USE.to_owned()));
+    item.insert(
+        "expires_at".to_owned(),
+        AttributeValue::N(counter.expires_at.to_string()),
+    );
+    for (attribute, n) in counter.adds {
+        item.insert(attribute, AttributeValue::N(n.to_string()));
+    }
+    item
 }
 
 /// `1 draft`, `10 drafts`.
@@ -662,6 +684,9 @@ fn drafts(n: i64) -> String {
         format!("{n} drafts")
     }
 }
+
+/// The `kind` of every counter item.
+const LIMIT_USE: &str = "limit_use";
 
 /// A counter's attribute for the number of drafts.
 pub const DRAFTS: &str = "drafts";

@@ -12,8 +12,8 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Days, Utc};
 
+use super::PolicyCache;
 use super::counters::{self, CALLS, DRAFTS};
-use super::{InForce, PolicyCache};
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Owner;
 use draftline_contract::policy::standing::{Examiner, Standing, Use};
@@ -45,17 +45,15 @@ impl Examiner for TableExaminer<'_> {
         now: DateTime<Utc>,
     ) -> Result<Option<Standing>, ToolError> {
         let tenant = owner.tenant;
-        let cached = self.policies.fresh(tenant, now);
+        let cached = self.policies.fresh_for_draft(tenant, owner.branch, now);
         let policy_key = super::store::current_key(tenant);
         // The days the tenant's day can be: the cached policy's own, or
-        // the three around UTC's.
+        // the three around UTC's. What a draft is held to, the examiner
+        // shows (a policy that cannot be read: the same refusal).
         let days: Vec<String> = match &cached {
-            Some(InForce::Policy(stored)) => {
-                let applied = stored.applied_to(owner.branch);
-                vec![applied.day_of(now).to_string()]
-            }
-            Some(InForce::Nothing) => return Ok(None),
-            Some(InForce::Unreadable(unreadable)) => return Err(unreadable.refusal(self.policies.retry_after())),
+            Some(Ok(Some(applied))) => vec![applied.day_of(now).to_string()],
+            Some(Ok(None)) => return Ok(None),
+            Some(Err(refusal)) => return Err(refusal.clone()),
             None => {
                 let utc = now.date_naive();
                 [
@@ -96,13 +94,13 @@ impl Examiner for TableExaminer<'_> {
             .map_err(|e| e.into_tool_error(NOTHING_READ))?;
         let find = |key: &Item| items.iter().find(|item| same_key(item, key));
 
-        let in_force = match cached {
-            Some(policy) => policy,
-            None => self.policies.remember(tenant, InForce::of(find(&policy_key)), now),
+        let applied = match cached {
+            Some(applied) => applied,
+            None => self
+                .policies
+                .remember_for_draft(tenant, find(&policy_key), owner.branch, now),
         };
-        // What a draft is held to, the examiner shows (a policy that
-        // cannot be read: the same refusal).
-        let Some(applied) = in_force.for_draft(owner.branch, self.policies.retry_after())? else {
+        let Some(applied) = applied? else {
             return Ok(None);
         };
         let empty = Item::new();

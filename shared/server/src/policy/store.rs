@@ -331,24 +331,10 @@ impl<'a> PolicyStore<'a> {
             (format!("V#{:010}", 1), "policy_version"),
             (CURRENT_SK.to_owned(), "policy"),
         ] {
-            let written = self
-                .db
-                .client()
-                .put_item()
-                .table_name(self.db.table())
-                .set_item(Some(stored.attributes(sk, kind, self.tenant)?))
-                .condition_expression("attribute_not_exists(pk)")
-                .send()
-                .await;
+            let written = self.db.put_new(stored.attributes(sk, kind, self.tenant)?).await;
             match written {
-                Ok(_) => {}
-                Err(err)
-                    if err
-                        .as_service_error()
-                        .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-                {
-                    return Ok(false);
-                }
+                Ok(true) => {}
+                Ok(false) => return Ok(false),
                 Err(err) => return Err(store_error(err, "The policy was not seeded.")),
             }
         }
