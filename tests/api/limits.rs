@@ -568,8 +568,18 @@ on_both_backends! {
                 }),
             ))
             .await;
+        let before = app.round_trips();
         let reply = draft(&app, Some("run-observe-all"), "observe-all", 1).await;
         assert_eq!(reply.status, 201, "{:?}", reply.body);
+        // Each counter that reached a limit cost one more transaction (the
+        // rule counts nothing): the draft's own (on Tryton the claim, and
+        // the completion after the ERP's create), and two more.
+        let transactions = diff(&before, &app.round_trips()).get("TransactWriteItems").copied();
+        let own = match backend {
+            crate::helpers::Backend::Builtin => 1,
+            crate::helpers::Backend::Tryton => 2,
+        };
+        assert_eq!(transactions, Some(own + 2));
         let audits = app.audit_items().await;
         assert_eq!(audits.len(), 1, "one call, one audit item: {audits:?}");
         let audit = &audits[0];
