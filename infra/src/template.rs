@@ -395,12 +395,14 @@ pub const DRAFT_ACTIONS: [&str; 7] = [
     "dynamodb:ConditionCheckItem",
     "dynamodb:DeleteItem",
 ];
-/// The review pages' grants.
-pub const PAGES_ACTIONS: [&str; 4] = [
+/// The review pages' grants (`UpdateItem` on the near-duplicate markers
+/// only: a decision takes its draft off its marker).
+pub const PAGES_ACTIONS: [&str; 5] = [
     "dynamodb:GetItem",
     "dynamodb:BatchGetItem",
     "dynamodb:Query",
     "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
 ];
 
 #[cfg(test)]
@@ -416,6 +418,8 @@ mod tests {
         assert!(string_like("T#*#BUDGET#*", "T#demo#BUDGET#buyer-sby"));
         assert!(!string_like("T#*#LIMIT#RATE#*", "T#demo#LIMIT#RUN#SBY-01#buyer-sby#r"));
         assert!(!string_like("T#*#LIMIT#RATE#*", "T#demo#IDEM#k"));
+        assert!(string_like("T#*#B#*#NEAR#*", "T#demo#B#SBY-01#NEAR#PO#V-00231"));
+        assert!(!string_like("T#*#B#*#NEAR#*", "T#demo#B#SBY-01#PO"));
         assert!(string_like("a?c", "abc") && !string_like("a?c", "ac"));
     }
 }

@@ -376,7 +376,7 @@ fn mcp_and_tools_hold_exactly_the_union_of_the_tool_permissions() {
 }
 
 #[test]
-fn the_review_pages_read_and_put_only_and_are_configured_for_sign_in() {
+fn the_review_pages_read_put_and_unmark_only_and_are_configured_for_sign_in() {
     let deployed = functions(&template());
     let review = deployed
         .get("review")
@@ -384,8 +384,21 @@ fn the_review_pages_read_and_put_only_and_are_configured_for_sign_in() {
     assert_eq!(
         dynamodb_actions(review),
         Tier::Pages.actions(),
-        "review: GetItem, BatchGetItem, Query and PutItem (a decision is puts in one transaction)"
+        "review: GetItem, BatchGetItem, Query, PutItem and UpdateItem (a decision is puts in one transaction, with \
+         the update that takes its draft off its near-duplicate marker)"
     );
+    // UpdateItem only on the near-duplicate markers, in a statement of its own.
+    for statement in &review.statements {
+        let actions = actions_of(statement);
+        if actions.iter().any(|a| a == "dynamodb:UpdateItem") {
+            assert_eq!(actions, ["dynamodb:UpdateItem"], "review: {statement}");
+            assert_eq!(
+                statement.pointer("/Condition/ForAllValues:StringLike/dynamodb:LeadingKeys"),
+                Some(&json!(["T#*#B#*#NEAR#*"])),
+                "review: the pages update near-duplicate markers only: {statement}"
+            );
+        }
+    }
     let variables = review
         .properties
         .pointer("/Environment/Variables")

@@ -27,6 +27,7 @@ mod lambda;
 mod limits;
 mod listing;
 mod mcp;
+mod near_duplicates;
 mod observability;
 mod otlp;
 mod reads;

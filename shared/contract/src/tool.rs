@@ -180,6 +180,10 @@ pub struct Call<'a> {
     /// What the tenant's policy still leaves the caller, read from the
     /// counters the draft path writes (the examiner tool asks it).
     pub limits: &'a dyn crate::policy::Examiner,
+    /// For a draft: what the key lookup's batch found for the keys the tool
+    /// asked it to read ([`DraftTool::reads`]), on the call's first
+    /// preparation only (a draft prepared again reads afresh).
+    pub found: Option<&'a StoreFound>,
 }
 
 /// What a person decided when a draft closely matched an open agent draft.
@@ -230,6 +234,52 @@ impl StoreBatch {
 impl std::fmt::Debug for StoreBatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("StoreBatch(..)")
+    }
+}
+
+/// Keys of draftline's own table that a backend wants read in the draft's
+/// first batch (the key lookup's `BatchGetItem`), opaque to tools and to
+/// the domain like [`StoreBatch`]: a backend that keeps its data in the
+/// table builds it (through `draftline-dynamo`), the server reads it.
+pub struct StoreReads(Box<dyn Any + Send + Sync>);
+
+/// What the batch found for [`StoreReads`]: the items, opaque again, for
+/// the backend that asked to pick its own from.
+pub struct StoreFound(Box<dyn Any + Send + Sync>);
+
+impl StoreReads {
+    /// Wraps a store's own keys.
+    pub fn new<T: Any + Send + Sync>(keys: T) -> Self {
+        Self(Box::new(keys))
+    }
+
+    /// The store's keys, if they are of type `T`.
+    pub fn into_inner<T: Any>(self) -> Result<T, Self> {
+        self.0.downcast::<T>().map(|k| *k).map_err(Self)
+    }
+}
+
+impl StoreFound {
+    /// Wraps what a store found.
+    pub fn new<T: Any + Send + Sync>(found: T) -> Self {
+        Self(Box::new(found))
+    }
+
+    /// What the store found, if it is of type `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.downcast_ref::<T>()
+    }
+}
+
+impl std::fmt::Debug for StoreReads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StoreReads(..)")
+    }
+}
+
+impl std::fmt::Debug for StoreFound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StoreFound(..)")
     }
 }
 
@@ -338,6 +388,14 @@ pub trait DraftTool: ToolSpec {
     /// when no `Idempotency-Key` header is sent).
     fn client_ref(input: &Self::Input) -> &str;
 
+    /// The keys of draftline's table this draft will read, when its backend
+    /// keeps its data there: the server reads them in the key lookup's one
+    /// batch and hands what it found to [`DraftTool::draft`] in
+    /// [`Call::found`]. `None` (the default): the draft reads for itself.
+    fn reads(&self, _call: &Call<'_>, _input: &Self::Input) -> Option<StoreReads> {
+        None
+    }
+
     /// Does the reads and the checks and prepares the document. Must not
     /// write anything itself.
     async fn draft(&self, call: &Call<'_>, input: Self::Input) -> Result<Draft<Self::Output>, ToolError>;
@@ -376,6 +434,8 @@ pub trait ErasedRead: ErasedTool {
 pub trait ErasedDraft: ErasedTool {
     /// The input's `client_ref`.
     fn client_ref<'a>(&self, input: &'a ParsedInput) -> Result<&'a str, ToolError>;
+    /// The keys the draft reads, for the key lookup's batch ([`DraftTool::reads`]).
+    fn reads(&self, call: &Call<'_>, input: &ParsedInput) -> Option<StoreReads>;
     /// Reads and prepares the writes; writes nothing.
     async fn prepare(&self, call: &Call<'_>, input: &ParsedInput) -> Result<Draft<serde_json::Value>, ToolError>;
 }
@@ -480,6 +540,10 @@ impl<T: DraftTool> ErasedTool for DraftAdapter<T> {
 impl<T: DraftTool> ErasedDraft for DraftAdapter<T> {
     fn client_ref<'a>(&self, input: &'a ParsedInput) -> Result<&'a str, ToolError> {
         Ok(T::client_ref(typed::<T>(input)?))
+    }
+
+    fn reads(&self, call: &Call<'_>, input: &ParsedInput) -> Option<StoreReads> {
+        self.tool.reads(call, typed::<T>(input).ok()?)
     }
 
     async fn prepare(&self, call: &Call<'_>, input: &ParsedInput) -> Result<Draft<serde_json::Value>, ToolError> {

@@ -43,7 +43,7 @@ pub mod grants;
 mod http;
 mod transact;
 pub use batch_get::{BatchGetFailure, Item, same_key};
-use draftline_contract::tool::StoreBatch;
+use draftline_contract::tool::{StoreBatch, StoreFound, StoreReads};
 pub use http::operation_of;
 pub use transact::{Cancelled, TransactFailure, cancelled_error, transact};
 
@@ -353,4 +353,25 @@ pub fn batch(items: Vec<TransactWriteItem>) -> StoreBatch {
 /// The items of a batch built by [`batch`]; `None` for a batch of another store.
 pub fn items_of(batch: StoreBatch) -> Option<Vec<TransactWriteItem>> {
     batch.into_inner::<Vec<TransactWriteItem>>().ok()
+}
+
+/// The keys a backend wants read in a draft's first batch, as
+/// [`StoreReads`] the server can read.
+pub fn reads(keys: Vec<Item>) -> StoreReads {
+    StoreReads::new(keys)
+}
+
+/// The keys of reads built by [`reads`]; `None` for reads of another store.
+pub fn keys_of(reads: StoreReads) -> Option<Vec<Item>> {
+    reads.into_inner::<Vec<Item>>().ok()
+}
+
+/// What a batch read found, for the backend that asked (see [`found_items`]).
+pub fn found(items: Vec<Item>) -> StoreFound {
+    StoreFound::new(items)
+}
+
+/// The items a batch read found, as [`found`] wrapped them.
+pub fn found_items(found: &StoreFound) -> Option<&[Item]> {
+    found.get::<Vec<Item>>().map(Vec::as_slice)
 }

@@ -180,3 +180,22 @@ pub fn quotes(tenant: &TenantId, branch: &BranchId) -> String {
 pub fn quote_sk(number: &str) -> String {
     format!("QT#{number}")
 }
+
+/// Partition of a branch's near-duplicate markers of `kind` (`PO`, `QT`)
+/// for one counterparty.
+pub fn near_duplicates(tenant: &TenantId, branch: &BranchId, kind: &str, counterparty: &str) -> String {
+    format!("T#{tenant}#B#{branch}#NEAR#{kind}#{counterparty}")
+}
+
+/// Sort key of the marker of one item set (codes sorted, without repeats):
+/// the codes themselves while they are short, else their SHA-256 (a sort
+/// key holds at most 1024 bytes; 50 codes of 32 characters do not fit).
+pub fn near_duplicate_sk(items: &[String]) -> String {
+    let joined = items.join(",");
+    if joined.len() <= 512 {
+        format!("ITEMS#{joined}")
+    } else {
+        use sha2::Digest;
+        format!("ITEMS#SHA256#{}", hex::encode(sha2::Sha256::digest(joined.as_bytes())))
+    }
+}

@@ -17,6 +17,7 @@
 //!   counter.
 //! - [`seed`]: writing the demo story once.
 
+pub mod drafting;
 pub mod keys;
 pub mod model;
 pub mod seed;
@@ -26,17 +27,18 @@ use std::collections::HashMap;
 
 use async_trait::async_trait;
 use chrono::{DateTime, SecondsFormat, Utc};
+use draftline_contract::tool::{StoreFound, StoreReads};
 use draftline_contract::{ErpError, Refusal};
 use draftline_dynamo::Db;
 use draftline_erp::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, DocumentKind, DraftFilter, Item, ListPrice, NewDecision,
-    OpenDraft, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, Reviewable, SalesOrder,
-    StockLevel, TaxType, Vendor, VendorBill,
+    OpenDraft, OpenDrafts, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, Reviewable,
+    SalesOrder, Seen, StockLevel, TaxType, Vendor, VendorBill,
 };
 use draftline_erp::numbers;
 use draftline_erp::port::{
-    DecisionPlacement, DueItem, Finance, Inventory, ItemStock, Page, Placement, PoFilter, Purchasing, Review, Sales,
-    Scope,
+    DecisionPlacement, DueItem, Finance, Inventory, ItemStock, Page, Placement, PoFilter, PoReads, Purchasing, Review,
+    Sales, Scope, Wanted, Window,
 };
 use draftline_erp::units::Uom;
 
@@ -149,6 +151,20 @@ impl Purchasing for BuiltinErp {
             .await
     }
 
+    fn po_draft_reads(&self, scope: &Scope<'_>, wanted: &Wanted<'_>) -> Option<StoreReads> {
+        Some(drafting::po_reads(scope, wanted))
+    }
+
+    async fn read_po_draft(
+        &self,
+        scope: &Scope<'_>,
+        wanted: &Wanted<'_>,
+        open: Option<Window>,
+        found: Option<&StoreFound>,
+    ) -> Result<PoReads, ErpError> {
+        drafting::read_po(&self.store(scope), scope, wanted, open, found).await
+    }
+
     async fn open_po_drafts(
         &self,
         scope: &Scope<'_>,
@@ -168,12 +184,19 @@ impl Purchasing for BuiltinErp {
         scope: &Scope<'_>,
         draft: PoDraft,
         _draft_key: Option<&str>,
+        seen: Seen,
         now: DateTime<Utc>,
     ) -> Result<Placement<PurchaseOrder>, ErpError> {
         let sequence = self.store(scope).reserve_number(scope.branch, "PO").await?;
         let number = numbers::document_number("PO", scope.branch_code, sequence)?;
         let po = draft.numbered(Self::id("po"), number, now.to_rfc3339_opts(SecondsFormat::Millis, true));
         let open = OpenDraft::from(&po);
+        let items = open.item_set();
+        let wanted = Wanted {
+            counterparty: &open.counterparty,
+            items: &items,
+        };
+        let marked = drafting::marker(scope, "PO", &wanted).add(&self.db, &open, &seen)?;
         let batch = store::document_batch(
             &self.db,
             vec![
@@ -181,6 +204,7 @@ impl Purchasing for BuiltinErp {
                 open.to_item(scope.tenant, scope.branch, "PO", open_until(now))?,
                 AgentDraft::from(&po).to_item(scope.tenant, scope.branch)?,
             ],
+            marked,
         )?;
         Ok(Placement::Atomic { document: po, batch })
     }
@@ -217,6 +241,20 @@ impl Sales for BuiltinErp {
         self.store(scope).quote(scope.branch, number).await
     }
 
+    fn quote_draft_reads(&self, scope: &Scope<'_>, wanted: &Wanted<'_>) -> Option<StoreReads> {
+        Some(drafting::quote_reads(scope, wanted))
+    }
+
+    async fn read_open_quote_drafts(
+        &self,
+        scope: &Scope<'_>,
+        wanted: &Wanted<'_>,
+        open: Window,
+        found: Option<&StoreFound>,
+    ) -> Result<OpenDrafts, ErpError> {
+        drafting::read_open_quotes(&self.store(scope), scope, wanted, &open, found).await
+    }
+
     async fn open_quote_drafts(
         &self,
         scope: &Scope<'_>,
@@ -235,12 +273,19 @@ impl Sales for BuiltinErp {
         scope: &Scope<'_>,
         draft: QuoteDraft,
         _draft_key: Option<&str>,
+        seen: Seen,
         now: DateTime<Utc>,
     ) -> Result<Placement<Quote>, ErpError> {
         let sequence = self.store(scope).reserve_number(scope.branch, "QT").await?;
         let number = numbers::document_number("QT", scope.branch_code, sequence)?;
         let quote = draft.numbered(Self::id("qt"), number, now.to_rfc3339_opts(SecondsFormat::Millis, true));
         let open = OpenDraft::from(&quote);
+        let items = open.item_set();
+        let wanted = Wanted {
+            counterparty: &open.counterparty,
+            items: &items,
+        };
+        let marked = drafting::marker(scope, "QT", &wanted).add(&self.db, &open, &seen)?;
         let batch = store::document_batch(
             &self.db,
             vec![
@@ -248,6 +293,7 @@ impl Sales for BuiltinErp {
                 open.to_item(scope.tenant, scope.branch, "QT", open_until(now))?,
                 AgentDraft::from(&quote).to_item(scope.tenant, scope.branch)?,
             ],
+            marked,
         )?;
         Ok(Placement::Atomic { document: quote, batch })
     }
@@ -313,8 +359,13 @@ impl Review for BuiltinErp {
                     });
                 }
                 let po = po.decided(decision.decision.clone());
-                let open = OpenDraft::from(&po).to_item(tenant, branch, "PO", decided_at)?;
-                (document, po.to_item(tenant, branch)?, AgentDraft::from(&po), open)
+                let open = OpenDraft::from(&po);
+                (
+                    document,
+                    po.to_item(tenant, branch)?,
+                    AgentDraft::from(&po),
+                    ("PO", open),
+                )
             }
             DocumentKind::Quote => {
                 let quote = Quote::from_item(&item)?;
@@ -332,8 +383,13 @@ impl Review for BuiltinErp {
                     });
                 }
                 let quote = quote.decided(decision.decision.clone());
-                let open = OpenDraft::from(&quote).to_item(tenant, branch, "QT", decided_at)?;
-                (document, quote.to_item(tenant, branch)?, AgentDraft::from(&quote), open)
+                let open = OpenDraft::from(&quote);
+                (
+                    document,
+                    quote.to_item(tenant, branch)?,
+                    AgentDraft::from(&quote),
+                    ("QT", open),
+                )
             }
         };
         // Only drafts that came through draftline have a queue entry; one
@@ -346,12 +402,22 @@ impl Review for BuiltinErp {
                 number: number.to_owned(),
             }));
         }
+        // No longer open: its open-draft item is written again as expired,
+        // and it leaves its near-duplicate marker.
+        let (kind, open) = open;
+        let items = open.item_set();
+        let wanted = Wanted {
+            counterparty: &open.counterparty,
+            items: &items,
+        };
+        let unmarked = drafting::marker(scope, kind, &wanted).remove(&self.db, number)?;
         let batch = store::decision_batch(
             &self.db,
             decided,
             &decision.decision_id,
             entry.to_item(tenant, branch)?,
-            open,
+            open.to_item(tenant, branch, kind, decided_at)?,
+            unmarked,
         )?;
         Ok(DecisionPlacement::Atomic { document, batch })
     }

@@ -32,10 +32,10 @@ const QUERY_PAGE: i32 = 200;
 /// branch never contend for a shared item; a number taken after all (a
 /// sequence set back by hand) cancels the transaction and the pipeline
 /// prepares the draft again with a new number.
-/// With it go the draft's open-draft item (the near-duplicate check) and
-/// its review-queue entry, all new.
-pub fn document_batch(db: &Db, items: Vec<Attrs>) -> Result<StoreBatch, ErpError> {
-    let writes = items
+/// With it go the draft's open-draft item and its review-queue entry, all
+/// new, and `marked`: the draft added to its near-duplicate marker.
+pub fn document_batch(db: &Db, items: Vec<Attrs>, marked: TransactWriteItem) -> Result<StoreBatch, ErpError> {
+    let mut writes = items
         .into_iter()
         .map(|item| {
             Put::builder()
@@ -47,20 +47,23 @@ pub fn document_batch(db: &Db, items: Vec<Attrs>) -> Result<StoreBatch, ErpError
                 .map_err(ErpError::internal)
         })
         .collect::<Result<Vec<_>, _>>()?;
+    writes.push(marked);
     Ok(draftline_dynamo::batch(writes))
 }
 
 /// The writes that record a decision on a draft: the decided document
 /// (only while it is still an undecided draft), its review-queue entry, and
 /// its open-draft item written again as already expired (a decided draft is
-/// no longer a near-duplicate candidate; TTL sweeps it). Overwriting rather
-/// than deleting keeps `DeleteItem` out of every function's permissions.
+/// no longer a near-duplicate candidate; TTL sweeps it), and `unmarked`:
+/// the draft removed from its near-duplicate marker. Overwriting rather
+/// than deleting keeps `DeleteItem` out of the review function's permissions.
 pub fn decision_batch(
     db: &Db,
     mut document: Attrs,
     decision_id: &str,
     entry: Attrs,
     expired_open_draft: Attrs,
+    unmarked: TransactWriteItem,
 ) -> Result<StoreBatch, ErpError> {
     document.insert("decision_id".to_owned(), sv(decision_id));
     let decided = Put::builder()
@@ -85,6 +88,7 @@ pub fn decision_batch(
         TransactWriteItem::builder().put(decided).build(),
         TransactWriteItem::builder().put(queue).build(),
         TransactWriteItem::builder().put(forget).build(),
+        unmarked,
     ]))
 }
 

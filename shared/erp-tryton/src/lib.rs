@@ -86,8 +86,8 @@ use draftline_contract::identity::TenantId;
 use draftline_contract::{ErpError, Refusal};
 use draftline_erp::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, DocumentKind, DraftFilter, Item, ListPrice, NewDecision,
-    OpenDraft, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, SalesOrder, StockLevel, TaxType,
-    Vendor, VendorBill,
+    OpenDraft, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, SalesOrder, Seen, StockLevel,
+    TaxType, Vendor, VendorBill,
 };
 use draftline_erp::port::{
     Approvals, DecisionPlacement, DueItem, Finance, Inventory, Page, Placement, PoFilter, Purchasing, Review, Sales,
@@ -291,6 +291,7 @@ impl Purchasing for TrytonErp {
         scope: &Scope<'_>,
         draft: PoDraft,
         draft_key: Option<&str>,
+        _seen: Seen,
         _now: DateTime<Utc>,
     ) -> Result<Placement<PurchaseOrder>, ErpError> {
         let key = self.draft_key(scope, draft_key)?;
@@ -368,6 +369,7 @@ impl Sales for TrytonErp {
         scope: &Scope<'_>,
         draft: QuoteDraft,
         draft_key: Option<&str>,
+        _seen: Seen,
         now: DateTime<Utc>,
     ) -> Result<Placement<Quote>, ErpError> {
         let key = self.draft_key(scope, draft_key)?;

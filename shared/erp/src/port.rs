@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use draftline_contract::identity::{BranchCode, BranchId, Caller, TenantId};
-use draftline_contract::tool::{DocumentRef, StoreBatch};
+use draftline_contract::tool::{DocumentRef, StoreBatch, StoreFound, StoreReads};
 /// How a placed draft becomes a document, and a document in the ERP: the
 /// contract's own types, one for the port and the tools alike.
 pub use draftline_contract::tool::{ExternalDocument, Placement};
@@ -28,8 +28,8 @@ pub use draftline_contract::{ErpError, Refusal};
 
 use crate::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, Decision, DocumentKind, DraftFilter, Item, ListPrice,
-    NewDecision, OpenDraft, PoDraft, PoStatus, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, SalesOrder,
-    StockLevel, TaxType, Vendor, VendorBill,
+    NewDecision, OpenDraft, OpenDrafts, PoDraft, PoStatus, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy,
+    SalesOrder, Seen, StockLevel, TaxType, Vendor, VendorBill,
 };
 use crate::units::Uom;
 
@@ -122,6 +122,38 @@ impl<T> Page<T> {
     }
 }
 
+/// What a draft reads about: its counterparty (vendor or customer) and the
+/// items of its lines.
+#[derive(Debug, Clone, Copy)]
+pub struct Wanted<'a> {
+    /// The vendor's or customer's code.
+    pub counterparty: &'a str,
+    /// The item codes of the lines, sorted and without repeats.
+    pub items: &'a [String],
+}
+
+/// The window a near-duplicate check looks back over: drafts made since
+/// `since` and still open at `now`.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    /// The oldest a draft may be.
+    pub since: DateTime<Utc>,
+    /// Now.
+    pub now: DateTime<Utc>,
+}
+
+/// What a purchase-order draft reads before it is priced.
+#[derive(Debug, Clone, Default)]
+pub struct PoReads {
+    /// The vendor and its prices: at least those of the wanted items (a
+    /// backend may answer its whole list); `None` if there is no such vendor.
+    pub vendor: Option<(Vendor, Vec<PriceEntry>)>,
+    /// The wanted items that exist, by code.
+    pub items: HashMap<String, Item>,
+    /// The open drafts of the same vendor (and items), when a window was given.
+    pub open: OpenDrafts,
+}
+
 /// The filters of a purchase-order search.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PoFilter {
@@ -164,7 +196,7 @@ pub trait Inventory: Send + Sync {
 
 /// Vendors, their prices, and purchase orders.
 #[async_trait]
-pub trait Purchasing: Send + Sync {
+pub trait Purchasing: Inventory {
     /// A vendor's profile and price list.
     async fn vendor_with_prices(
         &self,
@@ -208,14 +240,50 @@ pub trait Purchasing: Send + Sync {
         since: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> Result<Vec<OpenDraft>, ErpError>;
+    /// The keys of draftline's table a PO draft of `wanted` reads, for the
+    /// key lookup's one batch, where the backend keeps its data there.
+    /// `None` (the default): [`Purchasing::read_po_draft`] reads for itself.
+    fn po_draft_reads(&self, _scope: &Scope<'_>, _wanted: &Wanted<'_>) -> Option<StoreReads> {
+        None
+    }
+    /// What a PO draft of `wanted` reads before it is priced: the vendor with
+    /// its prices, the items, and the open drafts of the vendor in `open`
+    /// (none when no window is given). From `found` where the key lookup's
+    /// batch read them ([`Purchasing::po_draft_reads`]); else by the
+    /// backend's own reads: by default [`Purchasing::vendor_with_prices`],
+    /// [`Inventory::items`] and [`Purchasing::open_po_drafts`], together.
+    async fn read_po_draft(
+        &self,
+        scope: &Scope<'_>,
+        wanted: &Wanted<'_>,
+        open: Option<Window>,
+        _found: Option<&StoreFound>,
+    ) -> Result<PoReads, ErpError> {
+        let open_drafts = async {
+            match open {
+                Some(w) => Ok(OpenDrafts::from(
+                    self.open_po_drafts(scope, wanted.counterparty, w.since, w.now).await?,
+                )),
+                None => Ok(OpenDrafts::default()),
+            }
+        };
+        let (vendor, items, open) = tokio::try_join!(
+            self.vendor_with_prices(scope, wanted.counterparty),
+            self.items(scope, wanted.items),
+            open_drafts,
+        )?;
+        Ok(PoReads { vendor, items, open })
+    }
     /// Places a checked PO draft: numbers it (as of `now`) and prepares its
     /// writes, or hands back a document to create in the ERP. Writes nothing
     /// but, on a backend that numbers from draftline's table, the number.
+    /// `seen` is what the near-duplicate check read (see [`Seen`]).
     async fn place_po_draft(
         &self,
         scope: &Scope<'_>,
         draft: PoDraft,
         draft_key: Option<&str>,
+        seen: Seen,
         now: DateTime<Utc>,
     ) -> Result<Placement<PurchaseOrder>, ErpError>;
 }
@@ -249,12 +317,33 @@ pub trait Sales: Send + Sync {
         since: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> Result<Vec<OpenDraft>, ErpError>;
+    /// The keys of draftline's table a quote draft of `wanted` reads, for
+    /// the key lookup's one batch (see [`Purchasing::po_draft_reads`]).
+    fn quote_draft_reads(&self, _scope: &Scope<'_>, _wanted: &Wanted<'_>) -> Option<StoreReads> {
+        None
+    }
+    /// The open quote drafts for `wanted`'s customer in `open`: from `found`
+    /// where the key lookup's batch read them, else by the backend's own
+    /// read (by default [`Sales::open_quote_drafts`]).
+    async fn read_open_quote_drafts(
+        &self,
+        scope: &Scope<'_>,
+        wanted: &Wanted<'_>,
+        open: Window,
+        _found: Option<&StoreFound>,
+    ) -> Result<OpenDrafts, ErpError> {
+        Ok(OpenDrafts::from(
+            self.open_quote_drafts(scope, wanted.counterparty, open.since, open.now)
+                .await?,
+        ))
+    }
     /// Places a checked quote draft (see [`Purchasing::place_po_draft`]).
     async fn place_quote_draft(
         &self,
         scope: &Scope<'_>,
         draft: QuoteDraft,
         draft_key: Option<&str>,
+        seen: Seen,
         now: DateTime<Utc>,
     ) -> Result<Placement<Quote>, ErpError>;
 }

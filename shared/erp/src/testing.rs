@@ -39,7 +39,7 @@ use crate::demo;
 use crate::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, Decision, DocumentKind, DraftFilter, Item, ListPrice,
     NewDecision, OpenDraft, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, Reviewable,
-    SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
+    SalesOrder, Seen, StockLevel, TaxType, Vendor, VendorBill,
 };
 use crate::numbers;
 use crate::port::{
@@ -862,6 +862,7 @@ impl Purchasing for MemoryErp {
         scope: &Scope<'_>,
         draft: PoDraft,
         draft_key: Option<&str>,
+        _seen: Seen,
         now: DateTime<Utc>,
     ) -> Result<Placement<PurchaseOrder>, ErpError> {
         self.place(scope, draft, draft_key, now)
@@ -940,6 +941,7 @@ impl Sales for MemoryErp {
         scope: &Scope<'_>,
         draft: QuoteDraft,
         draft_key: Option<&str>,
+        _seen: Seen,
         now: DateTime<Utc>,
     ) -> Result<Placement<Quote>, ErpError> {
         self.place(scope, draft, draft_key, now)
@@ -1122,6 +1124,7 @@ impl TestCaller {
             near_duplicate_window: self.near_duplicate_window,
             review_pages: &self.review_pages,
             limits: &draftline_contract::policy::standing::NoPolicies,
+            found: None,
         }
     }
 
@@ -1187,7 +1190,7 @@ mod tests {
     async fn placed(erp: &MemoryErp, who: &TestCaller) -> PurchaseOrder {
         let now = who.clock.now();
         match erp
-            .place_po_draft(&who.scope(), a_draft(), Some("k"), now)
+            .place_po_draft(&who.scope(), a_draft(), Some("k"), Seen::Unread, now)
             .await
             .unwrap()
         {
@@ -1210,7 +1213,8 @@ mod tests {
         assert!(erp.tax_types(&scope).await.unwrap().is_empty());
         let now = stranger.clock.now();
         assert!(matches!(
-            erp.place_po_draft(&scope, a_draft(), Some("k"), now).await,
+            erp.place_po_draft(&scope, a_draft(), Some("k"), Seen::Unread, now)
+                .await,
             Err(ErpError::Internal(_))
         ));
         assert_eq!(erp.read(|b| b.purchase_orders.len()), 27);
@@ -1233,8 +1237,10 @@ mod tests {
         let erp = MemoryErp::demo().unwrap();
         let sby = TestCaller::demo("buyer-sby").unwrap();
         let now = sby.clock.now();
-        let Placement::Atomic { document, batch } =
-            erp.place_po_draft(&sby.scope(), a_draft(), None, now).await.unwrap()
+        let Placement::Atomic { document, batch } = erp
+            .place_po_draft(&sby.scope(), a_draft(), None, Seen::Unread, now)
+            .await
+            .unwrap()
         else {
             panic!("atomic")
         };
@@ -1256,7 +1262,10 @@ mod tests {
         let erp = MemoryErp::demo().unwrap();
         let sby = TestCaller::demo("buyer-sby").unwrap();
         let now = sby.clock.now();
-        let Placement::Atomic { batch, .. } = erp.place_po_draft(&sby.scope(), a_draft(), None, now).await.unwrap()
+        let Placement::Atomic { batch, .. } = erp
+            .place_po_draft(&sby.scope(), a_draft(), None, Seen::Unread, now)
+            .await
+            .unwrap()
         else {
             panic!("atomic")
         };
@@ -1274,7 +1283,7 @@ mod tests {
         let sby = TestCaller::demo("buyer-sby").unwrap();
         let now = sby.clock.now();
         let Placement::External(first) = erp
-            .place_po_draft(&sby.scope(), a_draft(), Some("k1"), now)
+            .place_po_draft(&sby.scope(), a_draft(), Some("k1"), Seen::Unread, now)
             .await
             .unwrap()
         else {
@@ -1287,7 +1296,7 @@ mod tests {
         assert_eq!(first.find().await.unwrap(), Some(created.clone()));
         // Another worker with the same key: the same document, not a second one.
         let Placement::External(again) = erp
-            .place_po_draft(&sby.scope(), a_draft(), Some("k1"), now)
+            .place_po_draft(&sby.scope(), a_draft(), Some("k1"), Seen::Unread, now)
             .await
             .unwrap()
         else {
@@ -1299,7 +1308,11 @@ mod tests {
         assert_eq!(open.len(), 1);
         assert_eq!(open[0].key.as_deref(), Some("k1"));
         // Without a key there is nothing to find it by: refused.
-        assert!(erp.place_po_draft(&sby.scope(), a_draft(), None, now).await.is_err());
+        assert!(
+            erp.place_po_draft(&sby.scope(), a_draft(), None, Seen::Unread, now)
+                .await
+                .is_err()
+        );
     }
 
     #[tokio::test]

@@ -33,6 +33,9 @@ pub enum Uom {
 }
 
 impl Uom {
+    /// Every unit the ERP knows.
+    pub const ALL: [Self; 7] = [Self::Pcs, Self::Box, Self::Ctn, Self::Kg, Self::L, Self::M, Self::Roll];
+
     /// The code as written in documents.
     pub fn code(self) -> &'static str {
         match self {

@@ -7,6 +7,7 @@ pub mod attrs;
 pub mod customer;
 pub mod invoice;
 pub mod item;
+pub mod near_duplicate;
 pub mod open_draft;
 pub mod po;
 pub mod price_list;

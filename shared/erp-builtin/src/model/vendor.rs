@@ -10,6 +10,8 @@ use crate::keys;
 
 /// How a [`Vendor`] is stored.
 pub trait VendorRecord: Sized {
+    /// The key of vendor `code`'s profile.
+    fn key(tenant: &TenantId, code: &str) -> Attrs;
     /// The item.
     fn to_item(&self, tenant: &TenantId) -> Attrs;
     /// Reads a vendor profile.
@@ -17,6 +19,13 @@ pub trait VendorRecord: Sized {
 }
 
 impl VendorRecord for Vendor {
+    fn key(tenant: &TenantId, code: &str) -> Attrs {
+        Attrs::from([
+            ("pk".to_owned(), sv(keys::vendor(tenant, code))),
+            ("sk".to_owned(), sv(keys::VENDOR_PROFILE_SK)),
+        ])
+    }
+
     /// The item.
     fn to_item(&self, tenant: &TenantId) -> Attrs {
         Attrs::from([

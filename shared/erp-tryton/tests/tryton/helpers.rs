@@ -277,6 +277,7 @@ impl Context {
             near_duplicate_window: self.window,
             review_pages: "http://127.0.0.1:3000/review",
             limits: &draftline_contract::policy::standing::NoPolicies,
+            found: None,
         }
     }
 }

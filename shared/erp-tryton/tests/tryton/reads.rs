@@ -592,7 +592,13 @@ async fn another_tenant_sees_nothing_and_costs_no_request() {
         drafted_by_tool_call: None,
     };
     let refused = erp
-        .place_po_draft(&scope, draft, Some("k"), chrono::Utc::now())
+        .place_po_draft(
+            &scope,
+            draft,
+            Some("k"),
+            draftline_erp::domain::Seen::Unread,
+            chrono::Utc::now(),
+        )
         .await
         .err()
         .unwrap();

@@ -23,7 +23,7 @@ pub mod vendor;
 pub use customer::{CreditPosition, Customer};
 pub use invoice::{CustomerInvoice, OpenItem, VendorBill};
 pub use item::{Item, UnitConversion};
-pub use open_draft::{OpenDraft, OpenLine};
+pub use open_draft::{OpenDraft, OpenDrafts, OpenLine, Seen};
 pub use po::{DocumentStatus, PoDraft, PoLine, PoStatus, PurchaseOrder, VendorRef};
 pub use price_list::ListPrice;
 pub use quote::{CustomerRef, Quote, QuoteDraft, QuoteLine};

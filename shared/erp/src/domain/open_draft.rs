@@ -116,3 +116,58 @@ impl From<&Quote> for OpenDraft {
         )
     }
 }
+
+/// The open drafts a near-duplicate check compares a new draft with, and
+/// what the backend read them as: a draft placed after this read is
+/// written only while that still holds ([`Seen`]), so of two drafts of the
+/// same items placed at once, one is created and the other asks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenDrafts {
+    /// The open drafts, in no particular order.
+    pub drafts: Vec<OpenDraft>,
+    /// What they were read as.
+    pub seen: Seen,
+}
+
+impl From<Vec<OpenDraft>> for OpenDrafts {
+    /// Drafts read from a backend that keeps no record to hold a new draft to.
+    fn from(drafts: Vec<OpenDraft>) -> Self {
+        Self {
+            drafts,
+            seen: Seen::Unread,
+        }
+    }
+}
+
+/// The state of the record a backend keeps of a branch's open drafts of one
+/// counterparty and item set (the built-in backend's near-duplicate
+/// marker), as the near-duplicate check read it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Seen {
+    /// Not read: no check was made (none asked for, or a person already
+    /// answered), or the backend keeps no such record. The new draft is
+    /// recorded whatever the record holds.
+    #[default]
+    Unread,
+    /// Read, and there was none: the new draft is recorded only if there
+    /// still is none.
+    Absent,
+    /// Read at `version`: the new draft is recorded only if it is still at
+    /// it. `stale` are the numbers of drafts it lists that are past any
+    /// window (the record may drop them).
+    Version {
+        /// The version read.
+        version: u64,
+        /// Drafts too old to ask about.
+        stale: Vec<String>,
+    },
+}
+
+impl OpenDraft {
+    /// The item codes it drafts, sorted and without repeats (what the
+    /// near-duplicate check compares).
+    pub fn item_set(&self) -> Vec<String> {
+        let codes: std::collections::BTreeSet<&str> = self.lines.iter().map(|l| l.item_code.as_str()).collect();
+        codes.into_iter().map(str::to_owned).collect()
+    }
+}

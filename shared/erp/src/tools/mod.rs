@@ -29,7 +29,6 @@ pub mod sales_search_customers;
 
 use std::borrow::Cow;
 
-use draftline_contract::ErpError;
 use draftline_contract::ToolError;
 use draftline_contract::tool::{Call, Draft, Placement, Stakes};
 use validator::ValidationError;
@@ -46,6 +45,12 @@ pub(crate) fn window_start(
         .and_then(|w| chrono::Duration::from_std(w).ok())
         .and_then(|w| now.checked_sub_signed(w))
         .unwrap_or(now)
+}
+
+/// Item codes sorted and without repeats: a draft's item set.
+pub(crate) fn item_codes<'a>(items: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let codes: std::collections::BTreeSet<&str> = items.into_iter().collect();
+    codes.into_iter().map(str::to_owned).collect()
 }
 
 /// What the near-duplicate check has to do for a call with `decision`.
@@ -90,28 +95,24 @@ pub(crate) struct Asking {
 impl Asking {
     /// The asking of `call` for a draft of `items`.
     pub(crate) fn of<'a>(call: &Call<'_>, items: impl IntoIterator<Item = &'a str>) -> Self {
-        let codes: std::collections::BTreeSet<&str> = items.into_iter().collect();
         let now = call.clock.now();
         Self {
-            codes: codes.into_iter().map(str::to_owned).collect(),
+            codes: item_codes(items),
             check: Check::of(call.decision, call.near_duplicate_window),
             now,
             since: window_start(now, call.near_duplicate_window),
         }
     }
 
-    /// The open drafts to compare with, read by `read(since, now)` only
-    /// when the check looks (no person decided yet, and a window is set).
-    pub(crate) async fn open_drafts<Fut>(
-        &self,
-        read: impl FnOnce(chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>) -> Fut,
-    ) -> Result<Vec<crate::domain::OpenDraft>, ErpError>
-    where
-        Fut: std::future::Future<Output = Result<Vec<crate::domain::OpenDraft>, ErpError>>,
-    {
+    /// The window to read the open drafts to compare with over: only when
+    /// the check looks (no person decided yet, and a window is set).
+    pub(crate) fn window(&self) -> Option<crate::port::Window> {
         match self.check {
-            Check::Look => read(self.since, self.now).await,
-            Check::Skip | Check::UseExisting(_) => Ok(Vec::new()),
+            Check::Look => Some(crate::port::Window {
+                since: self.since,
+                now: self.now,
+            }),
+            Check::Skip | Check::UseExisting(_) => None,
         }
     }
 

@@ -10,7 +10,7 @@ use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
 use draftline_contract::tool::{
-    Call, Counterparty, CounterpartyKind, Draft, DraftTool, RuleContext, Stakes, ToolMeta, ToolSpec,
+    Call, Counterparty, CounterpartyKind, Draft, DraftTool, RuleContext, Stakes, StoreReads, ToolMeta, ToolSpec,
 };
 use draftline_contract::validation::rejected_with;
 use rust_decimal::Decimal;
@@ -21,7 +21,7 @@ use validator::Validate;
 use crate::domain::po::VendorRef;
 use crate::domain::{Item, PoDraft, PoLine, PriceEntry, PurchaseOrder, Vendor};
 use crate::money::{self, Money};
-use crate::port::{Erp, Scope};
+use crate::port::{Erp, PoReads, Scope, Wanted};
 use crate::pricing;
 use crate::units::Uom;
 
@@ -133,18 +133,29 @@ impl DraftTool for PurchasingCreatePoDraft {
         &input.client_ref
     }
 
+    fn reads(&self, call: &Call<'_>, input: &CreatePoDraftInput) -> Option<StoreReads> {
+        let codes = super::item_codes(input.lines.iter().map(|l| l.item_code.as_str()));
+        let wanted = Wanted {
+            counterparty: &input.vendor_code,
+            items: &codes,
+        };
+        self.erp.po_draft_reads(&Scope::of(call.caller), &wanted)
+    }
+
     async fn draft(&self, call: &Call<'_>, input: CreatePoDraftInput) -> Result<Draft<PurchaseOrder>, ToolError> {
         let branch = call.caller.branch();
         let scope = Scope::of(call.caller);
         let asking = super::Asking::of(call, input.lines.iter().map(|l| l.item_code.as_str()));
-        let open_drafts =
-            asking.open_drafts(|since, now| self.erp.open_po_drafts(&scope, &input.vendor_code, since, now));
-        // The reads are independent: issue them together.
-        let (vendor, items, open) = tokio::try_join!(
-            self.erp.vendor_with_prices(&scope, &input.vendor_code),
-            self.erp.items(&scope, &asking.codes),
-            open_drafts,
-        )?;
+        let wanted = Wanted {
+            counterparty: &input.vendor_code,
+            items: &asking.codes,
+        };
+        // The vendor, its prices, the items and the open drafts, in one go:
+        // from the key lookup's batch where it read them.
+        let PoReads { vendor, items, open } = self
+            .erp
+            .read_po_draft(&scope, &wanted, asking.window(), call.found)
+            .await?;
         let (vendor, prices) = match vendor {
             Some((vendor, prices)) if vendor.supplies(branch.as_str()) => (vendor, prices),
             // A vendor that does not serve this branch reads exactly like a missing one.
@@ -164,6 +175,9 @@ impl DraftTool for PurchasingCreatePoDraft {
         };
 
         let mut issues = Vec::new();
+        // Lines the vendor does not price: named once the vendor's whole
+        // list is read (what was read holds the prices of these items only).
+        let mut unsupplied = Vec::new();
         let mut lines = Vec::with_capacity(input.lines.len());
         let mut totals = Vec::with_capacity(input.lines.len());
         for (i, line) in input.lines.iter().enumerate() {
@@ -194,18 +208,8 @@ impl DraftTool for PurchasingCreatePoDraft {
                 continue;
             };
             let Some((unit_price, price_source)) = price_line(&vendor, &prices, item, line.uom) else {
-                let supplied: BTreeSet<&str> = prices.iter().map(|p| p.item.as_str()).collect();
-                issues.push(FieldIssue::new(
-                    format!("lines[{i}].item_code"),
-                    format!(
-                        "Vendor {} does not supply {} (it supplies: {}). Call purchasing_search_vendors with \
-                         item_code {} to find a vendor that does.",
-                        vendor.code,
-                        item.code,
-                        supplied.into_iter().collect::<Vec<_>>().join(", "),
-                        item.code
-                    ),
-                ));
+                unsupplied.push(issues.len());
+                issues.push(FieldIssue::new(format!("lines[{i}].item_code"), item.code.clone()));
                 continue;
             };
             let overflow = || money::overflow(&format!("lines[{i}] ({} x {} {})", item.code, line.qty, line.uom));
@@ -224,6 +228,24 @@ impl DraftTool for PurchasingCreatePoDraft {
                 line_total: Money::new(line_total, &vendor.currency),
             });
         }
+        if !unsupplied.is_empty() {
+            let list = self.erp.vendor_with_prices(&scope, &vendor.code).await?;
+            let supplied: BTreeSet<&str> = list
+                .iter()
+                .flat_map(|(_, prices)| prices.iter().map(|p| p.item.as_str()))
+                .collect();
+            let supplied = supplied.into_iter().collect::<Vec<_>>().join(", ");
+            for at in unsupplied {
+                if let Some(issue) = issues.get_mut(at) {
+                    let item = std::mem::take(&mut issue.message);
+                    issue.message = format!(
+                        "Vendor {} does not supply {item} (it supplies: {supplied}). Call purchasing_search_vendors \
+                         with item_code {item} to find a vendor that does.",
+                        vendor.code,
+                    );
+                }
+            }
+        }
         issues.extend(money::past_largest(&totals, &vendor.currency));
         if !issues.is_empty() {
             return Err(rejected_with(issues, NO_DRAFT));
@@ -237,7 +259,7 @@ impl DraftTool for PurchasingCreatePoDraft {
                 .ok_or_else(|| super::purchasing_get_po::po_not_found(&number))
         };
         let asked = (vendor.code.as_str(), "purchase_order", "purchasing_get_po");
-        if let Some(settled) = asking.settle(call, &open, asked, chosen).await? {
+        if let Some(settled) = asking.settle(call, &open.drafts, asked, chosen).await? {
             return Ok(settled);
         }
 
@@ -271,7 +293,7 @@ impl DraftTool for PurchasingCreatePoDraft {
         // refused input writes nothing and leaves no gap.
         let placement = self
             .erp
-            .place_po_draft(&scope, draft.clone(), call.draft_key, call.clock.now())
+            .place_po_draft(&scope, draft.clone(), call.draft_key, open.seen, call.clock.now())
             .await?;
         Ok(super::prepared(
             placement,

@@ -9,7 +9,7 @@ use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
 use draftline_contract::tool::{
-    Call, Counterparty, CounterpartyKind, Draft, DraftTool, RuleContext, Stakes, ToolMeta, ToolSpec,
+    Call, Counterparty, CounterpartyKind, Draft, DraftTool, RuleContext, Stakes, StoreReads, ToolMeta, ToolSpec,
 };
 use draftline_contract::validation::rejected_with;
 use rust_decimal::Decimal;
@@ -19,9 +19,9 @@ use validator::Validate;
 
 use super::sales_get_customer_summary::customer_not_found;
 use crate::domain::quote::CustomerRef;
-use crate::domain::{CreditPosition, Customer, ListPrice, Quote, QuoteDraft, QuoteLine, TaxCode, TaxType};
+use crate::domain::{CreditPosition, Customer, ListPrice, OpenDrafts, Quote, QuoteDraft, QuoteLine, TaxCode, TaxType};
 use crate::money::{self, Money};
-use crate::port::{Erp, Scope};
+use crate::port::{Erp, Scope, Wanted};
 use crate::pricing;
 use crate::units::Uom;
 
@@ -200,12 +200,33 @@ impl DraftTool for SalesCreateQuoteDraft {
         &input.client_ref
     }
 
+    fn reads(&self, call: &Call<'_>, input: &CreateQuoteDraftInput) -> Option<StoreReads> {
+        let codes = super::item_codes(input.lines.iter().map(|l| l.item_code.as_str()));
+        let wanted = Wanted {
+            counterparty: &input.customer_code,
+            items: &codes,
+        };
+        self.erp.quote_draft_reads(&Scope::of(call.caller), &wanted)
+    }
+
     async fn draft(&self, call: &Call<'_>, input: CreateQuoteDraftInput) -> Result<Draft<Quote>, ToolError> {
         let branch = call.caller.branch();
         let scope = Scope::of(call.caller);
         let asking = super::Asking::of(call, input.lines.iter().map(|l| l.item_code.as_str()));
-        let open_drafts =
-            asking.open_drafts(|since, now| self.erp.open_quote_drafts(&scope, &input.customer_code, since, now));
+        let wanted = Wanted {
+            counterparty: &input.customer_code,
+            items: &asking.codes,
+        };
+        let open_drafts = async {
+            match asking.window() {
+                Some(window) => {
+                    self.erp
+                        .read_open_quote_drafts(&scope, &wanted, window, call.found)
+                        .await
+                }
+                None => Ok(OpenDrafts::default()),
+            }
+        };
         // The reads are independent: issue them together.
         let (customer, orders, invoices, items, taxes, open) = tokio::try_join!(
             self.erp.customer(&scope, &input.customer_code),
@@ -366,7 +387,7 @@ impl DraftTool for SalesCreateQuoteDraft {
             })
         };
         let asked = (customer.code.as_str(), "quote", "sales_get_quote");
-        if let Some(settled) = asking.settle(call, &open, asked, chosen).await? {
+        if let Some(settled) = asking.settle(call, &open.drafts, asked, chosen).await? {
             return Ok(settled);
         }
 
@@ -406,7 +427,7 @@ impl DraftTool for SalesCreateQuoteDraft {
         // refused input writes nothing and leaves no gap.
         let placement = self
             .erp
-            .place_quote_draft(&scope, draft.clone(), call.draft_key, call.clock.now())
+            .place_quote_draft(&scope, draft.clone(), call.draft_key, open.seen, call.clock.now())
             .await?;
         Ok(super::prepared(
             placement,

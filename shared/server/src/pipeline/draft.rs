@@ -23,7 +23,7 @@ use draftline_contract::canonical;
 use draftline_contract::error::ToolError;
 use draftline_contract::policy::Applied;
 use draftline_contract::request::AgentContext;
-use draftline_contract::tool::{Call, Decision, Draft, ErasedDraft, ParsedInput, Placement};
+use draftline_contract::tool::{Call, Decision, Draft, ErasedDraft, ParsedInput, Placement, StoreFound};
 use draftline_dynamo::{Item, same_key};
 
 impl App {
@@ -79,11 +79,16 @@ impl App {
         // anything else starts a new one.
         // The tenant's policy comes with it (cached, or in the same request),
         // and the run's counter when the policy may limit its drafts.
+        // What the draft reads from the table (a backend that keeps its
+        // data there: the counterparty, items, prices, the near-duplicate
+        // marker) comes in that same request.
+        let reads = tool.reads(call, input).and_then(draftline_dynamo::keys_of);
         let Looked {
             record: found,
             applied,
             run_use,
-        } = match trace::stage(Stage::Idempotency, self.lookup(&store, key, call)).await {
+            read,
+        } = match trace::stage(Stage::Idempotency, self.lookup(&store, key, call, reads)).await {
             Ok(found) => found,
             Err(err) => return fail(err, key_facts),
         };
@@ -166,6 +171,12 @@ impl App {
             ..*call
         };
         for attempt in 0..DRAFT_ATTEMPTS {
+            // The lookup's reads stand for the first preparation only: one
+            // that lost a race reads what the winner wrote.
+            let call = Call {
+                found: read.as_ref().filter(|_| attempt == 0),
+                ..call
+            };
             let prepared = match trace::stage(Stage::Erp, tool.prepare(&call, input)).await {
                 Ok(prepared) => prepared,
                 Err(ToolError::InputRequired { message, question, .. }) => {
@@ -297,6 +308,7 @@ impl App {
         store: &IdempotencyStore<'_>,
         key: &IdempotencyKey,
         call: &Call<'_>,
+        reads: Option<Vec<Item>>,
     ) -> Result<Looked, ToolError> {
         let now = self.clock.now();
         let caller = call.caller;
@@ -319,6 +331,8 @@ impl App {
             along.push(policy::store::current_key(tenant));
         }
         along.extend(run_key.clone().filter(|_| counts_runs));
+        let reading = reads.is_some();
+        along.extend(reads.into_iter().flatten());
         let (record, found) = if along.is_empty() {
             (store.lookup(key).await?, Vec::new())
         } else {
@@ -329,10 +343,12 @@ impl App {
             let item = find(&policy::store::current_key(tenant));
             self.policies.remember_for_draft(tenant, item, caller.branch(), now)
         });
+        let run_use = run_key.as_ref().and_then(find).cloned();
         Ok(Looked {
             record,
             applied,
-            run_use: run_key.as_ref().and_then(find).cloned(),
+            run_use,
+            read: reading.then(|| draftline_dynamo::found(found)),
         })
     }
 
@@ -354,6 +370,8 @@ struct Looked {
     record: Option<IdempotencyRecord>,
     applied: Result<Option<Applied>, ToolError>,
     run_use: Option<Item>,
+    /// What the batch found for the draft's own reads, when it asked any.
+    read: Option<StoreFound>,
 }
 
 /// The answer a key record's next action gives a call, when it answers

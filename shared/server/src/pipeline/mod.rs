@@ -427,6 +427,7 @@ impl App {
             near_duplicate_window: self.config.near_duplicate_window,
             review_pages: &self.review_pages,
             limits: &examiner,
+            found: None,
         };
         match tool {
             Registered::Read(read) => {

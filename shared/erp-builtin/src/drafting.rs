@@ -1,0 +1,163 @@
+//! What a draft reads, as keys: the built-in backend hands them to the
+//! server's key lookup (one `BatchGetItem` with the key record, the
+//! tenant's policy and the run's counter) and picks its own from what that
+//! batch found. Read alone (a draft prepared again after a lost race, or
+//! outside the server), the same keys are one `BatchGetItem` of its own.
+//!
+//! A purchase order reads the vendor's profile, the items, the vendor's
+//! price of each item in every unit (the line's own unit, or the base unit
+//! times the conversion, prices it; which unit is the base is the item's to
+//! say, read in the same batch), and the near-duplicate marker of the
+//! vendor and item set. A quote reads its marker here; the customer, its
+//! standing and the price list are read by the quote itself.
+
+use std::collections::HashMap;
+
+use draftline_contract::ErpError;
+use draftline_contract::tool::{StoreFound, StoreReads};
+use draftline_dynamo::same_key;
+use draftline_erp::domain::{Item, OpenDrafts, PriceEntry, Vendor};
+use draftline_erp::port::{PoReads, Scope, Wanted, Window};
+use draftline_erp::units::Uom;
+
+use crate::model::attrs::Item as Attrs;
+use crate::model::near_duplicate::Marker;
+use crate::model::{ItemRecord, PriceEntryRecord, VendorRecord};
+use crate::store::ErpStore;
+
+/// The most distinct items whose prices ride in the batch (one key per
+/// unit each). A draft of more items reads the vendor's whole price list
+/// with one `Query` instead, so the batch stays one request (100 keys).
+pub const PRICED_IN_BATCH: usize = 8;
+
+/// The marker of `wanted` in the caller's branch, for drafts of `kind`.
+pub fn marker<'a>(scope: &Scope<'a>, kind: &'a str, wanted: &Wanted<'a>) -> Marker<'a> {
+    Marker {
+        tenant: scope.tenant,
+        branch: scope.branch,
+        kind,
+        counterparty: wanted.counterparty,
+        items: wanted.items,
+    }
+}
+
+/// The keys a purchase-order draft of `wanted` reads.
+fn po_keys(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<Attrs> {
+    let tenant = scope.tenant;
+    let mut keys = vec![
+        Vendor::key(tenant, wanted.counterparty),
+        marker(scope, "PO", wanted).key(),
+    ];
+    keys.extend(wanted.items.iter().map(|code| Item::key(tenant, code)));
+    if wanted.items.len() <= PRICED_IN_BATCH {
+        for code in wanted.items {
+            keys.extend(
+                Uom::ALL
+                    .iter()
+                    .map(|uom| PriceEntry::key(tenant, wanted.counterparty, code, *uom)),
+            );
+        }
+    }
+    keys
+}
+
+/// The reads of a purchase-order draft, for the key lookup's batch.
+pub fn po_reads(scope: &Scope<'_>, wanted: &Wanted<'_>) -> StoreReads {
+    draftline_dynamo::reads(po_keys(scope, wanted))
+}
+
+/// The reads of a quote draft (its marker), for the key lookup's batch.
+pub fn quote_reads(scope: &Scope<'_>, wanted: &Wanted<'_>) -> StoreReads {
+    draftline_dynamo::reads(vec![marker(scope, "QT", wanted).key()])
+}
+
+/// What the batch found for `keys`, or (without one) what one batch of
+/// their own finds.
+async fn found_or_read(
+    store: &ErpStore<'_>,
+    keys: Vec<Attrs>,
+    found: Option<&StoreFound>,
+) -> Result<Vec<Attrs>, ErpError> {
+    match found.and_then(draftline_dynamo::found_items) {
+        Some(found) => Ok(keys
+            .iter()
+            .filter_map(|key| found.iter().find(|item| same_key(item, key)))
+            .cloned()
+            .collect()),
+        None => store.batch_get(keys).await,
+    }
+}
+
+/// Whether `item` is at `key`.
+fn at(items: &[Attrs], key: &Attrs) -> Option<usize> {
+    items.iter().position(|item| same_key(item, key))
+}
+
+/// What a purchase-order draft of `wanted` reads: from `found` when the
+/// key lookup's batch read [`po_reads`], else in one batch of its own (and
+/// the vendor's price list in a `Query` past [`PRICED_IN_BATCH`] items).
+pub async fn read_po(
+    store: &ErpStore<'_>,
+    scope: &Scope<'_>,
+    wanted: &Wanted<'_>,
+    open: Option<Window>,
+    found: Option<&StoreFound>,
+) -> Result<PoReads, ErpError> {
+    let tenant = scope.tenant;
+    let read = found_or_read(store, po_keys(scope, wanted), found).await?;
+    let vendor = match at(&read, &Vendor::key(tenant, wanted.counterparty)) {
+        Some(i) => Some(Vendor::from_item(&read[i])?),
+        None => None,
+    };
+    let mut items = HashMap::with_capacity(wanted.items.len());
+    for code in wanted.items {
+        if let Some(i) = at(&read, &Item::key(tenant, code)) {
+            items.insert(code.clone(), Item::from_item(&read[i])?);
+        }
+    }
+    let prices = if vendor.is_none() {
+        Vec::new()
+    } else if wanted.items.len() <= PRICED_IN_BATCH {
+        let mut prices = Vec::new();
+        for code in wanted.items {
+            for uom in Uom::ALL {
+                if let Some(i) = at(&read, &PriceEntry::key(tenant, wanted.counterparty, code, uom)) {
+                    prices.push(PriceEntry::from_item(&read[i])?);
+                }
+            }
+        }
+        prices
+    } else {
+        store
+            .vendor_with_prices(wanted.counterparty)
+            .await?
+            .map(|(_, prices)| prices)
+            .unwrap_or_default()
+    };
+    let open = match open {
+        Some(window) => {
+            let marker = marker(scope, "PO", wanted).key();
+            Marker::read(at(&read, &marker).map(|i| &read[i]), &window)?
+        }
+        None => OpenDrafts::default(),
+    };
+    Ok(PoReads {
+        vendor: vendor.map(|vendor| (vendor, prices)),
+        items,
+        open,
+    })
+}
+
+/// The open quote drafts of `wanted` in `open`: from `found` when the key
+/// lookup's batch read [`quote_reads`], else one read of the marker.
+pub async fn read_open_quotes(
+    store: &ErpStore<'_>,
+    scope: &Scope<'_>,
+    wanted: &Wanted<'_>,
+    open: &Window,
+    found: Option<&StoreFound>,
+) -> Result<OpenDrafts, ErpError> {
+    let key = marker(scope, "QT", wanted).key();
+    let read = found_or_read(store, vec![key.clone()], found).await?;
+    Marker::read(at(&read, &key).map(|i| &read[i]), open)
+}
