@@ -395,3 +395,108 @@ on_both_backends! {
         assert_eq!(app.new_documents("purchase_order").await, 2, "a second document");
     }
 }
+
+/// What each kind of draft call costs on the built-in backend, cold (the
+/// instance's copy of the tenant's policy is stale, so the key lookup reads
+/// it too) and warm, with a policy in force that limits the run's drafts
+/// (so the run's counter rides in the key lookup) and the near-duplicate
+/// question on.
+#[tokio::test]
+async fn each_draft_call_costs_its_requests_cold_and_warm_under_a_policy() {
+    let app = crate::helpers::spawn_app().await;
+    app.set_policy(&json!({
+        "version": null, "mode": "enforce", "time_zone": "+07:00", "branches": null,
+        "limits": {"per_run": {"max_drafts": 50, "max_value": null}}
+    }))
+    .await;
+    let stale = || app.clock.advance(chrono::Duration::seconds(31));
+    let cost = |reply: crate::helpers::Reply, status: u16, before| {
+        assert_eq!(reply.status, status, "{:?}", reply.body);
+        diff(&before, &app.round_trips())
+    };
+    let run = |run: &str| vec![("x-agent-run-id", run.to_owned())];
+    let po = |client_ref: &str| po_input(client_ref);
+    let quote = |client_ref: &str, (item, uom): (&str, &str)| {
+        json!({"customer_code": "C-BDG-001", "valid_until": "2026-12-20", "client_ref": client_ref, "note": null,
+               "lines": [{"item_code": item, "qty": 2, "uom": uom, "tax_code": "VAT11"}]})
+    };
+    let three: std::collections::BTreeMap<String, u64> = [
+        ("BatchGetItem".into(), 1),
+        ("TransactWriteItems".into(), 1),
+        ("UpdateItem".into(), 1),
+    ]
+    .into();
+
+    // A fresh PO draft: the key lookup reads the vendor, the items, their
+    // prices and the near-duplicate marker too; the number; the transaction.
+    for (warm, client_ref) in [(false, "po-cold"), (true, "po-warm")] {
+        if !warm {
+            stale();
+        }
+        let mut input = po(client_ref);
+        input["lines"][1]["item_code"] = json!(if warm { "BRG-0043" } else { "VBT-0220" });
+        let before = app.round_trips();
+        let reply = app
+            .call("buyer-sby", "purchasing_create_po_draft", &input, &run(client_ref))
+            .await;
+        assert_eq!(cost(reply, 201, before), three, "{client_ref}");
+    }
+
+    // The near-duplicate question: the key lookup finds the open draft in the
+    // marker; the question is audited (its one write).
+    for warm in [false, true] {
+        if !warm {
+            stale();
+        }
+        let mut input = po("po-again");
+        input["lines"][1]["item_code"] = json!("BRG-0043");
+        let before = app.round_trips();
+        let reply = app
+            .call(
+                "buyer-sby",
+                "purchasing_create_po_draft",
+                &input,
+                &run(&format!("again-{warm}")),
+            )
+            .await;
+        assert_eq!(reply.error_code(), "INPUT_REQUIRED");
+        assert_eq!(
+            cost(reply, 409, before),
+            [("BatchGetItem".into(), 1), ("PutItem".into(), 1)].into(),
+            "warm: {warm}"
+        );
+    }
+
+    // A fresh quote: the key lookup reads the customer, the items, the tax
+    // types and the marker; the customer's price list (a BatchGetItem) and
+    // its orders and invoices (a Query each, for its credit) follow
+    // together; the number; the transaction.
+    for (warm, client_ref, item) in [
+        (false, "q-cold", ("BRG-0042", "BOX")),
+        (true, "q-warm", ("BRG-0043", "PCS")),
+    ] {
+        if !warm {
+            stale();
+        }
+        let before = app.round_trips();
+        let reply = app
+            .call(
+                "sales-bdg",
+                "sales_create_quote_draft",
+                &quote(client_ref, item),
+                &run(client_ref),
+            )
+            .await;
+        assert_eq!(
+            cost(reply, 201, before),
+            [
+                ("BatchGetItem".into(), 2),
+                ("Query".into(), 2),
+                ("TransactWriteItems".into(), 1),
+                ("UpdateItem".into(), 1)
+            ]
+            .into(),
+            "{client_ref}"
+        );
+    }
+}

@@ -8,21 +8,22 @@
 //! price of each item in every unit (the line's own unit, or the base unit
 //! times the conversion, prices it; which unit is the base is the item's to
 //! say, read in the same batch), and the near-duplicate marker of the
-//! vendor and item set. A quote reads its marker here; the customer, its
-//! standing and the price list are read by the quote itself.
+//! vendor and item set. A quote reads the customer, the items, the tenant's
+//! tax types and its marker; the customer's orders, invoices and price list
+//! follow once the customer is known (they are the quote's own reads).
 
 use std::collections::HashMap;
 
 use draftline_contract::ErpError;
 use draftline_contract::tool::{StoreFound, StoreReads};
 use draftline_dynamo::same_key;
-use draftline_erp::domain::{Item, OpenDrafts, PriceEntry, Vendor};
-use draftline_erp::port::{PoReads, Scope, Wanted, Window};
+use draftline_erp::domain::{Customer, Item, OpenDrafts, PriceEntry, TaxCode, TaxType, Vendor};
+use draftline_erp::port::{PoReads, QuoteReads, Scope, Wanted, Window};
 use draftline_erp::units::Uom;
 
 use crate::model::attrs::Item as Attrs;
 use crate::model::near_duplicate::Marker;
-use crate::model::{ItemRecord, PriceEntryRecord, VendorRecord};
+use crate::model::{CustomerRecord, ItemRecord, PriceEntryRecord, TaxTypeRecord, VendorRecord};
 use crate::store::ErpStore;
 
 /// The most distinct items whose prices ride in the batch (one key per
@@ -66,9 +67,23 @@ pub fn po_reads(scope: &Scope<'_>, wanted: &Wanted<'_>) -> StoreReads {
     draftline_dynamo::reads(po_keys(scope, wanted))
 }
 
-/// The reads of a quote draft (its marker), for the key lookup's batch.
+/// The keys a quote draft of `wanted` reads: the customer, the marker, the
+/// items and every tax type (there are four codes; the refusal of one not
+/// in use names those that are).
+fn quote_keys(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<Attrs> {
+    let tenant = scope.tenant;
+    let mut keys = vec![
+        Customer::key(tenant, scope.branch, wanted.counterparty),
+        marker(scope, "QT", wanted).key(),
+    ];
+    keys.extend(wanted.items.iter().map(|code| Item::key(tenant, code)));
+    keys.extend(TaxCode::ALL.iter().map(|code| TaxType::key(tenant, *code)));
+    keys
+}
+
+/// The reads of a quote draft, for the key lookup's batch.
 pub fn quote_reads(scope: &Scope<'_>, wanted: &Wanted<'_>) -> StoreReads {
-    draftline_dynamo::reads(vec![marker(scope, "QT", wanted).key()])
+    draftline_dynamo::reads(quote_keys(scope, wanted))
 }
 
 /// What the batch found for `keys`, or (without one) what one batch of
@@ -148,16 +163,47 @@ pub async fn read_po(
     })
 }
 
-/// The open quote drafts of `wanted` in `open`: from `found` when the key
-/// lookup's batch read [`quote_reads`], else one read of the marker.
-pub async fn read_open_quotes(
+/// What a quote draft of `wanted` reads first: from `found` when the key
+/// lookup's batch read [`quote_reads`], else in one batch of its own.
+pub async fn read_quote(
     store: &ErpStore<'_>,
     scope: &Scope<'_>,
     wanted: &Wanted<'_>,
-    open: &Window,
+    open: Option<Window>,
     found: Option<&StoreFound>,
-) -> Result<OpenDrafts, ErpError> {
-    let key = marker(scope, "QT", wanted).key();
-    let read = found_or_read(store, vec![key.clone()], found).await?;
-    Marker::read(at(&read, &key).map(|i| &read[i]), open)
+) -> Result<QuoteReads, ErpError> {
+    let tenant = scope.tenant;
+    let read = found_or_read(store, quote_keys(scope, wanted), found).await?;
+    let customer = match at(&read, &Customer::key(tenant, scope.branch, wanted.counterparty)) {
+        Some(i) => Some(Customer::from_item(&read[i])?),
+        None => None,
+    };
+    let mut items = HashMap::with_capacity(wanted.items.len());
+    for code in wanted.items {
+        if let Some(i) = at(&read, &Item::key(tenant, code)) {
+            items.insert(code.clone(), Item::from_item(&read[i])?);
+        }
+    }
+    // In code order, as the tax types' partition lists them.
+    let mut codes = TaxCode::ALL;
+    codes.sort_by_key(|code| code.code());
+    let mut taxes = Vec::with_capacity(codes.len());
+    for code in codes {
+        if let Some(i) = at(&read, &TaxType::key(tenant, code)) {
+            taxes.push(TaxType::from_item(&read[i])?);
+        }
+    }
+    let open = match open {
+        Some(window) => {
+            let marker = marker(scope, "QT", wanted).key();
+            Marker::read(at(&read, &marker).map(|i| &read[i]), &window)?
+        }
+        None => OpenDrafts::default(),
+    };
+    Ok(QuoteReads {
+        customer,
+        items,
+        taxes,
+        open,
+    })
 }

@@ -32,13 +32,13 @@ use draftline_contract::{ErpError, Refusal};
 use draftline_dynamo::Db;
 use draftline_erp::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, DocumentKind, DraftFilter, Item, ListPrice, NewDecision,
-    OpenDraft, OpenDrafts, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, Reviewable,
-    SalesOrder, Seen, StockLevel, TaxType, Vendor, VendorBill,
+    OpenDraft, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, Reviewable, SalesOrder, Seen,
+    StockLevel, TaxType, Vendor, VendorBill,
 };
 use draftline_erp::numbers;
 use draftline_erp::port::{
-    DecisionPlacement, DueItem, Finance, Inventory, ItemStock, Page, Placement, PoFilter, PoReads, Purchasing, Review,
-    Sales, Scope, Wanted, Window,
+    DecisionPlacement, DueItem, Finance, Inventory, ItemStock, Page, Placement, PoFilter, PoReads, Purchasing,
+    QuoteReads, Review, Sales, Scope, Wanted, Window,
 };
 use draftline_erp::units::Uom;
 
@@ -245,14 +245,14 @@ impl Sales for BuiltinErp {
         Some(drafting::quote_reads(scope, wanted))
     }
 
-    async fn read_open_quote_drafts(
+    async fn read_quote_draft(
         &self,
         scope: &Scope<'_>,
         wanted: &Wanted<'_>,
-        open: Window,
+        open: Option<Window>,
         found: Option<&StoreFound>,
-    ) -> Result<OpenDrafts, ErpError> {
-        drafting::read_open_quotes(&self.store(scope), scope, wanted, &open, found).await
+    ) -> Result<QuoteReads, ErpError> {
+        drafting::read_quote(&self.store(scope), scope, wanted, open, found).await
     }
 
     async fn open_quote_drafts(

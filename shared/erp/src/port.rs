@@ -154,6 +154,20 @@ pub struct PoReads {
     pub open: OpenDrafts,
 }
 
+/// What a quote draft reads before it is priced (the customer's orders,
+/// invoices and price list follow, once the customer is known).
+#[derive(Debug, Clone, Default)]
+pub struct QuoteReads {
+    /// The customer, if the branch has it.
+    pub customer: Option<Customer>,
+    /// The wanted items that exist, by code.
+    pub items: HashMap<String, Item>,
+    /// The tenant's tax types.
+    pub taxes: Vec<TaxType>,
+    /// The open drafts of the same customer (and items), when a window was given.
+    pub open: OpenDrafts,
+}
+
 /// The filters of a purchase-order search.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PoFilter {
@@ -290,7 +304,7 @@ pub trait Purchasing: Inventory {
 
 /// Customers, their orders, price lists and quotes.
 #[async_trait]
-pub trait Sales: Send + Sync {
+pub trait Sales: Inventory + Finance {
     /// Every customer of the branch.
     async fn customers(&self, scope: &Scope<'_>) -> Result<Vec<Customer>, ErpError>;
     /// One customer of the branch.
@@ -322,20 +336,41 @@ pub trait Sales: Send + Sync {
     fn quote_draft_reads(&self, _scope: &Scope<'_>, _wanted: &Wanted<'_>) -> Option<StoreReads> {
         None
     }
-    /// The open quote drafts for `wanted`'s customer in `open`: from `found`
-    /// where the key lookup's batch read them, else by the backend's own
-    /// read (by default [`Sales::open_quote_drafts`]).
-    async fn read_open_quote_drafts(
+    /// What a quote draft of `wanted` reads first: the customer, the items,
+    /// the tenant's tax types and the open drafts of the customer in `open`
+    /// (none when no window is given). From `found` where the key lookup's
+    /// batch read them ([`Sales::quote_draft_reads`]); else by the
+    /// backend's own reads: by default [`Sales::customer`],
+    /// [`Inventory::items`], [`Finance::tax_types`] and
+    /// [`Sales::open_quote_drafts`], together.
+    async fn read_quote_draft(
         &self,
         scope: &Scope<'_>,
         wanted: &Wanted<'_>,
-        open: Window,
+        open: Option<Window>,
         _found: Option<&StoreFound>,
-    ) -> Result<OpenDrafts, ErpError> {
-        Ok(OpenDrafts::from(
-            self.open_quote_drafts(scope, wanted.counterparty, open.since, open.now)
-                .await?,
-        ))
+    ) -> Result<QuoteReads, ErpError> {
+        let open_drafts = async {
+            match open {
+                Some(w) => Ok(OpenDrafts::from(
+                    self.open_quote_drafts(scope, wanted.counterparty, w.since, w.now)
+                        .await?,
+                )),
+                None => Ok(OpenDrafts::default()),
+            }
+        };
+        let (customer, items, taxes, open) = tokio::try_join!(
+            self.customer(scope, wanted.counterparty),
+            self.items(scope, wanted.items),
+            self.tax_types(scope),
+            open_drafts,
+        )?;
+        Ok(QuoteReads {
+            customer,
+            items,
+            taxes,
+            open,
+        })
     }
     /// Places a checked quote draft (see [`Purchasing::place_po_draft`]).
     async fn place_quote_draft(

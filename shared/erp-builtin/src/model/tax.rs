@@ -9,6 +9,8 @@ use crate::keys;
 
 /// How a [`TaxType`] is stored.
 pub trait TaxTypeRecord: Sized {
+    /// The key of tax type `code`.
+    fn key(tenant: &TenantId, code: TaxCode) -> Attrs;
     /// The item.
     fn to_item(&self, tenant: &TenantId) -> Attrs;
     /// Reads a tax type.
@@ -16,6 +18,13 @@ pub trait TaxTypeRecord: Sized {
 }
 
 impl TaxTypeRecord for TaxType {
+    fn key(tenant: &TenantId, code: TaxCode) -> Attrs {
+        Attrs::from([
+            ("pk".to_owned(), sv(keys::tax_types(tenant))),
+            ("sk".to_owned(), sv(keys::tax_type_sk(code.code()))),
+        ])
+    }
+
     /// The item.
     fn to_item(&self, tenant: &TenantId) -> Attrs {
         Attrs::from([

@@ -19,9 +19,9 @@ use validator::Validate;
 
 use super::sales_get_customer_summary::customer_not_found;
 use crate::domain::quote::CustomerRef;
-use crate::domain::{CreditPosition, Customer, ListPrice, OpenDrafts, Quote, QuoteDraft, QuoteLine, TaxCode, TaxType};
+use crate::domain::{CreditPosition, Customer, ListPrice, Quote, QuoteDraft, QuoteLine, TaxCode, TaxType};
 use crate::money::{self, Money};
-use crate::port::{Erp, Scope, Wanted};
+use crate::port::{Erp, QuoteReads, Scope, Wanted};
 use crate::pricing;
 use crate::units::Uom;
 
@@ -217,25 +217,17 @@ impl DraftTool for SalesCreateQuoteDraft {
             counterparty: &input.customer_code,
             items: &asking.codes,
         };
-        let open_drafts = async {
-            match asking.window() {
-                Some(window) => {
-                    self.erp
-                        .read_open_quote_drafts(&scope, &wanted, window, call.found)
-                        .await
-                }
-                None => Ok(OpenDrafts::default()),
-            }
-        };
-        // The reads are independent: issue them together.
-        let (customer, orders, invoices, items, taxes, open) = tokio::try_join!(
-            self.erp.customer(&scope, &input.customer_code),
-            self.erp.customer_orders(&scope, &input.customer_code),
-            self.erp.customer_invoices(&scope, &input.customer_code),
-            self.erp.items(&scope, &asking.codes),
-            self.erp.tax_types(&scope),
-            open_drafts,
-        )?;
+        // The customer, the items, the tax types and the open drafts, in
+        // one go: from the key lookup's batch where it read them.
+        let QuoteReads {
+            customer,
+            items,
+            taxes,
+            open,
+        } = self
+            .erp
+            .read_quote_draft(&scope, &wanted, asking.window(), call.found)
+            .await?;
         let customer = customer.ok_or_else(|| {
             rejected_with(
                 vec![FieldIssue::new(
@@ -261,16 +253,25 @@ impl DraftTool for SalesCreateQuoteDraft {
         }
 
         // Every unit of each item: the line's own price, the base-unit
-        // fallback, and the priced units to name when neither exists.
-        let wanted: Vec<(String, Uom)> = items
+        // fallback, and the priced units to name when neither exists. The
+        // price list is the customer's, so it is read once the customer is,
+        // with the customer's orders and invoices (its credit position).
+        let priced: Vec<(String, Uom)> = items
             .values()
             .flat_map(|item| item.units.iter().map(|u| (item.code.clone(), u.uom)))
             .collect();
-        let prices: Vec<ListPrice> = if wanted.is_empty() {
-            Vec::new()
-        } else {
-            self.erp.list_prices(&scope, &customer.price_list, &wanted).await?
+        let prices = async {
+            if priced.is_empty() {
+                Ok(Vec::new())
+            } else {
+                self.erp.list_prices(&scope, &customer.price_list, &priced).await
+            }
         };
+        let (orders, invoices, prices): (_, _, Vec<ListPrice>) = tokio::try_join!(
+            self.erp.customer_orders(&scope, &customer.code),
+            self.erp.customer_invoices(&scope, &customer.code),
+            prices,
+        )?;
 
         let currency = customer.currency.clone();
         let mut issues = Vec::new();
