@@ -8,22 +8,23 @@
 //! price of each item in every unit (the line's own unit, or the base unit
 //! times the conversion, prices it; which unit is the base is the item's to
 //! say, read in the same batch), and the near-duplicate marker of the
-//! vendor and item set. A quote reads the customer, the items, the tenant's
-//! tax types and its marker; the customer's orders, invoices and price list
-//! follow once the customer is known (they are the quote's own reads).
+//! vendor and item set. A quote reads the customer and its credit standing,
+//! the items and their sales prices (one item each, every list), the
+//! tenant's tax types and its marker.
 
 use std::collections::HashMap;
 
 use draftline_contract::ErpError;
 use draftline_contract::tool::{StoreFound, StoreReads};
 use draftline_dynamo::same_key;
-use draftline_erp::domain::{Customer, Item, OpenDrafts, PriceEntry, TaxCode, TaxType, Vendor};
+use draftline_erp::domain::{CreditStanding, Customer, Item, OpenDrafts, PriceEntry, TaxCode, TaxType, Vendor};
 use draftline_erp::port::{PoReads, QuoteReads, Scope, Wanted, Window};
 use draftline_erp::units::Uom;
 
 use crate::model::attrs::Item as Attrs;
 use crate::model::near_duplicate::Marker;
-use crate::model::{CustomerRecord, ItemRecord, PriceEntryRecord, TaxTypeRecord, VendorRecord};
+use crate::model::price_list;
+use crate::model::{CreditStandingRecord, CustomerRecord, ItemRecord, PriceEntryRecord, TaxTypeRecord, VendorRecord};
 use crate::store::ErpStore;
 
 /// The most distinct items whose prices ride in the batch (one key per
@@ -67,16 +68,20 @@ pub fn po_reads(scope: &Scope<'_>, wanted: &Wanted<'_>) -> StoreReads {
     draftline_dynamo::reads(po_keys(scope, wanted))
 }
 
-/// The keys a quote draft of `wanted` reads: the customer, the marker, the
-/// items and every tax type (there are four codes; the refusal of one not
-/// in use names those that are).
+/// The keys a quote draft of `wanted` reads: the customer and its credit
+/// standing, the marker, the items and their sales prices (on every list:
+/// the customer's is known only once it is read), and every tax type
+/// (there are four codes; the refusal of one not in use names those that
+/// are).
 fn quote_keys(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<Attrs> {
     let tenant = scope.tenant;
     let mut keys = vec![
         Customer::key(tenant, scope.branch, wanted.counterparty),
+        CreditStanding::key(tenant, scope.branch, wanted.counterparty),
         marker(scope, "QT", wanted).key(),
     ];
     keys.extend(wanted.items.iter().map(|code| Item::key(tenant, code)));
+    keys.extend(wanted.items.iter().map(|code| price_list::key(tenant, code)));
     keys.extend(TaxCode::ALL.iter().map(|code| TaxType::key(tenant, *code)));
     keys
 }
@@ -200,10 +205,32 @@ pub async fn read_quote(
         }
         None => OpenDrafts::default(),
     };
+    // A table seeded before standings were kept has none: the quote then
+    // reads the customer's orders and invoices.
+    let standing = match at(&read, &CreditStanding::key(tenant, scope.branch, wanted.counterparty)) {
+        Some(i) => Some(CreditStanding::from_item(&read[i])?),
+        None => None,
+    };
+    // The prices on the customer's list, in every unit (an item on no list
+    // has no sales prices item).
+    let prices = match &customer {
+        Some(customer) => {
+            let mut prices = Vec::new();
+            for code in wanted.items {
+                if let Some(i) = at(&read, &price_list::key(tenant, code)) {
+                    prices.extend(price_list::on_list(&read[i], &customer.price_list)?);
+                }
+            }
+            Some(prices)
+        }
+        None => None,
+    };
     Ok(QuoteReads {
         customer,
         items,
         taxes,
         open,
+        standing,
+        prices,
     })
 }

@@ -140,9 +140,17 @@ pub fn bill_sk(vendor: &str, number: &str) -> String {
     format!("VEND#{vendor}#BILL#{number}")
 }
 
-/// Partition of one sales price list (shared by the tenant's branches).
-pub fn price_list(tenant: &TenantId, code: &str) -> String {
-    format!("T#{tenant}#PRICELIST#{code}")
+/// Partition of the tenant's sales prices: one item per item code holding
+/// its price on every list in every unit (so a quote reads its items'
+/// prices by key before it knows the customer's list).
+pub fn sales_prices(tenant: &TenantId) -> String {
+    format!("T#{tenant}#SALESPRICE")
+}
+
+/// Partition of a branch's customers' credit standings (what each owes on
+/// open orders and unpaid invoices), one item per customer.
+pub fn standings(tenant: &TenantId, branch: &BranchId) -> String {
+    format!("T#{tenant}#B#{branch}#STANDING")
 }
 
 /// Partition of the tenant's tax types.

@@ -11,16 +11,17 @@ use draftline_dynamo::{Db, HttpResponse, erp_store_error};
 use draftline_erp::demo::{
     self, BANDUNG_AGENT_QUOTE_COUNT, BRANCHES, JAKARTA_PO_COUNT, SURABAYA_AGENT_PO_COUNT, TENANT,
 };
-use draftline_erp::domain::AgentDraft;
+use draftline_erp::domain::{AgentDraft, CreditStanding};
 
 use crate::keys;
 use crate::model::attrs::{Item as Attrs, nv, sv};
+use crate::model::price_list;
 use crate::model::*;
 
 /// The marker item that says the demo data is in the table.
 const MARKER_PK: &str = "T#demo#SEED";
 /// Bumped when the demo data set grows, so a persisted table gets the new items.
-const MARKER_SK: &str = "v5";
+const MARKER_SK: &str = "v6";
 
 /// What [`seed_demo`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,14 +208,30 @@ fn all_items() -> Result<Vec<Attrs>, ErpError> {
         out.push(listing.to_item(&tenant, &branch(b)?));
     }
     out.extend(demo::tax_types().iter().map(|t| t.to_item(&tenant)));
-    out.extend(demo::list_prices().iter().map(|p| p.to_item(&tenant)));
+    out.extend(price_list::to_items(&tenant, &demo::list_prices()));
+    let (orders, invoices) = (demo::sales_orders(), demo::invoices());
     for (b, customer) in demo::customers() {
         out.push(customer.to_item(&tenant, &branch(b)?));
+        // Its standing, from the orders and invoices written with it.
+        let of = |code: &str, at: &str| code == customer.code && at == b;
+        let its_orders: Vec<_> = orders
+            .iter()
+            .filter(|(at, o)| of(&o.customer, at))
+            .map(|(_, o)| o.clone())
+            .collect();
+        let its_invoices: Vec<_> = invoices
+            .iter()
+            .filter(|(at, i)| of(&i.customer, at))
+            .map(|(_, i)| i.clone())
+            .collect();
+        let standing = CreditStanding::of(&customer.code, &its_orders, &its_invoices)
+            .map_err(|e| ErpError::internal(e.to_string()))?;
+        out.push(standing.to_item(&tenant, &branch(b)?, &customer.code));
     }
-    for (b, order) in demo::sales_orders() {
+    for (b, order) in &orders {
         out.push(order.to_item(&tenant, &branch(b)?));
     }
-    for (b, invoice) in demo::invoices() {
+    for (b, invoice) in &invoices {
         out.push(invoice.to_item(&tenant, &branch(b)?));
     }
     for (b, bill) in demo::bills() {

@@ -21,6 +21,7 @@ use draftline_erp::units::Uom;
 use crate::keys;
 use crate::model::attrs::{self, Item as Attrs, sv};
 use crate::model::item::ITEM_COPY_KIND;
+use crate::model::price_list;
 use crate::model::*;
 
 /// How many items one `Query` page of a filtered listing evaluates.
@@ -595,19 +596,21 @@ impl<'a> ErpStore<'a> {
         self.query_as(&pk, None, TaxType::from_item).await
     }
 
-    /// Prices of price list `list` for `(item, unit)` pairs, in one batch
-    /// (prices that do not exist are simply absent).
+    /// Prices of price list `list` for `(item, unit)` pairs: the wanted
+    /// items' sales prices in one batch (prices that do not exist are simply
+    /// absent).
     pub async fn list_prices(&self, list: &str, wanted: &[(String, Uom)]) -> Result<Vec<ListPrice>, ErpError> {
-        let wanted: BTreeSet<&(String, Uom)> = wanted.iter().collect();
-        let request = wanted
-            .iter()
-            .map(|(item, uom)| ListPrice::key(self.tenant, list, item, *uom))
-            .collect();
-        self.batch_get(request)
-            .await?
-            .iter()
-            .map(ListPrice::from_item)
-            .collect()
+        let items: BTreeSet<&str> = wanted.iter().map(|(item, _)| item.as_str()).collect();
+        let request = items.iter().map(|item| price_list::key(self.tenant, item)).collect();
+        let mut prices = Vec::new();
+        for stored in self.batch_get(request).await? {
+            prices.extend(
+                price_list::on_list(&stored, list)?
+                    .into_iter()
+                    .filter(|p| wanted.iter().any(|(item, uom)| *item == p.item && *uom == p.uom)),
+            );
+        }
+        Ok(prices)
     }
 
     /// One item by key (one `GetItem`), read with `read`.

@@ -27,9 +27,9 @@ pub use draftline_contract::tool::{ExternalDocument, Placement};
 pub use draftline_contract::{ErpError, Refusal};
 
 use crate::domain::{
-    AgentDraft, BranchVendor, Customer, CustomerInvoice, Decision, DocumentKind, DraftFilter, Item, ListPrice,
-    NewDecision, OpenDraft, OpenDrafts, PoDraft, PoStatus, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy,
-    SalesOrder, Seen, StockLevel, TaxType, Vendor, VendorBill,
+    AgentDraft, BranchVendor, CreditStanding, Customer, CustomerInvoice, Decision, DocumentKind, DraftFilter, Item,
+    ListPrice, NewDecision, OpenDraft, OpenDrafts, PoDraft, PoStatus, PriceEntry, PurchaseOrder, Quote, QuoteDraft,
+    ReorderPolicy, SalesOrder, Seen, StockLevel, TaxType, Vendor, VendorBill,
 };
 use crate::units::Uom;
 
@@ -154,8 +154,9 @@ pub struct PoReads {
     pub open: OpenDrafts,
 }
 
-/// What a quote draft reads before it is priced (the customer's orders,
-/// invoices and price list follow, once the customer is known).
+/// What a quote draft reads before it is priced. What a backend leaves
+/// out (`None`) the quote reads once the customer is known: its standing
+/// from its orders and invoices, its prices from its price list.
 #[derive(Debug, Clone, Default)]
 pub struct QuoteReads {
     /// The customer, if the branch has it.
@@ -166,6 +167,11 @@ pub struct QuoteReads {
     pub taxes: Vec<TaxType>,
     /// The open drafts of the same customer (and items), when a window was given.
     pub open: OpenDrafts,
+    /// What the customer owes, where the backend keeps it by key.
+    pub standing: Option<CreditStanding>,
+    /// The prices of the wanted items on the customer's price list, in
+    /// every unit it prices them in, where the backend read them.
+    pub prices: Option<Vec<ListPrice>>,
 }
 
 /// The filters of a purchase-order search.
@@ -370,6 +376,8 @@ pub trait Sales: Inventory + Finance {
             items,
             taxes,
             open,
+            standing: None,
+            prices: None,
         })
     }
     /// Places a checked quote draft (see [`Purchasing::place_po_draft`]).

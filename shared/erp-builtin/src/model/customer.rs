@@ -63,6 +63,45 @@ impl CustomerRecord for Customer {
     }
 }
 
+/// How a customer's [`CreditStanding`] is stored: one item per customer in
+/// its branch's standings, written with its orders and invoices (the demo
+/// seed is their one writer), so a quote reads it by key.
+pub trait CreditStandingRecord: Sized {
+    /// The key of customer `code`'s standing in `branch`.
+    fn key(tenant: &TenantId, branch: &BranchId, code: &str) -> Attrs;
+    /// The item of customer `code`'s standing.
+    fn to_item(&self, tenant: &TenantId, branch: &BranchId, code: &str) -> Attrs;
+    /// Reads a standing.
+    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
+}
+
+impl CreditStandingRecord for CreditStanding {
+    fn key(tenant: &TenantId, branch: &BranchId, code: &str) -> Attrs {
+        Attrs::from([
+            ("pk".to_owned(), sv(keys::standings(tenant, branch))),
+            ("sk".to_owned(), sv(keys::customer_sk(code))),
+        ])
+    }
+
+    fn to_item(&self, tenant: &TenantId, branch: &BranchId, code: &str) -> Attrs {
+        let mut item = Self::key(tenant, branch, code);
+        item.extend([
+            ("kind".to_owned(), sv("credit_standing")),
+            ("open_orders".to_owned(), nv(self.open_orders)),
+            ("outstanding_invoices".to_owned(), nv(self.outstanding_invoices)),
+        ]);
+        item
+    }
+
+    fn from_item(item: &Attrs) -> Result<Self, ErpError> {
+        let what = "credit standing";
+        Ok(Self {
+            open_orders: attrs::dec(item, what, "open_orders")?,
+            outstanding_invoices: attrs::dec(item, what, "outstanding_invoices")?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

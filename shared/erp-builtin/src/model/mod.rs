@@ -18,12 +18,11 @@ pub mod tax;
 pub mod vendor;
 
 pub use agent_draft::AgentDraftRecord;
-pub use customer::CustomerRecord;
+pub use customer::{CreditStandingRecord, CustomerRecord};
 pub use invoice::{CustomerInvoiceRecord, VendorBillRecord};
 pub use item::ItemRecord;
 pub use open_draft::OpenDraftRecord;
 pub use po::PurchaseOrderRecord;
-pub use price_list::ListPriceRecord;
 pub use quote::QuoteRecord;
 pub use sales_order::SalesOrderRecord;
 pub use stock::{ReorderPolicyRecord, StockLevelRecord};

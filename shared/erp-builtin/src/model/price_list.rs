@@ -1,53 +1,78 @@
-//! How the domain's price list types are stored: keys and item mappings.
+//! How the domain's price list types are stored: one item per item code
+//! holding its price on every sales list in every unit (`prices`: a map of
+//! `<list>#<unit>` to the price), so what a quote needs is read by the
+//! item's key, before the customer (and so its list) is known.
 
+use std::collections::BTreeMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
 use draftline_contract::ErpError;
 use draftline_contract::identity::TenantId;
 use draftline_erp::domain::*;
 use draftline_erp::units::Uom;
+use rust_decimal::Decimal;
 
 use super::attrs::{self, Item as Attrs, nv, sv};
 use crate::keys;
 
-/// How a [`ListPrice`] is stored.
-pub trait ListPriceRecord: Sized {
-    /// The key of the price of `item` per `uom` on `list`.
-    fn key(tenant: &TenantId, list: &str, item: &str, uom: Uom) -> Attrs;
-    /// The item.
-    fn to_item(&self, tenant: &TenantId) -> Attrs;
-    /// Reads a list price.
-    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
+const WHAT: &str = "sales prices";
+
+/// The key of `item`'s sales prices.
+pub fn key(tenant: &TenantId, item: &str) -> Attrs {
+    Attrs::from([
+        ("pk".to_owned(), sv(keys::sales_prices(tenant))),
+        ("sk".to_owned(), sv(keys::item_sk(item))),
+    ])
 }
 
-impl ListPriceRecord for ListPrice {
-    /// The key of the price of `item` per `uom` on `list`.
-    fn key(tenant: &TenantId, list: &str, item: &str, uom: Uom) -> Attrs {
-        Attrs::from([
-            ("pk".to_owned(), sv(keys::price_list(tenant, list))),
-            ("sk".to_owned(), sv(keys::price_sk(item, uom.code()))),
-        ])
+/// The items that store `prices`: one per item code.
+pub fn to_items(tenant: &TenantId, prices: &[ListPrice]) -> Vec<Attrs> {
+    let mut by_item: BTreeMap<&str, Vec<&ListPrice>> = BTreeMap::new();
+    for price in prices {
+        by_item.entry(&price.item).or_default().push(price);
     }
-
-    /// The item.
-    fn to_item(&self, tenant: &TenantId) -> Attrs {
-        let mut item = Self::key(tenant, &self.list, &self.item, self.uom);
-        item.extend([
-            ("kind".to_owned(), sv("list_price")),
-            ("list".to_owned(), sv(&self.list)),
-            ("item".to_owned(), sv(&self.item)),
-            ("uom".to_owned(), sv(self.uom.code())),
-            ("unit_price".to_owned(), nv(self.unit_price)),
-        ]);
-        item
-    }
-
-    /// Reads a list price.
-    fn from_item(item: &Attrs) -> Result<Self, ErpError> {
-        let what = "list price";
-        Ok(Self {
-            list: attrs::s(item, what, "list")?,
-            item: attrs::s(item, what, "item")?,
-            uom: Uom::from_code(&attrs::s(item, what, "uom")?).ok_or_else(|| attrs::corrupt(what, "uom"))?,
-            unit_price: attrs::dec(item, what, "unit_price")?,
+    by_item
+        .into_iter()
+        .map(|(code, prices)| {
+            let mut item = key(tenant, code);
+            let map = prices
+                .into_iter()
+                .map(|p| (format!("{}#{}", p.list, p.uom.code()), nv(p.unit_price)))
+                .collect();
+            item.extend([
+                ("kind".to_owned(), sv("sales_prices")),
+                ("item".to_owned(), sv(code)),
+                ("prices".to_owned(), AttributeValue::M(map)),
+            ]);
+            item
         })
+        .collect()
+}
+
+/// The prices of list `list` that `stored` (one item's sales prices) holds.
+pub fn on_list(stored: &Attrs, list: &str) -> Result<Vec<ListPrice>, ErpError> {
+    let item = attrs::s(stored, WHAT, "item")?;
+    let Some(map) = stored.get("prices") else {
+        return Err(attrs::corrupt(WHAT, "prices"));
+    };
+    let map = map.as_m().map_err(|_| attrs::corrupt(WHAT, "prices"))?;
+    let mut prices = Vec::new();
+    for (name, value) in map {
+        let Some((on, uom)) = name.rsplit_once('#') else {
+            return Err(attrs::corrupt(WHAT, name));
+        };
+        if on != list {
+            continue;
+        }
+        let uom = Uom::from_code(uom).ok_or_else(|| attrs::corrupt(WHAT, name))?;
+        let price = Attrs::from([("unit_price".to_owned(), value.clone())]);
+        let unit_price: Decimal = attrs::dec(&price, WHAT, "unit_price")?;
+        prices.push(ListPrice {
+            list: list.to_owned(),
+            item: item.clone(),
+            uom,
+            unit_price,
+        });
     }
+    Ok(prices)
 }

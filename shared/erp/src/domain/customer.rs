@@ -55,14 +55,20 @@ impl CreditPosition {
     }
 }
 
-impl Customer {
-    /// The customer's credit position given its orders and invoices.
-    pub fn credit_position(
-        &self,
-        orders: &[SalesOrder],
-        invoices: &[CustomerInvoice],
-    ) -> Result<CreditPosition, ToolError> {
-        let overflow = || money::overflow(&format!("the credit exposure of {}", self.code));
+/// What a customer owes: the sums its credit position is made of, from its
+/// orders and invoices.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CreditStanding {
+    /// Not yet invoiced value of open and partly delivered orders.
+    pub open_orders: Decimal,
+    /// Unpaid invoice amounts.
+    pub outstanding_invoices: Decimal,
+}
+
+impl CreditStanding {
+    /// The standing of customer `code` with these orders and invoices.
+    pub fn of(code: &str, orders: &[SalesOrder], invoices: &[CustomerInvoice]) -> Result<Self, ToolError> {
+        let overflow = || money::overflow(&format!("the credit exposure of {code}"));
         let open_orders =
             money::sum(orders.iter().filter(|o| o.status.is_open()).map(|o| o.open_amount)).ok_or_else(overflow)?;
         let outstanding = invoices
@@ -71,6 +77,30 @@ impl Customer {
             .map(|i| i.outstanding().ok_or_else(overflow))
             .collect::<Result<Vec<_>, _>>()?;
         let outstanding_invoices = money::sum(outstanding).ok_or_else(overflow)?;
+        Ok(Self {
+            open_orders,
+            outstanding_invoices,
+        })
+    }
+}
+
+impl Customer {
+    /// The customer's credit position given its orders and invoices.
+    pub fn credit_position(
+        &self,
+        orders: &[SalesOrder],
+        invoices: &[CustomerInvoice],
+    ) -> Result<CreditPosition, ToolError> {
+        self.credit_position_of(CreditStanding::of(&self.code, orders, invoices)?)
+    }
+
+    /// The customer's credit position given its standing.
+    pub fn credit_position_of(&self, standing: CreditStanding) -> Result<CreditPosition, ToolError> {
+        let overflow = || money::overflow(&format!("the credit exposure of {}", self.code));
+        let CreditStanding {
+            open_orders,
+            outstanding_invoices,
+        } = standing;
         let exposure = open_orders.checked_add(outstanding_invoices).ok_or_else(overflow)?;
         let available = self.credit_limit.checked_sub(exposure).ok_or_else(overflow)?;
         Ok(CreditPosition {

@@ -20,7 +20,7 @@ pub mod stock;
 pub mod tax;
 pub mod vendor;
 
-pub use customer::{CreditPosition, Customer};
+pub use customer::{CreditPosition, CreditStanding, Customer};
 pub use invoice::{CustomerInvoice, OpenItem, VendorBill};
 pub use item::{Item, UnitConversion};
 pub use open_draft::{OpenDraft, OpenDrafts, OpenLine, Seen};

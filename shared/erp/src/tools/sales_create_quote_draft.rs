@@ -19,7 +19,9 @@ use validator::Validate;
 
 use super::sales_get_customer_summary::customer_not_found;
 use crate::domain::quote::CustomerRef;
-use crate::domain::{CreditPosition, Customer, ListPrice, Quote, QuoteDraft, QuoteLine, TaxCode, TaxType};
+use crate::domain::{
+    CreditPosition, CreditStanding, Customer, ListPrice, Quote, QuoteDraft, QuoteLine, TaxCode, TaxType,
+};
 use crate::money::{self, Money};
 use crate::port::{Erp, QuoteReads, Scope, Wanted};
 use crate::pricing;
@@ -224,6 +226,8 @@ impl DraftTool for SalesCreateQuoteDraft {
             items,
             taxes,
             open,
+            standing,
+            prices,
         } = self
             .erp
             .read_quote_draft(&scope, &wanted, asking.window(), call.found)
@@ -254,25 +258,35 @@ impl DraftTool for SalesCreateQuoteDraft {
 
         // Every unit of each item: the line's own price, the base-unit
         // fallback, and the priced units to name when neither exists. The
-        // price list is the customer's, so it is read once the customer is,
-        // with the customer's orders and invoices (its credit position).
+        // price list is the customer's, so where the backend did not read
+        // its prices with the customer they are read now, with the
+        // customer's orders and invoices (its standing) where it keeps no
+        // standing of its own.
         let priced: Vec<(String, Uom)> = items
             .values()
             .flat_map(|item| item.units.iter().map(|u| (item.code.clone(), u.uom)))
             .collect();
         let prices = async {
-            if priced.is_empty() {
-                Ok(Vec::new())
-            } else {
-                self.erp.list_prices(&scope, &customer.price_list, &priced).await
+            match prices {
+                Some(prices) => Ok(prices),
+                None if priced.is_empty() => Ok(Vec::new()),
+                None => self.erp.list_prices(&scope, &customer.price_list, &priced).await,
             }
         };
-        let (orders, invoices, prices): (_, _, Vec<ListPrice>) = tokio::try_join!(
-            self.erp.customer_orders(&scope, &customer.code),
-            self.erp.customer_invoices(&scope, &customer.code),
-            prices,
-        )?;
-
+        let standing = async {
+            match standing {
+                Some(standing) => Ok(standing),
+                None => {
+                    let (orders, invoices) = tokio::try_join!(
+                        self.erp.customer_orders(&scope, &customer.code),
+                        self.erp.customer_invoices(&scope, &customer.code),
+                    )?;
+                    CreditStanding::of(&customer.code, &orders, &invoices)
+                }
+            }
+        };
+        let (prices, standing): (Vec<ListPrice>, _) =
+            tokio::try_join!(async { prices.await.map_err(ToolError::from) }, standing)?;
         let currency = customer.currency.clone();
         let mut issues = Vec::new();
         let mut lines = Vec::with_capacity(input.lines.len());
@@ -396,7 +410,7 @@ impl DraftTool for SalesCreateQuoteDraft {
         let subtotal = money::sum(nets).ok_or_else(overflow)?;
         let tax_total = money::sum(taxes_of_lines).ok_or_else(overflow)?;
         let total = subtotal.checked_add(tax_total).ok_or_else(overflow)?;
-        let position = customer.credit_position(&orders, &invoices)?;
+        let position = customer.credit_position_of(standing)?;
         let draft = QuoteDraft {
             branch_id: branch.to_string(),
             customer: CustomerRef {
