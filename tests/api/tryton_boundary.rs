@@ -174,12 +174,12 @@ async fn tryton_requests_and_dynamodb_round_trips_per_call() {
     assert_eq!(read_trips, [("GetItem".into(), 1), ("PutItem".into(), 1)].into());
     assert_eq!(diff(&db, &app.round_trips()), [("PutItem".into(), 1)].into());
 
-    // A fresh draft, the vendor's master data cold, then another one warm:
-    // the vendor with its prices and the items (fewer requests once the
-    // instance has cached their master data), the vendor's open drafts (the
-    // near-duplicate check), then,
-    // after the claim, the create (a new use of a key has no document to
-    // look up first).
+    // A fresh draft, the company's currency cold (the read above read the
+    // units and warehouses), then another one warm: the vendor, the items
+    // with their price-list rows (the vendor's prices of those items: not
+    // its whole list), and the vendor's open drafts (the near-duplicate
+    // check), the three together; then, after the claim, the create (a new
+    // use of a key has no document to look up first). Four when warm.
     let (erp, db) = (app.erp_requests(), app.round_trips());
     measure(
         &app.create_po_draft("buyer-sby", "counted-1", &po_input("counted-1"))
@@ -212,7 +212,7 @@ async fn tryton_requests_and_dynamodb_round_trips_per_call() {
     );
     assert_eq!(
         (fresh_cold, fresh_warm),
-        (6, 5),
+        (5, 4),
         "purchasing_create_po_draft: Tryton requests cold, warm"
     );
 }

@@ -19,7 +19,7 @@ use crate::units::UnitSymbol;
 use crate::value::Record;
 
 /// The fields of an item.
-const ITEM_FIELDS: &[&str] = &["code", "name", "default_uom", "purchase_uom", "sale_uom"];
+pub(crate) const ITEM_FIELDS: &[&str] = &["code", "name", "default_uom", "purchase_uom", "sale_uom"];
 
 /// The fields that name an item's preferred vendor, under `prefix`.
 macro_rules! supplier_fields {

@@ -83,15 +83,16 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use draftline_contract::identity::TenantId;
+use draftline_contract::tool::StoreFound;
 use draftline_contract::{ErpError, Refusal};
 use draftline_erp::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, DocumentKind, DraftFilter, Item, ListPrice, NewDecision,
-    OpenDraft, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, SalesOrder, Seen, StockLevel,
-    TaxType, Vendor, VendorBill,
+    OpenDraft, OpenDrafts, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, SalesOrder, Seen,
+    StockLevel, TaxType, Vendor, VendorBill,
 };
 use draftline_erp::port::{
-    Approvals, DecisionPlacement, DueItem, Finance, Inventory, Page, Placement, PoFilter, Purchasing, Review, Sales,
-    Scope,
+    Approvals, DecisionPlacement, DueItem, Finance, Inventory, Page, Placement, PoFilter, PoReads, Purchasing, Review,
+    Sales, Scope, Wanted, Window,
 };
 use draftline_erp::units::Uom;
 
@@ -268,6 +269,37 @@ impl Purchasing for TrytonErp {
         self.inner
             .search_purchase_orders(scope.branch.as_str(), filter, after, limit)
             .await
+    }
+
+    /// Two requests, made together with the open drafts' search: the
+    /// vendor, and the items with their price-list rows (the vendor's whole
+    /// list is not read).
+    async fn read_po_draft(
+        &self,
+        scope: &Scope<'_>,
+        wanted: &Wanted<'_>,
+        open: Option<Window>,
+        _found: Option<&StoreFound>,
+    ) -> Result<PoReads, ErpError> {
+        if !self.inner.serves(scope) {
+            return Ok(PoReads::default());
+        }
+        let branch = scope.branch.as_str();
+        let open_drafts = async {
+            match open {
+                Some(window) => Ok(OpenDrafts::from(
+                    self.inner
+                        .open_drafts(drafts::Kind::PurchaseOrder, branch, wanted.counterparty, window.since)
+                        .await?,
+                )),
+                None => Ok(OpenDrafts::default()),
+            }
+        };
+        let ((vendor, items), open) = tokio::try_join!(
+            self.inner.vendor_and_items(wanted.counterparty, wanted.items),
+            open_drafts
+        )?;
+        Ok(PoReads { vendor, items, open })
     }
 
     async fn open_po_drafts(

@@ -9,7 +9,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use draftline_contract::ErpError;
 use draftline_erp::domain::po::VendorRef;
-use draftline_erp::domain::{BranchVendor, PoDraft, PoLine, PoStatus, PriceEntry, PurchaseOrder, Vendor};
+use draftline_erp::domain::{BranchVendor, Item, PoDraft, PoLine, PoStatus, PriceEntry, PurchaseOrder, Vendor};
 use draftline_erp::money::{self, Money};
 use draftline_erp::port::{Page, PoFilter};
 use draftline_erp::units::Uom;
@@ -91,6 +91,70 @@ impl Inner {
         let mut prices = price_entries(&rows, units)?;
         prices.sort_by(|a, b| (&a.item, a.uom.code()).cmp(&(&b.item, b.uom.code())));
         Ok(Some((vendor, prices)))
+    }
+
+    /// What a PO draft reads: the vendor (one request) and, in one more
+    /// made together, the items with their price-list rows, of which the
+    /// vendor's are its prices of those items (the port asks no more).
+    pub(crate) async fn vendor_and_items(
+        &self,
+        code: &str,
+        items: &[String],
+    ) -> Result<(Option<(Vendor, Vec<PriceEntry>)>, HashMap<String, Item>), ErpError> {
+        let parties = Search::new("party.party", json!([["code", "=", code]]), VENDOR_FIELDS);
+        let codes: BTreeSet<&String> = items.iter().collect();
+        let mut fields = crate::inventory::ITEM_FIELDS.to_vec();
+        fields.extend([
+            "product_suppliers.party.code",
+            "product_suppliers.prices.quantity",
+            "product_suppliers.prices.unit_price",
+            "product_suppliers.prices.draftline_unit",
+        ]);
+        let products = Search::new("product.product", json!([["code", "in", codes]]), &fields);
+        let products = async {
+            if codes.is_empty() {
+                return Ok(Vec::new());
+            }
+            self.rest.search(&products).await.map_err(|f| f.for_read("items"))
+        };
+        let (company, units, parties, products) = tokio::try_join!(
+            self.master.company(&self.rest),
+            self.master.units(&self.rest),
+            async { self.rest.search(&parties).await.map_err(|f| f.for_read("a vendor")) },
+            products,
+        )?;
+        let mut found = HashMap::new();
+        let mut refs = Vec::new();
+        let mut prices = Vec::new();
+        for record in &products {
+            let (item, product) = crate::inventory::item(record, units)?;
+            for row in record.many("product_suppliers", "purchase.product_supplier")? {
+                if row.nested_text("party", "code")?.as_deref() == Some(code) {
+                    row_prices(
+                        &row,
+                        code,
+                        &item.code,
+                        record.ref_id("purchase_uom")?,
+                        units,
+                        &mut prices,
+                    )?;
+                }
+            }
+            refs.push((item.code.clone(), product));
+            found.insert(item.code.clone(), item);
+        }
+        self.master.remember_products(refs);
+        let Some(party) = parties.first() else {
+            return Ok((None, found));
+        };
+        let (vendor, party) = vendor(party, &company.currency)?;
+        if vendor.branches.is_empty() {
+            // A party that supplies no branch is not a vendor.
+            return Ok((None, found));
+        }
+        self.master.remember_vendor(&vendor.code, party);
+        prices.sort_by(|a, b| (&a.item, a.uom.code()).cmp(&(&b.item, b.uom.code())));
+        Ok((Some((vendor, prices)), found))
     }
 
     /// Prices for `(vendor, item, unit)` triples (one request).
@@ -359,34 +423,56 @@ fn price_entries(rows: &[Record], units: &HashMap<i64, UnitSymbol>) -> Result<Ve
             continue;
         };
         let item = product.text("code")?;
-        for price in row.many("prices", "purchase.product_supplier.price")? {
-            if price.get("quantity").and_then(Value::as_f64).unwrap_or(0.0) > 0.0 {
-                continue;
-            }
-            let unit = match price.ref_id("draftline_unit")? {
-                Some(id) => Some(id),
-                None => product.ref_id("purchase_uom")?,
-            };
-            let Some(unit) = unit.and_then(|id| units.get(&id)) else {
-                continue;
-            };
-            let Some(unit_price) = price.opt_decimal("unit_price")? else {
-                continue;
-            };
-            let taken = entries
-                .iter()
-                .any(|e| e.vendor == vendor && e.item == item && e.uom == unit.uom);
-            if !taken {
-                entries.push(PriceEntry {
-                    vendor: vendor.clone(),
-                    item: item.clone(),
-                    uom: unit.uom,
-                    unit_price,
-                });
-            }
-        }
+        row_prices(
+            row,
+            &vendor,
+            &item,
+            product.ref_id("purchase_uom")?,
+            units,
+            &mut entries,
+        )?;
     }
     Ok(entries)
+}
+
+/// The price entries of one supplier row of `vendor` for `item` (whose
+/// purchase unit is `purchase_uom`), added to `entries` unless a unit is
+/// already priced there.
+fn row_prices(
+    row: &Record,
+    vendor: &str,
+    item: &str,
+    purchase_uom: Option<i64>,
+    units: &HashMap<i64, UnitSymbol>,
+    entries: &mut Vec<PriceEntry>,
+) -> Result<(), ErpError> {
+    for price in row.many("prices", "purchase.product_supplier.price")? {
+        if price.get("quantity").and_then(Value::as_f64).unwrap_or(0.0) > 0.0 {
+            continue;
+        }
+        let unit = match price.ref_id("draftline_unit")? {
+            Some(id) => Some(id),
+            None => purchase_uom,
+        };
+        let Some(unit) = unit.and_then(|id| units.get(&id)) else {
+            continue;
+        };
+        let Some(unit_price) = price.opt_decimal("unit_price")? else {
+            continue;
+        };
+        let taken = entries
+            .iter()
+            .any(|e| e.vendor == vendor && e.item == item && e.uom == unit.uom);
+        if !taken {
+            entries.push(PriceEntry {
+                vendor: vendor.to_owned(),
+                item: item.to_owned(),
+                uom: unit.uom,
+                unit_price,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The domain of a PO status (MAPPING.md's table; [`po_status`] is its inverse).
