@@ -343,8 +343,8 @@ async fn each_draft_tool_call_costs_its_reads_and_one_create() {
     ctx.draft_key = Some("dl1-count-qt-2".into());
     let quote_warm = draft_cost(&erp, &quote, &ctx, quote_input("q-2")).await;
     let rows = [
-        ("purchasing_create_po_draft", (cold, warm), (7, 4)),
-        ("  with the near-duplicate check", (with_check, with_check), (5, 5)),
+        ("purchasing_create_po_draft", (cold, warm), (6, 3)),
+        ("  with the near-duplicate check", (with_check, with_check), (4, 4)),
         ("sales_create_quote_draft", (quote_cold, quote_warm), (7, 7)),
     ];
     table("draft tools (reads + place + create)", &rows);
