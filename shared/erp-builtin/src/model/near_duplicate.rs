@@ -124,7 +124,7 @@ impl Marker<'_> {
                     .condition_expression("#v = :seen")
                     .expression_attribute_values(":seen", nv(version));
                 let mut dropped = Vec::new();
-                for (i, number) in stale.iter().filter(|number| **number != draft.number).enumerate() {
+                for (i, number) in stale.iter().enumerate() {
                     let name = format!("#s{i}");
                     update = update.expression_attribute_names(name.clone(), format!("{ENTRY}{number}"));
                     dropped.push(name);
