@@ -150,3 +150,49 @@ async fn a_marker_drops_drafts_older_than_a_day_when_the_next_draft_is_written()
     assert_eq!(marked(&app).await, BTreeSet::from([new]));
     assert!(!marked(&app).await.contains(&old));
 }
+
+#[tokio::test]
+async fn a_marker_lists_at_most_the_eight_newest_open_drafts_however_many_a_person_confirms() {
+    let app = spawn_app().await;
+    let before = app.documents("purchase_order").await;
+    let mut created = vec![number(&reorder(&app, "r-0", None).await)];
+    for run in 1..10 {
+        app.clock.advance(chrono::Duration::minutes(1));
+        let run = format!("r-{run}");
+        let asked = reorder(&app, &run, None).await;
+        // The question names the newest open draft.
+        assert_eq!(&asked_about(&asked), created.last().unwrap());
+        let state = asked.body["error"]["inputRequired"]["requestState"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        created.push(number(
+            &reorder(&app, &run, Some(format!("create-another {state}"))).await,
+        ));
+    }
+    // Ten open drafts: the marker lists the newest eight, a small item.
+    let newest: BTreeSet<String> = created[2..].iter().cloned().collect();
+    assert_eq!(marked(&app).await, newest);
+    assert_eq!(app.documents("purchase_order").await, before + 10);
+}
+
+#[tokio::test]
+async fn with_the_check_off_no_draft_is_marked_and_concurrent_drafts_of_the_same_items_are_all_created() {
+    let app = spawn_app_with(LocalOptions {
+        no_near_duplicate_check: true,
+        ..LocalOptions::default()
+    })
+    .await;
+    let before = app.documents("purchase_order").await;
+    let runs: Vec<String> = (0..6).map(|i| format!("race-{i}")).collect();
+    let replies = futures::future::join_all(runs.iter().map(|run| reorder(&app, run, None))).await;
+    let statuses: Vec<u16> = replies.iter().map(|reply| reply.status).collect();
+    assert_eq!(
+        statuses,
+        [201; 6],
+        "{:?}",
+        replies.iter().map(|r| &r.body).collect::<Vec<_>>()
+    );
+    assert_eq!(app.documents("purchase_order").await, before + 6);
+    assert!(app.item(MARKER.0, MARKER.1).await.is_none(), "no marker is written");
+}

@@ -108,6 +108,22 @@ async fn found_or_read(
     }
 }
 
+/// The open drafts the marker lists within `open`, and what it was read
+/// as: with no window but the check on (a person decided), its state alone,
+/// for the new draft's mark; with the check off, nothing (unread: no mark).
+fn open_drafts(
+    read: &[Attrs],
+    marker: &Marker<'_>,
+    wanted: &Wanted<'_>,
+    open: Option<Window>,
+) -> Result<OpenDrafts, ErpError> {
+    if !wanted.marked {
+        return Ok(OpenDrafts::default());
+    }
+    let stored = at(read, &marker.key()).map(|i| &read[i]);
+    Marker::read(stored, open.as_ref())
+}
+
 /// Whether `item` is at `key`.
 fn at(items: &[Attrs], key: &Attrs) -> Option<usize> {
     items.iter().position(|item| same_key(item, key))
@@ -154,13 +170,7 @@ pub async fn read_po(
             .map(|(_, prices)| prices)
             .unwrap_or_default()
     };
-    let open = match open {
-        Some(window) => {
-            let marker = marker(scope, "PO", wanted).key();
-            Marker::read(at(&read, &marker).map(|i| &read[i]), &window)?
-        }
-        None => OpenDrafts::default(),
-    };
+    let open = open_drafts(&read, &marker(scope, "PO", wanted), wanted, open)?;
     Ok(PoReads {
         vendor: vendor.map(|vendor| (vendor, prices)),
         items,
@@ -198,13 +208,7 @@ pub async fn read_quote(
             taxes.push(TaxType::from_item(&read[i])?);
         }
     }
-    let open = match open {
-        Some(window) => {
-            let marker = marker(scope, "QT", wanted).key();
-            Marker::read(at(&read, &marker).map(|i| &read[i]), &window)?
-        }
-        None => OpenDrafts::default(),
-    };
+    let open = open_drafts(&read, &marker(scope, "QT", wanted), wanted, open)?;
     // A table seeded before standings were kept has none: the quote then
     // reads the customer's orders and invoices.
     let standing = match at(&read, &CreditStanding::key(tenant, scope.branch, wanted.counterparty)) {

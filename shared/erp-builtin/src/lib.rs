@@ -195,8 +195,13 @@ impl Purchasing for BuiltinErp {
         let wanted = Wanted {
             counterparty: &open.counterparty,
             items: &items,
+            marked: true,
         };
-        let marked = drafting::marker(scope, "PO", &wanted).add(&self.db, &open, &seen)?;
+        // Unread: the check is off, and nothing is marked.
+        let marked = match seen {
+            Seen::Unread => None,
+            seen => Some(drafting::marker(scope, "PO", &wanted).add(&self.db, &open, &seen)?),
+        };
         let batch = store::document_batch(
             &self.db,
             vec![
@@ -284,8 +289,13 @@ impl Sales for BuiltinErp {
         let wanted = Wanted {
             counterparty: &open.counterparty,
             items: &items,
+            marked: true,
         };
-        let marked = drafting::marker(scope, "QT", &wanted).add(&self.db, &open, &seen)?;
+        // Unread: the check is off, and nothing is marked.
+        let marked = match seen {
+            Seen::Unread => None,
+            seen => Some(drafting::marker(scope, "QT", &wanted).add(&self.db, &open, &seen)?),
+        };
         let batch = store::document_batch(
             &self.db,
             vec![
@@ -409,6 +419,7 @@ impl Review for BuiltinErp {
         let wanted = Wanted {
             counterparty: &open.counterparty,
             items: &items,
+            marked: true,
         };
         let unmarked = drafting::marker(scope, kind, &wanted).remove(&self.db, number)?;
         let batch = store::decision_batch(

@@ -34,8 +34,9 @@ const QUERY_PAGE: i32 = 200;
 /// sequence set back by hand) cancels the transaction and the pipeline
 /// prepares the draft again with a new number.
 /// With it go the draft's open-draft item and its review-queue entry, all
-/// new, and `marked`: the draft added to its near-duplicate marker.
-pub fn document_batch(db: &Db, items: Vec<Attrs>, marked: TransactWriteItem) -> Result<StoreBatch, ErpError> {
+/// new, and `marked`: the draft added to its near-duplicate marker (none
+/// while the near-duplicate check is off).
+pub fn document_batch(db: &Db, items: Vec<Attrs>, marked: Option<TransactWriteItem>) -> Result<StoreBatch, ErpError> {
     let mut writes = items
         .into_iter()
         .map(|item| {
@@ -48,7 +49,7 @@ pub fn document_batch(db: &Db, items: Vec<Attrs>, marked: TransactWriteItem) -> 
                 .map_err(ErpError::internal)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    writes.push(marked);
+    writes.extend(marked);
     Ok(draftline_dynamo::batch(writes))
 }
 

@@ -130,6 +130,10 @@ pub struct Wanted<'a> {
     pub counterparty: &'a str,
     /// The item codes of the lines, sorted and without repeats.
     pub items: &'a [String],
+    /// Whether the near-duplicate check is on for this call (a window is
+    /// set): a backend that marks its open drafts (the built-in one) marks
+    /// the new draft. Off, it reads and writes no mark.
+    pub marked: bool,
 }
 
 /// The window a near-duplicate check looks back over: drafts made since

@@ -9,7 +9,10 @@
 //! the check read it ([`Seen`]): of two drafts of the same items placed at
 //! once, the second's transaction fails, it is prepared again, and asks.
 //! A person's decision removes its draft in the decision's own transaction.
-//! Drafts older than a day are dropped by the next draft that reads them.
+//! Drafts older than a day, and all but the [`KEPT`] newest, are dropped by
+//! the next draft that reads them. While the near-duplicate check is off
+//! (no window), no draft is marked: nothing reads the marker then, and
+//! concurrent drafts of the same items would only contend for it.
 
 use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
 use chrono::SecondsFormat;
@@ -28,6 +31,13 @@ const ENTRY: &str = "d#";
 
 /// The item kind of a marker.
 pub const KIND: &str = "near_duplicate";
+
+/// The most open drafts a marker lists: the newest. The question names the
+/// newest open draft of the same items (not the caller's own), so a few
+/// are enough, and the marker stays a small item however many drafts of
+/// the same items are made in a day (after "create another", or by a
+/// deployment that drafts one item set all day).
+pub const KEPT: usize = 8;
 
 /// Where the open drafts of one item set are marked.
 #[derive(Debug, Clone, Copy)]
@@ -62,9 +72,12 @@ impl Marker<'_> {
     }
 
     /// The open drafts `stored` lists that were drafted within `window`,
-    /// and what the marker was read as (absent, or its version and the
-    /// drafts past any window, which the next write drops).
-    pub fn read(stored: Option<&Attrs>, window: &Window) -> Result<OpenDrafts, ErpError> {
+    /// and what the marker was read as: absent, or its version and the
+    /// drafts the next write drops: those older than a day (when a window
+    /// gives the time), and all but the [`KEPT`] − 1 newest, so that with
+    /// the new draft it lists at most [`KEPT`]. With no window (a person
+    /// already decided), no draft is returned: the marker's state alone.
+    pub fn read(stored: Option<&Attrs>, window: Option<&Window>) -> Result<OpenDrafts, ErpError> {
         let Some(stored) = stored else {
             return Ok(OpenDrafts {
                 drafts: Vec::new(),
@@ -73,13 +86,14 @@ impl Marker<'_> {
         };
         let version = u64::try_from(attrs::int(stored, "near-duplicate marker", "v")?)
             .map_err(|_| attrs::corrupt("near-duplicate marker", "v"))?;
-        let since = window.since.to_rfc3339_opts(SecondsFormat::Millis, true);
-        let forgotten = window
-            .now
-            .checked_sub_signed(chrono::Duration::seconds(OPEN_DRAFT_SECONDS))
-            .unwrap_or(window.now)
-            .to_rfc3339_opts(SecondsFormat::Millis, true);
-        let mut drafts = Vec::new();
+        let forgotten = window.map(|window| {
+            window
+                .now
+                .checked_sub_signed(chrono::Duration::seconds(OPEN_DRAFT_SECONDS))
+                .unwrap_or(window.now)
+                .to_rfc3339_opts(SecondsFormat::Millis, true)
+        });
+        let mut listed = Vec::new();
         let mut stale = Vec::new();
         for (name, value) in stored {
             let Some(number) = name.strip_prefix(ENTRY) else {
@@ -89,12 +103,28 @@ impl Marker<'_> {
                 .as_s()
                 .map_err(|_| attrs::corrupt("near-duplicate marker", name))?;
             let draft: OpenDraft = serde_json::from_str(text).map_err(ErpError::internal)?;
-            if draft.created_at < forgotten {
+            if forgotten
+                .as_ref()
+                .is_some_and(|forgotten| draft.created_at < *forgotten)
+            {
                 stale.push(number.to_owned());
-            } else if draft.created_at >= since {
-                drafts.push(draft);
+            } else {
+                listed.push(draft);
             }
         }
+        // Newest first; past the newest KEPT − 1, dropped by the next write.
+        listed.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.number.cmp(&a.number)));
+        if listed.len() >= KEPT {
+            stale.extend(listed.drain(KEPT - 1..).map(|draft| draft.number));
+        }
+        let drafts = match window {
+            Some(window) => {
+                let since = window.since.to_rfc3339_opts(SecondsFormat::Millis, true);
+                listed.retain(|draft| draft.created_at >= since);
+                listed
+            }
+            None => Vec::new(),
+        };
         Ok(OpenDrafts {
             drafts,
             seen: Seen::Version { version, stale },
@@ -103,7 +133,7 @@ impl Marker<'_> {
 
     /// The write that adds `draft` to the marker, if it is still as
     /// `seen` says (unconditionally when it was not read), dropping the
-    /// stale drafts that read found.
+    /// drafts that read found stale or past the newest [`KEPT`].
     pub fn add(&self, db: &Db, draft: &OpenDraft, seen: &Seen) -> Result<TransactWriteItem, ErpError> {
         let entry = serde_json::to_string(draft).map_err(ErpError::internal)?;
         let mut update = Update::builder()
@@ -155,5 +185,89 @@ impl Marker<'_> {
             .build()
             .map_err(ErpError::internal)?;
         Ok(TransactWriteItem::builder().update(update).build())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{TimeZone, Utc};
+
+    use super::*;
+
+    /// A marker at version `v` listing drafts `(number, minutes after 09:00)`.
+    fn stored(v: i64, drafts: &[(&str, i64)]) -> Attrs {
+        let at =
+            |minutes: i64| Utc.with_ymd_and_hms(2026, 12, 1, 9, 0, 0).unwrap() + chrono::Duration::minutes(minutes);
+        let mut item = Attrs::from([("v".to_owned(), nv(v)), ("kind".to_owned(), sv(KIND))]);
+        for (number, minutes) in drafts {
+            let draft = OpenDraft {
+                number: (*number).to_owned(),
+                counterparty: "V-00231".to_owned(),
+                lines: Vec::new(),
+                agent_run: None,
+                created_at: at(*minutes).to_rfc3339_opts(SecondsFormat::Millis, true),
+                key: None,
+            };
+            item.insert(format!("{ENTRY}{number}"), sv(serde_json::to_string(&draft).unwrap()));
+        }
+        item
+    }
+
+    fn window(since_minutes: i64, now_minutes: i64) -> Window {
+        let at =
+            |minutes: i64| Utc.with_ymd_and_hms(2026, 12, 1, 9, 0, 0).unwrap() + chrono::Duration::minutes(minutes);
+        Window {
+            since: at(since_minutes),
+            now: at(now_minutes),
+        }
+    }
+
+    fn numbers(open: &OpenDrafts) -> Vec<&str> {
+        open.drafts.iter().map(|d| d.number.as_str()).collect()
+    }
+
+    #[test]
+    fn a_marker_lists_the_drafts_in_the_window_newest_first_and_drops_those_past_a_day() {
+        let marker = stored(3, &[("PO-1", 0), ("PO-2", 60 * 20), ("PO-3", 60 * 30)]);
+        let open = Marker::read(Some(&marker), Some(&window(60 * 25, 60 * 31))).unwrap();
+        assert_eq!(numbers(&open), ["PO-3"]);
+        assert_eq!(
+            open.seen,
+            Seen::Version {
+                version: 3,
+                stale: vec!["PO-1".to_owned()]
+            }
+        );
+    }
+
+    #[test]
+    fn a_marker_keeps_the_newest_drafts_so_that_with_the_next_it_lists_at_most_kept() {
+        let drafts: Vec<(String, i64)> = (1..=12).map(|n| (format!("PO-{n:02}"), n)).collect();
+        let listed: Vec<(&str, i64)> = drafts.iter().map(|(n, m)| (n.as_str(), *m)).collect();
+        let marker = stored(12, &listed);
+        let open = Marker::read(Some(&marker), Some(&window(0, 60))).unwrap();
+        // The newest KEPT − 1 stay (with the new draft: KEPT); the rest go.
+        assert_eq!(
+            numbers(&open),
+            ["PO-12", "PO-11", "PO-10", "PO-09", "PO-08", "PO-07", "PO-06"]
+        );
+        let Seen::Version { version, mut stale } = open.seen else {
+            panic!("read: {:?}", open.seen)
+        };
+        stale.sort();
+        assert_eq!(version, 12);
+        assert_eq!(stale, ["PO-01", "PO-02", "PO-03", "PO-04", "PO-05"]);
+
+        // After a person's decision (no window): its state alone, the same drops.
+        let decided = Marker::read(Some(&marker), None).unwrap();
+        assert!(decided.drafts.is_empty());
+        assert!(matches!(decided.seen, Seen::Version { version: 12, ref stale } if stale.len() == 5));
+    }
+
+    #[test]
+    fn no_marker_reads_as_absent() {
+        let open = Marker::read(None, Some(&window(0, 60))).unwrap();
+        assert!(open.drafts.is_empty());
+        assert_eq!(open.seen, Seen::Absent);
     }
 }

@@ -144,9 +144,8 @@ impl From<Vec<OpenDraft>> for OpenDrafts {
 /// marker), as the near-duplicate check read it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Seen {
-    /// Not read: no check was made (none asked for, or a person already
-    /// answered), or the backend keeps no such record. The new draft is
-    /// recorded whatever the record holds.
+    /// Not read: the near-duplicate check is off (the new draft is not
+    /// recorded), or the backend keeps no such record.
     #[default]
     Unread,
     /// Read, and there was none: the new draft is recorded only if there

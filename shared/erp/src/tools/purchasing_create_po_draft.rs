@@ -138,6 +138,7 @@ impl DraftTool for PurchasingCreatePoDraft {
         let wanted = Wanted {
             counterparty: &input.vendor_code,
             items: &codes,
+            marked: call.near_duplicate_window.is_some(),
         };
         self.erp.po_draft_reads(&Scope::of(call.caller), &wanted)
     }
@@ -149,6 +150,7 @@ impl DraftTool for PurchasingCreatePoDraft {
         let wanted = Wanted {
             counterparty: &input.vendor_code,
             items: &asking.codes,
+            marked: call.near_duplicate_window.is_some(),
         };
         // The vendor, its prices, the items and the open drafts, in one go:
         // from the key lookup's batch where it read them.

@@ -207,6 +207,7 @@ impl DraftTool for SalesCreateQuoteDraft {
         let wanted = Wanted {
             counterparty: &input.customer_code,
             items: &codes,
+            marked: call.near_duplicate_window.is_some(),
         };
         self.erp.quote_draft_reads(&Scope::of(call.caller), &wanted)
     }
@@ -218,6 +219,7 @@ impl DraftTool for SalesCreateQuoteDraft {
         let wanted = Wanted {
             counterparty: &input.customer_code,
             items: &asking.codes,
+            marked: call.near_duplicate_window.is_some(),
         };
         // The customer, the items, the tax types and the open drafts, in
         // one go: from the key lookup's batch where it read them.
