@@ -19,8 +19,13 @@
 //!    from it, exactly as a tool call's do. The two tokens must name the
 //!    same subject. Then the session starts.
 //!
-//! The HTTP client follows no redirects (SSRF) and gives up after five seconds.
+//! Its requests go over `draftline-http`, the one HTTP client every
+//! function links (openidconnect takes any async client: [`OidcHttp`]). It
+//! follows no redirects (SSRF), gives up after five seconds, and reads at
+//! most 1 MiB of an answer.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -53,8 +58,38 @@ pub struct Oidc {
     scopes: Vec<String>,
     redirect: RedirectUrl,
     resource: String,
-    http: reqwest::Client,
+    http: OidcHttp,
     metadata: tokio::sync::OnceCell<CoreProviderMetadata>,
+}
+
+/// How long one request to the identity provider may take, connection
+/// included.
+const OIDC_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The largest answer read from the identity provider (its metadata, keys
+/// and token answers are a few KiB).
+const OIDC_MAX_BODY: usize = 1 << 20;
+
+/// openidconnect's HTTP client: `draftline-http`, with the sign-in's limits.
+struct OidcHttp(draftline_http::Client);
+
+impl<'c> openidconnect::AsyncHttpClient<'c> for OidcHttp {
+    type Error = draftline_http::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<openidconnect::HttpResponse, draftline_http::Error>> + Send + 'c>>;
+
+    fn call(&'c self, request: openidconnect::HttpRequest) -> Self::Future {
+        let (parts, body) = request.into_parts();
+        let request = http::Request::from_parts(parts, Bytes::from(body));
+        let limits = draftline_http::Limits {
+            timeout: Some(OIDC_TIMEOUT),
+            max_body: OIDC_MAX_BODY,
+        };
+        Box::pin(async move {
+            let answer = self.0.send(request, limits).await?;
+            let (parts, body) = answer.into_parts();
+            Ok(http::Response::from_parts(parts, body.to_vec()))
+        })
+    }
 }
 
 /// A sign-in in progress, sealed in its cookie.
@@ -77,13 +112,7 @@ impl Oidc {
         let origin = draftline_server::auth::origin_of(&config.resource);
         let redirect = RedirectUrl::new(format!("{origin}/review/callback"))
             .map_err(|e| invalid("DRAFTLINE_RESOURCE", e.to_string()))?;
-        // reqwest is built without a TLS provider of its own.
-        draftline_contract::crypto::install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(Duration::from_secs(5))
-            .build()
-            .map_err(|e| invalid("DRAFTLINE_OIDC_ISSUER", format!("no HTTP client: {e}")))?;
+        let http = OidcHttp(draftline_http::Client::new(OIDC_TIMEOUT));
         Ok(Self {
             issuer,
             client_id: ClientId::new(settings.client_id.clone()),
