@@ -4,5 +4,5 @@ use draftline_server::runtime::{ToolsFunction, run_function};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::process::ExitCode {
-    run_function(draftline_erp_backends::catalogue, ToolsFunction).await
+    run_function(draftline_erp_backends::definitions, ToolsFunction).await
 }

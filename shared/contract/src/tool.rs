@@ -602,9 +602,13 @@ impl Registered {
 }
 
 /// Every tool of a deployment, sorted by name, and the modules they live in.
+/// A tool is registered with its code (it is served), or listed by its
+/// definition alone (a function that only lists tools links none of their
+/// code: [`Registry::listed`]).
 #[derive(Clone, Default)]
 pub struct Registry {
     tools: Vec<Registered>,
+    listed: Vec<ToolDefinition>,
     modules: Vec<ModuleMeta>,
 }
 
@@ -645,6 +649,14 @@ impl Registry {
         })))
     }
 
+    /// Adds tool `T`'s definition alone, in `tier`: listed, never served
+    /// ([`Registry::get`] does not find it).
+    pub fn listed<T: ToolSpec>(mut self, tier: Tier) -> Self {
+        self.listed.push(definition_of::<T>(tier));
+        self.listed.sort_by_key(|d| d.name);
+        self
+    }
+
     fn add(mut self, tool: Registered) -> Self {
         self.tools.push(tool);
         self.tools.sort_by_key(|t| t.definition().name);
@@ -659,9 +671,16 @@ impl Registry {
             .map(|i| &self.tools[i])
     }
 
-    /// Every tool, sorted by name.
+    /// Every tool, served or listed, sorted by name.
     pub fn all(&self) -> impl Iterator<Item = &ToolDefinition> {
-        self.tools.iter().map(|t| t.definition())
+        // Two lists, each sorted by name: merged.
+        let mut served = self.tools.iter().map(Registered::definition).peekable();
+        let mut listed = self.listed.iter().peekable();
+        std::iter::from_fn(move || match (served.peek(), listed.peek()) {
+            (Some(a), Some(b)) if b.name < a.name => listed.next(),
+            (Some(_), _) => served.next(),
+            (None, _) => listed.next(),
+        })
     }
 
     /// The tools `scopes` allow, sorted by name.

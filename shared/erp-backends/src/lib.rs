@@ -104,6 +104,13 @@ pub fn catalogue(source: &Source, _: &Config, db: &Db) -> Result<Registry, Confi
     Ok(Backend::from_source(source, db)?.catalogue())
 }
 
+/// Every tool's definition and no tool's code, whatever the ERP: the
+/// [`Catalogue`](draftline_server::runtime::Catalogue) of the listing
+/// function (`api/tools.rs`), whose binary then links no backend.
+pub fn definitions(_: &Source, _: &Config, _: &Db) -> Result<Registry, ConfigError> {
+    Ok(draftline_erp::definitions())
+}
+
 /// Tool `T` alone, over the ERP `source` names.
 pub fn catalogue_of<T: CatalogueTool>(source: &Source, _: &Config, db: &Db) -> Result<Registry, ConfigError> {
     Ok(draftline_erp::catalogue_of::<T>(
@@ -122,6 +129,26 @@ pub async fn run_tool<T: CatalogueTool>() -> std::process::ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn the_listing_defines_every_tool_as_the_catalogue_does_and_serves_none() {
+        // No request is made: the client is only built.
+        let db = Db::connect("draftline", Some("http://127.0.0.1:9")).await;
+        let served = Backend::connect(&ErpSettings::Builtin, &db).unwrap().catalogue();
+        let listed = draftline_erp::definitions();
+        let json = |registry: &Registry| {
+            serde_json::json!({
+                "tools": registry.all().collect::<Vec<_>>(),
+                "modules": registry.modules(),
+            })
+        };
+        assert_eq!(json(&listed), json(&served));
+        assert_eq!(listed.all().count(), 13);
+        for definition in served.all() {
+            assert!(served.get(definition.name).is_some());
+            assert!(listed.get(definition.name).is_none(), "{} is served", definition.name);
+        }
+    }
 
     #[test]
     fn the_erp_is_builtin_unless_named_and_an_unknown_one_is_refused() {

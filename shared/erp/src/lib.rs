@@ -45,7 +45,7 @@ pub mod units;
 
 use std::sync::Arc;
 
-use draftline_contract::tool::{ModuleMeta, Registry, ToolSpec};
+use draftline_contract::tool::{ModuleMeta, Registry, Tier, ToolSpec};
 
 /// The modules (namespaces) and what each cannot do.
 pub const MODULES: [ModuleMeta; 5] = [
@@ -100,6 +100,25 @@ macro_rules! catalogue {
             $(let registry = <$tool as CatalogueTool>::register(registry, erp.clone());)*
             registry
         }
+
+        /// Every tool's definition, with the module descriptions, and no
+        /// tool's code: what the listing function serves, so its binary
+        /// links no ERP backend and no tool.
+        pub fn definitions() -> Registry {
+            let registry = modules();
+            $(let registry = registry.listed::<$tool>(tier!($tier));)*
+            registry
+        }
+    };
+}
+
+/// The [`Tier`] of a registry method's name (`read`, `draft`).
+macro_rules! tier {
+    (read) => {
+        Tier::Read
+    };
+    (draft) => {
+        Tier::Draft
     };
 }
 
