@@ -39,13 +39,21 @@ With --otlp, the function processes export every call's spans to a local
 OTLP/HTTP receiver in this script (binaries built with `--features otlp`),
 for CPU per call with export on against the same binaries without it.
 The bench drafts the same items again and again, so it turns the
-near-duplicate question off (DRAFTLINE_NEAR_DUPLICATE_HOURS=0); with it on,
-a fresh draft adds one Query (see tests/api/drafts.rs). CPU per call runs
-the read, the replay and a fresh draft under a tenant policy that limits
-nothing (`draftline policy set`: the demo's seeded policy would refuse the
-load's drafts by its day limit), then a fresh draft again under a policy
-whose run, day and rate limits count every draft (far above the load). Functions log at
-their production default (one JSON line per call, to /dev/null here).
+near-duplicate question off (DRAFTLINE_NEAR_DUPLICATE_HOURS=0: every draft
+would ask; off, no near-duplicate marker is read or written; with it on a
+fresh draft makes the same three requests, see tests/api/drafts.rs). CPU
+per call runs the read, the replay and a fresh draft under a tenant policy
+that limits nothing (`draftline policy set`: the demo's seeded policy would
+refuse the load's drafts by its day limit), or with --no-policy under none
+at all (for A/B against builds from before policies), then a fresh draft
+again under a policy whose run, day and rate limits count every draft (far
+above the load). With --stages, each CPU case also prints the median and
+p90 of each stage of its calls (auth, validation, idempotency, erp, audit),
+from the functions' log lines. Functions log at their production default
+(one JSON line per call, to /dev/null here, or to /tmp with --stages).
+The floor (`request_floor`) also puts new items alone and in transactions
+of 8 (the shared audit write's two shapes), and gives each request's p50
+and p99 under the load and alone.
 Everything runs on 127.0.0.1; every loop is bounded.
 """
 import argparse
@@ -71,6 +79,8 @@ BENCH_RESOURCE = "http://127.0.0.1:8443"
 BINARIES = ("draftline", "inventory_get_stock", "purchasing_create_po_draft")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 FUNCTION_LOG = None  # DRAFTLINE_LOG of the function processes; None: their default
+CASES = None  # --cases: the CPU cases to run (read, replay, fresh, policed); None: all
+STAGES = False  # --stages: keep the function processes' log lines and report where a call's time goes
 OTLP_ENDPOINT = None  # OTEL_EXPORTER_OTLP_ENDPOINT of the function processes (--otlp); None: no export
 
 
@@ -238,8 +248,30 @@ def spawn_function(binary, endpoint, resource, extra_env=None):
     if OTLP_ENDPOINT:
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = OTLP_ENDPOINT
     env.update(extra_env or {})
-    proc = subprocess.Popen([binary], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = open(f"/tmp/draftline-bench-{port}.log", "w+") if STAGES else subprocess.DEVNULL
+    proc = subprocess.Popen([binary], env=env, stdout=log, stderr=subprocess.DEVNULL)
+    proc.log = log if STAGES else None
     return proc, port
+
+
+def stage_breakdown(log, start):
+    """Medians and p90 of the stage times of the calls logged in `log` after byte `start`."""
+    log.flush()
+    log.seek(start)
+    stages = collections.defaultdict(list)
+    for line in log:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        fields = record.get("fields", record)
+        if fields.get("message") != "tool call":
+            continue
+        for name in ("duration_ms", "auth_ms", "validation_ms", "idempotency_ms", "erp_ms", "audit_ms"):
+            if isinstance(fields.get(name), (int, float)):
+                stages[name].append(fields[name])
+    return "  ".join(f"{name[:-3]} {statistics.median(v):.2f}/{pct(v, 90):.2f}"
+                     for name, v in stages.items() if v)
 
 
 def wait_for_port(port, proc, limit_s=20):
@@ -264,7 +296,7 @@ def stop(proc):
         proc.wait(timeout=10)
 
 
-def cpu_per_call(bins, endpoint, fn_token, needed_by, connections, calls, warmup):
+def cpu_per_call(bins, endpoint, fn_token, needed_by, connections, calls, warmup, no_policy=False):
     """CPU per call of the function process under a fixed concurrent load."""
     resource = BENCH_RESOURCE
     read_body = {"item_code": "BRG-0042"}
@@ -291,14 +323,30 @@ def cpu_per_call(bins, endpoint, fn_token, needed_by, connections, calls, warmup
     # same requests and work as none); the last under one whose run, day
     # and rate limits all count every draft (set far above the load, so
     # none refuses): its counters ride in the draft's own transaction.
-    no_limits = lambda: set_policy(bins, endpoint, POLICY_WITHOUT_LIMITS)
+    # With no_policy, the first three run with no policy at all (the demo's
+    # removed), as builds from before tenant policies did; the last runs
+    # only if the build has policies (`draftline policy`).
+    if no_policy:
+        first = lambda: delete_policy(endpoint)
+        has_policies = subprocess.run([os.path.join(bins, "draftline"), "policy", "--help"],
+                                      capture_output=True).returncode == 0
+    else:
+        first = lambda: set_policy(bins, endpoint, POLICY_WITHOUT_LIMITS)
+        has_policies = True
     cases = [
-        ("read", "inventory_get_stock", lambda n, i: read, (200,), no_limits),
+        ("read", "inventory_get_stock", lambda n, i: read, (200,), first),
         ("replay", "purchasing_create_po_draft", lambda n, i: replays[n], (200,), None),
         ("fresh draft", "purchasing_create_po_draft", fresh_in_run("fresh"), (201,), None),
-        ("fresh draft, policy in force", "purchasing_create_po_draft", fresh_in_run("policed"), (201,),
-         lambda: set_policy(bins, endpoint, POLICY_COUNTING_EVERYTHING)),
     ]
+    if has_policies:
+        cases.append(("fresh draft, policy in force", "purchasing_create_po_draft", fresh_in_run("policed"),
+                      (201,), lambda: set_policy(bins, endpoint, POLICY_COUNTING_EVERYTHING)))
+    if CASES:
+        short = {"read": "read", "replay": "replay", "fresh draft": "fresh", "fresh draft, policy in force": "policed"}
+        cases = [case for case in cases if short[case[0]] in CASES]
+        # The policy the first case sets holds for those after it.
+        if cases and cases[0][4] is None:
+            cases[0] = cases[0][:4] + (first,)
     results = {}
     for name, binary, request, ok, before_case in cases:
         if before_case:
@@ -310,11 +358,14 @@ def cpu_per_call(bins, endpoint, fn_token, needed_by, connections, calls, warmup
             try:
                 # Warm-up: connections to DynamoDB, caches, every replay's key created.
                 statuses, _, _ = load.run(max(warmup, connections))
+                logged = proc.log.seek(0, os.SEEK_END) if proc.log else 0
                 before = cpu_seconds(proc.pid)
                 statuses, latencies, elapsed = load.run(calls)
                 used = cpu_seconds(proc.pid) - before
             finally:
                 load.close()
+            if proc.log:
+                print(f"  {name}: stage ms, median/p90: {stage_breakdown(proc.log, logged)}")
             bad = {s: n for s, n in statuses.items() if s not in ok}
             results[name] = used / calls * 1e6
             print(f"{name:28s} {binary:27s} n={calls} c={connections}  CPU {used / calls * 1e6:6.0f} µs/call  "
@@ -338,6 +389,23 @@ POLICY_COUNTING_EVERYTHING = {
         "per_tool_per_person": {"calls_per_minute": 100_000},
     },
 }
+
+
+def delete_policy(endpoint):
+    """Removes the demo tenant's policy in force from the bench's table: no policy at all."""
+    conn = http.client.HTTPConnection(endpoint.split("//", 1)[1], timeout=10)
+    # The engine checks that a request is signed, not the signature.
+    signed = {"Authorization": "AWS4-HMAC-SHA256 Credential=bench/20260101/us-east-1/dynamodb/aws4_request, "
+                               "SignedHeaders=host;x-amz-date, Signature=00",
+              "X-Amz-Date": time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()),
+              "X-Amz-Target": "DynamoDB_20120810.DeleteItem", "Content-Type": "application/x-amz-json-1.0"}
+    key = {"pk": {"S": "T#demo#POLICY"}, "sk": {"S": "CURRENT"}}
+    conn.request("POST", "/", json.dumps({"TableName": "draftline", "Key": key}), signed)
+    answer = conn.getresponse()
+    body = answer.read()
+    conn.close()
+    if answer.status != 200:
+        raise RuntimeError(f"the policy was not removed: {answer.status} {body[:200]!r}")
 
 
 def set_policy(bins, endpoint, policy):
@@ -499,13 +567,23 @@ def main():
     ap.add_argument("--backend-requests", type=int, default=100, help="calls per case in --backends")
     ap.add_argument("--concurrent-total", type=int, default=640,
                     help="fresh drafts per concurrency level (16 and 64 clients)")
+    ap.add_argument("--cases", help="with cpu: a comma-separated choice of read, replay, fresh, policed "
+                                    "(e.g. to profile one with perf)")
+    ap.add_argument("--no-policy", action="store_true",
+                    help="with cpu: run the read, the replay and a fresh draft with no tenant policy (the demo's "
+                         "removed), as builds from before policies did (for A/B against them)")
+    ap.add_argument("--stages", action="store_true",
+                    help="with cpu: keep the function processes' log lines (in /tmp) and report the median "
+                         "and p90 of each stage of the measured calls (auth, validation, idempotency, erp, audit)")
     ap.add_argument("--function-log", help="DRAFTLINE_LOG of the function processes (default: theirs, info)")
     ap.add_argument("--otlp", action="store_true",
                     help="export every call's spans from the function processes to a local OTLP receiver "
                          "(needs binaries built with --features otlp, e.g. with --bin-dir)")
     args = ap.parse_args()
-    global FUNCTION_LOG, OTLP_ENDPOINT
+    global FUNCTION_LOG, OTLP_ENDPOINT, STAGES, CASES
     FUNCTION_LOG = args.function_log
+    CASES = set(args.cases.split(",")) if args.cases else None
+    STAGES = args.stages
     sink = None
     if args.otlp:
         sink = OtlpSink()
@@ -604,7 +682,8 @@ def main():
                   f"peak RSS {statistics.median(hwm) / 1024:.1f} MiB")
 
         if "cpu" in parts:
-            cpu_per_call(bins, endpoint, fn_token, needed_by, args.connections, args.load_calls, args.warmup)
+            cpu_per_call(bins, endpoint, fn_token, needed_by, args.connections, args.load_calls, args.warmup,
+                         args.no_policy)
 
         if "floor" in parts:
             # One DynamoDB request through draftline's client and nothing else:
