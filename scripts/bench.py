@@ -392,20 +392,32 @@ POLICY_COUNTING_EVERYTHING = {
 
 
 def delete_policy(endpoint):
-    """Removes the demo tenant's policy in force from the bench's table: no policy at all."""
+    """Removes the demo tenant's policy from the bench's table, with its versions: no policy at all."""
     conn = http.client.HTTPConnection(endpoint.split("//", 1)[1], timeout=10)
-    # The engine checks that a request is signed, not the signature.
-    signed = {"Authorization": "AWS4-HMAC-SHA256 Credential=bench/20260101/us-east-1/dynamodb/aws4_request, "
-                               "SignedHeaders=host;x-amz-date, Signature=00",
-              "X-Amz-Date": time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()),
-              "X-Amz-Target": "DynamoDB_20120810.DeleteItem", "Content-Type": "application/x-amz-json-1.0"}
-    key = {"pk": {"S": "T#demo#POLICY"}, "sk": {"S": "CURRENT"}}
-    conn.request("POST", "/", json.dumps({"TableName": "draftline", "Key": key}), signed)
-    answer = conn.getresponse()
-    body = answer.read()
-    conn.close()
-    if answer.status != 200:
-        raise RuntimeError(f"the policy was not removed: {answer.status} {body[:200]!r}")
+
+    def request(operation, body):
+        # The engine checks that a request is signed, not the signature.
+        signed = {"Authorization": "AWS4-HMAC-SHA256 Credential=bench/20260101/us-east-1/dynamodb/aws4_request, "
+                                   "SignedHeaders=host;x-amz-date, Signature=00",
+                  "X-Amz-Date": time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()),
+                  "X-Amz-Target": f"DynamoDB_20120810.{operation}", "Content-Type": "application/x-amz-json-1.0"}
+        conn.request("POST", "/", json.dumps({"TableName": "draftline", **body}), signed)
+        answer = conn.getresponse()
+        text = answer.read()
+        if answer.status != 200:
+            raise RuntimeError(f"the policy was not removed: {operation} {answer.status} {text[:200]!r}")
+        return json.loads(text)
+
+    try:
+        # Every item of the policy's partition: the one in force and its
+        # versions (a stored version with none in force is refused by `set`).
+        found = request("Query", {"KeyConditionExpression": "pk = :pk",
+                                  "ExpressionAttributeValues": {":pk": {"S": "T#demo#POLICY"}},
+                                  "ProjectionExpression": "pk, sk"})
+        for item in found.get("Items", []):
+            request("DeleteItem", {"Key": {"pk": item["pk"], "sk": item["sk"]}})
+    finally:
+        conn.close()
 
 
 def set_policy(bins, endpoint, policy):
