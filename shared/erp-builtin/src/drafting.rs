@@ -43,7 +43,8 @@ pub fn marker<'a>(scope: &Scope<'a>, kind: &'a str, wanted: &Wanted<'a>) -> Mark
     }
 }
 
-/// The keys a purchase-order draft of `wanted` reads.
+/// The keys a purchase-order draft of `wanted` reads (the marker's
+/// whether or not `wanted.marked`: see [`Wanted::marked`]).
 fn po_keys(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<Attrs> {
     let tenant = scope.tenant;
     let mut keys = vec![

@@ -197,11 +197,7 @@ impl Purchasing for BuiltinErp {
             items: &items,
             marked: true,
         };
-        // Unread: the check is off, and nothing is marked.
-        let marked = match seen {
-            Seen::Unread => None,
-            seen => Some(drafting::marker(scope, "PO", &wanted).add(&self.db, &open, &seen)?),
-        };
+        let marked = drafting::marker(scope, "PO", &wanted).add(&self.db, &open, &seen)?;
         let batch = store::document_batch(
             &self.db,
             vec![
@@ -291,11 +287,7 @@ impl Sales for BuiltinErp {
             items: &items,
             marked: true,
         };
-        // Unread: the check is off, and nothing is marked.
-        let marked = match seen {
-            Seen::Unread => None,
-            seen => Some(drafting::marker(scope, "QT", &wanted).add(&self.db, &open, &seen)?),
-        };
+        let marked = drafting::marker(scope, "QT", &wanted).add(&self.db, &open, &seen)?;
         let batch = store::document_batch(
             &self.db,
             vec![

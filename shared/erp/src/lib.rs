@@ -146,3 +146,37 @@ pub fn catalogue_of<T: CatalogueTool>(erp: Arc<dyn port::Erp>) -> Registry {
 fn modules() -> Registry {
     MODULES.into_iter().fold(Registry::new(), Registry::module)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::MemoryErp;
+    use crate::tools::{inventory_get_stock::InventoryGetStock, purchasing_create_po_draft::PurchasingCreatePoDraft};
+    use crate::tools::{purchasing_get_po::PurchasingGetPo, sales_get_quote::SalesGetQuote};
+
+    #[test]
+    fn a_registry_lists_served_and_listed_tools_together_in_name_order_and_serves_only_its_own() {
+        let erp = MemoryErp::demo().unwrap().port();
+        // Served: one before, one between and one after the listed ones by name.
+        let registry = catalogue_of::<PurchasingGetPo>(erp)
+            .listed::<SalesGetQuote>(Tier::Read)
+            .listed::<InventoryGetStock>(Tier::Read)
+            .listed::<PurchasingCreatePoDraft>(Tier::Draft);
+        let names: Vec<&str> = registry.all().map(|d| d.name).collect();
+        assert_eq!(
+            names,
+            [
+                "inventory_get_stock",
+                "purchasing_create_po_draft",
+                "purchasing_get_po",
+                "sales_get_quote"
+            ]
+        );
+        assert!(registry.get("purchasing_get_po").is_some());
+        for listed in ["inventory_get_stock", "purchasing_create_po_draft", "sales_get_quote"] {
+            assert!(registry.get(listed).is_none(), "{listed} is not served here");
+        }
+        let tiers: Vec<Tier> = registry.all().map(|d| d.tier).collect();
+        assert_eq!(tiers, [Tier::Read, Tier::Draft, Tier::Read, Tier::Read]);
+    }
+}

@@ -131,8 +131,11 @@ pub struct Wanted<'a> {
     /// The item codes of the lines, sorted and without repeats.
     pub items: &'a [String],
     /// Whether the near-duplicate check is on for this call (a window is
-    /// set): a backend that marks its open drafts (the built-in one) marks
-    /// the new draft. Off, it reads and writes no mark.
+    /// set): a backend that marks its open drafts (the built-in one) reads
+    /// the mark and marks the new draft. Off, it writes no mark. The keys a
+    /// backend hands the key lookup name the mark whatever this says: they
+    /// are chosen before the tenant's policy, read in that same batch, can
+    /// turn the check on or off.
     pub marked: bool,
 }
 

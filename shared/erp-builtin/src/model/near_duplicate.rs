@@ -132,9 +132,15 @@ impl Marker<'_> {
     }
 
     /// The write that adds `draft` to the marker, if it is still as
-    /// `seen` says (unconditionally when it was not read), dropping the
-    /// drafts that read found stale or past the newest [`KEPT`].
-    pub fn add(&self, db: &Db, draft: &OpenDraft, seen: &Seen) -> Result<TransactWriteItem, ErpError> {
+    /// `seen` says, dropping the drafts that read found stale or past the
+    /// newest [`KEPT`]; none when the marker was not read (the check is
+    /// off: nothing is marked).
+    pub fn add(&self, db: &Db, draft: &OpenDraft, seen: &Seen) -> Result<Option<TransactWriteItem>, ErpError> {
+        let condition = match seen {
+            Seen::Unread => return Ok(None),
+            Seen::Absent => None,
+            Seen::Version { version, stale } => Some((version, stale)),
+        };
         let entry = serde_json::to_string(draft).map_err(ErpError::internal)?;
         let mut update = Update::builder()
             .table_name(db.table())
@@ -146,10 +152,9 @@ impl Marker<'_> {
             .expression_attribute_values(":one", nv(1))
             .expression_attribute_values(":kind", sv(KIND));
         let mut expression = "SET #e = :e, #kind = :kind ADD #v :one".to_owned();
-        match seen {
-            Seen::Unread => {}
-            Seen::Absent => update = update.condition_expression("attribute_not_exists(pk)"),
-            Seen::Version { version, stale } => {
+        match condition {
+            None => update = update.condition_expression("attribute_not_exists(pk)"),
+            Some((version, stale)) => {
                 update = update
                     .condition_expression("#v = :seen")
                     .expression_attribute_values(":seen", nv(version));
@@ -169,7 +174,7 @@ impl Marker<'_> {
             .update_expression(expression)
             .build()
             .map_err(ErpError::internal)?;
-        Ok(TransactWriteItem::builder().update(update).build())
+        Ok(Some(TransactWriteItem::builder().update(update).build()))
     }
 
     /// The write that removes draft `number` from the marker (a person
