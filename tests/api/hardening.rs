@@ -370,8 +370,10 @@ async fn a_stored_price_too_large_to_multiply_is_a_clear_error_and_the_server_li
         .update_item()
         .table_name(app.inspect.table())
         .key("pk", AttributeValue::S("T#demo#VENDOR#V-00231".into()))
-        .key("sk", AttributeValue::S("PRICE#BRG-0042#BOX".into()))
-        .update_expression("SET unit_price = :p")
+        .key("sk", AttributeValue::S("PRICES#BRG-0042".into()))
+        .update_expression("SET prices.#uom = :p")
+        .condition_expression("attribute_exists(prices.#uom)")
+        .expression_attribute_names("#uom", "BOX")
         .expression_attribute_values(":p", AttributeValue::N("79228162514264337593543950335".into()))
         .send()
         .await

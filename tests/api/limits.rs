@@ -1188,9 +1188,10 @@ async fn a_total_of_ten_to_the_fourteen_is_a_validation_error_naming_the_line_an
         .update_item()
         .table_name(app.inspect.table())
         .key("pk", AttributeValue::S("T#demo#VENDOR#V-00231".into()))
-        .key("sk", AttributeValue::S("PRICE#BRG-0043#PCS".into()))
-        .update_expression("SET unit_price = :price")
-        .condition_expression("attribute_exists(pk)")
+        .key("sk", AttributeValue::S("PRICES#BRG-0043".into()))
+        .update_expression("SET prices.#uom = :price")
+        .condition_expression("attribute_exists(prices.#uom)")
+        .expression_attribute_names("#uom", "PCS")
         .expression_attribute_values(":price", AttributeValue::N("1000000000.00".into()))
         .send()
         .await

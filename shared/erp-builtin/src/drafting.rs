@@ -5,9 +5,9 @@
 //! outside the server), the same keys are one `BatchGetItem` of its own.
 //!
 //! A purchase order reads the vendor's profile, the items, the vendor's
-//! price of each item in every unit (the line's own unit, or the base unit
-//! times the conversion, prices it; which unit is the base is the item's to
-//! say, read in the same batch), and the near-duplicate marker of the
+//! prices of each item (one item holds every unit: the line's own unit, or
+//! the base unit times the conversion, prices it; which unit is the base is
+//! the item's to say, read in the same batch), and the near-duplicate marker of the
 //! vendor and item set. A quote reads the customer and its credit standing,
 //! the items and their sales prices (one item each, every list), the
 //! tenant's tax types and its marker.
@@ -19,7 +19,6 @@ use draftline_contract::tool::{StoreFound, StoreReads};
 use draftline_dynamo::same_key;
 use draftline_erp::domain::{CreditStanding, Customer, Item, OpenDrafts, PriceEntry, TaxCode, TaxType, Vendor};
 use draftline_erp::port::{PoReads, QuoteReads, Scope, Wanted, Window};
-use draftline_erp::units::Uom;
 
 use crate::model::attrs::Item as Attrs;
 use crate::model::near_duplicate::Marker;
@@ -27,9 +26,9 @@ use crate::model::price_list;
 use crate::model::{CreditStandingRecord, CustomerRecord, ItemRecord, PriceEntryRecord, TaxTypeRecord, VendorRecord};
 use crate::store::ErpStore;
 
-/// The most distinct items whose prices ride in the batch (one key per
-/// unit each). A draft of more items reads the vendor's whole price list
-/// with one `Query` instead, so the batch stays one request (100 keys).
+/// The most distinct items whose prices ride in the batch (one key each,
+/// every unit in it). A draft of more items reads the vendor's whole price list
+/// with one `Query` instead.
 pub const PRICED_IN_BATCH: usize = 8;
 
 /// The marker of `wanted` in the caller's branch, for drafts of `kind`.
@@ -53,13 +52,12 @@ fn po_keys(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<Attrs> {
     ];
     keys.extend(wanted.items.iter().map(|code| Item::key(tenant, code)));
     if wanted.items.len() <= PRICED_IN_BATCH {
-        for code in wanted.items {
-            keys.extend(
-                Uom::ALL
-                    .iter()
-                    .map(|uom| PriceEntry::key(tenant, wanted.counterparty, code, *uom)),
-            );
-        }
+        keys.extend(
+            wanted
+                .items
+                .iter()
+                .map(|code| PriceEntry::key(tenant, wanted.counterparty, code)),
+        );
     }
     keys
 }
@@ -157,10 +155,8 @@ pub async fn read_po(
     } else if wanted.items.len() <= PRICED_IN_BATCH {
         let mut prices = Vec::new();
         for code in wanted.items {
-            for uom in Uom::ALL {
-                if let Some(i) = at(&read, &PriceEntry::key(tenant, wanted.counterparty, code, uom)) {
-                    prices.push(PriceEntry::from_item(&read[i])?);
-                }
+            if let Some(i) = at(&read, &PriceEntry::key(tenant, wanted.counterparty, code)) {
+                prices.extend(PriceEntry::from_item(&read[i])?);
             }
         }
         prices

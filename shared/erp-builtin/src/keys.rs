@@ -23,9 +23,9 @@ pub fn vendor(tenant: &TenantId, code: &str) -> String {
 /// Sort key of a vendor's profile.
 pub const VENDOR_PROFILE_SK: &str = "PROFILE";
 
-/// Sort key of one price-list entry.
-pub fn price_sk(item: &str, uom: &str) -> String {
-    format!("PRICE#{item}#{uom}")
+/// Sort key of a vendor's prices for one item (every unit in one item).
+pub fn prices_sk(item: &str) -> String {
+    format!("PRICES#{item}")
 }
 
 /// Partition of a branch's stock and reorder policies, with a copy of the

@@ -11,7 +11,7 @@ use draftline_dynamo::{Db, HttpResponse, erp_store_error};
 use draftline_erp::demo::{
     self, BANDUNG_AGENT_QUOTE_COUNT, BRANCHES, JAKARTA_PO_COUNT, SURABAYA_AGENT_PO_COUNT, TENANT,
 };
-use draftline_erp::domain::{AgentDraft, CreditStanding};
+use draftline_erp::domain::{AgentDraft, CreditStanding, PriceEntry};
 
 use crate::keys;
 use crate::model::attrs::{Item as Attrs, nv, sv};
@@ -21,7 +21,7 @@ use crate::model::*;
 /// The marker item that says the demo data is in the table.
 const MARKER_PK: &str = "T#demo#SEED";
 /// Bumped when the demo data set grows, so a persisted table gets the new items.
-const MARKER_SK: &str = "v6";
+const MARKER_SK: &str = "v7";
 
 /// What [`seed_demo`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,7 +197,7 @@ fn all_items() -> Result<Vec<Attrs>, ErpError> {
         out.extend(item.to_items(&tenant, &branches));
     }
     out.extend(demo::vendors().iter().map(|v| v.to_item(&tenant)));
-    out.extend(demo::prices().iter().map(|p| p.to_item(&tenant)));
+    out.extend(PriceEntry::to_items(&tenant, &demo::prices()));
     for (b, level) in demo::stock() {
         out.push(level.to_item(&tenant, &branch(b)?));
     }

@@ -271,7 +271,7 @@ impl<'a> ErpStore<'a> {
         for item in &items {
             match attrs::s_opt(item, "kind").as_deref() {
                 Some("vendor") => vendor = Some(Vendor::from_item(item)?),
-                Some("price") => prices.push(PriceEntry::from_item(item)?),
+                Some("prices") => prices.extend(PriceEntry::from_item(item)?),
                 _ => {}
             }
         }
@@ -450,16 +450,24 @@ impl<'a> ErpStore<'a> {
     /// The vendors' prices for `(vendor, item, unit)` triples, in one batch
     /// (prices that do not exist are simply absent).
     pub async fn vendor_prices(&self, wanted: &[(String, String, Uom)]) -> Result<Vec<PriceEntry>, ErpError> {
-        let wanted: BTreeSet<&(String, String, Uom)> = wanted.iter().collect();
-        let request = wanted
+        let units: BTreeSet<(&str, &str, Uom)> = wanted
             .iter()
-            .map(|(vendor, item, uom)| PriceEntry::key(self.tenant, vendor, item, *uom))
+            .map(|(vendor, item, uom)| (vendor.as_str(), item.as_str(), *uom))
             .collect();
-        self.batch_get(request)
-            .await?
+        let items: BTreeSet<(&str, &str)> = units.iter().map(|(vendor, item, _)| (*vendor, *item)).collect();
+        let request = items
             .iter()
-            .map(PriceEntry::from_item)
-            .collect()
+            .map(|(vendor, item)| PriceEntry::key(self.tenant, vendor, item))
+            .collect();
+        let mut prices = Vec::new();
+        for stored in self.batch_get(request).await? {
+            for entry in PriceEntry::from_item(&stored)? {
+                if units.contains(&(entry.vendor.as_str(), entry.item.as_str(), entry.uom)) {
+                    prices.push(entry);
+                }
+            }
+        }
+        Ok(prices)
     }
 
     /// Every vendor that supplies `branch`, by code (one `Query`, following pages).
