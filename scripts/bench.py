@@ -53,7 +53,10 @@ from the functions' log lines. Functions log at their production default
 (one JSON line per call, to /dev/null here, or to /tmp with --stages).
 The floor (`request_floor`) also puts new items alone and in transactions
 of 8 (the shared audit write's two shapes), and gives each request's p50
-and p99 under the load and alone.
+and p99 under the load and alone. With --sdk-options N it then builds one
+client per SDK option, each differing from production's in that option
+alone, and measures GetItem and PutItem CPU per request in N interleaved
+rounds (median and difference from production's).
 Everything runs on 127.0.0.1; every loop is bounded.
 """
 import argparse
@@ -587,6 +590,9 @@ def main():
     ap.add_argument("--stages", action="store_true",
                     help="with cpu: keep the function processes' log lines (in /tmp) and report the median "
                          "and p90 of each stage of the measured calls (auth, validation, idempotency, erp, audit)")
+    ap.add_argument("--sdk-options", type=int, metavar="ROUNDS", default=0,
+                    help="with floor: then measure the SDK client's options one at a time, in this many "
+                         "interleaved rounds (request_floor ... options ROUNDS)")
     ap.add_argument("--function-log", help="DRAFTLINE_LOG of the function processes (default: theirs, info)")
     ap.add_argument("--otlp", action="store_true",
                     help="export every call's spans from the function processes to a local OTLP receiver "
@@ -708,6 +714,9 @@ def main():
             else:
                 subprocess.run([floor, endpoint, "draftline", str(max(args.load_calls, 3000)), str(args.connections)],
                                check=True)
+                if args.sdk_options:
+                    subprocess.run([floor, endpoint, "draftline", str(max(args.load_calls, 3000)),
+                                    str(args.connections), "options", str(args.sdk_options)], check=True)
 
         tok = token("buyer-sby", base)
         if "latency" in parts:

@@ -21,8 +21,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::config::StalledStreamProtectionConfig;
-use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::{Credentials, Region, SharedInterceptor};
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_smithy_runtime_api::client::interceptors::context::{
@@ -41,10 +39,12 @@ mod append;
 mod batch_get;
 pub mod grants;
 mod http;
+mod options;
 mod transact;
 pub use batch_get::{BatchGetFailure, Item, same_key};
 use draftline_contract::tool::{StoreBatch, StoreFound, StoreReads};
 pub use http::operation_of;
+pub use options::{ClientOptions, Retries, SdkHeaders};
 pub use transact::{Cancelled, TransactFailure, cancelled_error, transact};
 
 tokio::task_local! {
@@ -131,6 +131,12 @@ impl Db {
     /// Connects to `table`: on AWS (region and credentials from the standard
     /// AWS environment), or at `endpoint` (a local or self-hosted DynamoDB API).
     pub async fn connect(table: &str, endpoint: Option<&str>) -> Self {
+        Self::connect_with(table, endpoint, ClientOptions::default()).await
+    }
+
+    /// [`Db::connect`] with SDK `options` other than production's (the
+    /// floor harness measures each).
+    pub async fn connect_with(table: &str, endpoint: Option<&str>, options: ClientOptions) -> Self {
         let round_trips = Arc::new(RoundTrips::default());
         let grants = Arc::new(grants::Grants::default());
         let timeouts = TimeoutConfig::builder()
@@ -160,27 +166,17 @@ impl Db {
                 aws_sdk_dynamodb::config::Builder::from(&shared)
             }
         };
-        // Throttling and transient failures are retried by the SDK, bounded:
-        // three attempts with jittered exponential backoff from 25 ms, well
-        // inside a call's deadline; then the call answers 503.
-        let retries = RetryConfig::standard()
-            .with_max_attempts(3)
-            .with_initial_backoff(Duration::from_millis(25))
-            .with_max_backoff(Duration::from_millis(400));
-        let client = Client::from_conf(
-            builder
-                // Stalled-stream protection wraps every response body and adds
-                // two interceptors per request; DynamoDB's answers are small
-                // and the attempt timeout above already bounds a stalled one.
-                .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
-                .retry_config(retries)
-                .timeout_config(timeouts)
-                .interceptor(SharedInterceptor::new(CountRoundTrips(
-                    round_trips.clone(),
-                    grants.clone(),
-                )))
-                .build(),
-        );
+        // Throttling and transient failures are retried by the SDK, bounded
+        // (see [`Retries::Standard`]), well inside a call's deadline; then
+        // the call answers 503.
+        let mut builder = options.apply(builder, endpoint).timeout_config(timeouts);
+        if options.count_round_trips {
+            builder = builder.interceptor(SharedInterceptor::new(CountRoundTrips(
+                round_trips.clone(),
+                grants.clone(),
+            )));
+        }
+        let client = Client::from_conf(builder.build());
         Self {
             client,
             table: Arc::from(table),
