@@ -36,7 +36,8 @@ names a directory holding `draftline`, `inventory_get_stock` and
     REST requests per call counted in trytond's access log
     (<data>/tryton/trytond.log, one werkzeug line per request).
 With --otlp, the function processes export every call's spans to a local
-OTLP/HTTP receiver in this script (binaries built with `--features otlp`),
+OTLP/HTTP receiver in this script (binaries built with the default
+feature `otlp`),
 for CPU per call with export on against the same binaries without it.
 The bench drafts the same items again and again, so it turns the
 near-duplicate question off (DRAFTLINE_NEAR_DUPLICATE_HOURS=0: every draft
@@ -596,7 +597,7 @@ def main():
     ap.add_argument("--function-log", help="DRAFTLINE_LOG of the function processes (default: theirs, info)")
     ap.add_argument("--otlp", action="store_true",
                     help="export every call's spans from the function processes to a local OTLP receiver "
-                         "(needs binaries built with --features otlp, e.g. with --bin-dir)")
+                         "(needs binaries built with the default feature otlp)")
     args = ap.parse_args()
     global FUNCTION_LOG, OTLP_ENDPOINT, STAGES, CASES
     FUNCTION_LOG = args.function_log
@@ -757,7 +758,7 @@ def main():
     if sink:
         print(f"otlp: the local receiver got {sink.requests} export requests, {sink.bytes} bytes")
         if sink.requests == 0:
-            failed.append("--otlp: nothing was exported (binaries built without --features otlp?)")
+            failed.append("--otlp: nothing was exported (binaries built with --no-default-features?)")
     for failure in failed:
         print(f"FAILED: {failure}")
     return 1 if failed else 0
