@@ -37,11 +37,13 @@ use draftline_contract::{ErpError, ToolError};
 
 mod append;
 mod batch_get;
+pub mod credentials;
 pub mod grants;
 mod http;
 mod options;
 mod transact;
 pub use batch_get::{BatchGetFailure, Item, same_key};
+pub use credentials::{AwsEnvironment, ProcessEnv};
 use draftline_contract::tool::{StoreBatch, StoreFound, StoreReads};
 pub use http::operation_of;
 pub use options::{ClientOptions, Retries, SdkHeaders};
@@ -137,6 +139,43 @@ impl Db {
     /// [`Db::connect`] with SDK `options` other than production's (the
     /// floor harness measures each).
     pub async fn connect_with(table: &str, endpoint: Option<&str>, options: ClientOptions) -> Self {
+        match endpoint {
+            Some(endpoint) => {
+                // A local or self-hosted DynamoDB API: no AWS account involved, so
+                // the environment's credentials are used only if present.
+                let region = std::env::var("AWS_REGION").unwrap_or_else(|_| "us-east-1".to_owned());
+                let builder = sdk_config()
+                    .region(Region::new(region))
+                    .credentials_provider(local_credentials())
+                    .endpoint_url(endpoint);
+                Self::build(table, builder, Some(endpoint), options)
+            }
+            None => Self::connect_aws(table, AwsEnvironment::read(ProcessEnv), options),
+        }
+    }
+
+    /// Connects to `table` on AWS as `aws` says: region, credentials
+    /// ([`credentials`]: environment, web identity or container), endpoint.
+    pub fn connect_aws(table: &str, aws: AwsEnvironment, options: ClientOptions) -> Self {
+        let mut builder = sdk_config()
+            .credentials_provider(aws.credentials)
+            .use_fips(aws.use_fips)
+            .use_dual_stack(aws.use_dual_stack);
+        if let Some(region) = aws.region {
+            builder = builder.region(Region::new(region));
+        }
+        if let Some(endpoint) = &aws.endpoint {
+            builder = builder.endpoint_url(endpoint);
+        }
+        Self::build(table, builder, aws.endpoint.as_deref(), options)
+    }
+
+    fn build(
+        table: &str,
+        builder: aws_sdk_dynamodb::config::Builder,
+        endpoint: Option<&str>,
+        options: ClientOptions,
+    ) -> Self {
         let round_trips = Arc::new(RoundTrips::default());
         let grants = Arc::new(grants::Grants::default());
         let timeouts = TimeoutConfig::builder()
@@ -144,28 +183,6 @@ impl Db {
             .operation_attempt_timeout(Duration::from_secs(3))
             .operation_timeout(Duration::from_secs(8))
             .build();
-        let builder = match endpoint {
-            Some(endpoint) => {
-                // A local or self-hosted DynamoDB API: no AWS account involved, so
-                // the environment's credentials are used only if present.
-                let shared = aws_config::defaults(aws_config::BehaviorVersion::latest())
-                    .http_client(http::client())
-                    .region(Region::new(
-                        std::env::var("AWS_REGION").unwrap_or_else(|_| "us-east-1".to_owned()),
-                    ))
-                    .credentials_provider(local_credentials())
-                    .load()
-                    .await;
-                aws_sdk_dynamodb::config::Builder::from(&shared).endpoint_url(endpoint)
-            }
-            None => {
-                let shared = aws_config::defaults(aws_config::BehaviorVersion::latest())
-                    .http_client(http::client())
-                    .load()
-                    .await;
-                aws_sdk_dynamodb::config::Builder::from(&shared)
-            }
-        };
         // Throttling and transient failures are retried by the SDK, bounded
         // (see [`Retries::Standard`]), well inside a call's deadline; then
         // the call answers 503.
@@ -234,6 +251,14 @@ impl Db {
     pub async fn serving<F: std::future::Future>(&self, function: &'static str, fut: F) -> F::Output {
         grants::serving(&self.grants, function, fut).await
     }
+}
+
+/// The SDK's configuration every client starts from: the latest behaviour
+/// version, over draftline's HTTP client.
+fn sdk_config() -> aws_sdk_dynamodb::config::Builder {
+    aws_sdk_dynamodb::Config::builder()
+        .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+        .http_client(http::client())
 }
 
 fn local_credentials() -> Credentials {

@@ -9,7 +9,7 @@ use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-const DEFAULT_FILTER: &str = "info,aws_smithy_runtime=warn,aws_config=warn,hyper=warn";
+const DEFAULT_FILTER: &str = "info,aws_smithy_runtime=warn,hyper=warn";
 
 fn filter() -> Targets {
     let default = || DEFAULT_FILTER.parse().unwrap_or_default();

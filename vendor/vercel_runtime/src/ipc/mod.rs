@@ -1,0 +1,3 @@
+pub mod core;
+pub mod log;
+pub mod metric;
