@@ -340,13 +340,15 @@ impl ReviewPages {
 /// configuration once, the ERP `erp_of` names, the pages' own settings,
 /// the pages, served through Lambda or Vercel like every function. A
 /// deployed function never offers the demo sign-in: the environment cannot
-/// turn it on.
+/// turn it on. Its registry holds the tools' definitions only (the run page
+/// names their modules; the function serves no tool), so its binary links
+/// no tool's code.
 pub async fn run_function(erp_of: ErpOf) -> ExitCode {
     draftline_server::runtime::run_pages(|source, config, db| {
         let erp = erp_of(source, db)?;
         let settings = ReviewSettings::from_source(source)?;
         let pages: Arc<dyn Pages> = Arc::new(ReviewPages::new(config, &settings, erp.clone())?);
-        Ok((draftline_erp::catalogue(erp), pages))
+        Ok((draftline_erp::definitions(), pages))
     })
     .await
 }
