@@ -19,6 +19,9 @@ struct Plan {
     conflicts: Vec<String>,
     /// Transactions answered with a conflict so far.
     answered: usize,
+    /// The access key each request was signed with (SigV4's `Credential=`)
+    /// and whether it carried a session token, in order.
+    signers: Vec<(String, bool)>,
 }
 
 /// The proxy: [`FaultyDynamo::endpoint`] in front of one DynamoDB API.
@@ -53,6 +56,12 @@ impl FaultyDynamo {
     /// contains `pk_part` with `TransactionConflict` on that item.
     pub fn conflict_on_next_transaction_with(&self, pk_part: &str) {
         self.plan.lock().unwrap().conflicts.push(pk_part.to_owned());
+    }
+
+    /// The access key of each request passed, in order, and whether it
+    /// carried a session token (`x-amz-security-token`).
+    pub fn signers(&self) -> Vec<(String, bool)> {
+        self.plan.lock().unwrap().signers.clone()
     }
 
     /// How many transactions were answered with a conflict.
@@ -166,6 +175,14 @@ fn conflict_for(request: &Request, plan: &Mutex<Plan>) -> Option<Vec<u8>> {
 async fn serve(mut client: TcpStream, upstream: String, http: reqwest::Client, plan: Arc<Mutex<Plan>>) {
     let mut buffer = Vec::new();
     while let Some(request) = read_request(&mut client, &mut buffer).await {
+        let key = request
+            .header("authorization")
+            .and_then(|a| a.split("Credential=").nth(1))
+            .and_then(|c| c.split('/').next())
+            .unwrap_or_default()
+            .to_owned();
+        let session = request.header("x-amz-security-token").is_some();
+        plan.lock().unwrap().signers.push((key, session));
         let answer = match conflict_for(&request, &plan) {
             Some(answer) => answer,
             None => forward(&request, &upstream, &http).await,

@@ -513,3 +513,163 @@ async fn a_function_that_cannot_start_reports_why_to_the_lambda_runtime_api() {
             .contains(crate::function_process::FUNCTION_SECRET)
     );
 }
+
+/// One request an AWS credential stand-in received: its authorization
+/// header and its body.
+type Asked = Arc<std::sync::Mutex<Vec<(Option<String>, String)>>>;
+
+/// A stand-in for STS or a container credentials endpoint on 127.0.0.1:
+/// answers every request with `status`, `content_type` and `body`, and
+/// records what it was asked.
+async fn credential_stand_in(status: StatusCode, content_type: &'static str, body: String) -> (String, Asked) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let asked: Asked = Arc::default();
+    let log = asked.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (log, body) = (log.clone(), body.clone());
+            tokio::spawn(async move {
+                let service = service_fn(move |request: Request<Incoming>| {
+                    let (log, body) = (log.clone(), body.clone());
+                    async move {
+                        let authorization = request
+                            .headers()
+                            .get("authorization")
+                            .map(|v| v.to_str().unwrap_or_default().to_owned());
+                        let sent = request.into_body().collect().await.unwrap().to_bytes();
+                        log.lock()
+                            .unwrap()
+                            .push((authorization, String::from_utf8_lossy(&sent).into_owned()));
+                        let mut response = Response::new(Full::new(Bytes::from(body)));
+                        *response.status_mut() = status;
+                        response
+                            .headers_mut()
+                            .insert("content-type", http::HeaderValue::from_static(content_type));
+                        Ok::<_, Infallible>(response)
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    (url, asked)
+}
+
+/// A read tool's binary deployed on AWS (no `DRAFTLINE_DYNAMODB_ENDPOINT`)
+/// with `credentials`, reaching the test's engine through a proxy that
+/// records each request's signer: the read answers, and every DynamoDB
+/// request was signed with the access key `expected_key`.
+async fn a_read_on_aws_is_signed_by(credentials: Vec<(String, String)>, expected_key: &str, session: bool) {
+    let app = spawn_app().await;
+    let engine = app.server.app.config().dynamodb_endpoint.clone().unwrap();
+    let proxy = crate::dynamo_proxy::FaultyDynamo::start(&engine).await;
+    let runtime = LambdaRuntimeApi::start().await;
+    let mut env: Vec<(String, String)> = function_env(&app)
+        .into_iter()
+        .filter(|(k, _)| k != "DRAFTLINE_DYNAMODB_ENDPOINT")
+        .collect();
+    env.push(("AWS_ENDPOINT_URL_DYNAMODB".into(), proxy.endpoint()));
+    env.extend(credentials);
+    let function = FunctionProcess::start(
+        env!("CARGO_BIN_EXE_inventory_get_stock"),
+        &lambda_env(&runtime, env, "inventory_get_stock"),
+    );
+    let token = function_token("buyer-sby");
+    let event = http_api_event(
+        "/api/inventory_get_stock",
+        &[("authorization", format!("Bearer {token}"))],
+        r#"{"item_code":"BRG-0042"}"#,
+        false,
+    );
+    let reply = LambdaReply::from(runtime.invoke(event).await);
+    assert_eq!(reply.status, 200, "{:?}\n{}", reply.body, function.output());
+    assert_eq!(reply.body["data"]["total_on_hand"], 40);
+    let signers = proxy.signers();
+    assert!(!signers.is_empty(), "the read reached DynamoDB through the proxy");
+    assert!(
+        signers
+            .iter()
+            .all(|(key, with_session)| key == expected_key && *with_session == session),
+        "every request signed by {expected_key} (session token: {session}): {signers:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_function_on_aws_finds_its_credentials_in_the_environment() {
+    a_read_on_aws_is_signed_by(
+        vec![
+            ("AWS_ACCESS_KEY_ID".into(), "AKIALAMBDAENV".into()),
+            ("AWS_SECRET_ACCESS_KEY".into(), "lambda-secret".into()),
+            ("AWS_SESSION_TOKEN".into(), "lambda-session".into()),
+        ],
+        "AKIALAMBDAENV",
+        true,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_function_on_aws_exchanges_its_web_identity_token_with_sts() {
+    let sts_answer = "<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult><Credentials>\
+        <AccessKeyId>ASIAFROMSTS</AccessKeyId><SecretAccessKey>sts-secret</SecretAccessKey>\
+        <SessionToken>sts-session</SessionToken><Expiration>2099-01-01T00:00:00Z</Expiration>\
+        </Credentials></AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>";
+    let (sts, asked) = credential_stand_in(StatusCode::OK, "text/xml", sts_answer.to_owned()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("web-identity-token");
+    std::fs::write(&token_file, "eyJ.projected-service-account.sig").unwrap();
+    a_read_on_aws_is_signed_by(
+        vec![
+            (
+                "AWS_WEB_IDENTITY_TOKEN_FILE".into(),
+                token_file.to_string_lossy().into_owned(),
+            ),
+            (
+                "AWS_ROLE_ARN".into(),
+                "arn:aws:iam::123456789012:role/draftline-read".into(),
+            ),
+            ("AWS_ENDPOINT_URL_STS".into(), sts),
+        ],
+        "ASIAFROMSTS",
+        true,
+    )
+    .await;
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 1, "one exchange for a warm instance's credentials");
+    assert!(
+        asked[0].1.contains("Action=AssumeRoleWithWebIdentity"),
+        "{}",
+        asked[0].1
+    );
+    assert!(
+        asked[0]
+            .1
+            .contains("WebIdentityToken=eyJ.projected-service-account.sig"),
+        "{}",
+        asked[0].1
+    );
+}
+
+#[tokio::test]
+async fn a_function_on_aws_asks_the_container_endpoint_for_its_credentials() {
+    let answer = r#"{"AccessKeyId":"ASIAFROMCONTAINER","SecretAccessKey":"c-secret","Token":"c-session","Expiration":"2099-01-01T00:00:00Z"}"#;
+    let (container, asked) = credential_stand_in(StatusCode::OK, "application/json", answer.to_owned()).await;
+    a_read_on_aws_is_signed_by(
+        vec![
+            (
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI".into(),
+                format!("{container}/2023-01-01/credentials"),
+            ),
+            ("AWS_CONTAINER_AUTHORIZATION_TOKEN".into(), "snapstart-token".into()),
+        ],
+        "ASIAFROMCONTAINER",
+        true,
+    )
+    .await;
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].0.as_deref(), Some("snapstart-token"));
+}
