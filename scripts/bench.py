@@ -35,10 +35,11 @@ names a directory holding `draftline`, `inventory_get_stock` and
     built-in ERP and through `draftline serve --erp tryton`, with the Tryton
     REST requests per call counted in trytond's access log
     (<data>/tryton/trytond.log, one werkzeug line per request).
-With --otlp, the function processes export every call's spans to a local
-OTLP/HTTP receiver in this script (binaries built with the default
-feature `otlp`),
-for CPU per call with export on against the same binaries without it.
+With --otlp, the function processes export every call's spans and the
+metrics to a local OTLP/HTTP receiver, a Python process of its own
+(binaries built with the default feature `otlp`), for CPU per call with
+export on against the same binaries with no endpoint; the bench's other
+OTEL_* variables (OTEL_METRICS_EXPORTER=none, ...) are passed on.
 The bench drafts the same items again and again, so it turns the
 near-duplicate question off (DRAFTLINE_NEAR_DUPLICATE_HOURS=0: every draft
 would ask; off, no near-duplicate marker is read or written; with it on a
@@ -61,6 +62,7 @@ rounds (median and difference from production's).
 Everything runs on 127.0.0.1; every loop is bounded.
 """
 import argparse
+import atexit
 import collections
 import http.client
 import json
@@ -73,6 +75,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -206,39 +209,59 @@ class Load:
         return statuses, latencies, elapsed
 
 
+OTLP_RECEIVER = r"""
+import http.server, sys, threading
+counts = [0, 0]
+lock = threading.Lock()
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        with lock:
+            counts[0] += 1
+            counts[1] += len(body)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def do_GET(self):
+        with lock:
+            answer = f"{counts[0]} {counts[1]}".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server.daemon_threads = True
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
 class OtlpSink:
     """A local OTLP/HTTP receiver for --otlp: answers every POST with an
     empty protobuf export response (200) and counts what it received. It
-    runs in this process, so its CPU is not the function's."""
+    is a process of its own (as a collector is), so neither its CPU nor
+    its interpreter lock is shared with the function or the load."""
 
     def __init__(self):
-        import http.server
+        self.proc = subprocess.Popen([sys.executable, "-c", OTLP_RECEIVER], stdout=subprocess.PIPE, text=True)
+        port = int(self.proc.stdout.readline())
+        self.endpoint = f"http://127.0.0.1:{port}"
+        atexit.register(self.stop)
 
-        sink = self
-        self.requests = 0
-        self.bytes = 0
-        self.lock = threading.Lock()
+    def counts(self):
+        """(export requests, bytes) received so far."""
+        with urllib.request.urlopen(self.endpoint + "/stats", timeout=10) as answer:
+            requests, size = answer.read().decode().split()
+        return int(requests), int(size)
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                with sink.lock:
-                    sink.requests += 1
-                    sink.bytes += len(body)
-                self.send_response(200)
-                self.send_header("Content-Type", "application/x-protobuf")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def spawn_function(binary, endpoint, resource, extra_env=None):
@@ -251,6 +274,9 @@ def spawn_function(binary, endpoint, resource, extra_env=None):
         env["DRAFTLINE_LOG"] = FUNCTION_LOG
     if OTLP_ENDPOINT:
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = OTLP_ENDPOINT
+        # The other OTEL_* settings of the bench's own environment (say,
+        # OTEL_METRICS_EXPORTER=none to measure spans alone).
+        env.update({k: v for k, v in os.environ.items() if k.startswith("OTEL_") and k != "OTEL_EXPORTER_OTLP_ENDPOINT"})
     env.update(extra_env or {})
     log = open(f"/tmp/draftline-bench-{port}.log", "w+") if STAGES else subprocess.DEVNULL
     proc = subprocess.Popen([binary], env=env, stdout=log, stderr=subprocess.DEVNULL)
@@ -756,8 +782,10 @@ def main():
     if "backends" in parts:
         backends(bins, needed_by, args.backend_requests)
     if sink:
-        print(f"otlp: the local receiver got {sink.requests} export requests, {sink.bytes} bytes")
-        if sink.requests == 0:
+        requests, size = sink.counts()
+        sink.stop()
+        print(f"otlp: the local receiver got {requests} export requests, {size} bytes")
+        if requests == 0:
             failed.append("--otlp: nothing was exported (binaries built with --no-default-features?)")
     for failure in failed:
         print(f"FAILED: {failure}")
