@@ -1520,3 +1520,50 @@ async fn a_takeover_is_not_refused_by_a_policy_that_cannot_be_read() {
         fresh.body
     );
 }
+
+#[tokio::test]
+async fn policy_set_after_the_current_item_was_removed_by_hand_numbers_after_the_history() {
+    let app = spawn_app_drafting_freely().await;
+    let before = app
+        .set_policy(&policy(
+            "enforce",
+            json!({"per_run": {"max_drafts": 5, "max_value": null}}),
+        ))
+        .await;
+    app.inspect
+        .client()
+        .delete_item()
+        .table_name(app.inspect.table())
+        .key("pk", AttributeValue::S("T#demo#POLICY".into()))
+        .key("sk", AttributeValue::S("CURRENT".into()))
+        .send()
+        .await
+        .unwrap();
+    // No policy in force, its versions kept: the next is the one after them
+    // (before the fix: version 1 again, refused by its own history for ever).
+    let set = app
+        .set_policy(&policy(
+            "enforce",
+            json!({"per_run": {"max_drafts": 1, "max_value": null}}),
+        ))
+        .await;
+    assert_eq!(set, before + 1);
+    for version in [before, before + 1] {
+        let kept = app.item("T#demo#POLICY", &format!("V#{version:010}")).await;
+        assert!(kept.is_some(), "version {version} is in the history");
+    }
+    let current = app.item("T#demo#POLICY", "CURRENT").await.expect("a policy in force");
+    assert_eq!(current["version"], AttributeValue::N((before + 1).to_string()));
+    // And it holds the next drafts: one per run.
+    app.clock.advance(chrono::Duration::seconds(31));
+    let first = draft(&app, Some("run-after-removal"), "after-removal-1", 1).await;
+    assert_eq!(first.status, 201, "{:?}", first.body);
+    let second = draft(&app, Some("run-after-removal"), "after-removal-2", 1).await;
+    assert_eq!(
+        (second.status, second.error_code()),
+        (403, "LIMIT_REACHED"),
+        "{:?}",
+        second.body
+    );
+    assert_eq!(second.body["error"]["limit"]["policyVersion"], before + 1);
+}

@@ -259,13 +259,16 @@ impl<'a> PolicyStore<'a> {
     /// `policy.version` (none stored counts as 0; `None` overwrites
     /// whatever is stored). Returns what was stored.
     pub async fn set(&self, policy: &Policy, by: &str, now: DateTime<Utc>) -> Result<StoredPolicy, SetFailure> {
+        // With none in force, the new version still comes after the last
+        // of the history: a current item removed by hand leaves its
+        // versions, and a version number is never given twice.
         let (stored_now, based_on) = match policy.version {
-            Some(0) => (0, Based::Nothing),
+            Some(0) => (self.last_version().await?, Based::Nothing),
             Some(based_on) => (based_on, Based::Version(based_on)),
             // One that cannot be read is overwritten, its version kept (one
             // that says none: after the last version of the history).
             None => match self.in_force().await.map_err(SetFailure::Store)? {
-                InForce::Nothing => (0, Based::Nothing),
+                InForce::Nothing => (self.last_version().await?, Based::Nothing),
                 InForce::Policy(stored) => (stored.version, Based::Version(stored.version)),
                 InForce::Unreadable(unreadable) => match unreadable.version {
                     Some(version) => (version, Based::Version(version)),
