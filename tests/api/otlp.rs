@@ -684,9 +684,12 @@ on_both_backends! {
 }
 
 #[tokio::test]
-async fn calls_served_at_the_same_time_share_their_export_and_each_answers_after_its_spans_left() {
+async fn calls_served_at_the_same_time_share_their_export_and_the_last_in_flight_answers_after_every_span_left() {
     // The collector holds its first request: the calls that end meanwhile
-    // queue, and the next flush carries them together.
+    // queue, and the next flush carries them together. A call that ends
+    // while another is in flight answers at once; the last in flight
+    // answers only once every call's spans are at the collector, so an
+    // instance frozen after its last answer has nothing left to send.
     let receiver = OtlpReceiver::holding_first(Duration::from_millis(150)).await;
     let app = exporting_app(Backend::Builtin, &receiver.url, &[("OTEL_METRICS_EXPORTER", "none")]).await;
     let calls = (0..8).map(|n| {
@@ -700,25 +703,22 @@ async fn calls_served_at_the_same_time_share_their_export_and_each_answers_after
                     &[("x-request-id", format!("rid-shared-{n}"))],
                 )
                 .await;
-            // This call's span is at the collector before its answer came.
+            // How many of the calls' spans were at the collector when this
+            // answer came.
             let exported = receiver
                 .spans()
                 .iter()
-                .any(|(_, s)| attr(s, "request_id").as_deref() == Some(&format!("rid-shared-{n}")));
+                .filter(|(_, s)| s.name == "tool inventory_get_stock")
+                .count();
             (reply.status, exported)
         }
     });
     let answers = futures::future::join_all(calls).await;
-    for (status, exported) in &answers {
-        assert_eq!(*status, 200);
-        assert!(*exported, "{answers:?}");
-    }
-    let calls = receiver
-        .spans()
-        .iter()
-        .filter(|(_, s)| s.name == "tool inventory_get_stock")
-        .count();
-    assert_eq!(calls, 8);
+    assert!(answers.iter().all(|(status, _)| *status == 200), "{answers:?}");
+    assert!(
+        answers.iter().any(|(_, exported)| *exported == 8),
+        "the last in flight answered after all 8 spans left: {answers:?}"
+    );
     let requests = receiver.trace_requests();
     assert!(requests < 8, "8 calls at once in {requests} export requests");
     assert!(receiver.metrics().is_empty(), "OTEL_METRICS_EXPORTER=none: no metrics");
@@ -875,4 +875,79 @@ async fn tryton_receives_in_its_traceparent_the_span_id_of_each_exported_tryton_
     received.sort();
     exported.sort();
     assert_eq!(received, exported, "each Tryton request is the span Tryton saw");
+}
+
+#[tokio::test]
+async fn a_call_that_ends_while_another_is_in_flight_answers_at_once_and_its_spans_leave_within_a_second() {
+    use crate::tryton_proxy::{Fault, Target, behind_a_proxy};
+    let receiver = OtlpReceiver::start().await;
+    let (app, proxy) = behind_a_proxy(LocalOptions {
+        no_near_duplicate_check: true,
+        settings: vec![
+            ("OTEL_EXPORTER_OTLP_ENDPOINT".to_owned(), receiver.url.clone()),
+            ("OTEL_METRICS_EXPORTER".to_owned(), "none".to_owned()),
+        ],
+        ..LocalOptions::default()
+    })
+    .await;
+    // A draft whose create Tryton never answers stays in flight (until the
+    // request timeout, 5 s).
+    proxy.then(Target::CreatePurchase, Fault::Hang);
+    let order = json!({
+        "vendor_code": "V-00231", "needed_by": "2026-12-15", "client_ref": "held-1", "note": null,
+        "lines": [{"item_code": "BRG-0042", "qty": 1, "uom": "BOX"}]
+    });
+    let headers = [
+        ("idempotency-key", "held-1".to_owned()),
+        ("x-request-id", "rid-held".to_owned()),
+    ];
+    let held = app.call("buyer-sby", "purchasing_create_po_draft", &order, &headers);
+    let exported = |request_id: &str| {
+        receiver
+            .spans()
+            .iter()
+            .any(|(_, s)| attr(s, "request_id").as_deref() == Some(request_id))
+    };
+    let read_meanwhile = async {
+        let waited = Instant::now();
+        while proxy.seen(Target::CreatePurchase) == 0 {
+            assert!(
+                waited.elapsed() < Duration::from_secs(10),
+                "the draft reached its create"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let reply = app
+            .call(
+                "buyer-sby",
+                "inventory_get_stock",
+                &stock(),
+                &[("x-request-id", "rid-meanwhile".to_owned())],
+            )
+            .await;
+        let at_answer = exported("rid-meanwhile");
+        let answered = Instant::now();
+        while !exported("rid-meanwhile") && answered.elapsed() < Duration::from_secs(4) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        (
+            reply.status,
+            at_answer,
+            answered.elapsed(),
+            proxy.seen(Target::CreatePurchase),
+        )
+    };
+    let (held, (status, at_answer, arrived_after, _)) = tokio::join!(held, read_meanwhile);
+    assert_eq!(status, 200);
+    assert!(
+        !at_answer,
+        "another call in flight: the read answered before its spans left"
+    );
+    assert!(
+        exported("rid-meanwhile") && arrived_after < Duration::from_millis(2500),
+        "its spans left within a second or so while the draft was still in flight ({arrived_after:?})"
+    );
+    // The draft, the last call in flight, answered only after its own spans left.
+    assert!(held.status >= 500, "{:?}", held.body);
+    assert!(exported("rid-held"), "the last call in flight waited for its flush");
 }

@@ -8,8 +8,9 @@
 //!   it already used (the call's span id, the caller's parent, each Tryton
 //!   request's forwarded span id).
 //! - [`metrics`]: the instruments each call is counted and timed with.
-//! - `flush`: a call's spans and the metrics leave before its answer, and
-//!   calls served at the same time share the requests (group commit).
+//! - `flush`: a call's spans and the metrics leave before the instance
+//!   can be frozen (the last call in flight waits for them), and calls
+//!   served at the same time share the requests (group commit).
 //! - `client`: [`draftline_http::Client`] as OpenTelemetry's `HttpClient`.
 //! - `otlp`: the [`Exporter`], built once per warm instance.
 //!
@@ -18,10 +19,10 @@
 //! the 8 MB size goal has no room for them. Without the feature an endpoint
 //! set is one warn line at start, and nothing else.
 //!
-//! A call's spans and metrics are exported when it ends, after its log line
-//! and before its answer is sent, and waited for at most the flush timeout
-//! (300 ms or less): a collector that is down or slow costs one warn line,
-//! never the call.
+//! A call's spans and metrics are exported when it ends, after its log line;
+//! the last call in flight on the instance waits for them before its answer
+//! is sent, at most the flush timeout (300 ms or less): a collector that is
+//! down or slow costs one warn line, never the call.
 
 pub mod settings;
 
@@ -36,6 +37,8 @@ mod otlp;
 #[cfg(feature = "otlp")]
 pub mod spans;
 
+#[cfg(feature = "otlp")]
+pub use flush::InFlight;
 #[cfg(feature = "otlp")]
 pub use otlp::Exporter;
 pub use settings::{ExportSettings, Sampling, Temporality};
@@ -58,6 +61,10 @@ impl Exporter {
         None
     }
 
+    pub(crate) fn begin(&self) -> InFlight {
+        match *self {}
+    }
+
     pub(crate) async fn export_call(
         &self,
         _recorder: &crate::edge::trace::CallRecorder,
@@ -65,7 +72,14 @@ impl Exporter {
         _tool: &'static str,
         _line: &crate::pipeline::outcome::CallLine<'_>,
         _left: Option<std::time::Duration>,
+        _flight: InFlight,
     ) {
         match *self {}
     }
 }
+
+/// Without the `otlp` feature no call is counted in flight: this type has
+/// no value.
+#[cfg(not(feature = "otlp"))]
+#[derive(Debug)]
+pub enum InFlight {}

@@ -10,7 +10,7 @@ use opentelemetry_otlp::{ExporterBuildError, Protocol, RetryPolicy, WithExportCo
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{Sampler, SamplingDecision, ShouldSample, SpanExporter as _};
 
-use super::flush::Flusher;
+use super::flush::{Flusher, InFlight};
 use super::metrics::Metrics;
 use super::settings::{ExportSettings, Sampling};
 use super::{client, spans};
@@ -82,11 +82,19 @@ impl Exporter {
         })
     }
 
+    /// A call begins: counted in flight until it is exported
+    /// ([`Self::export_call`]) or dropped.
+    pub(crate) fn begin(&self) -> InFlight {
+        InFlight::begin(&self.inner)
+    }
+
     /// Records the metrics of the call of `tool` that `recorder` recorded
     /// and `line` tells, and exports them with its spans (if the sampler
-    /// keeps it), waiting at most the flush timeout, and at most `left`
-    /// (what the platform still allows the call, when it says). A failure
-    /// is one warn line; it never fails or holds up the call.
+    /// keeps it). The last call in `flight` on the instance waits for its
+    /// flush, at most the flush timeout and at most `left` (what the
+    /// platform still allows the call, when it says); the others answer
+    /// at once ([`super::flush`]). A failure is one warn line; it never
+    /// fails or holds up the call.
     pub(crate) async fn export_call(
         &self,
         recorder: &CallRecorder,
@@ -94,6 +102,7 @@ impl Exporter {
         tool: &'static str,
         line: &CallLine<'_>,
         left: Option<Duration>,
+        flight: InFlight,
     ) {
         let inner = &self.inner;
         if let Some((metrics, _)) = &inner.metrics {
@@ -104,9 +113,6 @@ impl Exporter {
         } else {
             Vec::new()
         };
-        if spans.is_empty() && inner.metrics.is_none() {
-            return;
-        }
         let what = match (spans.is_empty(), inner.metrics.is_some()) {
             (false, true) => "spans and metrics",
             (false, false) => "spans",
@@ -115,6 +121,9 @@ impl Exporter {
         let count = spans.len();
         let bound = left.map_or(inner.flush_timeout, |left| left.min(inner.flush_timeout));
         if bound.is_zero() {
+            if spans.is_empty() && inner.metrics.is_none() {
+                return;
+            }
             // The metrics stay recorded and leave with the next flush.
             tracing::warn!(
                 request_id = line.request_id,
@@ -123,7 +132,10 @@ impl Exporter {
             );
             return;
         }
-        match tokio::time::timeout(bound, inner.queue(spans)).await {
+        let Some(flushed) = inner.queue(spans, flight, line.request_id, what) else {
+            return;
+        };
+        match tokio::time::timeout(bound, flushed).await {
             Ok(Ok(Ok(()))) => {}
             Ok(Ok(Err(err))) => {
                 tracing::warn!(request_id = line.request_id, spans = count, error = %err, "{what} not exported")

@@ -214,13 +214,14 @@ impl App {
             // Refused at the edge, and still a call: its line, its count
             // for the anonymous trace, and its span and metrics.
             let recorder = CallRecorder::new(request.trace().clone());
+            let flight = self.exporter.as_ref().map(crate::export::Exporter::begin);
             let refused = async {
                 let started = Instant::now();
                 let ((), round_trips) = counting_round_trips(self.trace_refusal(tool, &err)).await;
                 let result = Err(err);
                 let facts = CallFacts::arrived(&request_id, self.clock.now(), tool, "http", request.trace(), None);
                 let line = Logged::of(&facts, &result, started, round_trips);
-                self.finish(&recorder, Duration::ZERO, time_left, &line).await;
+                self.finish(&recorder, Duration::ZERO, time_left, &line, flight).await;
                 result
             };
             let result = recorder.run(Box::pin(refused)).await;
@@ -267,24 +268,27 @@ impl App {
     /// Runs the whole pipeline for one call of `tool` with `body` as its input.
     pub async fn invoke(&self, entry: &Entry<'_>, tool: &str, body: &[u8]) -> Invocation {
         let recorder = CallRecorder::new(entry.trace.clone());
+        let flight = self.exporter.as_ref().map(crate::export::Exporter::begin);
         // Boxed: one allocation per call keeps the futures of the runtimes
         // that await this one within the compiler's layout depth.
         recorder
-            .run(Box::pin(self.invoke_recorded(&recorder, entry, tool, body)))
+            .run(Box::pin(self.invoke_recorded(&recorder, entry, tool, body, flight)))
             .await
     }
 
     /// Ends a call: its log line, then its spans exported (when an
-    /// exporter is configured), before its answer leaves.
+    /// exporter is configured; `flight` counted the call in flight since
+    /// it began), before its answer leaves.
     async fn finish(
         &self,
         recorder: &CallRecorder,
         identified_in: Duration,
         time_left: Option<Duration>,
         line: &Logged<'_>,
+        flight: Option<crate::export::InFlight>,
     ) {
         let line = log_call(line);
-        if let Some(exporter) = &self.exporter {
+        if let (Some(exporter), Some(flight)) = (&self.exporter, flight) {
             // A span is named by a tool that exists: what an anonymous
             // caller asks for does not mint span names.
             let tool: &'static str = self
@@ -294,12 +298,21 @@ impl App {
             // Never past what the platform still allows, less time to answer.
             let spent = identified_in + recorder.started().elapsed();
             let left = time_left.map(|left| left.saturating_sub(spent).saturating_sub(ANSWER_RESERVE));
-            exporter.export_call(recorder, identified_in, tool, &line, left).await;
+            exporter
+                .export_call(recorder, identified_in, tool, &line, left, flight)
+                .await;
         }
     }
 
     /// [`Self::invoke`], with the call's stages and requests recorded.
-    async fn invoke_recorded(&self, recorder: &CallRecorder, entry: &Entry<'_>, tool: &str, body: &[u8]) -> Invocation {
+    async fn invoke_recorded(
+        &self,
+        recorder: &CallRecorder,
+        entry: &Entry<'_>,
+        tool: &str,
+        body: &[u8],
+        flight: Option<crate::export::InFlight>,
+    ) -> Invocation {
         trace::add_stage(Stage::Auth, entry.identified_in);
         let started = Instant::now();
         let request_id = entry.request_id.to_owned();
@@ -324,6 +337,7 @@ impl App {
                     entry.identified_in,
                     entry.time_left,
                     &Logged::of(&facts, &result, started, round_trips),
+                    flight,
                 )
                 .await;
                 return Invocation { request_id, result };
@@ -393,7 +407,8 @@ impl App {
             key: key.as_deref(),
             ..Logged::of(&facts, &result, started, round_trips)
         };
-        self.finish(recorder, entry.identified_in, entry.time_left, &line).await;
+        self.finish(recorder, entry.identified_in, entry.time_left, &line, flight)
+            .await;
         Invocation { request_id, result }
     }
 
