@@ -32,6 +32,7 @@ use aws_credential_types::provider::error::CredentialsError;
 use aws_credential_types::provider::{self, ProvideCredentials};
 use aws_smithy_types::date_time::{DateTime, Format};
 use bytes::Bytes;
+use draftline_contract::settings::Source as Settings;
 
 /// The most an exchange with STS or the container endpoint may take
 /// (`aws-config`'s read timeout for both).
@@ -41,30 +42,8 @@ const MAX_ANSWER: usize = 64 * 1024;
 /// ECS' container credentials host, for a relative URI.
 const ECS_HOST: &str = "http://169.254.170.2";
 
-/// The variables the chain reads: the process environment when deployed, a
-/// map in tests (which must not change the process's).
-pub trait Env: Send + Sync + 'static {
-    /// The value of `name`, if set and not empty.
-    fn get(&self, name: &str) -> Option<String>;
-}
-
-/// The process environment.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ProcessEnv;
-
-impl Env for ProcessEnv {
-    fn get(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok().filter(|v| !v.is_empty())
-    }
-}
-
-impl<F: Fn(&str) -> Option<String> + Send + Sync + 'static> Env for F {
-    fn get(&self, name: &str) -> Option<String> {
-        self(name).filter(|v| !v.is_empty())
-    }
-}
-
-/// What a DynamoDB client on AWS is configured with, read from [`Env`].
+/// What a DynamoDB client on AWS is configured with, read from the
+/// deployment's settings (the process environment, or a map in tests).
 #[derive(Debug)]
 pub struct AwsEnvironment {
     /// `AWS_REGION`, else `AWS_DEFAULT_REGION`.
@@ -82,7 +61,7 @@ pub struct AwsEnvironment {
 
 impl AwsEnvironment {
     /// Reads `env`.
-    pub fn read(env: impl Env) -> Self {
+    pub fn read(env: &Settings) -> Self {
         let region = env.get("AWS_REGION").or_else(|| env.get("AWS_DEFAULT_REGION"));
         let flag = |name: &str| env.get(name).is_some_and(|v| v.eq_ignore_ascii_case("true"));
         Self {
@@ -91,7 +70,7 @@ impl AwsEnvironment {
                 .or_else(|| env.get("AWS_ENDPOINT_URL")),
             use_fips: flag("AWS_USE_FIPS_ENDPOINT"),
             use_dual_stack: flag("AWS_USE_DUALSTACK_ENDPOINT"),
-            credentials: Chain::read(&env, region.as_deref()),
+            credentials: Chain::read(env, region.as_deref()),
             region,
         }
     }
@@ -102,7 +81,6 @@ impl AwsEnvironment {
 #[derive(Debug)]
 pub struct Chain {
     source: Source,
-    http: draftline_http::Client,
 }
 
 #[derive(Debug)]
@@ -116,6 +94,7 @@ enum Source {
 
 #[derive(Debug)]
 struct WebIdentity {
+    http: draftline_http::Client,
     token_file: String,
     role_arn: String,
     session_name: String,
@@ -124,6 +103,7 @@ struct WebIdentity {
 
 #[derive(Debug)]
 struct Container {
+    http: draftline_http::Client,
     uri: http::Uri,
     token_file: Option<String>,
     /// Debug-printed as `Some(..)` only: [`Token`] hides its value.
@@ -140,7 +120,7 @@ impl std::fmt::Debug for Token {
 }
 
 impl Chain {
-    fn read(env: &impl Env, region: Option<&str>) -> Self {
+    fn read(env: &Settings, region: Option<&str>) -> Self {
         let source = if let (Some(id), Some(secret)) = (env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY"))
         {
             Source::Static(Credentials::new(
@@ -153,6 +133,7 @@ impl Chain {
         } else if let Some(token_file) = env.get("AWS_WEB_IDENTITY_TOKEN_FILE") {
             match (env.get("AWS_ROLE_ARN"), sts_endpoint(env, region)) {
                 (Some(role_arn), Ok(sts)) => Source::WebIdentity(WebIdentity {
+                    http: exchange_client(),
                     token_file,
                     role_arn,
                     session_name: env.get("AWS_ROLE_SESSION_NAME").unwrap_or_else(session_name),
@@ -172,10 +153,7 @@ impl Chain {
                     .to_owned(),
             )
         };
-        Self {
-            source,
-            http: draftline_http::Client::new(Duration::from_secs(2)),
-        }
+        Self { source }
     }
 
     /// Which source this is: `environment`, `web identity`, `container`,
@@ -192,8 +170,8 @@ impl Chain {
     async fn load(&self) -> provider::Result {
         match &self.source {
             Source::Static(credentials) => Ok(credentials.clone()),
-            Source::WebIdentity(web) => web.exchange(&self.http).await,
-            Source::Container(container) => container.fetch(&self.http).await,
+            Source::WebIdentity(web) => web.exchange().await,
+            Source::Container(container) => container.fetch().await,
             Source::Unusable(reason) => Err(CredentialsError::not_loaded(reason.clone())),
         }
     }
@@ -210,7 +188,7 @@ impl ProvideCredentials for Chain {
 
 /// STS' endpoint: `AWS_ENDPOINT_URL_STS`, `AWS_ENDPOINT_URL`, else the
 /// region's (the regional endpoint, as `aws-config` uses by default).
-fn sts_endpoint(env: &impl Env, region: Option<&str>) -> Result<String, String> {
+fn sts_endpoint(env: &Settings, region: Option<&str>) -> Result<String, String> {
     if let Some(url) = env.get("AWS_ENDPOINT_URL_STS").or_else(|| env.get("AWS_ENDPOINT_URL")) {
         return Ok(url);
     }
@@ -231,7 +209,7 @@ fn session_name() -> String {
     format!("draftline-{millis}")
 }
 
-fn container(uri: String, env: &impl Env, full: bool) -> Source {
+fn container(uri: String, env: &Settings, full: bool) -> Source {
     let parsed: http::Uri = match uri.parse() {
         Ok(parsed) => parsed,
         Err(_) => return Source::Unusable("the container credentials URI is not a URI".to_owned()),
@@ -244,10 +222,17 @@ fn container(uri: String, env: &impl Env, full: bool) -> Source {
         );
     }
     Source::Container(Container {
+        http: exchange_client(),
         uri: parsed,
         token_file: env.get("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"),
         token: env.get("AWS_CONTAINER_AUTHORIZATION_TOKEN").map(Token),
     })
+}
+
+/// The HTTP client of a source that asks for its credentials (none is
+/// built for credentials in the environment).
+fn exchange_client() -> draftline_http::Client {
+    draftline_http::Client::new(Duration::from_secs(2))
 }
 
 /// `aws-config`'s rule for a full URI: https anywhere; http only to this
@@ -279,7 +264,7 @@ fn full_uri_allowed(uri: &http::Uri) -> bool {
 }
 
 impl WebIdentity {
-    async fn exchange(&self, http: &draftline_http::Client) -> provider::Result {
+    async fn exchange(&self) -> provider::Result {
         let token = tokio::fs::read_to_string(&self.token_file).await.map_err(|e| {
             CredentialsError::invalid_configuration(format!(
                 "the web identity token file {} cannot be read: {e}",
@@ -297,7 +282,7 @@ impl WebIdentity {
             .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
             .body(Bytes::from(body))
             .map_err(|_| CredentialsError::invalid_configuration("the STS endpoint is not a URL"))?;
-        let answer = send(http, request, "STS").await?;
+        let answer = send(&self.http, request, "STS").await?;
         let xml = std::str::from_utf8(answer.body())
             .map_err(|_| CredentialsError::provider_error("STS answered with a body that is not UTF-8"))?;
         if !answer.status().is_success() {
@@ -331,7 +316,7 @@ impl WebIdentity {
 }
 
 impl Container {
-    async fn fetch(&self, http: &draftline_http::Client) -> provider::Result {
+    async fn fetch(&self) -> provider::Result {
         let token = match &self.token_file {
             Some(file) => Some(tokio::fs::read_to_string(file).await.map_err(|e| {
                 CredentialsError::invalid_configuration(format!(
@@ -350,7 +335,7 @@ impl Container {
         let request = request
             .body(Bytes::new())
             .map_err(|_| CredentialsError::invalid_configuration("the container credentials URI is not a URL"))?;
-        let answer = send(http, request, "the container credentials endpoint").await?;
+        let answer = send(&self.http, request, "the container credentials endpoint").await?;
         if !answer.status().is_success() {
             return Err(CredentialsError::provider_error(format!(
                 "the container credentials endpoint answered {}",
@@ -448,7 +433,7 @@ mod tests {
 
     #[test]
     fn sts_is_asked_in_the_region_unless_an_endpoint_is_set() {
-        let none = |_: &str| None;
+        let none = Settings::map::<String, String>([]);
         assert_eq!(
             sts_endpoint(&none, Some("eu-west-1")).as_deref(),
             Ok("https://sts.eu-west-1.amazonaws.com")
@@ -458,7 +443,7 @@ mod tests {
             Ok("https://sts.cn-north-1.amazonaws.com.cn")
         );
         assert!(sts_endpoint(&none, None).is_err());
-        let set = |name: &str| (name == "AWS_ENDPOINT_URL_STS").then(|| "http://127.0.0.1:1".to_owned());
+        let set = Settings::map([("AWS_ENDPOINT_URL_STS", "http://127.0.0.1:1")]);
         assert_eq!(sts_endpoint(&set, None).as_deref(), Ok("http://127.0.0.1:1"));
     }
 
@@ -474,11 +459,10 @@ mod tests {
 
     #[test]
     fn a_container_token_never_prints() {
-        let env = |name: &str| match name {
-            "AWS_CONTAINER_CREDENTIALS_FULL_URI" => Some("http://127.0.0.1:1/creds".to_owned()),
-            "AWS_CONTAINER_AUTHORIZATION_TOKEN" => Some("very-secret".to_owned()),
-            _ => None,
-        };
+        let env = Settings::map([
+            ("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:1/creds"),
+            ("AWS_CONTAINER_AUTHORIZATION_TOKEN", "very-secret"),
+        ]);
         let chain = Chain::read(&env, None);
         assert_eq!(chain.source_name(), "container");
         assert!(!format!("{chain:?}").contains("very-secret"));

@@ -43,7 +43,7 @@ mod http;
 mod options;
 mod transact;
 pub use batch_get::{BatchGetFailure, Item, same_key};
-pub use credentials::{AwsEnvironment, ProcessEnv};
+pub use credentials::AwsEnvironment;
 use draftline_contract::tool::{StoreBatch, StoreFound, StoreReads};
 pub use http::operation_of;
 pub use options::{ClientOptions, Retries, SdkHeaders};
@@ -150,7 +150,11 @@ impl Db {
                     .endpoint_url(endpoint);
                 Self::build(table, builder, Some(endpoint), options)
             }
-            None => Self::connect_aws(table, AwsEnvironment::read(ProcessEnv), options),
+            None => Self::connect_aws(
+                table,
+                AwsEnvironment::read(&draftline_contract::settings::Source::env()),
+                options,
+            ),
         }
     }
 

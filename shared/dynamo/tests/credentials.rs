@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use aws_sdk_dynamodb::config::ProvideCredentials;
 use aws_sdk_dynamodb::types::AttributeValue;
+use draftline_contract::settings::Source;
 use draftline_dynamo::{AwsEnvironment, ClientOptions, Db};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -93,9 +94,8 @@ async fn dynamodb() -> (String, Arc<Mutex<Vec<Received>>>) {
     stand_in(|_| (200, "application/x-amz-json-1.0", "{}".to_owned())).await
 }
 
-fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + Send + Sync + 'static {
-    let map: HashMap<String, String> = pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-    move |name: &str| map.get(name).cloned()
+fn env(pairs: &[(&str, &str)]) -> Source {
+    Source::map(pairs.iter().copied())
 }
 
 /// One `GetItem` as a function makes it, on a client built from `aws`.
@@ -141,7 +141,7 @@ const STS_ANSWER: &str = r#"<AssumeRoleWithWebIdentityResponse xmlns="https://st
 #[tokio::test]
 async fn from_the_environment() {
     let (dynamo, seen) = dynamodb().await;
-    let aws = AwsEnvironment::read(env(&[
+    let aws = AwsEnvironment::read(&env(&[
         ("AWS_REGION", "eu-west-1"),
         ("AWS_ACCESS_KEY_ID", "AKIAENVIRONMENT"),
         ("AWS_SECRET_ACCESS_KEY", "env-secret"),
@@ -179,7 +179,7 @@ async fn from_a_web_identity_token_exchanged_with_sts() {
         ("AWS_ENDPOINT_URL_STS", sts.as_str()),
         ("AWS_ENDPOINT_URL_DYNAMODB", dynamo.as_str()),
     ];
-    let aws = AwsEnvironment::read(env(&vars));
+    let aws = AwsEnvironment::read(&env(&vars));
     assert_eq!(aws.credentials.source_name(), "web identity");
     get_item(aws).await.expect("GetItem with web identity credentials");
 
@@ -211,7 +211,7 @@ async fn from_a_web_identity_token_exchanged_with_sts() {
 
     // The token file rotates (EKS rewrites it): each exchange reads it again.
     std::fs::write(&token_file, "eyJ.second-token.sig").expect("token");
-    let credentials = AwsEnvironment::read(env(&vars))
+    let credentials = AwsEnvironment::read(&env(&vars))
         .credentials
         .provide_credentials()
         .await
@@ -247,7 +247,7 @@ async fn a_refused_web_identity_says_why_and_reaches_no_table() {
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, "eyJ.secret-token.sig").expect("token");
     let token_path = token_file.to_string_lossy().to_string();
-    let aws = AwsEnvironment::read(env(&[
+    let aws = AwsEnvironment::read(&env(&[
         ("AWS_REGION", "eu-west-1"),
         ("AWS_WEB_IDENTITY_TOKEN_FILE", token_path.as_str()),
         ("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/draftline"),
@@ -277,7 +277,7 @@ async fn from_the_container_endpoint() {
     std::fs::write(&token_file, "container-token\n").expect("token");
     let full_uri = format!("{container}/2023-01-01/credentials");
     let token_path = token_file.to_string_lossy().to_string();
-    let aws = AwsEnvironment::read(env(&[
+    let aws = AwsEnvironment::read(&env(&[
         ("AWS_REGION", "eu-west-1"),
         ("AWS_CONTAINER_CREDENTIALS_FULL_URI", full_uri.as_str()),
         ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", token_path.as_str()),
@@ -301,7 +301,7 @@ async fn from_the_container_endpoint() {
 #[tokio::test]
 async fn with_no_source_a_call_fails_saying_what_to_set() {
     let (dynamo, seen) = dynamodb().await;
-    let aws = AwsEnvironment::read(env(&[
+    let aws = AwsEnvironment::read(&env(&[
         ("AWS_REGION", "eu-west-1"),
         ("AWS_ENDPOINT_URL_DYNAMODB", dynamo.as_str()),
     ]));
@@ -310,7 +310,7 @@ async fn with_no_source_a_call_fails_saying_what_to_set() {
     assert!(err.contains("no AWS credentials"), "{err}");
     assert!(seen.lock().expect("seen").is_empty());
 
-    let far = AwsEnvironment::read(env(&[(
+    let far = AwsEnvironment::read(&env(&[(
         "AWS_CONTAINER_CREDENTIALS_FULL_URI",
         "http://example.com/creds",
     )]));
