@@ -59,8 +59,6 @@ enum Waiting {
 #[derive(Default)]
 struct Queue {
     pending: Vec<Pending>,
-    /// Calls among `pending` that wait for their flush.
-    waiting: usize,
     /// A flush task runs.
     flushing: bool,
     /// A task will start a flush after [`LINGER`].
@@ -71,7 +69,7 @@ impl Queue {
     /// Whether what is pending is to be flushed now: a call waits for it,
     /// or it fills a request.
     fn due(&self) -> bool {
-        self.waiting > 0 || self.pending.len() >= MAX_CALLS
+        self.pending.len() >= MAX_CALLS || self.pending.iter().any(|p| matches!(p.waiting, Waiting::Call(_)))
     }
 }
 
@@ -148,7 +146,6 @@ impl Inner {
             }
             let (waiting, outcome) = if last {
                 let (done, outcome) = oneshot::channel();
-                queue.waiting += 1;
                 (Waiting::Call(done), Some(outcome))
             } else {
                 let request_id = request_id.to_owned();
@@ -216,10 +213,7 @@ async fn flush_due(inner: &Arc<Inner>) -> bool {
                 return !queue.pending.is_empty() && !std::mem::replace(&mut queue.lingering, true);
             }
             let n = queue.pending.len().min(MAX_CALLS);
-            let group: Vec<Pending> = queue.pending.drain(..n).collect();
-            let waiting = group.iter().filter(|p| matches!(p.waiting, Waiting::Call(_))).count();
-            queue.waiting -= waiting;
-            group
+            queue.pending.drain(..n).collect()
         };
         first = false;
         let (spans, waiting): (Vec<Vec<SpanData>>, Vec<(Waiting, usize)>) = group
