@@ -210,7 +210,7 @@ class Load:
 
 
 OTLP_RECEIVER = r"""
-import http.server, sys, threading
+import http.server, threading
 counts = [0, 0]
 lock = threading.Lock()
 class Handler(http.server.BaseHTTPRequestHandler):
