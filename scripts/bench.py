@@ -59,11 +59,19 @@ and p99 under the load and alone. With --sdk-options N it then builds one
 client per SDK option, each differing from production's in that option
 alone, and measures GetItem and PutItem CPU per request in N interleaved
 rounds (median and difference from production's).
+With --callgrind DIR, each CPU case runs its function under valgrind's
+callgrind, instrumented from the end of the warm-up to the end of the load,
+and reports user-space instructions per call: the same binary and load give
+the same count within a fraction of a percent, where CPU time moves by tens
+(callgrind_annotate on the dumps in DIR says where they go). Two caveats:
+valgrind hides SHA-NI, so the SigV4 hashes run the portable code and weigh
+~5x more than natively, and it counts a `rep movsb` copy byte by byte.
 Everything runs on 127.0.0.1; every loop is bounded.
 """
 import argparse
 import atexit
 import collections
+import glob
 import http.client
 import json
 import os
@@ -89,6 +97,7 @@ FUNCTION_LOG = None  # DRAFTLINE_LOG of the function processes; None: their defa
 CASES = None  # --cases: the CPU cases to run (read, replay, fresh, policed); None: all
 STAGES = False  # --stages: keep the function processes' log lines and report where a call's time goes
 OTLP_ENDPOINT = None  # OTEL_EXPORTER_OTLP_ENDPOINT of the function processes (--otlp); None: no export
+CALLGRIND = None  # --callgrind: where the function processes' callgrind dumps go; None: not under valgrind
 
 
 def free_port():
@@ -279,8 +288,15 @@ def spawn_function(binary, endpoint, resource, extra_env=None):
         env.update({k: v for k, v in os.environ.items() if k.startswith("OTEL_") and k != "OTEL_EXPORTER_OTLP_ENDPOINT"})
     env.update(extra_env or {})
     log = open(f"/tmp/draftline-bench-{port}.log", "w+") if STAGES else subprocess.DEVNULL
-    proc = subprocess.Popen([binary], env=env, stdout=log, stderr=subprocess.DEVNULL)
+    command = [binary]
+    if CALLGRIND:
+        # Instructions, not seconds: counted from the measured calls only
+        # (instrumentation is switched on after the warm-up).
+        command = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                   f"--callgrind-out-file={CALLGRIND}/callgrind.out.{port}", binary]
+    proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.DEVNULL)
     proc.log = log if STAGES else None
+    proc.callgrind = f"{CALLGRIND}/callgrind.out.{port}" if CALLGRIND else None
     return proc, port
 
 
@@ -383,15 +399,20 @@ def cpu_per_call(bins, endpoint, fn_token, needed_by, connections, calls, warmup
             before_case()
         proc, port = spawn_function(os.path.join(bins, binary), endpoint, resource)
         try:
-            wait_for_port(port, proc)
+            wait_for_port(port, proc, 180 if CALLGRIND else 20)
             load = Load(port, connections, request)
             try:
                 # Warm-up: connections to DynamoDB, caches, every replay's key created.
                 statuses, _, _ = load.run(max(warmup, connections))
                 logged = proc.log.seek(0, os.SEEK_END) if proc.log else 0
+                if proc.callgrind:
+                    callgrind_control(proc.pid, "--instr=on")
                 before = cpu_seconds(proc.pid)
                 statuses, latencies, elapsed = load.run(calls)
                 used = cpu_seconds(proc.pid) - before
+                if proc.callgrind:
+                    callgrind_control(proc.pid, "--instr=off")
+                    callgrind_control(proc.pid, "--dump")
             finally:
                 load.close()
             if proc.log:
@@ -405,7 +426,29 @@ def cpu_per_call(bins, endpoint, fn_token, needed_by, connections, calls, warmup
                 raise RuntimeError(f"{name}: unexpected statuses {bad}")
         finally:
             stop(proc)
+        if proc.callgrind:
+            instructions = callgrind_instructions(proc.callgrind)
+            print(f"{name:28s} callgrind: {instructions / calls:,.0f} instructions/call in the function process "
+                  f"(user space; {proc.callgrind}*)")
     return results
+
+
+def callgrind_control(pid, command):
+    """Sends a callgrind process a command and waits for it to be done."""
+    subprocess.run(["callgrind_control", command, str(pid)], check=True, capture_output=True, timeout=120)
+
+
+def callgrind_instructions(out):
+    """The instructions of every dump of a callgrind run (one per thread and dump)."""
+    total = 0
+    for path in [out] + glob.glob(out + ".*"):
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            for line in f:
+                if line.startswith("totals:"):
+                    total += int(line.split()[1])
+    return total
 
 
 # A policy of the demo tenant that limits nothing, and one whose every
@@ -624,8 +667,15 @@ def main():
     ap.add_argument("--otlp", action="store_true",
                     help="export every call's spans from the function processes to a local OTLP receiver "
                          "(needs binaries built with the default feature otlp)")
+    ap.add_argument("--callgrind", metavar="DIR",
+                    help="with cpu: run each function under valgrind's callgrind and report the instructions "
+                         "per measured call (repeatable where CPU time is not; dumps in DIR for "
+                         "callgrind_annotate; the load's CPU and latency figures mean nothing then)")
     args = ap.parse_args()
-    global FUNCTION_LOG, OTLP_ENDPOINT, STAGES, CASES
+    global FUNCTION_LOG, OTLP_ENDPOINT, STAGES, CASES, CALLGRIND
+    CALLGRIND = os.path.abspath(args.callgrind) if args.callgrind else None
+    if CALLGRIND:
+        os.makedirs(CALLGRIND, exist_ok=True)
     FUNCTION_LOG = args.function_log
     CASES = set(args.cases.split(",")) if args.cases else None
     STAGES = args.stages

@@ -19,6 +19,7 @@
 //! an SDK retry after a lost answer landed it, or a conflict), each item is
 //! written on its own, where an existing item means it already landed.
 
+use futures::FutureExt;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -177,6 +178,7 @@ async fn write_group(db: &Db, group: Vec<Pending>) {
         .transact_write_items()
         .set_transact_items(Some(actions))
         .send()
+        .boxed()
         .await;
     match written {
         Ok(_) => {

@@ -3,6 +3,7 @@
 //! lookup of a draft (with the tenant's policy), the examiner's counters and
 //! the built-in ERP's reads all go through [`Db::batch_get`].
 
+use futures::FutureExt;
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::error::SdkError;
@@ -78,6 +79,7 @@ impl Db {
                     .batch_get_item()
                     .request_items(self.table(), request)
                     .send()
+                    .boxed()
                     .await
                     .map_err(|err| BatchGetFailure::Store(Box::new(err)))?;
                 if let Some(items) = out.responses().and_then(|r| r.get(self.table())) {

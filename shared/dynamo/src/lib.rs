@@ -15,6 +15,7 @@
 //! interceptor records the IAM actions each request needs, per deployed
 //! function, on the local server ([`grants`]).
 
+use futures::FutureExt;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -220,6 +221,7 @@ impl Db {
             .set_item(Some(item))
             .condition_expression("attribute_not_exists(pk)")
             .send()
+            .boxed()
             .await;
         match written {
             Ok(_) => Ok(true),

@@ -3,6 +3,7 @@
 //! or release, a person's decision). Outcomes are recognised by the SDK's
 //! typed errors and the cancellation reasons' codes, never by message text.
 
+use futures::FutureExt;
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::error::SdkError;
@@ -76,6 +77,7 @@ pub async fn transact(
         .set_transact_items(Some(items))
         .client_request_token(token)
         .send()
+        .boxed()
         .await;
     let service = match result {
         Ok(_) => return Ok(()),

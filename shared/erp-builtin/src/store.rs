@@ -3,6 +3,7 @@
 //! item master's `GetItem` to its stock read). Every read is scoped by the
 //! caller's tenant, and branch-owned reads by the caller's branch.
 
+use futures::FutureExt;
 use std::collections::{BTreeSet, HashMap};
 
 use aws_sdk_dynamodb::types::{AttributeValue, Put, ReturnValue, TransactWriteItem};
@@ -141,6 +142,7 @@ impl<'a> ErpStore<'a> {
             .expression_attribute_values(":since", sv(since))
             .limit(50)
             .send()
+            .boxed()
             .await
             .map_err(erp_store_error)?;
         out.items()
@@ -191,7 +193,7 @@ impl<'a> ErpStore<'a> {
             if !conditions.is_empty() {
                 query = query.filter_expression(conditions.join(" AND "));
             }
-            let out = query.send().await.map_err(erp_store_error)?;
+            let out = query.send().boxed().await.map_err(erp_store_error)?;
             for item in out.items() {
                 let sk = attrs::s(item, "agent draft", "sk")?;
                 found.push((sk, AgentDraft::from_item(item)?));
@@ -217,6 +219,7 @@ impl<'a> ErpStore<'a> {
             .set_key(Some(key))
             .consistent_read(true)
             .send()
+            .boxed()
             .await
             .map_err(erp_store_error)?;
         Ok(out.item().cloned())
@@ -253,6 +256,7 @@ impl<'a> ErpStore<'a> {
             .expression_attribute_values(":kind", sv("sequence"))
             .return_values(ReturnValue::UpdatedNew)
             .send()
+            .boxed()
             .await
             .map_err(|e| match erp_store_error(e) {
                 ErpError::StoreUnavailable(cause) => ErpError::NumberUnavailable(cause),
@@ -385,7 +389,7 @@ impl<'a> ErpStore<'a> {
                     .expression_attribute_values(":after", AttributeValue::S(keys::stock_after_item(item))),
                 None => query.key_condition_expression("pk = :pk"),
             };
-            let out = query.send().await.map_err(erp_store_error)?;
+            let out = query.send().boxed().await.map_err(erp_store_error)?;
             for found in out.items() {
                 let item = attrs::s(found, "stock record", "item")?;
                 if current.as_ref().is_none_or(|(code, _, _)| *code != item) {
@@ -532,7 +536,7 @@ impl<'a> ErpStore<'a> {
             if !names.is_empty() {
                 query = query.set_expression_attribute_names(Some(names.clone()));
             }
-            let out = query.send().await.map_err(erp_store_error)?;
+            let out = query.send().boxed().await.map_err(erp_store_error)?;
             for item in out.items() {
                 found.push(PurchaseOrder::from_item(item)?);
             }
@@ -631,6 +635,7 @@ impl<'a> ErpStore<'a> {
             .table_name(self.db.table())
             .set_key(Some(key))
             .send()
+            .boxed()
             .await
             .map_err(erp_store_error)?;
         out.item().map(read).transpose()
@@ -664,7 +669,7 @@ impl<'a> ErpStore<'a> {
                     .expression_attribute_values(":prefix", AttributeValue::S(prefix.to_owned())),
                 None => query.key_condition_expression("pk = :pk"),
             };
-            let out = query.send().await.map_err(erp_store_error)?;
+            let out = query.send().boxed().await.map_err(erp_store_error)?;
             items.extend(out.items().iter().cloned());
             match out.last_evaluated_key() {
                 Some(key) if !key.is_empty() => start = Some(key.clone()),

@@ -12,7 +12,12 @@ use draftline_contract::error::ToolError;
 
 /// A JSON response with the headers every response carries.
 pub fn json(status: StatusCode, body: &Value, request_id: &str) -> Response<Bytes> {
-    let mut response = Response::new(Bytes::from(body.to_string()));
+    with_body(status, Bytes::from(body.to_string()), request_id)
+}
+
+/// A response of the JSON text `body`, with the headers every response carries.
+fn with_body(status: StatusCode, body: Bytes, request_id: &str) -> Response<Bytes> {
+    let mut response = Response::new(body);
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -23,10 +28,28 @@ pub fn json(status: StatusCode, body: &Value, request_id: &str) -> Response<Byte
     response
 }
 
+/// The success envelope, written from borrowed parts: `json!` would copy
+/// the whole `data` tree into a new value first.
+#[derive(serde::Serialize)]
+struct SuccessEnvelope<'a> {
+    ok: bool,
+    data: &'a Value,
+    replayed: bool,
+    #[serde(rename = "requestId")]
+    request_id: &'a str,
+}
+
 /// A success envelope.
 pub fn success(status: StatusCode, data: &Value, replayed: bool, request_id: &str) -> Response<Bytes> {
-    let body = json!({"ok": true, "data": data, "replayed": replayed, "requestId": request_id});
-    let mut response = json(status, &body, request_id);
+    let envelope = SuccessEnvelope {
+        ok: true,
+        data,
+        replayed,
+        request_id,
+    };
+    // Serializing borrowed JSON values into a Vec cannot fail.
+    let body = serde_json::to_vec(&envelope).unwrap_or_default();
+    let mut response = with_body(status, Bytes::from(body), request_id);
     if replayed {
         response
             .headers_mut()
@@ -114,4 +137,24 @@ pub fn method_not_allowed(allow: &'static str, message: String, request_id: &str
         .headers_mut()
         .insert(header::ALLOW, HeaderValue::from_static(allow));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_success_envelope_is_the_same_text_as_the_json_value_it_replaced() {
+        let data = json!({"number": "PO-SBY-000001", "lines": [{"qty": "10", "note": "a \"quoted\" é"}], "a": null});
+        for replayed in [false, true] {
+            let response = success(StatusCode::CREATED, &data, replayed, "01REQ");
+            let expected = json!({"ok": true, "data": data, "replayed": replayed, "requestId": "01REQ"});
+            assert_eq!(response.body().as_ref(), expected.to_string().as_bytes());
+            assert_eq!(
+                response.headers().get("idempotent-replayed").is_some(),
+                replayed,
+                "the replay header follows `replayed`"
+            );
+        }
+    }
 }

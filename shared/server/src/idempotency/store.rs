@@ -11,6 +11,7 @@
 //! lease token, so a worker whose lease lapsed and was taken over can never
 //! overwrite the new holder's result (fencing).
 
+use futures::FutureExt;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -193,6 +194,7 @@ impl<'a> IdempotencyStore<'a> {
             .set_key(Some(self.key(key)))
             .consistent_read(true)
             .send()
+            .boxed()
             .await
             .map_err(|e| store_error(e, NO_DRAFT))?;
         Ok(out.item().and_then(IdempotencyRecord::from_item))
@@ -409,6 +411,7 @@ impl<'a> IdempotencyStore<'a> {
             .set_expression_attribute_values(Some(values))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
+            .boxed()
             .await;
         match result {
             Ok(_) => Ok(Claim::Acquired(token)),
@@ -454,6 +457,7 @@ impl<'a> IdempotencyStore<'a> {
             .expression_attribute_values(":http", AttributeValue::N(http_status.to_string()))
             .expression_attribute_values(":response", AttributeValue::S(data.to_string()))
             .send()
+            .boxed()
             .await;
         match result {
             Ok(_) => Ok(true),
@@ -552,6 +556,7 @@ impl<'a> IdempotencyStore<'a> {
             .expression_attribute_values(":in_progress", AttributeValue::S("IN_PROGRESS".into()))
             .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
             .send()
+            .boxed()
             .await;
         match result {
             Ok(_) => Ok(true),

@@ -230,8 +230,9 @@ impl App {
                     stakes,
                 } => {
                     let policed = Policed { gate, stakes: &stakes };
-                    return self
-                        .draft_external(&held, &generation, (external.as_ref(), answer), policed)
+                    // Boxed: the ERP path's future is large, and only
+                    // drafts in an external ERP take it.
+                    return Box::pin(self.draft_external(&held, &generation, (external.as_ref(), answer), policed))
                         .await;
                 }
                 // A person chose the existing draft: nothing is written.

@@ -352,7 +352,10 @@ impl App {
         // Set once the call passed the scope check, even if it then ran out of time.
         let authorized = AtomicBool::new(false);
         let ((result, key), round_trips) = counting_round_trips(async {
-            let serving = self.serve(caller, &facts, tool, body, entry, &authorized);
+            // Boxed, as is the audit write below: the layers around them
+            // (timeout, round-trip count, recorder) each move what they
+            // wrap, and SDK futures are kilobytes.
+            let serving = Box::pin(self.serve(caller, &facts, tool, body, entry, &authorized));
             let served = match tokio::time::timeout(work, serving).await {
                 Ok(served) => served,
                 Err(_elapsed) => {
@@ -381,7 +384,7 @@ impl App {
                 Stage::Audit,
                 tokio::time::timeout(
                     deadline.saturating_sub(work).max(AUDIT_RESERVE / 3),
-                    record.write(&self.db),
+                    Box::pin(record.write(&self.db)),
                 ),
             )
             .await
@@ -473,7 +476,11 @@ impl App {
                     ..Served::unaudited(result, None)
                 }
             }
-            Registered::Draft(draft) => self.draft(draft.as_ref(), &call, facts, body, entry).await,
+            // Boxed: a draft's future is many kilobytes (its lookup, its
+            // transaction, the ERP path), and every future around a call
+            // is moved whole a few times as it starts. Inline, a read's
+            // future was as big and paid those copies too.
+            Registered::Draft(draft) => Box::pin(self.draft(draft.as_ref(), &call, facts, body, entry)).await,
         }
     }
 

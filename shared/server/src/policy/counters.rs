@@ -33,6 +33,7 @@
 //! transaction; a claim that may have written keeps it, and a worker taking
 //! a lapsed claim over carries it on without counting again.
 
+use futures::FutureExt;
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
@@ -403,6 +404,7 @@ impl Counting {
                 .set_condition_expression(update.condition)
                 .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
                 .send()
+                .boxed()
                 .await;
             match sent {
                 Ok(_) => Ok(Ok(())),

@@ -11,6 +11,7 @@
 //! version's item under `attribute_not_exists`: two concurrent sets cannot
 //! both win, and a version number is never given twice.
 
+use futures::FutureExt;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -250,6 +251,7 @@ impl<'a> PolicyStore<'a> {
             .set_key(Some(current_key(self.tenant)))
             .consistent_read(true)
             .send()
+            .boxed()
             .await
             .map_err(|e| store_error(e, "Nothing was read."))?;
         Ok(InForce::of(out.item()))
@@ -359,6 +361,7 @@ impl<'a> PolicyStore<'a> {
             .limit(1)
             .consistent_read(true)
             .send()
+            .boxed()
             .await
             .map_err(|e| SetFailure::Store(store_error(e, "The policy was not changed.")))?;
         Ok(out
