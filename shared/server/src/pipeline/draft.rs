@@ -82,7 +82,15 @@ impl App {
         // What the draft reads from the table (a backend that keeps its
         // data there: the counterparty, items, prices, the near-duplicate
         // marker) comes in that same request.
-        let reads = tool.reads(call, input).and_then(draftline_dynamo::keys_of);
+        // Unless this instance answered the key already: then the call is
+        // almost certainly a replay, and the record is read alone (a record
+        // gone after all makes a draft that reads its data itself).
+        let tenant = call.caller.tenant();
+        let reads = if self.answered.answered(tenant, key, self.clock.now()) {
+            None
+        } else {
+            tool.reads(call, input).and_then(draftline_dynamo::keys_of)
+        };
         let Looked {
             record: found,
             applied,
@@ -97,6 +105,10 @@ impl App {
                 NextAction::Proceed => None,
                 NextAction::LeaseExpired { generation, reserved } => Some((generation, reserved)),
                 answered => match answer_of(answered, key) {
+                    Some(Ok(replayed)) => {
+                        self.answered.remember(tenant, key, record.expires_at);
+                        return Served::unaudited(Ok(replayed), Some(key_facts));
+                    }
                     Some(answer) => return Served::unaudited(answer, Some(key_facts)),
                     None => None,
                 },
@@ -264,6 +276,11 @@ impl App {
             };
             match committed {
                 Ok(()) => {
+                    // The record expires a TTL after it was built, a moment
+                    // before now: a later expiry here costs a lookup at most.
+                    let ttl = i64::try_from(self.config.idempotency_ttl.as_secs()).unwrap_or(i64::MAX);
+                    let expires_at = self.clock.now().timestamp().saturating_add(ttl);
+                    self.answered.remember(tenant, key, expires_at);
                     return Served::audited(created, Some(key_facts));
                 }
                 Err(CommitFailure::KeyTaken(Some(record))) => {

@@ -177,6 +177,8 @@ pub struct App {
     exporter: Option<crate::export::Exporter>,
     /// Each tenant's policy, as last read (for `config.policy_cache`).
     policies: crate::policy::PolicyCache,
+    /// The draft keys this instance answered lately ([`crate::idempotency::answered`]).
+    answered: crate::idempotency::AnsweredKeys,
 }
 
 impl std::fmt::Debug for App {

@@ -1,0 +1,99 @@
+//! The keys a warm instance answered lately: a hint, never an answer.
+//!
+//! A draft's key lookup reads the key record together with everything a
+//! fresh draft reads (the counterparty, the items, their prices, the
+//! near-duplicate marker), because a call cannot know it is a retry before
+//! its record is read, and a fresh draft may make only three requests.
+//! A retry of a key that this instance created or replayed is almost
+//! certainly a replay: its lookup reads the record alone (still one
+//! request), so a replay does not pay for the draft's reads.
+//!
+//! The table stays the only truth. If the record is gone after all (its
+//! TTL passed, or it was removed by hand), the call goes on as a fresh
+//! draft whose reads were not in its lookup: the draft reads them itself,
+//! one request more, and the answer is the same.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use chrono::{DateTime, Utc};
+
+use super::IdempotencyKey;
+use draftline_contract::identity::TenantId;
+
+/// How many keys an instance remembers; past it, it starts again from none
+/// (a hint lost costs the draft's reads in one lookup, nothing more).
+const REMEMBERED: usize = 4096;
+
+/// The keys this instance answered with a completed record, each with
+/// when that record expires (epoch seconds).
+#[derive(Debug, Default)]
+pub struct AnsweredKeys(Mutex<HashMap<String, i64>>);
+
+impl AnsweredKeys {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Notes that `key` of `tenant` has a completed record until `expires_at`.
+    pub fn remember(&self, tenant: &TenantId, key: &IdempotencyKey, expires_at: i64) {
+        if let Ok(mut answered) = self.0.lock() {
+            if answered.len() >= REMEMBERED {
+                answered.clear();
+            }
+            answered.insert(Self::entry(tenant, key), expires_at);
+        }
+    }
+
+    /// Whether this instance answered `key` of `tenant` with a record that
+    /// has not expired at `now`.
+    pub fn answered(&self, tenant: &TenantId, key: &IdempotencyKey, now: DateTime<Utc>) -> bool {
+        self.0.lock().is_ok_and(|answered| {
+            answered
+                .get(&Self::entry(tenant, key))
+                .is_some_and(|&expires_at| expires_at > now.timestamp())
+        })
+    }
+
+    fn entry(tenant: &TenantId, key: &IdempotencyKey) -> String {
+        // A tenant id holds no NUL: the two parts cannot run together.
+        format!("{tenant}\u{0}{key}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(value: &str) -> IdempotencyKey {
+        IdempotencyKey::from_client_ref(value).unwrap()
+    }
+
+    #[test]
+    fn a_key_is_answered_for_its_tenant_until_its_record_expires() {
+        let answered = AnsweredKeys::new();
+        let (demo, other) = (TenantId::parse("demo").unwrap(), TenantId::parse("other").unwrap());
+        let now = DateTime::from_timestamp(1_000, 0).unwrap();
+        answered.remember(&demo, &key("k-1"), 1_060);
+        assert!(answered.answered(&demo, &key("k-1"), now));
+        assert!(!answered.answered(&other, &key("k-1"), now), "another tenant's key");
+        assert!(!answered.answered(&demo, &key("k-2"), now), "another key");
+        let expired = DateTime::from_timestamp(1_060, 0).unwrap();
+        assert!(!answered.answered(&demo, &key("k-1"), expired), "the record expired");
+    }
+
+    #[test]
+    fn it_remembers_a_bounded_number_of_keys() {
+        let answered = AnsweredKeys::new();
+        let demo = TenantId::parse("demo").unwrap();
+        let now = DateTime::from_timestamp(1_000, 0).unwrap();
+        for n in 0..=REMEMBERED {
+            answered.remember(&demo, &key(&format!("k-{n}")), 2_000);
+        }
+        assert!(answered.0.lock().unwrap().len() <= REMEMBERED);
+        assert!(
+            answered.answered(&demo, &key(&format!("k-{REMEMBERED}")), now),
+            "the last one stays"
+        );
+    }
+}
