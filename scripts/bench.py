@@ -49,7 +49,8 @@ that limits nothing (`draftline policy set`: the demo's seeded policy would
 refuse the load's drafts by its day limit), or with --no-policy under none
 at all (for A/B against builds from before policies), then a fresh draft
 again under a policy whose run, day and rate limits count every draft (far
-above the load). With --stages, each CPU case also prints the median and
+above the load), and under one shaped like the demo's (its run's and day's
+values count each draft, no rate; amounts raised above the load). With --stages, each CPU case also prints the median and
 p90 of each stage of its calls (auth, validation, idempotency, erp, audit),
 from the functions' log lines. Functions log at their production default
 (one JSON line per call, to /dev/null here, or to /tmp with --stages).
@@ -356,13 +357,15 @@ def cpu_per_call(bins, endpoint, fn_token, needed_by, connections, calls, warmup
     replays = [raw_request("/api/purchasing_create_po_draft", fn_token, draft(f"replay-{run_id}-{n}"),
                            [("Idempotency-Key", f"replay-{run_id}-{n}")]) for n in range(connections)]
 
-    def fresh_in_run(case):
+    def fresh_in_run(case, drafts_per_run=None):
         # Each case its own keys (a load numbers its calls from 0): a key
-        # of an earlier case would be a replay.
+        # of an earlier case would be a replay. One run per connection, or
+        # a new one every `drafts_per_run` drafts.
         def request(n, i):
             ref = f"{case}-{run_id}-{n}-{i}"
+            run = f"bench-{case}-{run_id}-{n}" + (f"-{i // drafts_per_run}" if drafts_per_run else "")
             return raw_request("/api/purchasing_create_po_draft", fn_token, draft(ref),
-                               [("Idempotency-Key", ref), ("X-Agent-Run-Id", f"bench-{case}-{run_id}-{n}")])
+                               [("Idempotency-Key", ref), ("X-Agent-Run-Id", run)])
         return request
 
     # The first three cases run under a policy that limits nothing (the
@@ -387,8 +390,12 @@ def cpu_per_call(bins, endpoint, fn_token, needed_by, connections, calls, warmup
     if has_policies:
         cases.append(("fresh draft, policy in force", "purchasing_create_po_draft", fresh_in_run("policed"),
                       (201,), lambda: set_policy(bins, endpoint, POLICY_COUNTING_EVERYTHING)))
+        # Its runs hold 40 drafts each: the demo lets a run draft 50.
+        cases.append(("fresh draft, demo's policy", "purchasing_create_po_draft", fresh_in_run("demo", 40),
+                      (201,), lambda: set_policy(bins, endpoint, POLICY_SHAPED_LIKE_THE_DEMO)))
     if CASES:
-        short = {"read": "read", "replay": "replay", "fresh draft": "fresh", "fresh draft, policy in force": "policed"}
+        short = {"read": "read", "replay": "replay", "fresh draft": "fresh", "fresh draft, policy in force": "policed",
+                 "fresh draft, demo's policy": "demo"}
         cases = [case for case in cases if short[case[0]] in CASES]
         # The policy the first case sets holds for those after it.
         if cases and cases[0][4] is None:
@@ -461,6 +468,25 @@ POLICY_COUNTING_EVERYTHING = {
         "per_person_per_day": {"max_value": [{"currency": "IDR", "amount": "99999999999999.00"}]},
         "per_tool_per_person": {"calls_per_minute": 100_000},
     },
+}
+
+
+# The demo tenant's seeded policy (shared/erp/demo/demo.json), its amounts
+# raised above the load: for the bench's buyer in SBY-01, a run's drafts
+# (at most 50) and value and the person's day's value count each draft (two
+# counters in the draft's transaction, the run's read with its key), and no
+# rate.
+POLICY_SHAPED_LIKE_THE_DEMO = {
+    "version": None, "mode": "enforce", "time_zone": "+07:00",
+    "limits": {
+        "per_run": {"max_drafts": 50, "max_value": [{"currency": "IDR", "amount": "99999999999999.00"}]},
+        "per_person_per_day": {"max_value": [{"currency": "IDR", "amount": "99999999999999.00"}]},
+        "per_tool_per_person": None,
+        "counterparties": {"rule": "all", "vendors": None, "customers": None},
+        "near_duplicate_hours": None,
+    },
+    "branches": [{"branch_id": "SBY-01", "limits": {"per_run": {
+        "max_drafts": None, "max_value": [{"currency": "IDR", "amount": "99999999999999.00"}]}}}],
 }
 
 
@@ -652,7 +678,7 @@ def main():
     ap.add_argument("--backend-requests", type=int, default=100, help="calls per case in --backends")
     ap.add_argument("--concurrent-total", type=int, default=640,
                     help="fresh drafts per concurrency level (16 and 64 clients)")
-    ap.add_argument("--cases", help="with cpu: a comma-separated choice of read, replay, fresh, policed "
+    ap.add_argument("--cases", help="with cpu: a comma-separated choice of read, replay, fresh, policed, demo "
                                     "(e.g. to profile one with perf)")
     ap.add_argument("--no-policy", action="store_true",
                     help="with cpu: run the read, the replay and a fresh draft with no tenant policy (the demo's "
