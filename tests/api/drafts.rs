@@ -217,6 +217,22 @@ async fn a_replay_reads_the_record_alone_on_an_instance_that_answered_its_key() 
         "once it replayed it"
     );
 
+    // Another user's same key is another record: a fresh draft, whose
+    // lookup reads its data.
+    let before = first.round_trips();
+    let other = first.create_po_draft("buyer-jkt", "k-hint", &po_input("hint")).await;
+    assert_eq!(other.status, 201, "{:?}", other.body);
+    assert_eq!(
+        diff(&before, &first.round_trips()),
+        [
+            ("BatchGetItem".into(), 1),
+            ("TransactWriteItems".into(), 1),
+            ("UpdateItem".into(), 1)
+        ]
+        .into(),
+        "another user's key"
+    );
+
     // The record removed by hand: the hint is wrong, the table is right. A
     // new draft is created, reading its data itself (one request more).
     for item in first.scan_all().await {

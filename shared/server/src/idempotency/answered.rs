@@ -19,14 +19,16 @@ use std::sync::Mutex;
 use chrono::{DateTime, Utc};
 
 use super::IdempotencyKey;
-use draftline_contract::identity::TenantId;
+use draftline_contract::identity::Caller;
 
 /// How many keys an instance remembers; past it, it starts again from none
 /// (a hint lost costs the draft's reads in one lookup, nothing more).
 const REMEMBERED: usize = 4096;
 
-/// The keys this instance answered with a completed record, each with
-/// when that record expires (epoch seconds).
+/// The keys this instance answered with a completed record, each as its
+/// record is stored (the tenant, the caller's branch and user, the key's
+/// source and value: another user's same key is another record), with when
+/// that record expires (epoch seconds).
 #[derive(Debug, Default)]
 pub struct AnsweredKeys(Mutex<HashMap<String, i64>>);
 
@@ -35,64 +37,84 @@ impl AnsweredKeys {
         Self::default()
     }
 
-    /// Notes that `key` of `tenant` has a completed record until `expires_at`.
-    pub fn remember(&self, tenant: &TenantId, key: &IdempotencyKey, expires_at: i64) {
+    /// Notes that `caller`'s `key` has a completed record until `expires_at`.
+    pub fn remember(&self, caller: &Caller, key: &IdempotencyKey, expires_at: i64) {
         if let Ok(mut answered) = self.0.lock() {
             if answered.len() >= REMEMBERED {
                 answered.clear();
             }
-            answered.insert(Self::entry(tenant, key), expires_at);
+            answered.insert(Self::entry(caller, key), expires_at);
         }
     }
 
-    /// Whether this instance answered `key` of `tenant` with a record that
+    /// Whether this instance answered `caller`'s `key` with a record that
     /// has not expired at `now`.
-    pub fn answered(&self, tenant: &TenantId, key: &IdempotencyKey, now: DateTime<Utc>) -> bool {
+    pub fn answered(&self, caller: &Caller, key: &IdempotencyKey, now: DateTime<Utc>) -> bool {
         self.0.lock().is_ok_and(|answered| {
             answered
-                .get(&Self::entry(tenant, key))
+                .get(&Self::entry(caller, key))
                 .is_some_and(|&expires_at| expires_at > now.timestamp())
         })
     }
 
-    fn entry(tenant: &TenantId, key: &IdempotencyKey) -> String {
-        // A tenant id holds no NUL: the two parts cannot run together.
-        format!("{tenant}\u{0}{key}")
+    fn entry(caller: &Caller, key: &IdempotencyKey) -> String {
+        // As the record's partition key: ids hold no `#`, so the parts
+        // cannot run together.
+        format!("{}#{}", caller.tenant(), key.storage_key(caller))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use draftline_contract::identity::{BranchCode, BranchId, Scopes, TenantId, UserId};
+
+    fn caller(tenant: &str, user: &str) -> Caller {
+        Caller::from_verified(
+            TenantId::parse(tenant).unwrap(),
+            BranchId::parse("SBY-01").unwrap(),
+            BranchCode::parse("SBY").unwrap(),
+            UserId::parse(user).unwrap(),
+            vec![],
+            Scopes::from_claim("purchasing:draft"),
+        )
+    }
 
     fn key(value: &str) -> IdempotencyKey {
-        IdempotencyKey::from_client_ref(value).unwrap()
+        IdempotencyKey::parse_header(value).unwrap()
     }
 
     #[test]
-    fn a_key_is_answered_for_its_tenant_until_its_record_expires() {
+    fn a_key_is_answered_for_its_caller_until_its_record_expires() {
         let answered = AnsweredKeys::new();
-        let (demo, other) = (TenantId::parse("demo").unwrap(), TenantId::parse("other").unwrap());
+        let buyer = caller("demo", "buyer-sby");
         let now = DateTime::from_timestamp(1_000, 0).unwrap();
-        answered.remember(&demo, &key("k-1"), 1_060);
-        assert!(answered.answered(&demo, &key("k-1"), now));
-        assert!(!answered.answered(&other, &key("k-1"), now), "another tenant's key");
-        assert!(!answered.answered(&demo, &key("k-2"), now), "another key");
+        answered.remember(&buyer, &key("k-1"), 1_060);
+        assert!(answered.answered(&buyer, &key("k-1"), now));
+        assert!(
+            !answered.answered(&caller("other", "buyer-sby"), &key("k-1"), now),
+            "another tenant's key"
+        );
+        assert!(
+            !answered.answered(&caller("demo", "approver-sby"), &key("k-1"), now),
+            "another user's key"
+        );
+        assert!(!answered.answered(&buyer, &key("k-2"), now), "another key");
         let expired = DateTime::from_timestamp(1_060, 0).unwrap();
-        assert!(!answered.answered(&demo, &key("k-1"), expired), "the record expired");
+        assert!(!answered.answered(&buyer, &key("k-1"), expired), "the record expired");
     }
 
     #[test]
     fn it_remembers_a_bounded_number_of_keys() {
         let answered = AnsweredKeys::new();
-        let demo = TenantId::parse("demo").unwrap();
+        let buyer = caller("demo", "buyer-sby");
         let now = DateTime::from_timestamp(1_000, 0).unwrap();
         for n in 0..=REMEMBERED {
-            answered.remember(&demo, &key(&format!("k-{n}")), 2_000);
+            answered.remember(&buyer, &key(&format!("k-{n}")), 2_000);
         }
         assert!(answered.0.lock().unwrap().len() <= REMEMBERED);
         assert!(
-            answered.answered(&demo, &key(&format!("k-{REMEMBERED}")), now),
+            answered.answered(&buyer, &key(&format!("k-{REMEMBERED}")), now),
             "the last one stays"
         );
     }
