@@ -316,17 +316,9 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 mod tests {
     use super::*;
     use chrono::TimeZone;
-    use draftline_contract::identity::{BranchCode, BranchId, Scopes, TenantId, UserId};
 
     fn caller(user: &str) -> Caller {
-        Caller::from_verified(
-            TenantId::parse("demo").unwrap(),
-            BranchId::parse("SBY-01").unwrap(),
-            BranchCode::parse("SBY").unwrap(),
-            UserId::parse(user).unwrap(),
-            vec![],
-            Scopes::from_claim("purchasing:draft"),
-        )
+        crate::testing::caller("demo", "SBY-01", user, "purchasing:draft")
     }
 
     fn key(value: &str) -> IdempotencyKey {

@@ -51,6 +51,26 @@ pub mod runtime;
 
 pub use pipeline::App;
 
+/// What the unit tests of this crate share.
+#[cfg(test)]
+pub(crate) mod testing {
+    use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
+
+    /// A verified caller: `user` of `branch` (`SBY-01`: code `SBY`) in
+    /// `tenant`, granted `scopes`.
+    pub fn caller(tenant: &str, branch: &str, user: &str, scopes: &str) -> Caller {
+        let code = branch.split('-').next().unwrap_or(branch);
+        Caller::from_verified(
+            TenantId::parse(tenant).unwrap(),
+            BranchId::parse(branch).unwrap(),
+            BranchCode::parse(code).unwrap(),
+            UserId::parse(user).unwrap(),
+            vec![],
+            Scopes::from_claim(scopes),
+        )
+    }
+}
+
 // The functions and the CLI enable the feature; see Cargo.toml.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]

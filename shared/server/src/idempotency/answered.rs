@@ -33,10 +33,6 @@ const REMEMBERED: usize = 4096;
 pub struct AnsweredKeys(Mutex<HashMap<String, i64>>);
 
 impl AnsweredKeys {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Notes that `caller`'s `key` has a completed record until `expires_at`.
     pub fn remember(&self, caller: &Caller, key: &IdempotencyKey, expires_at: i64) {
         if let Ok(mut answered) = self.0.lock() {
@@ -58,26 +54,16 @@ impl AnsweredKeys {
     }
 
     fn entry(caller: &Caller, key: &IdempotencyKey) -> String {
-        // As the record's partition key: ids hold no `#`, so the parts
-        // cannot run together.
-        format!("{}#{}", caller.tenant(), key.storage_key(caller))
+        super::store::record_pk(caller, key)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use draftline_contract::identity::{BranchCode, BranchId, Scopes, TenantId, UserId};
 
     fn caller(tenant: &str, user: &str) -> Caller {
-        Caller::from_verified(
-            TenantId::parse(tenant).unwrap(),
-            BranchId::parse("SBY-01").unwrap(),
-            BranchCode::parse("SBY").unwrap(),
-            UserId::parse(user).unwrap(),
-            vec![],
-            Scopes::from_claim("purchasing:draft"),
-        )
+        crate::testing::caller(tenant, "SBY-01", user, "purchasing:draft")
     }
 
     fn key(value: &str) -> IdempotencyKey {
@@ -86,7 +72,7 @@ mod tests {
 
     #[test]
     fn a_key_is_answered_for_its_caller_until_its_record_expires() {
-        let answered = AnsweredKeys::new();
+        let answered = AnsweredKeys::default();
         let buyer = caller("demo", "buyer-sby");
         let now = DateTime::from_timestamp(1_000, 0).unwrap();
         answered.remember(&buyer, &key("k-1"), 1_060);
@@ -106,7 +92,7 @@ mod tests {
 
     #[test]
     fn it_remembers_a_bounded_number_of_keys() {
-        let answered = AnsweredKeys::new();
+        let answered = AnsweredKeys::default();
         let buyer = caller("demo", "buyer-sby");
         let now = DateTime::from_timestamp(1_000, 0).unwrap();
         for n in 0..=REMEMBERED {

@@ -157,17 +157,7 @@ mod tests {
 
     #[test]
     fn keys_of_different_sources_or_callers_never_meet_in_storage() {
-        use draftline_contract::identity::{BranchCode, BranchId, Scopes, TenantId, UserId};
-        let caller = |branch: &str, user: &str| {
-            Caller::from_verified(
-                TenantId::parse("demo").unwrap(),
-                BranchId::parse(branch).unwrap(),
-                BranchCode::parse("X").unwrap(),
-                UserId::parse(user).unwrap(),
-                vec![],
-                Scopes::from_claim(""),
-            )
-        };
+        let caller = |branch: &str, user: &str| crate::testing::caller("demo", branch, user, "");
         let sby = caller("SBY-01", "buyer-sby");
         let jkt = caller("JKT-01", "buyer-jkt");
         let header = IdempotencyKey::parse_header("r-1:ref").unwrap();

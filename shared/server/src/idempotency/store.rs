@@ -147,6 +147,12 @@ pub struct ClaimedWith {
 }
 
 /// Key records of one caller (tenant, branch, user).
+/// The partition key of `caller`'s record of `key`: one record per
+/// tenant, branch, user and key (its source and value).
+pub(crate) fn record_pk(caller: &Caller, key: &IdempotencyKey) -> String {
+    format!("T#{}#IDEM#{}", caller.tenant(), key.storage_key(caller))
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct IdempotencyStore<'a> {
     db: &'a Db,
@@ -161,14 +167,7 @@ impl<'a> IdempotencyStore<'a> {
 
     fn key(&self, key: &IdempotencyKey) -> HashMap<String, AttributeValue> {
         HashMap::from([
-            (
-                "pk".to_owned(),
-                AttributeValue::S(format!(
-                    "T#{}#IDEM#{}",
-                    self.caller.tenant(),
-                    key.storage_key(self.caller)
-                )),
-            ),
+            ("pk".to_owned(), AttributeValue::S(record_pk(self.caller, key))),
             ("sk".to_owned(), AttributeValue::S(RECORD_SK.to_owned())),
         ])
     }

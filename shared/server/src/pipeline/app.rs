@@ -44,7 +44,7 @@ impl App {
             review_pages: format!("{}/review", crate::auth::origin_of(&config.resource)),
             pages: None,
             policies: crate::policy::PolicyCache::new(config.policy_cache),
-            answered: crate::idempotency::AnsweredKeys::new(),
+            answered: crate::idempotency::AnsweredKeys::default(),
             registry,
             db,
             clock,

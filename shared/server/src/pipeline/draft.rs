@@ -85,8 +85,7 @@ impl App {
         // Unless this instance answered the key already: then the call is
         // almost certainly a replay, and the record is read alone (a record
         // gone after all makes a draft that reads its data itself).
-        let caller = call.caller;
-        let reads = if self.answered.answered(caller, key, self.clock.now()) {
+        let reads = if self.answered.answered(call.caller, key, self.clock.now()) {
             None
         } else {
             tool.reads(call, input).and_then(draftline_dynamo::keys_of)
@@ -106,7 +105,7 @@ impl App {
                 NextAction::LeaseExpired { generation, reserved } => Some((generation, reserved)),
                 answered => match answer_of(answered, key) {
                     Some(Ok(replayed)) => {
-                        self.answered.remember(caller, key, record.expires_at);
+                        self.answered.remember(call.caller, key, record.expires_at);
                         return Served::unaudited(Ok(replayed), Some(key_facts));
                     }
                     Some(answer) => return Served::unaudited(answer, Some(key_facts)),
@@ -276,11 +275,6 @@ impl App {
             };
             match committed {
                 Ok(()) => {
-                    // The record expires a TTL after it was built, a moment
-                    // before now: a later expiry here costs a lookup at most.
-                    let ttl = i64::try_from(self.config.idempotency_ttl.as_secs()).unwrap_or(i64::MAX);
-                    let expires_at = self.clock.now().timestamp().saturating_add(ttl);
-                    self.answered.remember(caller, key, expires_at);
                     return Served::audited(created, Some(key_facts));
                 }
                 Err(CommitFailure::KeyTaken(Some(record))) => {

@@ -159,6 +159,10 @@ impl App {
                     .commit_counted(held.key, items, audit.id(), consumed, counters),
             )
             .await;
+            if committed.is_ok() {
+                // A retry of this key reaching this instance reads the record alone.
+                self.answered.remember(call.caller, held.key, record.expires_at);
+            }
             if matches!(committed, Err(CommitFailure::CountersContended)) && resent < DRAFT_ATTEMPTS {
                 // Only the commit needs retrying: the draft as prepared
                 // (its number, its price) stands.
