@@ -49,9 +49,11 @@ that limits nothing (`draftline policy set`: the demo's seeded policy would
 refuse the load's drafts by its day limit), or with --no-policy under none
 at all (for A/B against builds from before policies), then a fresh draft
 again under a policy whose run, day and rate limits count every draft (far
-above the load), and under one shaped like the demo's (its run's and day's
-values count each draft, no rate; amounts raised above the load). With --stages, each CPU case also prints the median and
-p90 of each stage of its calls (auth, validation, idempotency, erp, audit),
+above the load), and under one shaped like the demo's (a run's drafts and
+value and the person's day's value count each draft, no rate; amounts raised
+above the load, a new run every 40 drafts). With --stages, each CPU case
+also prints the median and p90 of each stage of its calls (auth,
+validation, idempotency, erp, audit),
 from the functions' log lines. Functions log at their production default
 (one JSON line per call, to /dev/null here, or to /tmp with --stages).
 The floor (`request_floor`) also puts new items alone and in transactions
@@ -64,9 +66,9 @@ With --callgrind DIR, each CPU case runs its function under valgrind's
 callgrind, instrumented from the end of the warm-up to the end of the load,
 and reports user-space instructions per call: the same binary and load give
 the same count within a fraction of a percent, where CPU time moves by tens
-(callgrind_annotate on the dumps in DIR says where they go). Two caveats:
-valgrind hides SHA-NI, so the SigV4 hashes run the portable code and weigh
-~5x more than natively, and it counts a `rep movsb` copy byte by byte.
+(callgrind_annotate on the dumps in DIR says where they go). One caveat:
+valgrind hides SHA-NI, so the SigV4 hashes run the portable code, a bigger
+share of the count than of the time natively (docs/benchmarks.md).
 Everything runs on 127.0.0.1; every loop is bounded.
 """
 import argparse
@@ -95,7 +97,7 @@ BENCH_RESOURCE = "http://127.0.0.1:8443"
 BINARIES = ("draftline", "inventory_get_stock", "purchasing_create_po_draft")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 FUNCTION_LOG = None  # DRAFTLINE_LOG of the function processes; None: their default
-CASES = None  # --cases: the CPU cases to run (read, replay, fresh, policed); None: all
+CASES = None  # --cases: the CPU cases to run (read, replay, fresh, policed, demo); None: all
 STAGES = False  # --stages: keep the function processes' log lines and report where a call's time goes
 OTLP_ENDPOINT = None  # OTEL_EXPORTER_OTLP_ENDPOINT of the function processes (--otlp); None: no export
 CALLGRIND = None  # --callgrind: where the function processes' callgrind dumps go; None: not under valgrind
@@ -446,7 +448,7 @@ def callgrind_control(pid, command):
 
 
 def callgrind_instructions(out):
-    """The instructions of every dump of a callgrind run (one per thread and dump)."""
+    """The instructions of every dump file of a callgrind run (the one asked for, and the one at exit)."""
     total = 0
     for path in [out] + glob.glob(out + ".*"):
         if not os.path.exists(path):
