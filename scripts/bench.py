@@ -345,8 +345,9 @@ def stop(proc):
         proc.wait(timeout=10)
 
 
-def cpu_per_call(bins, endpoint, fn_token, needed_by, connections, calls, warmup, no_policy=False):
-    """CPU per call of the function process under a fixed concurrent load."""
+def cpu_per_call(bins, fn_token, needed_by, connections, calls, warmup, no_policy=False):
+    """CPU per call of the function process under a fixed concurrent load,
+    each case against an engine of its own."""
     resource = BENCH_RESOURCE
     read_body = {"item_code": "BRG-0042"}
 
@@ -378,34 +379,36 @@ def cpu_per_call(bins, endpoint, fn_token, needed_by, connections, calls, warmup
     # removed), as builds from before tenant policies did; the last runs
     # only if the build has policies (`draftline policy`).
     if no_policy:
-        first = lambda: delete_policy(endpoint)
+        first = delete_policy
         has_policies = subprocess.run([os.path.join(bins, "draftline"), "policy", "--help"],
                                       capture_output=True).returncode == 0
     else:
-        first = lambda: set_policy(bins, endpoint, POLICY_WITHOUT_LIMITS)
+        first = lambda endpoint: set_policy(bins, endpoint, POLICY_WITHOUT_LIMITS)
         has_policies = True
     cases = [
         ("read", "inventory_get_stock", lambda n, i: read, (200,), first),
-        ("replay", "purchasing_create_po_draft", lambda n, i: replays[n], (200,), None),
-        ("fresh draft", "purchasing_create_po_draft", fresh_in_run("fresh"), (201,), None),
+        ("replay", "purchasing_create_po_draft", lambda n, i: replays[n], (200,), first),
+        ("fresh draft", "purchasing_create_po_draft", fresh_in_run("fresh"), (201,), first),
     ]
     if has_policies:
         cases.append(("fresh draft, policy in force", "purchasing_create_po_draft", fresh_in_run("policed"),
-                      (201,), lambda: set_policy(bins, endpoint, POLICY_COUNTING_EVERYTHING)))
+                      (201,), lambda endpoint: set_policy(bins, endpoint, POLICY_COUNTING_EVERYTHING)))
         # Its runs hold 40 drafts each: the demo lets a run draft 50.
         cases.append(("fresh draft, demo's policy", "purchasing_create_po_draft", fresh_in_run("demo", 40),
-                      (201,), lambda: set_policy(bins, endpoint, POLICY_SHAPED_LIKE_THE_DEMO)))
+                      (201,), lambda endpoint: set_policy(bins, endpoint, POLICY_SHAPED_LIKE_THE_DEMO)))
     if CASES:
         short = {"read": "read", "replay": "replay", "fresh draft": "fresh", "fresh draft, policy in force": "policed",
                  "fresh draft, demo's policy": "demo"}
         cases = [case for case in cases if short[case[0]] in CASES]
-        # The policy the first case sets holds for those after it.
-        if cases and cases[0][4] is None:
-            cases[0] = cases[0][:4] + (first,)
     results = {}
-    for name, binary, request, ok, before_case in cases:
-        if before_case:
-            before_case()
+    for name, binary, request, ok, policy in cases:
+        # Each case on an engine of its own, seeded afresh: the embedded
+        # engine's work per transaction grows with the transactions of the
+        # last ten minutes (it keeps every ClientRequestToken that long and
+        # sweeps them all on each one), so a case run after another's
+        # thousands of drafts would pay for them.
+        engine, _, endpoint = start_engine(bins)
+        policy(endpoint)
         proc, port = spawn_function(os.path.join(bins, binary), endpoint, resource)
         try:
             wait_for_port(port, proc, 180 if CALLGRIND else 20)
@@ -435,6 +438,7 @@ def cpu_per_call(bins, endpoint, fn_token, needed_by, connections, calls, warmup
                 raise RuntimeError(f"{name}: unexpected statuses {bad}")
         finally:
             stop(proc)
+            stop(engine)
         if proc.callgrind:
             instructions = callgrind_instructions(proc.callgrind)
             print(f"{name:28s} callgrind: {instructions / calls:,.0f} instructions/call in the function process "
@@ -583,6 +587,28 @@ def tryton_requests(log_path, database):
             return sum(1 for line in f if (m := TRYTON_REST.search(line)) and m.group(1) == database)
     except FileNotFoundError:
         return None
+
+
+def start_engine(bins):
+    """`draftline serve` of the built-in backend on its embedded engine,
+    seeded with the demo's data; returns (process, port, DynamoDB endpoint)."""
+    port = free_port()
+    server = subprocess.Popen([os.path.join(bins, "draftline"), "serve", "--port", str(port)],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              env={**os.environ, "DRAFTLINE_NEAR_DUPLICATE_HOURS": "0", "DRAFTLINE_LOG": "warn"})
+    endpoint = None
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        line = server.stdout.readline()
+        m = re.match(r"dynamodb endpoint: (\S+)", line)
+        if m:
+            endpoint = m.group(1)
+        if line.startswith("seeded") or line.startswith("demo data"):
+            break
+    if not endpoint:
+        stop(server)
+        raise RuntimeError("the local server did not start")
+    return server, port, endpoint
 
 
 def start_server(bins, erp, data_dir, env_extra, limit_s=600):
@@ -749,21 +775,8 @@ def main():
             print(f"FAILED: {failure}")
         return 1 if failed else 0
 
-    port = free_port()
-    server = subprocess.Popen([os.path.join(bins, "draftline"), "serve", "--port", str(port)],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                              env={**os.environ, "DRAFTLINE_NEAR_DUPLICATE_HOURS": "0", "DRAFTLINE_LOG": "warn"})
+    server, port, endpoint = start_engine(bins)
     try:
-        endpoint = None
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            line = server.stdout.readline()
-            m = re.match(r"dynamodb endpoint: (\S+)", line)
-            if m:
-                endpoint = m.group(1)
-            if line.startswith("seeded") or line.startswith("demo data"):
-                break
-        assert endpoint, "the local server did not start"
         base = f"http://127.0.0.1:{port}"
 
         def token(user, resource):
@@ -805,7 +818,7 @@ def main():
                   f"peak RSS {statistics.median(hwm) / 1024:.1f} MiB")
 
         if "cpu" in parts:
-            cpu_per_call(bins, endpoint, fn_token, needed_by, args.connections, args.load_calls, args.warmup,
+            cpu_per_call(bins, fn_token, needed_by, args.connections, args.load_calls, args.warmup,
                          args.no_policy)
 
         if "floor" in parts:

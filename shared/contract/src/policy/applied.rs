@@ -6,7 +6,7 @@ use chrono::{DateTime, Duration, FixedOffset, NaiveDate, Offset, TimeZone, Utc};
 
 pub use super::Mode;
 use super::amount::{self, Amount};
-use super::{CounterpartyRule, Limits, MoneyLimit, Policy};
+use super::{BranchLimits, CounterpartyRule, Limits, MoneyLimit, Policy};
 
 /// The limits one branch's calls are held to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,13 +124,27 @@ impl Policy {
     /// The limits of stored `version` of this policy that apply to the
     /// calls of `branch`.
     pub fn applying_to(&self, branch: &str, version: u64) -> Applied {
-        let tenant = flat(&self.limits);
-        let branch = self
+        let named = self.branches.iter().flatten().find(|b| b.branch_id == branch);
+        self.applied(named, version)
+    }
+
+    /// What [`Self::applying_to`] gives each branch the policy names (in
+    /// its order), and every other branch: applied once when the policy is
+    /// read, so that a call under it applies nothing.
+    pub fn applying_to_each(&self, version: u64) -> (Vec<(String, Applied)>, Applied) {
+        let named = self
             .branches
             .iter()
             .flatten()
-            .find(|b| b.branch_id == branch)
-            .map(|b| flat(&b.limits));
+            .map(|b| (b.branch_id.clone(), self.applied(Some(b), version)))
+            .collect();
+        (named, self.applied(None, version))
+    }
+
+    /// The tenant's limits, narrowed by `branch`'s if the policy names it.
+    fn applied(&self, branch: Option<&BranchLimits>, version: u64) -> Applied {
+        let tenant = flat(&self.limits);
+        let branch = branch.map(|b| flat(&b.limits));
         let mut applied = Applied {
             version,
             mode: self.mode,
@@ -179,6 +193,9 @@ mod tests {
         let values: Vec<String> = sby.run_value.iter().map(Amount::to_string).collect();
         assert_eq!(values, ["50.00 IDR", "7.00 USD"]);
         assert_eq!(policy.applying_to("JKT-01", 3).run_value.len(), 1);
+        let (named, other) = policy.applying_to_each(3);
+        assert_eq!(named, [("SBY-01".to_owned(), sby.clone())]);
+        assert_eq!(other, policy.applying_to("JKT-01", 3));
         // 23:30 UTC is 06:30 the next day in +07:00; that day ends at 17:00 UTC.
         let at = Utc.with_ymd_and_hms(2026, 11, 29, 23, 30, 0).unwrap();
         assert_eq!(sby.day_of(at).to_string(), "2026-11-30");

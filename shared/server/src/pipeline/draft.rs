@@ -3,6 +3,7 @@
 //! the atomic draft, written in one transaction with its key record, the
 //! consumption of that answer and its audit item.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::StatusCode;
@@ -380,7 +381,7 @@ impl App {
 /// hold the draft (or its refusal), and the run's counter as stored.
 struct Looked {
     record: Option<IdempotencyRecord>,
-    applied: Result<Option<Applied>, ToolError>,
+    applied: Result<Option<Arc<Applied>>, ToolError>,
     run_use: Option<Item>,
     /// What the batch found for the draft's own reads, when it asked any.
     read: Option<StoreFound>,

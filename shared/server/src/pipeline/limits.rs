@@ -7,6 +7,8 @@
 //! naming every limit it would have reached. A draft in the ERP reserves
 //! the same counters with its key's claim instead ([`super::external`]).
 
+use std::sync::Arc;
+
 use aws_sdk_dynamodb::types::TransactWriteItem;
 use draftline_contract::error::{ReachedLimit, ToolError};
 use draftline_contract::policy::Applied;
@@ -68,7 +70,7 @@ impl App {
     /// the warm instance's copy while fresh, else read (one `GetItem`,
     /// at most once per tenant per cache bound). A policy that cannot be
     /// read holds no read.
-    async fn applied_to_read(&self, caller: &Caller) -> Result<Option<Applied>, ToolError> {
+    async fn applied_to_read(&self, caller: &Caller) -> Result<Option<Arc<Applied>>, ToolError> {
         let tenant = caller.tenant();
         let in_force = self
             .policies

@@ -109,7 +109,7 @@ impl PolicyCache {
         tenant: &TenantId,
         branch: &BranchId,
         now: DateTime<Utc>,
-    ) -> Option<Result<Option<Applied>, ToolError>> {
+    ) -> Option<Result<Option<Arc<Applied>>, ToolError>> {
         self.fresh(tenant, now)
             .map(|in_force| self.for_draft(&in_force, branch))
     }
@@ -123,14 +123,14 @@ impl PolicyCache {
         item: Option<&Item>,
         branch: &BranchId,
         now: DateTime<Utc>,
-    ) -> Result<Option<Applied>, ToolError> {
+    ) -> Result<Option<Arc<Applied>>, ToolError> {
         let in_force = self.remember(tenant, InForce::of(item), now);
         self.for_draft(&in_force, branch)
     }
 
     /// A policy that cannot be read refuses a draft until the bound, in
     /// which a fix applies (at least a second).
-    fn for_draft(&self, in_force: &InForce, branch: &BranchId) -> Result<Option<Applied>, ToolError> {
+    fn for_draft(&self, in_force: &InForce, branch: &BranchId) -> Result<Option<Arc<Applied>>, ToolError> {
         in_force.for_draft(branch, self.bound.as_secs().max(1))
     }
 

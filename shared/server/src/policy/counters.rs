@@ -112,7 +112,9 @@ impl Bound {
 #[derive(Debug, Clone)]
 struct Counter {
     whose: Whose,
-    key: HashMap<String, AttributeValue>,
+    /// Its item's partition and sort keys.
+    pk: String,
+    sk: String,
     /// What it adds: `drafts` and the value, or `calls`.
     adds: Vec<(String, i64)>,
     bounds: Vec<Bound>,
@@ -197,20 +199,10 @@ impl Counting {
         Reservation(
             self.counters
                 .iter()
-                .map(|counter| {
-                    let part = |name: &str| {
-                        counter
-                            .key
-                            .get(name)
-                            .and_then(|v| v.as_s().ok())
-                            .cloned()
-                            .unwrap_or_default()
-                    };
-                    Reserved {
-                        pk: part("pk"),
-                        sk: part("sk"),
-                        adds: counter.adds.clone(),
-                    }
+                .map(|counter| Reserved {
+                    pk: counter.pk.clone(),
+                    sk: counter.sk.clone(),
+                    adds: counter.adds.clone(),
                 })
                 .collect(),
         )
@@ -261,7 +253,8 @@ impl Counting {
                     user: caller.user().to_string(),
                     day: day.clone(),
                 },
-                key: day_key(tenant, caller.user(), &day),
+                pk: day_pk(tenant, caller.user()),
+                sk: day.clone(),
                 adds: drafted,
                 bounds: vec![bound],
                 resets_at: Some(resets_at),
@@ -317,10 +310,8 @@ impl Counting {
         let (minute, ends) = minute_of(now);
         let counter = Counter {
             whose: Whose::Budget { ends },
-            key: key(
-                format!("T#{}#BUDGET#{}", caller.tenant(), caller.user()),
-                format!("MINUTE#{minute}"),
-            ),
+            pk: format!("T#{}#BUDGET#{}", caller.tenant(), caller.user()),
+            sk: minute_sk(minute),
             adds: vec![(CALLS.to_owned(), 1)],
             bounds: vec![Bound::count("DRAFTLINE_RATE_LIMIT_PER_MINUTE", CALLS, i64::from(limit))],
             resets_at: Some(ends),
@@ -352,7 +343,7 @@ impl Counting {
                 let update = counter.update();
                 let mut builder = Update::builder()
                     .table_name(db.table())
-                    .set_key(Some(counter.key.clone()))
+                    .set_key(Some(counter.key()))
                     .update_expression(update.expression)
                     .set_expression_attribute_names(Some(update.names))
                     .set_expression_attribute_values(Some(update.values))
@@ -397,7 +388,7 @@ impl Counting {
                 .client()
                 .update_item()
                 .table_name(db.table())
-                .set_key(Some(counter.key.clone()))
+                .set_key(Some(counter.key()))
                 .update_expression(update.expression)
                 .set_expression_attribute_names(Some(update.names))
                 .set_expression_attribute_values(Some(update.values))
@@ -551,43 +542,101 @@ struct CounterUpdate {
     values: HashMap<String, AttributeValue>,
 }
 
+/// The placeholder `<sign><letter><i>` (`#a0`, `:r1`): a counter has a
+/// handful, so the first ones are written out and only more are formatted.
+fn placeholder(sign: char, letter: char, i: usize) -> String {
+    const WRITTEN: [[&str; 4]; 4] = [
+        ["#a0", "#a1", "#a2", "#a3"],
+        ["#b0", "#b1", "#b2", "#b3"],
+        [":a0", ":a1", ":a2", ":a3"],
+        [":r0", ":r1", ":r2", ":r3"],
+    ];
+    let row = match (sign, letter) {
+        ('#', 'a') => Some(0),
+        ('#', 'b') => Some(1),
+        (':', 'a') => Some(2),
+        (':', 'r') => Some(3),
+        _ => None,
+    };
+    match row.and_then(|row| WRITTEN[row].get(i)) {
+        Some(written) => (*written).to_owned(),
+        None => format!("{sign}{letter}{i}"),
+    }
+}
+
 impl Counter {
-    /// Its update, under its limits' conditions unless they were lifted.
+    /// Its item's key.
+    fn key(&self) -> HashMap<String, AttributeValue> {
+        key(self.pk.clone(), self.sk.clone())
+    }
+
+    /// Its update, under its limits' conditions unless they were lifted:
+    /// `ADD #a0 :a0, #a1 :a1 SET kind = :k, expires_at = :e`, conditioned
+    /// `(attribute_not_exists(#a0) OR #a0 <= :r0) AND …`. A bound names the
+    /// attribute its counter adds to with the same placeholder, so an item
+    /// carries each attribute name once (the bytes signed and sent with
+    /// every draft under a policy).
     fn update(&self) -> CounterUpdate {
-        let mut names = HashMap::new();
-        let mut values = HashMap::from([
-            (":kind".to_owned(), AttributeValue::S(LIMIT_USE.into())),
-            (":expires".to_owned(), AttributeValue::N(self.expires_at.to_string())),
-        ]);
-        let adds: Vec<String> = self
-            .adds
-            .iter()
-            .enumerate()
-            .map(|(i, (attribute, n))| {
-                names.insert(format!("#a{i}"), attribute.clone());
-                values.insert(format!(":a{i}"), AttributeValue::N(n.to_string()));
-                format!("#a{i} :a{i}")
-            })
-            .collect();
-        let expression = format!("ADD {} SET kind = :kind, expires_at = :expires", adds.join(", "));
-        let mut conditions = Vec::new();
+        let mut names = HashMap::with_capacity(self.adds.len());
+        let mut values = HashMap::with_capacity(self.adds.len() + self.bounds.len() + 2);
+        let mut expression = String::with_capacity(48 + 10 * self.adds.len());
+        expression.push_str("ADD ");
+        for (i, (attribute, n)) in self.adds.iter().enumerate() {
+            let (name, value) = (placeholder('#', 'a', i), placeholder(':', 'a', i));
+            if i > 0 {
+                expression.push_str(", ");
+            }
+            expression.push_str(&name);
+            expression.push(' ');
+            expression.push_str(&value);
+            names.insert(name, attribute.clone());
+            values.insert(value, AttributeValue::N(n.to_string()));
+        }
+        expression.push_str(" SET kind = :k, expires_at = :e");
+        values.insert(":k".to_owned(), AttributeValue::S(LIMIT_USE.into()));
+        values.insert(":e".to_owned(), AttributeValue::N(self.expires_at.to_string()));
+        let mut condition = String::new();
         if self.conditioned {
             for (i, bound) in self.bounds.iter().enumerate() {
-                let (name, room) = (format!("#b{i}"), format!(":room{i}"));
+                let name = match self
+                    .adds
+                    .iter()
+                    .position(|(attribute, _)| *attribute == bound.attribute)
+                {
+                    Some(added) => placeholder('#', 'a', added),
+                    None => {
+                        // A limit on what this counter does not add (none
+                        // is built so): its attribute gets its own name.
+                        let name = placeholder('#', 'b', i);
+                        names.insert(name.clone(), bound.attribute.clone());
+                        name
+                    }
+                };
+                let room = placeholder(':', 'r', i);
+                if !condition.is_empty() {
+                    condition.push_str(" AND ");
+                }
                 let left = bound.max.saturating_sub(bound.this);
-                conditions.push(if left >= 0 {
-                    format!("(attribute_not_exists({name}) OR {name} <= {room})")
+                if left >= 0 {
+                    condition.push_str("(attribute_not_exists(");
+                    condition.push_str(&name);
+                    condition.push_str(") OR ");
+                    condition.push_str(&name);
+                    condition.push_str(" <= ");
+                    condition.push_str(&room);
+                    condition.push(')');
                 } else {
                     // This draft alone is over the limit: no use passes.
-                    format!("{name} <= {room}")
-                });
-                names.insert(name, bound.attribute.clone());
+                    condition.push_str(&name);
+                    condition.push_str(" <= ");
+                    condition.push_str(&room);
+                }
                 values.insert(room, AttributeValue::N(left.to_string()));
             }
         }
         CounterUpdate {
             expression,
-            condition: (!conditions.is_empty()).then(|| conditions.join(" AND ")),
+            condition: (!condition.is_empty()).then_some(condition),
             names,
             values,
         }
@@ -617,7 +666,8 @@ fn rate_counter(
             ends,
             refused,
         },
-        key: rate_key(caller.tenant(), caller.user(), tool, minute),
+        pk: rate_pk(caller.tenant(), caller.user(), tool),
+        sk: minute_sk(minute),
         adds: vec![(CALLS.to_owned(), 1)],
         bounds: vec![Bound::count(
             "per_tool_per_person.calls_per_minute",
@@ -647,7 +697,8 @@ fn run_counter(
 ) -> Counter {
     Counter {
         whose: Whose::Run(run.to_owned()),
-        key: run_key(owner, run),
+        pk: run_pk(owner, run),
+        sk: RUN_SK.to_owned(),
         adds,
         bounds,
         resets_at: None,
@@ -666,7 +717,7 @@ pub fn run_counted(
     now: DateTime<Utc>,
 ) -> HashMap<String, AttributeValue> {
     let counter = run_counter(owner, run, adds, Vec::new(), now);
-    let mut item = counter.key.clone();
+    let mut item = counter.key();
     item.insert("kind".to_owned(), AttributeValue::S(LIMIT_USE.to_owned()));
     item.insert(
         "expires_at".to_owned(),
@@ -711,22 +762,42 @@ pub fn used(item: &HashMap<String, AttributeValue>, attribute: &str) -> i64 {
 /// The key of the counter of `owner`'s agent run `run` (the same run id
 /// sent by someone else is another run).
 pub fn run_key(owner: Owner<'_>, run: &str) -> HashMap<String, AttributeValue> {
-    let Owner { tenant, branch, user } = owner;
-    key(format!("T#{tenant}#LIMIT#RUN#{branch}#{user}#{run}"), "USE".to_owned())
+    key(run_pk(owner, run), RUN_SK.to_owned())
 }
+
+/// The partition of the counter of `owner`'s agent run `run`.
+fn run_pk(owner: Owner<'_>, run: &str) -> String {
+    let Owner { tenant, branch, user } = owner;
+    format!("T#{tenant}#LIMIT#RUN#{branch}#{user}#{run}")
+}
+
+/// The sort key of a run's counter (one item per run).
+const RUN_SK: &str = "USE";
 
 /// The key of the counter of what was drafted for `user` on `day`
 /// (`YYYY-MM-DD`, the tenant's day).
 pub fn day_key(tenant: &TenantId, user: &UserId, day: &str) -> HashMap<String, AttributeValue> {
-    key(format!("T#{tenant}#LIMIT#DAY#{user}"), day.to_owned())
+    key(day_pk(tenant, user), day.to_owned())
+}
+
+/// The partition of `user`'s day counters (one item per day).
+fn day_pk(tenant: &TenantId, user: &UserId) -> String {
+    format!("T#{tenant}#LIMIT#DAY#{user}")
 }
 
 /// The key of `user`'s counter of calls of `tool` in epoch minute `minute`.
 pub fn rate_key(tenant: &TenantId, user: &UserId, tool: &str, minute: i64) -> HashMap<String, AttributeValue> {
-    key(
-        format!("T#{tenant}#LIMIT#RATE#{user}#{tool}"),
-        format!("MINUTE#{minute}"),
-    )
+    key(rate_pk(tenant, user, tool), minute_sk(minute))
+}
+
+/// The partition of `user`'s counters of calls of `tool`.
+fn rate_pk(tenant: &TenantId, user: &UserId, tool: &str) -> String {
+    format!("T#{tenant}#LIMIT#RATE#{user}#{tool}")
+}
+
+/// The sort key of a counter of epoch minute `minute`.
+fn minute_sk(minute: i64) -> String {
+    format!("MINUTE#{minute}")
 }
 
 /// The epoch minute (UTC) `now` falls in, and when it ends.
@@ -741,4 +812,96 @@ fn key(pk: String, sk: String) -> HashMap<String, AttributeValue> {
         ("pk".to_owned(), AttributeValue::S(pk)),
         ("sk".to_owned(), AttributeValue::S(sk)),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counter(adds: &[(&str, i64)], bounds: Vec<Bound>) -> Counter {
+        Counter {
+            whose: Whose::Run("r-1".to_owned()),
+            pk: "T#t#LIMIT#RUN#B#u#r-1".to_owned(),
+            sk: RUN_SK.to_owned(),
+            adds: adds.iter().map(|(a, n)| ((*a).to_owned(), *n)).collect(),
+            bounds,
+            resets_at: None,
+            expires_at: 1_800_000_000,
+            conditioned: true,
+        }
+    }
+
+    fn value_bound(max: i64, this: i64) -> Bound {
+        Bound {
+            name: "per_run.max_value",
+            attribute: value_attribute("IDR"),
+            unit: "IDR".to_owned(),
+            max,
+            this,
+        }
+    }
+
+    fn n(text: &str) -> AttributeValue {
+        AttributeValue::N(text.to_owned())
+    }
+
+    #[test]
+    fn a_bound_names_the_attribute_its_counter_adds_to_once() {
+        let run = counter(
+            &[(DRAFTS, 1), ("v_IDR", 28_800_000)],
+            vec![
+                Bound::count("per_run.max_drafts", DRAFTS, 50),
+                value_bound(100_000_000, 28_800_000),
+            ],
+        );
+        let update = run.update();
+        assert_eq!(update.expression, "ADD #a0 :a0, #a1 :a1 SET kind = :k, expires_at = :e");
+        assert_eq!(
+            update.condition.as_deref(),
+            Some("(attribute_not_exists(#a0) OR #a0 <= :r0) AND (attribute_not_exists(#a1) OR #a1 <= :r1)")
+        );
+        let names = HashMap::from([
+            ("#a0".to_owned(), DRAFTS.to_owned()),
+            ("#a1".to_owned(), "v_IDR".to_owned()),
+        ]);
+        assert_eq!(update.names, names);
+        let values = HashMap::from([
+            (":a0".to_owned(), n("1")),
+            (":a1".to_owned(), n("28800000")),
+            (":k".to_owned(), AttributeValue::S(LIMIT_USE.to_owned())),
+            (":e".to_owned(), n("1800000000")),
+            (":r0".to_owned(), n("49")),
+            (":r1".to_owned(), n("71200000")),
+        ]);
+        assert_eq!(update.values, values);
+    }
+
+    #[test]
+    fn a_draft_alone_over_its_limit_passes_no_use_and_a_lifted_counter_is_unconditioned() {
+        let mut day = counter(&[(DRAFTS, 1), ("v_IDR", 500)], vec![value_bound(400, 500)]);
+        assert_eq!(day.update().condition.as_deref(), Some("#a1 <= :r0"));
+        assert_eq!(day.update().values[":r0"], n("-100"));
+        day.conditioned = false;
+        let update = day.update();
+        assert_eq!(update.condition, None);
+        assert!(!update.values.contains_key(":r0"), "{:?}", update.values);
+    }
+
+    #[test]
+    fn a_bound_on_what_the_counter_does_not_add_gets_a_name_of_its_own() {
+        let update = counter(&[(CALLS, 1)], vec![value_bound(400, 0)]).update();
+        assert_eq!(
+            update.condition.as_deref(),
+            Some("(attribute_not_exists(#b0) OR #b0 <= :r0)")
+        );
+        assert_eq!(update.names["#b0"], "v_IDR");
+        assert_eq!(update.names["#a0"], CALLS);
+    }
+
+    #[test]
+    fn placeholders_past_nine_are_formatted() {
+        assert_eq!(placeholder('#', 'a', 3), "#a3");
+        assert_eq!(placeholder(':', 'r', 12), ":r12");
+        assert_eq!(placeholder('#', 'b', 4), "#b4");
+    }
 }

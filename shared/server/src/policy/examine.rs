@@ -155,7 +155,7 @@ impl Examiner for TableExaminer<'_> {
                 })
                 .unwrap_or_default(),
             minute_ends,
-            applied,
+            applied: std::sync::Arc::unwrap_or_clone(applied),
         };
         Ok(Some(standing))
     }

@@ -16,6 +16,7 @@
 //!   `RATE_LIMITED`) is not the tenant's policy: it refuses in any mode.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
@@ -32,14 +33,14 @@ use crate::audit::AuditRecord;
 /// pass so far.
 #[derive(Debug, Clone, Default)]
 pub struct Gate {
-    applied: Option<Applied>,
+    applied: Option<Arc<Applied>>,
     observed: Vec<ReachedLimit>,
 }
 
 impl Gate {
     /// The gate of a call held to `applied` (`None`: the tenant has no
     /// policy; only the deployment's budget holds it).
-    pub fn new(applied: Option<Applied>) -> Self {
+    pub fn new(applied: Option<Arc<Applied>>) -> Self {
         Self {
             applied,
             observed: Vec::new(),
@@ -48,7 +49,7 @@ impl Gate {
 
     /// The limits that apply to the call.
     pub fn applied(&self) -> Option<&Applied> {
-        self.applied.as_ref()
+        self.applied.as_deref()
     }
 
     /// What `refusal` does to the call: it stands (`Err`), or observe mode
@@ -165,14 +166,14 @@ mod tests {
 
     #[test]
     fn enforce_refuses_observe_keeps_every_limit_and_the_budget_refuses_in_either_mode() {
-        let mut enforced = Gate::new(Some(applied("enforce")));
+        let mut enforced = Gate::new(Some(Arc::new(applied("enforce"))));
         assert!(matches!(
             enforced.meet(limit("per_run.max_drafts")),
             Err(ToolError::LimitReached { .. })
         ));
         assert!(enforced.observed().is_empty());
 
-        let mut observed = Gate::new(Some(applied("observe")));
+        let mut observed = Gate::new(Some(Arc::new(applied("observe"))));
         assert!(observed.meet(limit("counterparties.vendors")).is_ok());
         assert!(observed.meet(limit("per_run.max_drafts")).is_ok());
         let names: Vec<&str> = observed.observed().iter().map(|l| l.name.as_str()).collect();

@@ -37,6 +37,18 @@ pub struct StoredPolicy {
     pub updated_at: String,
     /// Who set it (`draftline policy set` names the operator).
     pub updated_by: String,
+    /// What it holds each branch's agents to, applied once.
+    applying: Applying,
+}
+
+/// A stored policy applied to each branch it names and to every other:
+/// done once, when it is read or set, so that a call under it (every draft
+/// of the tenant, while the instance's copy is fresh) applies nothing and
+/// shares one [`Applied`].
+#[derive(Debug, Clone, PartialEq)]
+struct Applying {
+    named: Vec<(String, Arc<Applied>)>,
+    other: Arc<Applied>,
 }
 
 /// Why a set did not change anything.
@@ -65,11 +77,32 @@ pub fn current_key(tenant: &TenantId) -> HashMap<String, AttributeValue> {
 }
 
 impl StoredPolicy {
+    /// `policy` stored as `version`, set at `updated_at` by `updated_by`.
+    pub fn new(version: u64, policy: Policy, updated_at: String, updated_by: String) -> Self {
+        let (named, other) = policy.applying_to_each(version);
+        let applying = Applying {
+            named: named
+                .into_iter()
+                .map(|(branch, applied)| (branch, Arc::new(applied)))
+                .collect(),
+            other: Arc::new(other),
+        };
+        Self {
+            version,
+            policy,
+            updated_at,
+            updated_by,
+            applying,
+        }
+    }
+
     /// The limits it sets for the agents of `branch`: the one place a
     /// policy is applied to a caller (the draft, a read's rate, the
     /// examiner).
-    pub fn applied_to(&self, branch: &BranchId) -> Applied {
-        self.policy.applying_to(branch.as_str(), self.version)
+    pub fn applied_to(&self, branch: &BranchId) -> Arc<Applied> {
+        let applying = &self.applying;
+        let named = applying.named.iter().find(|(id, _)| id == branch.as_str());
+        Arc::clone(named.map_or(&applying.other, |(_, applied)| applied))
     }
 
     fn attributes(
@@ -107,12 +140,12 @@ impl StoredPolicy {
             return Err(unreadable("the item has no document".to_owned()));
         };
         match Policy::parse(document.as_bytes()) {
-            Ok(policy) => Ok(Self {
+            Ok(policy) => Ok(Self::new(
                 version,
                 policy,
-                updated_at: s("updated_at").unwrap_or_default(),
-                updated_by: s("updated_by").unwrap_or_default(),
-            }),
+                s("updated_at").unwrap_or_default(),
+                s("updated_by").unwrap_or_default(),
+            )),
             Err(issues) => {
                 let mut problem = issues
                     .first()
@@ -198,7 +231,7 @@ impl InForce {
     /// The limits a draft by an agent of `branch` is held to, or (a policy
     /// that cannot be read) its refusal, retryable after
     /// `retry_after_seconds`.
-    pub fn for_draft(&self, branch: &BranchId, retry_after_seconds: u64) -> Result<Option<Applied>, ToolError> {
+    pub fn for_draft(&self, branch: &BranchId, retry_after_seconds: u64) -> Result<Option<Arc<Applied>>, ToolError> {
         match self {
             Self::Nothing => Ok(None),
             Self::Policy(stored) => Ok(Some(stored.applied_to(branch))),
@@ -208,7 +241,7 @@ impl InForce {
 
     /// The limits a read of `branch` is held to (its rate): a policy that
     /// cannot be read sets none, so that no read is blocked by it.
-    pub fn for_read(&self, branch: &BranchId) -> Option<Applied> {
+    pub fn for_read(&self, branch: &BranchId) -> Option<Arc<Applied>> {
         match self {
             Self::Policy(stored) => Some(stored.applied_to(branch)),
             Self::Nothing | Self::Unreadable(_) => None,
@@ -279,15 +312,15 @@ impl<'a> PolicyStore<'a> {
             },
         };
         let next = stored_now.saturating_add(1);
-        let stored = StoredPolicy {
-            version: next,
-            policy: Policy {
+        let stored = StoredPolicy::new(
+            next,
+            Policy {
                 version: Some(next),
                 ..policy.clone()
             },
-            updated_at: now.to_rfc3339_opts(SecondsFormat::Millis, true),
-            updated_by: by.to_owned(),
-        };
+            now.to_rfc3339_opts(SecondsFormat::Millis, true),
+            by.to_owned(),
+        );
         let items = self.put_items(&stored, based_on).map_err(SetFailure::Store)?;
         // A token of its own per set (26 characters, within the 36 allowed).
         let token = ulid::Ulid::new().to_string();
@@ -323,15 +356,15 @@ impl<'a> PolicyStore<'a> {
     /// instances seeding at once cannot both win and nothing is overwritten.
     /// Returns whether it was stored.
     pub async fn seed(&self, policy: &Policy, by: &str, now: DateTime<Utc>) -> Result<bool, ToolError> {
-        let stored = StoredPolicy {
-            version: 1,
-            policy: Policy {
+        let stored = StoredPolicy::new(
+            1,
+            Policy {
                 version: Some(1),
                 ..policy.clone()
             },
-            updated_at: now.to_rfc3339_opts(SecondsFormat::Millis, true),
-            updated_by: by.to_owned(),
-        };
+            now.to_rfc3339_opts(SecondsFormat::Millis, true),
+            by.to_owned(),
+        );
         for (sk, kind) in [
             (format!("V#{:010}", 1), "policy_version"),
             (CURRENT_SK.to_owned(), "policy"),
