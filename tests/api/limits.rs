@@ -340,6 +340,11 @@ async fn the_day_limit_resets_at_midnight_in_the_tenants_time_zone() {
     let person = "T#demo#LIMIT#DAY#buyer-sby";
     assert_eq!(app.number(person, "2026-11-29", "v_IDR").await, 57_600_000);
     assert_eq!(app.number(person, "2026-11-30", "v_IDR").await, 28_800_000);
+    // A day counts what a day limit bounds: its value, not its drafts.
+    let day = app.item(person, "2026-11-30").await.expect("the day's counter");
+    let mut attributes: Vec<&str> = day.keys().map(String::as_str).collect();
+    attributes.sort_unstable();
+    assert_eq!(attributes, ["expires_at", "kind", "pk", "sk", "v_IDR"]);
 }
 
 #[tokio::test]

@@ -219,12 +219,13 @@ impl Counting {
         now: DateTime<Utc>,
     ) -> Option<Self> {
         let tenant = caller.tenant();
-        let value = stakes
-            .total
-            .as_ref()
-            .map(|total| (value_attribute(&total.currency), total.hundredths));
         let mut drafted = vec![(DRAFTS.to_owned(), 1)];
-        drafted.extend(value.clone());
+        drafted.extend(
+            stakes
+                .total
+                .as_ref()
+                .map(|total| (value_attribute(&total.currency), total.hundredths)),
+        );
         let value_bound = |name: &'static str, limits: &[draftline_contract::policy::Amount]| {
             let total = stakes.total.as_ref()?;
             let limit = limits.iter().find(|l| l.currency == total.currency)?;
@@ -242,10 +243,14 @@ impl Counting {
             bounds.extend(run_drafts_bound(applied));
             bounds.extend(value_bound("per_run.max_value", &applied.run_value));
             if !bounds.is_empty() {
-                counters.push(run_counter(caller.owner(), run, drafted.clone(), bounds, now));
+                counters.push(run_counter(caller.owner(), run, drafted, bounds, now));
             }
         }
         if let Some(bound) = value_bound("per_person_per_day.max_value", &applied.day_value) {
+            // A day counts what a day limit bounds, the value: no limit
+            // counts a person's drafts per day, so the day's update does
+            // not carry a count nothing reads.
+            let adds = vec![(bound.attribute.clone(), bound.this)];
             let day = applied.day_of(now).to_string();
             let resets_at = applied.next_midnight(now);
             counters.push(Counter {
@@ -255,7 +260,7 @@ impl Counting {
                 },
                 pk: day_pk(tenant, caller.user()),
                 sk: day.clone(),
-                adds: drafted,
+                adds,
                 bounds: vec![bound],
                 resets_at: Some(resets_at),
                 expires_at: (resets_at + Duration::days(2)).timestamp(),
