@@ -350,7 +350,7 @@ impl Counting {
                     .table_name(db.table())
                     .set_key(Some(counter.key()))
                     .update_expression(update.expression)
-                    .set_expression_attribute_names(Some(update.names))
+                    .set_expression_attribute_names(update.names)
                     .set_expression_attribute_values(Some(update.values))
                     .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
                 if let Some(condition) = update.condition {
@@ -395,7 +395,7 @@ impl Counting {
                 .table_name(db.table())
                 .set_key(Some(counter.key()))
                 .update_expression(update.expression)
-                .set_expression_attribute_names(Some(update.names))
+                .set_expression_attribute_names(update.names)
                 .set_expression_attribute_values(Some(update.values))
                 .set_condition_expression(update.condition)
                 .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
@@ -543,7 +543,7 @@ impl Counting {
 struct CounterUpdate {
     expression: String,
     condition: Option<String>,
-    names: HashMap<String, String>,
+    names: Option<HashMap<String, String>>,
     values: HashMap<String, AttributeValue>,
 }
 
@@ -576,25 +576,40 @@ impl Counter {
     }
 
     /// Its update, under its limits' conditions unless they were lifted:
-    /// `ADD #a0 :a0, #a1 :a1 SET kind = :k, expires_at = :e`, conditioned
-    /// `(attribute_not_exists(#a0) OR #a0 <= :r0) AND …`. A bound names the
-    /// attribute its counter adds to with the same placeholder, so an item
-    /// carries each attribute name once (the bytes signed and sent with
-    /// every draft under a policy).
+    /// `ADD drafts :a0, v_IDR :a1 SET kind = :k, expires_at = :e`,
+    /// conditioned `(attribute_not_exists(drafts) OR drafts <= :r0) AND …`.
+    /// The counters' own attributes are named as themselves (none is a
+    /// reserved word, [`plain`]), and a bound names the attribute its
+    /// counter adds to: no names map travels with a draft's counters (the
+    /// bytes signed and sent with every draft under a policy). Any other
+    /// attribute goes through a placeholder (`#a0`, `#b0`).
     fn update(&self) -> CounterUpdate {
-        let mut names = HashMap::with_capacity(self.adds.len());
+        let mut names = HashMap::new();
         let mut values = HashMap::with_capacity(self.adds.len() + self.bounds.len() + 2);
-        let mut expression = String::with_capacity(48 + 10 * self.adds.len());
+        let mut named = |attribute: &String, sign: char, i: usize| -> String {
+            if plain(attribute) {
+                return attribute.clone();
+            }
+            let name = placeholder('#', sign, i);
+            names.insert(name.clone(), attribute.clone());
+            name
+        };
+        let added: Vec<String> = self
+            .adds
+            .iter()
+            .enumerate()
+            .map(|(i, (attribute, _))| named(attribute, 'a', i))
+            .collect();
+        let mut expression = String::with_capacity(48 + 16 * self.adds.len());
         expression.push_str("ADD ");
-        for (i, (attribute, n)) in self.adds.iter().enumerate() {
-            let (name, value) = (placeholder('#', 'a', i), placeholder(':', 'a', i));
+        for (i, ((_, n), name)) in self.adds.iter().zip(&added).enumerate() {
+            let value = placeholder(':', 'a', i);
             if i > 0 {
                 expression.push_str(", ");
             }
-            expression.push_str(&name);
+            expression.push_str(name);
             expression.push(' ');
             expression.push_str(&value);
-            names.insert(name, attribute.clone());
             values.insert(value, AttributeValue::N(n.to_string()));
         }
         expression.push_str(" SET kind = :k, expires_at = :e");
@@ -607,15 +622,12 @@ impl Counter {
                     .adds
                     .iter()
                     .position(|(attribute, _)| *attribute == bound.attribute)
+                    .and_then(|at| added.get(at))
                 {
-                    Some(added) => placeholder('#', 'a', added),
-                    None => {
-                        // A limit on what this counter does not add (none
-                        // is built so): its attribute gets its own name.
-                        let name = placeholder('#', 'b', i);
-                        names.insert(name.clone(), bound.attribute.clone());
-                        name
-                    }
+                    Some(name) => name.clone(),
+                    // A limit on what this counter does not add (none is
+                    // built so): its attribute is named on its own.
+                    None => named(&bound.attribute, 'b', i),
                 };
                 let room = placeholder(':', 'r', i);
                 if !condition.is_empty() {
@@ -642,10 +654,23 @@ impl Counter {
         CounterUpdate {
             expression,
             condition: (!condition.is_empty()).then_some(condition),
-            names,
+            // DynamoDB refuses an empty map: none is sent.
+            names: (!names.is_empty()).then_some(names),
             values,
         }
     }
+}
+
+/// Whether an expression may name `attribute` as itself: the counters'
+/// own attributes (`drafts`, `calls`, `v_<currency>` of ASCII letters and
+/// digits), none of them among DynamoDB's reserved words (which have no
+/// underscore). Anything else is named through a placeholder.
+fn plain(attribute: &str) -> bool {
+    attribute == DRAFTS
+        || attribute == CALLS
+        || attribute
+            .strip_prefix("v_")
+            .is_some_and(|code| !code.is_empty() && code.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
 /// What a refused draft did not do.
@@ -851,7 +876,7 @@ mod tests {
     }
 
     #[test]
-    fn a_bound_names_the_attribute_its_counter_adds_to_once() {
+    fn a_counter_names_its_own_attributes_as_themselves_and_a_bound_those_its_counter_adds_to() {
         let run = counter(
             &[(DRAFTS, 1), ("v_IDR", 28_800_000)],
             vec![
@@ -860,16 +885,15 @@ mod tests {
             ],
         );
         let update = run.update();
-        assert_eq!(update.expression, "ADD #a0 :a0, #a1 :a1 SET kind = :k, expires_at = :e");
+        assert_eq!(
+            update.expression,
+            "ADD drafts :a0, v_IDR :a1 SET kind = :k, expires_at = :e"
+        );
         assert_eq!(
             update.condition.as_deref(),
-            Some("(attribute_not_exists(#a0) OR #a0 <= :r0) AND (attribute_not_exists(#a1) OR #a1 <= :r1)")
+            Some("(attribute_not_exists(drafts) OR drafts <= :r0) AND (attribute_not_exists(v_IDR) OR v_IDR <= :r1)")
         );
-        let names = HashMap::from([
-            ("#a0".to_owned(), DRAFTS.to_owned()),
-            ("#a1".to_owned(), "v_IDR".to_owned()),
-        ]);
-        assert_eq!(update.names, names);
+        assert_eq!(update.names, None, "no names map travels");
         let values = HashMap::from([
             (":a0".to_owned(), n("1")),
             (":a1".to_owned(), n("28800000")),
@@ -883,8 +907,8 @@ mod tests {
 
     #[test]
     fn a_draft_alone_over_its_limit_passes_no_use_and_a_lifted_counter_is_unconditioned() {
-        let mut day = counter(&[(DRAFTS, 1), ("v_IDR", 500)], vec![value_bound(400, 500)]);
-        assert_eq!(day.update().condition.as_deref(), Some("#a1 <= :r0"));
+        let mut day = counter(&[("v_IDR", 500)], vec![value_bound(400, 500)]);
+        assert_eq!(day.update().condition.as_deref(), Some("v_IDR <= :r0"));
         assert_eq!(day.update().values[":r0"], n("-100"));
         day.conditioned = false;
         let update = day.update();
@@ -893,14 +917,33 @@ mod tests {
     }
 
     #[test]
-    fn a_bound_on_what_the_counter_does_not_add_gets_a_name_of_its_own() {
-        let update = counter(&[(CALLS, 1)], vec![value_bound(400, 0)]).update();
+    fn an_attribute_that_is_not_a_counters_own_goes_through_a_placeholder() {
+        let mut odd = value_bound(400, 0);
+        odd.attribute = "v_X-1".to_owned();
+        let update = counter(&[(CALLS, 1), ("v_X-1", 5)], vec![odd.clone()]).update();
+        assert_eq!(
+            update.expression,
+            "ADD calls :a0, #a1 :a1 SET kind = :k, expires_at = :e"
+        );
+        assert_eq!(
+            update.condition.as_deref(),
+            Some("(attribute_not_exists(#a1) OR #a1 <= :r0)")
+        );
+        assert_eq!(
+            update.names,
+            Some(HashMap::from([("#a1".to_owned(), "v_X-1".to_owned())]))
+        );
+        // A bound on what the counter does not add is named on its own.
+        let update = counter(&[(CALLS, 1)], vec![odd]).update();
         assert_eq!(
             update.condition.as_deref(),
             Some("(attribute_not_exists(#b0) OR #b0 <= :r0)")
         );
-        assert_eq!(update.names["#b0"], "v_IDR");
-        assert_eq!(update.names["#a0"], CALLS);
+        assert_eq!(
+            update.names,
+            Some(HashMap::from([("#b0".to_owned(), "v_X-1".to_owned())]))
+        );
+        assert!(!plain("v_") && !plain("kind") && plain("v_IDR") && plain(CALLS));
     }
 
     #[test]
