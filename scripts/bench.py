@@ -100,6 +100,7 @@ FUNCTION_LOG = None  # DRAFTLINE_LOG of the function processes; None: their defa
 CASES = None  # --cases: the CPU cases to run (read, replay, fresh, policed, demo); None: all
 STAGES = False  # --stages: keep the function processes' log lines and report where a call's time goes
 OTLP_ENDPOINT = None  # OTEL_EXPORTER_OTLP_ENDPOINT of the function processes (--otlp); None: no export
+RATE = None  # --rate: requests per second offered in each CPU case's measured calls; None: each connection sends on at once
 CALLGRIND = None  # --callgrind: where the function processes' callgrind dumps go; None: not under valgrind
 
 
@@ -168,11 +169,18 @@ class Load:
             s.close()
         self.selector.close()
 
-    def run(self, calls, deadline_s=600):
+    def run(self, calls, deadline_s=600, rate=None):
+        """Sends `calls` requests and reads their answers. With `rate`
+        (requests per second), the k-th request is sent no sooner than
+        k / rate seconds after the start, on the first connection free
+        then: an offered load below what the server and its engine can
+        take, the same for every case measured, so that none is measured
+        at a throughput (and a batching of its wake-ups) of its own."""
         statuses = collections.Counter()
         latencies = []
         state = {}
         issued = 0
+        free = collections.deque()
 
         def send(n, s):
             nonlocal issued
@@ -185,15 +193,21 @@ class Load:
             state[n] = [time.perf_counter(), b""]
 
         for n, s in enumerate(self.socks):
-            if issued < calls:
-                send(n, s)
-                self.selector.register(s, selectors.EVENT_READ, n)
+            self.selector.register(s, selectors.EVENT_READ, n)
+            free.append(n)
         started = time.perf_counter()
         done = 0
         while done < calls:
-            if time.perf_counter() - started > deadline_s:
+            now = time.perf_counter()
+            if now - started > deadline_s:
                 raise RuntimeError("load did not finish in time")
-            for key, _ in self.selector.select(timeout=10):
+            while free and issued < calls and (rate is None or now >= started + issued / rate):
+                n = free.popleft()
+                send(n, self.socks[n])
+            timeout = 10
+            if rate is not None and free and issued < calls:
+                timeout = max(0.0, started + issued / rate - time.perf_counter())
+            for key, _ in self.selector.select(timeout=timeout):
                 n, s = key.data, key.fileobj
                 try:
                     chunk = s.recv(65536)
@@ -213,10 +227,12 @@ class Load:
                 latencies.append((time.perf_counter() - state[n][0]) * 1000)
                 statuses[int(head.split(" ", 2)[1])] += 1
                 done += 1
-                if issued < calls:
+                if rate is None and issued < calls:
                     send(n, s)
                 else:
-                    self.selector.unregister(s)
+                    free.append(n)
+        for s in self.socks:
+            self.selector.unregister(s)
         elapsed = time.perf_counter() - started
         return statuses, latencies, elapsed
 
@@ -420,7 +436,7 @@ def cpu_per_call(bins, fn_token, needed_by, connections, calls, warmup, no_polic
                 if proc.callgrind:
                     callgrind_control(proc.pid, "--instr=on")
                 before = cpu_seconds(proc.pid)
-                statuses, latencies, elapsed = load.run(calls)
+                statuses, latencies, elapsed = load.run(calls, rate=RATE)
                 used = cpu_seconds(proc.pid) - before
                 if proc.callgrind:
                     callgrind_control(proc.pid, "--instr=off")
@@ -721,13 +737,18 @@ def main():
     ap.add_argument("--otlp", action="store_true",
                     help="export every call's spans from the function processes to a local OTLP receiver "
                          "(needs binaries built with the default feature otlp)")
+    ap.add_argument("--rate", type=float, metavar="REQ_PER_S",
+                    help="with cpu: offer the measured calls at this fixed rate (below what every case can "
+                         "take) instead of each connection sending on at once: the cases compared then run at "
+                         "one throughput, so none's CPU per call is measured with a batching of its own")
     ap.add_argument("--callgrind", metavar="DIR",
                     help="with cpu: run each function under valgrind's callgrind and report the instructions "
                          "per measured call (repeatable where CPU time is not; dumps in DIR for "
                          "callgrind_annotate; the load's CPU and latency figures mean nothing then)")
     args = ap.parse_args()
-    global FUNCTION_LOG, OTLP_ENDPOINT, STAGES, CASES, CALLGRIND
+    global FUNCTION_LOG, OTLP_ENDPOINT, STAGES, CASES, CALLGRIND, RATE
     CALLGRIND = os.path.abspath(args.callgrind) if args.callgrind else None
+    RATE = args.rate
     if CALLGRIND:
         os.makedirs(CALLGRIND, exist_ok=True)
     FUNCTION_LOG = args.function_log
