@@ -14,9 +14,10 @@ names a directory holding `draftline`, `inventory_get_stock` and
     51 calls (VmRSS) and its peak (VmHWM);
   - CPU per call: the function binaries (`inventory_get_stock` for a read,
     `purchasing_create_po_draft` for a replay and a fresh draft), each in its
-    own process in Vercel mode, the DynamoDB engine in the `draftline serve`
-    process, under a fixed load of --connections keep-alive connections
-    (16) that each send their next request as soon as the last is answered.
+    own process in Vercel mode, the DynamoDB engine in a `draftline serve`
+    process of its own for each case, under a fixed load of --connections
+    keep-alive connections (16) that each send their next request as soon
+    as the last is answered, or (--rate R) at a fixed offered rate.
     CPU per call = (utime + stime of the function process, all threads, from
     /proc/<pid>/stat) / calls, after a warm-up; beside it requests/s and
     p50/p99 under that load (latency and req/s depend on what else runs on
@@ -148,8 +149,9 @@ def raw_request(path, token, body, headers=()):
 
 class Load:
     """`connections` keep-alive HTTP/1.1 connections driven from one thread:
-    each sends its next request as soon as its last one is answered, until
-    `calls` requests have been answered. `request(conn, i)` builds the bytes
+    each sends its next request as soon as its last one is answered (or, at
+    a fixed rate, when the next one is due), until `calls` requests have
+    been answered. `request(conn, i)` builds the bytes
     of the i-th request on connection `conn`. Far cheaper per request than
     http.client in threads, so the client is not what limits the server."""
 
@@ -379,10 +381,14 @@ def cpu_per_call(bins, fn_token, needed_by, connections, calls, warmup, no_polic
     def fresh_in_run(case, drafts_per_run=None):
         # Each case its own keys (a load numbers its calls from 0): a key
         # of an earlier case would be a replay. One run per connection, or
-        # a new one every `drafts_per_run` drafts.
+        # a new one after every `drafts_per_run` drafts of that connection
+        # (`i` counts the calls of every connection).
+        sent = collections.Counter()
+
         def request(n, i):
             ref = f"{case}-{run_id}-{n}-{i}"
-            run = f"bench-{case}-{run_id}-{n}" + (f"-{i // drafts_per_run}" if drafts_per_run else "")
+            run = f"bench-{case}-{run_id}-{n}" + (f"-{sent[n] // drafts_per_run}" if drafts_per_run else "")
+            sent[n] += 1
             return raw_request("/api/purchasing_create_po_draft", fn_token, draft(ref),
                                [("Idempotency-Key", ref), ("X-Agent-Run-Id", run)])
         return request
@@ -424,8 +430,12 @@ def cpu_per_call(bins, fn_token, needed_by, connections, calls, warmup, no_polic
         # sweeps them all on each one), so a case run after another's
         # thousands of drafts would pay for them.
         engine, _, endpoint = start_engine(bins)
-        policy(endpoint)
-        proc, port = spawn_function(os.path.join(bins, binary), endpoint, resource)
+        try:
+            policy(endpoint)
+            proc, port = spawn_function(os.path.join(bins, binary), endpoint, resource)
+        except BaseException:
+            stop(engine)
+            raise
         try:
             wait_for_port(port, proc, 180 if CALLGRIND else 20)
             load = Load(port, connections, request)

@@ -1,6 +1,7 @@
 //! A fault layer in front of a DynamoDB endpoint (the embedded engine):
-//! a real socket the app's `aws-sdk-dynamodb` client talks to. Every
-//! request is passed on unchanged, except a `TransactWriteItems` a test
+//! a real socket the app's `aws-sdk-dynamodb` client talks to, which notes
+//! each request's signer and each `BatchGetItem`'s keys. Every request is
+//! passed on unchanged, except a `TransactWriteItems` a test
 //! planned to lose a race: it is answered, without reaching the engine,
 //! as DynamoDB answers a transaction another one held an item of
 //! (`TransactionCanceledException`, reason `TransactionConflict` on that
@@ -22,6 +23,8 @@ struct Plan {
     /// The access key each request was signed with (SigV4's `Credential=`)
     /// and whether it carried a session token, in order.
     signers: Vec<(String, bool)>,
+    /// The partition keys each `BatchGetItem` asked for, in order.
+    batch_reads: Vec<Vec<String>>,
 }
 
 /// The proxy: [`FaultyDynamo::endpoint`] in front of one DynamoDB API.
@@ -62,6 +65,11 @@ impl FaultyDynamo {
     /// carried a session token (`x-amz-security-token`).
     pub fn signers(&self) -> Vec<(String, bool)> {
         self.plan.lock().unwrap().signers.clone()
+    }
+
+    /// The partition keys each `BatchGetItem` passed asked for, in order.
+    pub fn batch_reads(&self) -> Vec<Vec<String>> {
+        self.plan.lock().unwrap().batch_reads.clone()
     }
 
     /// How many transactions were answered with a conflict.
@@ -113,6 +121,24 @@ async fn read_request(client: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Re
     request.body = buffer[end..end + length].to_vec();
     buffer.drain(..end + length);
     Some(request)
+}
+
+/// The partition keys a `BatchGetItem` request asks for; `None` for any
+/// other request.
+fn batch_read(request: &Request) -> Option<Vec<String>> {
+    if !request.header("x-amz-target")?.ends_with(".BatchGetItem") {
+        return None;
+    }
+    let body: Value = serde_json::from_slice(&request.body).ok()?;
+    let tables = body.get("RequestItems")?.as_object()?;
+    Some(
+        tables
+            .values()
+            .filter_map(|table| table.get("Keys")?.as_array())
+            .flatten()
+            .filter_map(|key| Some(key.get("pk")?.get("S")?.as_str()?.to_owned()))
+            .collect(),
+    )
 }
 
 /// The partition key of one `TransactItems` entry.
@@ -183,6 +209,9 @@ async fn serve(mut client: TcpStream, upstream: String, http: reqwest::Client, p
             .to_owned();
         let session = request.header("x-amz-security-token").is_some();
         plan.lock().unwrap().signers.push((key, session));
+        if let Some(keys) = batch_read(&request) {
+            plan.lock().unwrap().batch_reads.push(keys);
+        }
         let answer = match conflict_for(&request, &plan) {
             Some(answer) => answer,
             None => forward(&request, &upstream, &http).await,

@@ -1430,6 +1430,90 @@ async fn a_counter_held_by_another_transaction_retries_the_commit_alone() {
     );
 }
 
+#[tokio::test]
+async fn a_run_this_instance_counted_leaves_its_counter_out_of_the_lookup_and_its_count_still_holds() {
+    // Two instances on one engine; the first's DynamoDB client talks to a
+    // layer that notes the keys of each BatchGetItem.
+    let engine = draftline_infra::EmbeddedDynamo::start(None).await.unwrap();
+    let proxy = crate::dynamo_proxy::FaultyDynamo::start(&engine.endpoint()).await;
+    let options = |endpoint: String| LocalOptions {
+        dynamodb_endpoint: Some(endpoint),
+        no_near_duplicate_check: true,
+        ..LocalOptions::default()
+    };
+    let app = crate::helpers::spawn_app_with(options(proxy.endpoint())).await;
+    let other = crate::helpers::spawn_app_with(options(engine.endpoint())).await;
+    app.set_policy(&policy(
+        "enforce",
+        json!({"per_run": {"max_drafts": 3, "max_value": null}}),
+    ))
+    .await;
+    let counter = run_counter("buyer-sby", "run-known");
+    let read_the_counter = || proxy.batch_reads().last().unwrap().contains(&counter);
+    let fresh: BTreeMap<String, u64> = [
+        ("BatchGetItem".into(), 1),
+        ("TransactWriteItems".into(), 1),
+        ("UpdateItem".into(), 1),
+    ]
+    .into();
+
+    // A run this instance does not know: its counter comes with the lookup.
+    assert_eq!(draft(&app, Some("run-known"), "known-1", 1).await.status, 201);
+    assert!(read_the_counter(), "{:?}", proxy.batch_reads());
+    // It counted 1 of 3: the next two drafts leave the counter out, in the
+    // same three requests.
+    for key in ["known-2", "known-3"] {
+        let before = app.round_trips();
+        assert_eq!(draft(&app, Some("run-known"), key, 1).await.status, 201);
+        assert!(!read_the_counter(), "{key}: {:?}", proxy.batch_reads().last());
+        assert_eq!(diff(&before, &app.round_trips()), fresh, "{key}");
+    }
+    // At its count: read, and refused before the draft is priced.
+    let before = app.round_trips();
+    let refused = draft(&app, Some("run-known"), "known-4", 1).await;
+    assert_eq!(
+        (refused.status, refused.error_code()),
+        (403, "LIMIT_REACHED"),
+        "{:?}",
+        refused.body
+    );
+    assert!(read_the_counter());
+    assert_eq!(
+        diff(&before, &app.round_trips()),
+        [("BatchGetItem".into(), 1), ("PutItem".into(), 1)].into()
+    );
+
+    // A run this instance knows with room, which another instance filled
+    // since: the transaction's condition refuses the draft (the hint is
+    // never the limit), nothing is created, and the run's next draft here
+    // reads its counter again.
+    assert_eq!(draft(&app, Some("run-shared"), "shared-1", 1).await.status, 201);
+    for key in ["shared-2", "shared-3"] {
+        assert_eq!(draft(&other, Some("run-shared"), key, 1).await.status, 201, "{key}");
+    }
+    let documents = app.new_documents("purchase_order").await;
+    let shared = run_counter("buyer-sby", "run-shared");
+    let refused = draft(&app, Some("run-shared"), "shared-4", 1).await;
+    assert_eq!(
+        (refused.status, refused.error_code()),
+        (403, "LIMIT_REACHED"),
+        "{:?}",
+        refused.body
+    );
+    assert_eq!(refused.body["error"]["limit"]["used"], json!("3"), "{:?}", refused.body);
+    assert!(!proxy.batch_reads().last().unwrap().contains(&shared));
+    assert_eq!(app.new_documents("purchase_order").await, documents);
+    assert_eq!(app.number(&shared, "USE", "drafts").await, 3);
+    let before = app.round_trips();
+    let again = draft(&app, Some("run-shared"), "shared-5", 1).await;
+    assert_eq!((again.status, again.error_code()), (403, "LIMIT_REACHED"));
+    assert!(proxy.batch_reads().last().unwrap().contains(&shared));
+    assert_eq!(
+        diff(&before, &app.round_trips()),
+        [("BatchGetItem".into(), 1), ("PutItem".into(), 1)].into()
+    );
+}
+
 /// Writes a field no draftline knows into the demo tenant's stored policy,
 /// straight into the table (by hand, or as a newer version would).
 async fn break_policy(app: &TestApp) {

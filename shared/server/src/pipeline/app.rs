@@ -45,6 +45,7 @@ impl App {
             pages: None,
             policies: crate::policy::PolicyCache::new(config.policy_cache),
             answered: crate::idempotency::AnsweredKeys::default(),
+            runs: crate::policy::KnownRuns::default(),
             registry,
             db,
             clock,

@@ -326,24 +326,32 @@ impl App {
         let now = self.clock.now();
         let caller = call.caller;
         let tenant = caller.tenant();
-        let run_key = call
+        let run_pk = call
             .agent
             .run_id
             .as_deref()
-            .map(|run| policy::counters::run_key(caller.owner(), run));
+            .map(|run| policy::counters::run_pk(caller.owner(), run));
         let cached = self.policies.fresh_for_draft(tenant, caller.branch(), now);
         // Whether the run's counter is worth its place in the request: the
-        // cached policy limits the run's drafts, or the policy comes along.
+        // cached policy limits the run's drafts and this instance does not
+        // know the run to have room for this draft ([`policy::runs`]), or
+        // the policy comes along.
         let counts_runs = match &cached {
-            Some(Ok(Some(applied))) => applied.run_drafts.is_some(),
+            Some(Ok(Some(applied))) => applied
+                .run_drafts
+                .is_some_and(|max| !run_pk.as_deref().is_some_and(|pk| self.runs.has_room(pk, max, now))),
             Some(_) => false,
             None => true,
         };
+        let run_key = run_pk
+            .as_deref()
+            .filter(|_| counts_runs)
+            .map(policy::counters::run_key_at);
         let mut along = Vec::new();
         if cached.is_none() {
             along.push(policy::store::current_key(tenant));
         }
-        along.extend(run_key.clone().filter(|_| counts_runs));
+        along.extend(run_key.clone());
         let reading = reads.is_some();
         along.extend(reads.into_iter().flatten());
         let (record, found) = if along.is_empty() {
@@ -357,6 +365,14 @@ impl App {
             self.policies.remember_for_draft(tenant, item, caller.branch(), now)
         });
         let run_use = run_key.as_ref().and_then(find).cloned();
+        if let (Some(pk), Some(_), Ok(Some(applied))) = (&run_pk, &run_key, &applied)
+            && applied.run_drafts.is_some()
+        {
+            let drafts = run_use
+                .as_ref()
+                .map_or(0, |item| policy::counters::used(item, policy::counters::DRAFTS));
+            self.runs.read(pk, drafts, now);
+        }
         Ok(Looked {
             record,
             applied,

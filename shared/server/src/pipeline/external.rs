@@ -190,7 +190,12 @@ impl App {
             };
             let claimed = trace::stage(Stage::Idempotency, held.store.claim(key, &claiming, with)).await?;
             match claimed {
-                Claim::Acquired(token) => return Ok(Claimed::Held(token, reserved, policed)),
+                Claim::Acquired(token) => {
+                    if counting.is_some() {
+                        self.note_run(call, &policed.gate, true);
+                    }
+                    return Ok(Claimed::Held(token, reserved, policed));
+                }
                 Claim::ConfirmationUsed => return Err(confirm::already_used()),
                 Claim::Taken(record) => {
                     let answer = self
@@ -199,6 +204,7 @@ impl App {
                     return Ok(Claimed::Answered(answer));
                 }
                 Claim::OverLimit { index, stored } => {
+                    self.note_run(call, &policed.gate, false);
                     // Refused, or (observe mode) claimed again with that
                     // counter unconditioned, the audit item naming the limit.
                     let Some(counting) = counting.as_mut() else {

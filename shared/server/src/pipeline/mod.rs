@@ -179,6 +179,8 @@ pub struct App {
     policies: crate::policy::PolicyCache,
     /// The draft keys this instance answered lately ([`crate::idempotency::answered`]).
     answered: crate::idempotency::AnsweredKeys,
+    /// The agent runs this instance counted lately ([`crate::policy::runs`]).
+    runs: crate::policy::KnownRuns,
 }
 
 impl std::fmt::Debug for App {

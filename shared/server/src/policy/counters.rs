@@ -16,8 +16,9 @@
 //!   budget (`DRAFTLINE_RATE_LIMIT_PER_MINUTE`, `429 RATE_LIMITED`), which
 //!   is not the tenant's policy and is enforced in any mode.
 //!
-//! Each is an `Update` that `ADD`s the draft (`drafts` 1, `v_<currency>` its
-//! total in hundredths; `calls` 1 for a rate) under the condition
+//! Each is an `Update` that `ADD`s the draft (a run's: `drafts` 1 and
+//! `v_<currency>` its total in hundredths; a day's: the total alone, the one
+//! thing a day limit bounds; `calls` 1 for a rate) under the condition
 //! `used + this <= limit`, written
 //! `used <= limit - this` (DynamoDB conditions have no arithmetic). The
 //! condition is evaluated with the document's own write, so concurrent
@@ -115,7 +116,8 @@ struct Counter {
     /// Its item's partition and sort keys.
     pk: String,
     sk: String,
-    /// What it adds: `drafts` and the value, or `calls`.
+    /// What it adds: `drafts` and the value (a run), the value (a day), or
+    /// `calls` (a rate, the budget).
     adds: Vec<(String, i64)>,
     bounds: Vec<Bound>,
     /// When its limits reset (`None`: a run's last as long as the run).
@@ -795,8 +797,13 @@ pub fn run_key(owner: Owner<'_>, run: &str) -> HashMap<String, AttributeValue> {
     key(run_pk(owner, run), RUN_SK.to_owned())
 }
 
+/// The key of the run counter whose partition is `pk` ([`run_pk`]).
+pub fn run_key_at(pk: &str) -> HashMap<String, AttributeValue> {
+    key(pk.to_owned(), RUN_SK.to_owned())
+}
+
 /// The partition of the counter of `owner`'s agent run `run`.
-fn run_pk(owner: Owner<'_>, run: &str) -> String {
+pub fn run_pk(owner: Owner<'_>, run: &str) -> String {
     let Owner { tenant, branch, user } = owner;
     format!("T#{tenant}#LIMIT#RUN#{branch}#{user}#{run}")
 }
@@ -947,7 +954,7 @@ mod tests {
     }
 
     #[test]
-    fn placeholders_past_nine_are_formatted() {
+    fn placeholders_past_the_written_ones_are_formatted() {
         assert_eq!(placeholder('#', 'a', 3), "#a3");
         assert_eq!(placeholder(':', 'r', 12), ":r12");
         assert_eq!(placeholder('#', 'b', 4), "#b4");
