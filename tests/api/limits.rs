@@ -466,8 +466,9 @@ async fn a_fresh_draft_with_a_policy_in_force_makes_no_dynamodb_request_more_tha
     }
     // Cold or warm, with the policy or without: the key lookup (one
     // BatchGetItem: the key record, the policy while the instance's copy
-    // is stale, the run's counter while the policy limits a run's drafts,
-    // and what the draft reads), the number, and ONE transaction that
+    // is stale, the run's counter while the policy limits a run's drafts
+    // and this instance does not know the run to have room, and what the
+    // draft reads), the number, and ONE transaction that
     // carries the run's and the day's counters too.
     let three: BTreeMap<String, u64> = [
         ("BatchGetItem".into(), 1),
@@ -1493,13 +1494,19 @@ async fn a_run_this_instance_counted_leaves_its_counter_out_of_the_lookup_and_it
     }
     let documents = app.new_documents("purchase_order").await;
     let shared = run_counter("buyer-sby", "run-shared");
+    let before = app.round_trips();
     let refused = draft(&app, Some("run-shared"), "shared-4", 1).await;
+    let requests = diff(&before, &app.round_trips());
     assert_eq!(
         (refused.status, refused.error_code()),
         (403, "LIMIT_REACHED"),
         "{:?}",
         refused.body
     );
+    // Its lookup without the counter, its number, and the transaction the
+    // counter's condition cancelled (then the refusal's audit item).
+    assert_eq!(requests.get("TransactWriteItems"), Some(&1), "{requests:?}");
+    assert_eq!(requests.get("UpdateItem"), Some(&1), "{requests:?}");
     assert_eq!(refused.body["error"]["limit"]["used"], json!("3"), "{:?}", refused.body);
     assert!(!proxy.batch_reads().last().unwrap().contains(&shared));
     assert_eq!(app.new_documents("purchase_order").await, documents);

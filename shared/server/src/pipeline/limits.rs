@@ -68,9 +68,9 @@ impl Policed<'_> {
 impl App {
     /// Notes what a draft held at `gate` did to its run's counter, when the
     /// policy limits a run's drafts ([`crate::policy::runs`]): `counted`
-    /// one, or else was refused or failed (the run's next draft here reads
-    /// its counter again). Counting one that a release gives back later
-    /// only makes a lookup read the counter sooner.
+    /// one, or else a limit refused it (the run's next draft here reads its
+    /// counter again). Counting one that a release gives back later only
+    /// makes a lookup read the counter sooner.
     pub(super) fn note_run(&self, call: &Call<'_>, gate: &Gate, counted: bool) {
         let limited = gate.applied().is_some_and(|applied| applied.run_drafts.is_some());
         let Some(run) = call.agent.run_id.as_deref().filter(|_| limited) else {
@@ -183,7 +183,12 @@ impl App {
                 // A retry of this key reaching this instance reads the record alone.
                 self.answered.remember(call.caller, held.key, record.expires_at);
             }
-            self.note_run(call, &policed.gate, committed.is_ok());
+            match &committed {
+                Ok(()) => self.note_run(call, &policed.gate, true),
+                Err(CommitFailure::OverLimit { .. }) => self.note_run(call, &policed.gate, false),
+                // Cancelled by something else: the counter did not move.
+                Err(_) => {}
+            }
             if matches!(committed, Err(CommitFailure::CountersContended)) && resent < DRAFT_ATTEMPTS {
                 // Only the commit needs retrying: the draft as prepared
                 // (its number, its price) stands.

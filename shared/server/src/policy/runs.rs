@@ -8,14 +8,17 @@
 //! the count whatever was read before.
 //!
 //! An instance that read a run's counter, and counted the drafts it
-//! committed in that run since, knows a lower bound of the run's drafts
-//! (counters only grow until they expire). While that bound is fresh and
-//! leaves room for this draft, the counter is left out of the lookup: it
-//! could only say the run is at its count if other instances drafted the
-//! rest of it since, and then the transaction refuses the draft (its number
-//! is a gap, as for any refused draft). A bound older than [`FRESH_FOR`], a
-//! run this instance does not know, or one whose bound leaves no room, is
-//! read as before.
+//! committed in that run since, knows a lower bound of the run's drafts (a
+//! counter grows, except by a release giving back what a claim counted,
+//! which only makes the bound too high: the next lookup reads sooner).
+//! While that bound is fresh and leaves room for this draft, the counter is
+//! left out of the lookup: it could only say the run is at its count if
+//! other drafts of the run (on other instances, or in flight here) made up
+//! the rest since, and then the draft's own counter condition refuses it,
+//! in its transaction on the built-in backend (its number is a gap, as for
+//! any refused draft) or in its claim on an ERP (after the ERP priced it).
+//! A bound older than [`FRESH_FOR`], a run this instance does not know, or
+//! one whose bound leaves no room, is read as before.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -57,12 +60,16 @@ impl KnownRuns {
         })
     }
 
-    /// Notes that the run at `pk` had `drafts` when read at `now`.
+    /// Notes that the run at `pk` had `drafts` when read at `now`. A bound
+    /// this instance holds already is a lower bound too (a read that left
+    /// before a draft of the run here committed may arrive after it): the
+    /// larger stands.
     pub fn read(&self, pk: &str, drafts: i64, now: DateTime<Utc>) {
         if let Ok(mut runs) = self.0.lock() {
             if runs.len() >= REMEMBERED && !runs.contains_key(pk) {
                 runs.clear();
             }
+            let drafts = runs.get(pk).map_or(drafts, |known| known.drafts.max(drafts));
             runs.insert(pk.to_owned(), Bound { drafts, read_at: now });
         }
     }
@@ -115,6 +122,21 @@ mod tests {
         assert!(!runs.has_room("R", 11, at(1)));
         runs.counted("S");
         assert!(!runs.has_room("S", 100, at(0)), "counting an unread run knows nothing");
+    }
+
+    #[test]
+    fn a_read_that_left_before_a_draft_here_committed_does_not_lower_the_bound() {
+        let runs = KnownRuns::default();
+        runs.read("R", 4, at(0));
+        runs.counted("R");
+        runs.read("R", 4, at(1));
+        assert!(
+            !runs.has_room("R", 5, at(1)),
+            "5 drafts known, a read of 4 arriving late"
+        );
+        runs.read("R", 7, at(2));
+        assert!(runs.has_room("R", 8, at(2)));
+        assert!(!runs.has_room("R", 7, at(2)));
     }
 
     #[test]
