@@ -549,26 +549,9 @@ struct CounterUpdate {
     values: HashMap<String, AttributeValue>,
 }
 
-/// The placeholder `<sign><letter><i>` (`#a0`, `:r1`): a counter has a
-/// handful, so the first ones are written out and only more are formatted.
+/// The placeholder `<sign><letter><i>` (`#a0`, `:r1`).
 fn placeholder(sign: char, letter: char, i: usize) -> String {
-    const WRITTEN: [[&str; 4]; 4] = [
-        ["#a0", "#a1", "#a2", "#a3"],
-        ["#b0", "#b1", "#b2", "#b3"],
-        [":a0", ":a1", ":a2", ":a3"],
-        [":r0", ":r1", ":r2", ":r3"],
-    ];
-    let row = match (sign, letter) {
-        ('#', 'a') => Some(0),
-        ('#', 'b') => Some(1),
-        (':', 'a') => Some(2),
-        (':', 'r') => Some(3),
-        _ => None,
-    };
-    match row.and_then(|row| WRITTEN[row].get(i)) {
-        Some(written) => (*written).to_owned(),
-        None => format!("{sign}{letter}{i}"),
-    }
+    format!("{sign}{letter}{i}")
 }
 
 impl Counter {
@@ -794,7 +777,7 @@ pub fn used(item: &HashMap<String, AttributeValue>, attribute: &str) -> i64 {
 /// The key of the counter of `owner`'s agent run `run` (the same run id
 /// sent by someone else is another run).
 pub fn run_key(owner: Owner<'_>, run: &str) -> HashMap<String, AttributeValue> {
-    key(run_pk(owner, run), RUN_SK.to_owned())
+    run_key_at(&run_pk(owner, run))
 }
 
 /// The key of the run counter whose partition is `pk` ([`run_pk`]).
@@ -951,12 +934,5 @@ mod tests {
             Some(HashMap::from([("#b0".to_owned(), "v_X-1".to_owned())]))
         );
         assert!(!plain("v_") && !plain("kind") && plain("v_IDR") && plain(CALLS));
-    }
-
-    #[test]
-    fn placeholders_past_the_written_ones_are_formatted() {
-        assert_eq!(placeholder('#', 'a', 3), "#a3");
-        assert_eq!(placeholder(':', 'r', 12), ":r12");
-        assert_eq!(placeholder('#', 'b', 4), "#b4");
     }
 }
