@@ -196,3 +196,229 @@ async fn with_the_check_off_no_draft_is_marked_and_concurrent_drafts_of_the_same
     assert_eq!(app.documents("purchase_order").await, before + 6);
     assert!(app.item(MARKER.0, MARKER.1).await.is_none(), "no marker is written");
 }
+
+// ---------------------------------------------------------------------------
+// A person's decision, then the next draft of the same items: created or
+// asked, never a 5xx, whatever state the marker was in.
+
+/// Surabaya's seeded open draft of V-00231 (BRG-0042 and VBT-0220), and
+/// where its set is marked.
+const SEEDED_PO: &str = "PO-SBY-000001";
+const SEEDED_PO_MARKER: (&str, &str) = ("T#demo#B#SBY-01#NEAR#PO#V-00231", "ITEMS#BRG-0042,VBT-0220");
+/// Bandung's seeded open quote to C-BDG-001 (BRG-0042 and GLV-0015).
+const SEEDED_QUOTE: &str = "QT-BDG-000001";
+
+/// A PO of the seeded draft's items under key `key`.
+async fn seeded_po_again(app: &TestApp, key: &str) -> Reply {
+    let input = serde_json::json!({
+        "vendor_code": "V-00231",
+        "needed_by": "2026-12-15",
+        "client_ref": key,
+        "note": null,
+        "lines": [
+            {"item_code": "BRG-0042", "qty": 10, "uom": "BOX"},
+            {"item_code": "VBT-0220", "qty": 12, "uom": "PCS"}
+        ]
+    });
+    app.call(
+        "buyer-sby",
+        "purchasing_create_po_draft",
+        &input,
+        &[("idempotency-key", key.to_owned())],
+    )
+    .await
+}
+
+/// A quote of the seeded quote's items under key `key`.
+async fn seeded_quote_again(app: &TestApp, key: &str) -> Reply {
+    let input = serde_json::json!({
+        "customer_code": "C-BDG-001",
+        "valid_until": "2026-12-31",
+        "client_ref": key,
+        "note": null,
+        "lines": [
+            {"item_code": "BRG-0042", "qty": 5, "uom": "BOX", "tax_code": "VAT11"},
+            {"item_code": "GLV-0015", "qty": 10, "uom": "BOX", "tax_code": "VAT11"}
+        ]
+    });
+    app.call(
+        "sales-bdg",
+        "sales_create_quote_draft",
+        &input,
+        &[("idempotency-key", key.to_owned())],
+    )
+    .await
+}
+
+/// Asserts that a draft was created (201) or asked about a near-duplicate
+/// (409 `INPUT_REQUIRED`), and answers whether it was created.
+fn created_or_asked(reply: &Reply, what: &str) -> bool {
+    match reply.status {
+        201 => true,
+        409 => {
+            assert_eq!(reply.error_code(), "INPUT_REQUIRED", "{what}: {:?}", reply.body);
+            false
+        }
+        _ => panic!("{what}: created or asked, got {}: {:?}", reply.status, reply.body),
+    }
+}
+
+/// Three drafts of the same items under new keys: each created or asked,
+/// and the first of them created (nothing open is left to ask about).
+async fn three_drafts_after<F, Fut>(what: &str, draft: F)
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = Reply>,
+{
+    let mut created = Vec::new();
+    for i in 0..3 {
+        let reply = draft(format!("{what}-after-{i}")).await;
+        created.push(created_or_asked(&reply, &format!("{what}, draft {i}")));
+    }
+    assert_eq!(
+        created,
+        [true, false, false],
+        "{what}: the first created, the others ask"
+    );
+}
+
+#[tokio::test]
+async fn after_a_decision_on_a_seeded_po_or_quote_the_next_drafts_of_its_items_are_created_or_asked() {
+    let app = spawn_app().await;
+    let app = &app;
+    assert!(
+        app.item(SEEDED_PO_MARKER.0, SEEDED_PO_MARKER.1).await.is_none(),
+        "a seeded draft has no marker"
+    );
+    let sby = crate::review::Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+    let decided = sby.decide(SEEDED_PO, "approve", "ordered").await;
+    assert_eq!(decided.status, 303, "{}", decided.body);
+    three_drafts_after("seeded-po", |key| async move { seeded_po_again(app, &key).await }).await;
+
+    let bdg = crate::review::Reviewer::sign_in(&app.server.url(), "approver-bdg").await;
+    let decided = bdg.decide(SEEDED_QUOTE, "reject", "price too old").await;
+    assert_eq!(decided.status, 303, "{}", decided.body);
+    three_drafts_after("seeded-quote", |key| async move { seeded_quote_again(app, &key).await }).await;
+}
+
+#[tokio::test]
+async fn after_a_decision_on_a_draft_made_with_the_window_at_zero_the_next_drafts_are_created_or_asked() {
+    let app = spawn_app().await;
+    let app = &app;
+    let policy = |limits: serde_json::Value| serde_json::json!({"version": null, "mode": "enforce", "time_zone": "+07:00", "limits": limits, "branches": null});
+    app.set_policy(&policy(serde_json::json!({"near_duplicate_hours": 0})))
+        .await;
+    app.clock.advance(chrono::Duration::seconds(31));
+    let unmarked = number(&reorder(app, "r-window-0", None).await);
+    assert!(marked(app).await.is_empty(), "nothing is marked with the window at 0");
+    app.set_policy(&policy(serde_json::json!({"near_duplicate_hours": 24})))
+        .await;
+    app.clock.advance(chrono::Duration::seconds(31));
+
+    let sby = crate::review::Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+    let decided = sby.decide(&unmarked, "reject", "not now").await;
+    assert_eq!(decided.status, 303, "{}", decided.body);
+    three_drafts_after("window-0", |run| async move { reorder(app, &run, None).await }).await;
+}
+
+#[tokio::test]
+async fn after_a_decision_on_a_draft_whose_marker_was_deleted_by_hand_the_next_drafts_are_created_or_asked() {
+    let app = spawn_app().await;
+    let app = &app;
+    let first = number(&reorder(app, "r-deleted", None).await);
+    assert_eq!(marked(app).await, BTreeSet::from([first.clone()]));
+    app.inspect
+        .client()
+        .delete_item()
+        .table_name(app.inspect.table())
+        .key("pk", aws_sdk_dynamodb::types::AttributeValue::S(MARKER.0.to_owned()))
+        .key("sk", aws_sdk_dynamodb::types::AttributeValue::S(MARKER.1.to_owned()))
+        .send()
+        .await
+        .unwrap();
+
+    let sby = crate::review::Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+    let decided = sby.decide(&first, "approve", "ordered").await;
+    assert_eq!(decided.status, 303, "{}", decided.body);
+    three_drafts_after("deleted", |run| async move { reorder(app, &run, None).await }).await;
+}
+
+/// Log lines written while `fut` runs on this thread (the test's runtime
+/// runs the server's tasks on it too).
+async fn logged<F: std::future::Future>(fut: F) -> (F::Output, String) {
+    use std::sync::{Arc, Mutex};
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Lines {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let lines = Lines::default();
+    let writer = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::WARN)
+        .finish();
+    let guard = tracing::subscriber::set_default(subscriber);
+    let out = fut.await;
+    drop(guard);
+    let text = String::from_utf8_lossy(&lines.0.lock().unwrap()).into_owned();
+    (out, text)
+}
+
+#[tokio::test]
+async fn a_corrupt_marker_is_treated_as_absent_with_a_warning_and_written_anew_by_the_next_draft() {
+    use aws_sdk_dynamodb::types::AttributeValue::{N, S};
+    // No version, a version that is text, a negative one: each with an
+    // entry that does not parse.
+    for (case, version) in [
+        ("none", None),
+        ("text", Some(S("3".into()))),
+        ("negative", Some(N("-2".into()))),
+    ] {
+        let app = spawn_app().await;
+        let mut item = std::collections::HashMap::from([
+            ("pk".to_owned(), S(MARKER.0.to_owned())),
+            ("sk".to_owned(), S(MARKER.1.to_owned())),
+            ("kind".to_owned(), S("near_duplicate".to_owned())),
+            ("d#PO-SBY-999999".to_owned(), S("{not json".to_owned())),
+        ]);
+        if let Some(version) = version {
+            item.insert("v".to_owned(), version);
+        }
+        app.inspect
+            .client()
+            .put_item()
+            .table_name(app.inspect.table())
+            .set_item(Some(item))
+            .send()
+            .await
+            .unwrap();
+
+        let (reply, logs) = logged(reorder(&app, &format!("r-corrupt-{case}"), None)).await;
+        let first = number(&reply);
+        let warning = logs
+            .lines()
+            .find(|line| line.contains("WARN") && line.contains("near_duplicate"))
+            .unwrap_or_else(|| panic!("{case}: a warning line in\n{logs}"));
+        assert!(
+            warning.contains(MARKER.0),
+            "{case}: the warning names the marker: {warning}"
+        );
+        // Written anew: it lists the new draft alone, at a valid version,
+        // and the next draft of the set asks about it.
+        assert_eq!(marked(&app).await, BTreeSet::from([first.clone()]), "{case}");
+        let marker = app.item(MARKER.0, MARKER.1).await.unwrap();
+        assert_eq!(marker["v"].as_n().unwrap(), "1", "{case}");
+        assert_eq!(
+            asked_about(&reorder(&app, &format!("r-corrupt-{case}-2"), None).await),
+            first
+        );
+    }
+}

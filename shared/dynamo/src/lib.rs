@@ -67,6 +67,22 @@ pub(crate) fn count_for_call(n: u64) {
     let _ = CALL_ROUND_TRIPS.try_with(|c| c.fetch_add(n, Ordering::Relaxed));
 }
 
+/// A stored item that could not be read, and that the call goes on without
+/// (treated as absent, so that one bad item never fails every later call
+/// that reads it): one warning line naming its key and what was wrong, and
+/// a count in the call's record (the `draftline.stored.unreadable` metric).
+pub fn unreadable(record: &'static str, key: &Item, what: &str) {
+    let part = |name: &str| key.get(name).and_then(|v| v.as_s().ok()).map_or("", String::as_str);
+    tracing::warn!(
+        record,
+        pk = part("pk"),
+        sk = part("sk"),
+        what,
+        "a stored {record} could not be read; it is treated as absent and written anew"
+    );
+    draftline_http::trace::record_unreadable(record);
+}
+
 /// Round trips made by one client, by operation name.
 #[derive(Debug, Default)]
 pub struct RoundTrips(Mutex<BTreeMap<String, u64>>);

@@ -120,7 +120,7 @@ fn open_drafts(
         return Ok(OpenDrafts::default());
     }
     let stored = at(read, &marker.key()).map(|i| &read[i]);
-    Marker::read(stored, open.as_ref())
+    Ok(Marker::read(stored, open.as_ref()))
 }
 
 /// Whether `item` is at `key`.

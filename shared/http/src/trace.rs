@@ -230,6 +230,10 @@ pub struct Recorded {
     /// Requests to dependencies, in the order they finished (at most
     /// [`MAX_KEPT_REQUESTS`]).
     pub requests: Vec<DependencyRequest>,
+    /// The stored items the call could not read and went on without
+    /// (treated as absent), by the kind of record (at most
+    /// [`MAX_KEPT_REQUESTS`]).
+    pub unreadable: Vec<&'static str>,
 }
 
 /// What one call records while it runs: its trace, its own span id, and
@@ -364,6 +368,19 @@ pub fn record_request(system: &'static str, operation: &str, span_id: [u8; 8], s
         call.edit(|r| {
             if r.requests.len() < MAX_KEPT_REQUESTS {
                 r.requests.push(request);
+            }
+        });
+    });
+}
+
+/// Records that the call being served found a stored `record` it could not
+/// read, and went on as if it were absent (counted per call, so its
+/// metric names the tool).
+pub fn record_unreadable(record: &'static str) {
+    let _ = CALL.try_with(|call| {
+        call.edit(|r| {
+            if r.unreadable.len() < MAX_KEPT_REQUESTS {
+                r.unreadable.push(record);
             }
         });
     });

@@ -14,7 +14,7 @@
 //! (no window), no draft is marked: nothing reads the marker then, and
 //! concurrent drafts of the same items would only contend for it.
 
-use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
 use chrono::SecondsFormat;
 use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
@@ -77,15 +77,28 @@ impl Marker<'_> {
     /// gives the time), and all but the [`KEPT`] − 1 newest, so that with
     /// the new draft it lists at most [`KEPT`]. With no window (a person
     /// already decided), no draft is returned: the marker's state alone.
-    pub fn read(stored: Option<&Attrs>, window: Option<&Window>) -> Result<OpenDrafts, ErpError> {
+    ///
+    /// A marker that cannot be read never refuses a draft: without a valid
+    /// version it is [`Seen::Unreadable`] (absent, and replaced by the next
+    /// draft's write), and an entry that does not parse is dropped by the
+    /// next write; each is one warning line and a count.
+    pub fn read(stored: Option<&Attrs>, window: Option<&Window>) -> OpenDrafts {
         let Some(stored) = stored else {
-            return Ok(OpenDrafts {
+            return OpenDrafts {
                 drafts: Vec::new(),
                 seen: Seen::Absent,
-            });
+            };
         };
-        let version = u64::try_from(attrs::int(stored, "near-duplicate marker", "v")?)
-            .map_err(|_| attrs::corrupt("near-duplicate marker", "v"))?;
+        let Some(version) = attrs::int(stored, "near-duplicate marker", "v")
+            .ok()
+            .and_then(|v| u64::try_from(v).ok())
+        else {
+            draftline_dynamo::unreadable(KIND, stored, "no valid version 'v'");
+            return OpenDrafts {
+                drafts: Vec::new(),
+                seen: Seen::Unreadable,
+            };
+        };
         let forgotten = window.map(|window| {
             window
                 .now
@@ -99,10 +112,15 @@ impl Marker<'_> {
             let Some(number) = name.strip_prefix(ENTRY) else {
                 continue;
             };
-            let text = value
+            let Some(draft) = value
                 .as_s()
-                .map_err(|_| attrs::corrupt("near-duplicate marker", name))?;
-            let draft: OpenDraft = serde_json::from_str(text).map_err(ErpError::internal)?;
+                .ok()
+                .and_then(|text| serde_json::from_str::<OpenDraft>(text).ok())
+            else {
+                draftline_dynamo::unreadable(KIND, stored, name);
+                stale.push(number.to_owned());
+                continue;
+            };
             if forgotten
                 .as_ref()
                 .is_some_and(|forgotten| draft.created_at < *forgotten)
@@ -125,23 +143,26 @@ impl Marker<'_> {
             }
             None => Vec::new(),
         };
-        Ok(OpenDrafts {
+        OpenDrafts {
             drafts,
             seen: Seen::Version { version, stale },
-        })
+        }
     }
 
     /// The write that adds `draft` to the marker, if it is still as
     /// `seen` says, dropping the drafts that read found stale or past the
     /// newest [`KEPT`]; none when the marker was not read (the check is
-    /// off: nothing is marked).
+    /// off: nothing is marked). An unreadable marker is replaced by one
+    /// listing `draft` alone, if it is still unreadable (of two drafts that
+    /// read it at once, the second's transaction fails and it reads again).
     pub fn add(&self, db: &Db, draft: &OpenDraft, seen: &Seen) -> Result<Option<TransactWriteItem>, ErpError> {
-        let condition = match seen {
-            Seen::Unread => return Ok(None),
-            Seen::Absent => None,
-            Seen::Version { version, stale } => Some((version, stale)),
-        };
         let entry = serde_json::to_string(draft).map_err(ErpError::internal)?;
+        let (version, stale) = match seen {
+            Seen::Unread => return Ok(None),
+            Seen::Unreadable => return self.replace(db, draft, entry).map(Some),
+            Seen::Absent => (None, &[][..]),
+            Seen::Version { version, stale } => (Some(version), stale.as_slice()),
+        };
         let mut update = Update::builder()
             .table_name(db.table())
             .set_key(Some(self.key()))
@@ -152,12 +173,12 @@ impl Marker<'_> {
             .expression_attribute_values(":one", nv(1))
             .expression_attribute_values(":kind", sv(KIND));
         let mut expression = "SET #e = :e, #kind = :kind ADD #v :one".to_owned();
-        match condition {
+        match version {
             None => update = update.condition_expression("attribute_not_exists(pk)"),
-            Some((version, stale)) => {
+            Some(version) => {
                 update = update
                     .condition_expression("#v = :seen")
-                    .expression_attribute_values(":seen", nv(version));
+                    .expression_attribute_values(":seen", nv(*version));
                 let mut dropped = Vec::new();
                 for (i, number) in stale.iter().enumerate() {
                     let name = format!("#s{i}");
@@ -177,16 +198,43 @@ impl Marker<'_> {
         Ok(Some(TransactWriteItem::builder().update(update).build()))
     }
 
+    /// The marker written anew, listing `draft` alone, on the condition
+    /// that it still has no version [`Marker::read`] accepts: none, one that
+    /// is not a number, or a number out of range (a fraction is not told
+    /// apart by a condition: its draft loses the race and is refused busy).
+    fn replace(&self, db: &Db, draft: &OpenDraft, entry: String) -> Result<TransactWriteItem, ErpError> {
+        let mut item = self.key();
+        item.insert("kind".to_owned(), sv(KIND));
+        item.insert("v".to_owned(), nv(1));
+        item.insert(format!("{ENTRY}{}", draft.number), sv(entry));
+        let put = Put::builder()
+            .table_name(db.table())
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(#v) OR NOT attribute_type(#v, :n) OR #v < :zero OR #v > :max")
+            .expression_attribute_names("#v", "v")
+            .expression_attribute_values(":n", sv("N"))
+            .expression_attribute_values(":zero", nv(0))
+            .expression_attribute_values(":max", nv(attrs::MAX_STORED_INT))
+            .build()
+            .map_err(ErpError::internal)?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
     /// The write that removes draft `number` from the marker (a person
-    /// decided on it). A marker that does not exist yet is left an empty one.
+    /// decided on it). A marker that does not exist yet (a draft made
+    /// before markers were kept, while the check was off, or seeded) is
+    /// left an empty one at version 0, which the next draft reads as any
+    /// other; a marker's version is never removed or changed here.
     pub fn remove(&self, db: &Db, number: &str) -> Result<TransactWriteItem, ErpError> {
         let update = Update::builder()
             .table_name(db.table())
             .set_key(Some(self.key()))
-            .update_expression("SET #kind = :kind REMOVE #e")
+            .update_expression("SET #kind = :kind, #v = if_not_exists(#v, :zero) REMOVE #e")
             .expression_attribute_names("#e", format!("{ENTRY}{number}"))
             .expression_attribute_names("#kind", "kind")
+            .expression_attribute_names("#v", "v")
             .expression_attribute_values(":kind", sv(KIND))
+            .expression_attribute_values(":zero", nv(0))
             .build()
             .map_err(ErpError::internal)?;
         Ok(TransactWriteItem::builder().update(update).build())
@@ -234,7 +282,7 @@ mod tests {
     #[test]
     fn a_marker_lists_the_drafts_in_the_window_newest_first_and_drops_those_past_a_day() {
         let marker = stored(3, &[("PO-1", 0), ("PO-2", 60 * 20), ("PO-3", 60 * 30)]);
-        let open = Marker::read(Some(&marker), Some(&window(60 * 25, 60 * 31))).unwrap();
+        let open = Marker::read(Some(&marker), Some(&window(60 * 25, 60 * 31)));
         assert_eq!(numbers(&open), ["PO-3"]);
         assert_eq!(
             open.seen,
@@ -250,7 +298,7 @@ mod tests {
         let drafts: Vec<(String, i64)> = (1..=12).map(|n| (format!("PO-{n:02}"), n)).collect();
         let listed: Vec<(&str, i64)> = drafts.iter().map(|(n, m)| (n.as_str(), *m)).collect();
         let marker = stored(12, &listed);
-        let open = Marker::read(Some(&marker), Some(&window(0, 60))).unwrap();
+        let open = Marker::read(Some(&marker), Some(&window(0, 60)));
         // The newest KEPT − 1 stay (with the new draft: KEPT); the rest go.
         assert_eq!(
             numbers(&open),
@@ -264,14 +312,42 @@ mod tests {
         assert_eq!(stale, ["PO-01", "PO-02", "PO-03", "PO-04", "PO-05"]);
 
         // After a person's decision (no window): its state alone, the same drops.
-        let decided = Marker::read(Some(&marker), None).unwrap();
+        let decided = Marker::read(Some(&marker), None);
         assert!(decided.drafts.is_empty());
         assert!(matches!(decided.seen, Seen::Version { version: 12, ref stale } if stale.len() == 5));
     }
 
     #[test]
+    fn a_marker_without_a_valid_version_reads_as_unreadable_and_lists_nothing() {
+        let mut no_version = stored(3, &[("PO-1", 0)]);
+        no_version.remove("v");
+        let mut text_version = stored(3, &[("PO-1", 0)]);
+        text_version.insert("v".to_owned(), sv("3"));
+        let negative = stored(-1, &[("PO-1", 0)]);
+        for marker in [no_version, text_version, negative] {
+            let open = Marker::read(Some(&marker), Some(&window(0, 60)));
+            assert!(open.drafts.is_empty(), "{marker:?}");
+            assert_eq!(open.seen, Seen::Unreadable, "{marker:?}");
+        }
+    }
+
+    #[test]
+    fn an_entry_that_does_not_parse_is_dropped_by_the_next_write_and_the_others_stand() {
+        let mut marker = stored(4, &[("PO-1", 10), ("PO-2", 20)]);
+        marker.insert(format!("{ENTRY}PO-3"), sv("{not json"));
+        marker.insert(format!("{ENTRY}PO-4"), nv(7));
+        let open = Marker::read(Some(&marker), Some(&window(0, 60)));
+        assert_eq!(numbers(&open), ["PO-2", "PO-1"]);
+        let Seen::Version { version, mut stale } = open.seen else {
+            panic!("read: {:?}", open.seen)
+        };
+        stale.sort();
+        assert_eq!((version, stale), (4, vec!["PO-3".to_owned(), "PO-4".to_owned()]));
+    }
+
+    #[test]
     fn no_marker_reads_as_absent() {
-        let open = Marker::read(None, Some(&window(0, 60))).unwrap();
+        let open = Marker::read(None, Some(&window(0, 60)));
         assert!(open.drafts.is_empty());
         assert_eq!(open.seen, Seen::Absent);
     }

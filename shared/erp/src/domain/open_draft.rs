@@ -157,9 +157,14 @@ pub enum Seen {
     Version {
         /// The version read.
         version: u64,
-        /// Drafts too old to ask about.
+        /// Drafts too old to ask about, or whose entry could not be read.
         stale: Vec<String>,
     },
+    /// Read, and it could not be (no valid version): it is treated as
+    /// absent, and the new draft's record replaces it, if it is still
+    /// unreadable. A record that does not parse must not refuse every
+    /// later draft of the same items.
+    Unreadable,
 }
 
 impl OpenDraft {

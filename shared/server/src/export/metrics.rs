@@ -58,6 +58,9 @@ pub mod names {
     pub const TRYTON_REQUESTS: &str = "draftline.tryton.requests";
     /// Tryton requests that got no answer (refused, reset, timed out), by `tool`.
     pub const TRYTON_FAILURES: &str = "draftline.tryton.failures";
+    /// Stored items a call could not read and went on without (treated as
+    /// absent and written anew), by `tool` and `record`.
+    pub const UNREADABLE: &str = "draftline.stored.unreadable";
 }
 
 /// The instance's reader: the provider registers its pipeline with it,
@@ -104,6 +107,7 @@ pub(super) struct Metrics {
     dynamodb_requests: Counter<u64>,
     tryton_requests: Counter<u64>,
     tryton_failures: Counter<u64>,
+    unreadable: Counter<u64>,
 }
 
 impl Metrics {
@@ -169,6 +173,11 @@ impl Metrics {
                 "{request}",
                 "Requests to Tryton that got no answer",
             ),
+            unreadable: counter(
+                names::UNREADABLE,
+                "{item}",
+                "Stored items a call could not read and went on without",
+            ),
             _provider: provider,
             reader,
         }
@@ -225,6 +234,10 @@ impl Metrics {
             if unanswered > 0 {
                 self.tryton_failures.add(count(unanswered), &by_tool);
             }
+        }
+        for record in &line.recorded.unreadable {
+            self.unreadable
+                .add(1, &[KeyValue::new("tool", tool), KeyValue::new("record", *record)]);
         }
     }
 
