@@ -422,3 +422,67 @@ async fn a_corrupt_marker_is_treated_as_absent_with_a_warning_and_written_anew_b
         );
     }
 }
+
+#[tokio::test]
+async fn the_review_pages_and_the_check_read_one_record_of_open_drafts_and_a_decision_updates_it() {
+    use crate::review_access::queue_row;
+    let app = spawn_app().await;
+    let first = number(&reorder(&app, "r-one", None).await);
+    app.clock.advance(chrono::Duration::minutes(3));
+    let asked = reorder(&app, "r-two", None).await;
+    assert_eq!(asked_about(&asked), first);
+    let state = asked.body["error"]["inputRequired"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let second = number(&reorder(&app, "r-two", Some(format!("create-another {state}"))).await);
+    // The marker is the one record: nothing else in the table lists a draft as open.
+    assert_eq!(marked(&app).await, BTreeSet::from([first.clone(), second.clone()]));
+    let other_records: Vec<String> = app
+        .scan_all()
+        .await
+        .iter()
+        .filter_map(|item| item["pk"].as_s().ok())
+        .filter(|pk| pk.contains("#OPEN#"))
+        .cloned()
+        .collect();
+    assert!(other_records.is_empty(), "{other_records:?}");
+
+    let approver = crate::review::Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+    let queue = approver.get("/review?status=draft").await;
+    let row = queue_row(&queue, &first);
+    assert!(row.contains("Possible duplicate") && row.contains(&second), "{row}");
+
+    // The decision takes the second off the marker; the page and the check
+    // both read that: no twin is shown, and the next draft asks about the first.
+    let decided = approver.decide(&second, "reject", "one is enough").await;
+    assert_eq!(decided.status, 303, "{}", decided.body);
+    assert_eq!(marked(&app).await, BTreeSet::from([first.clone()]));
+    let queue = approver.get("/review?status=draft").await;
+    let row = queue_row(&queue, &first);
+    assert!(!row.contains("Possible duplicate"), "{row}");
+    assert_eq!(asked_about(&reorder(&app, "r-three", None).await), first);
+
+    // Without its marker (deleted by hand) no page shows the first as anyone's twin either.
+    let third = {
+        let asked = reorder(&app, "r-three", None).await;
+        let state = asked.body["error"]["inputRequired"]["requestState"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        number(&reorder(&app, "r-three", Some(format!("create-another {state}"))).await)
+    };
+    let queue = approver.get("/review?status=draft").await;
+    assert!(queue_row(&queue, &third).contains(&first));
+    app.inspect
+        .client()
+        .delete_item()
+        .table_name(app.inspect.table())
+        .key("pk", aws_sdk_dynamodb::types::AttributeValue::S(MARKER.0.to_owned()))
+        .key("sk", aws_sdk_dynamodb::types::AttributeValue::S(MARKER.1.to_owned()))
+        .send()
+        .await
+        .unwrap();
+    let queue = approver.get("/review?status=draft").await;
+    assert!(!queue_row(&queue, &third).contains("Possible duplicate"));
+}

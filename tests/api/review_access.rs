@@ -413,7 +413,7 @@ fn section<'a>(page: &'a Page, id: &str) -> &'a str {
 }
 
 /// The queue's row of draft `number`.
-fn queue_row<'a>(page: &'a Page, number: &str) -> &'a str {
+pub fn queue_row<'a>(page: &'a Page, number: &str) -> &'a str {
     let link = format!("<a href=\"/review/documents/{number}\">");
     let at = page
         .body

@@ -163,14 +163,9 @@ pub fn tax_type_sk(code: &str) -> String {
     format!("TAX#{code}")
 }
 
-/// Partition of a branch's open drafts of `kind` (`PO`, `QT`) for one
-/// counterparty: one item per draft, expiring after a day.
-pub fn open_drafts(tenant: &TenantId, branch: &BranchId, kind: &str, counterparty: &str) -> String {
-    format!("T#{tenant}#B#{branch}#OPEN#{kind}#{counterparty}")
-}
-
-/// Sort key of an open draft: its creation time, then its number.
-pub fn open_draft_sk(created_at: &str, number: &str) -> String {
+/// Sort key of a review-queue entry: its draft's creation time, then its
+/// number.
+pub fn review_queue_sk(created_at: &str, number: &str) -> String {
     format!("{created_at}#{number}")
 }
 
@@ -190,7 +185,8 @@ pub fn quote_sk(number: &str) -> String {
 }
 
 /// Partition of a branch's near-duplicate markers of `kind` (`PO`, `QT`)
-/// for one counterparty.
+/// for one counterparty: the one record of its open agent drafts (one
+/// marker per item set).
 pub fn near_duplicates(tenant: &TenantId, branch: &BranchId, kind: &str, counterparty: &str) -> String {
     format!("T#{tenant}#B#{branch}#NEAR#{kind}#{counterparty}")
 }

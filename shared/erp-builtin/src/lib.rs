@@ -42,13 +42,7 @@ use draftline_erp::port::{
 };
 use draftline_erp::units::Uom;
 
-use crate::model::open_draft::OPEN_DRAFT_SECONDS;
-use crate::model::{AgentDraftRecord, OpenDraftRecord, PurchaseOrderRecord, QuoteRecord};
-
-/// When a draft made at `now` stops counting as a near-duplicate candidate.
-fn open_until(now: DateTime<Utc>) -> i64 {
-    now.timestamp().saturating_add(OPEN_DRAFT_SECONDS)
-}
+use crate::model::{AgentDraftRecord, PurchaseOrderRecord, QuoteRecord};
 
 use crate::store::ErpStore;
 
@@ -172,10 +166,9 @@ impl Purchasing for BuiltinErp {
         since: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> Result<Vec<OpenDraft>, ErpError> {
-        let cutoff = since.to_rfc3339_opts(SecondsFormat::Millis, true);
-        // A decision closes an open draft as of its time; still open means open now.
+        // A decision takes its draft off its marker: listed means open now.
         self.store(scope)
-            .open_drafts(scope.branch, "PO", vendor, &cutoff, now.timestamp())
+            .open_drafts(scope.branch, "PO", vendor, &Window { since, now })
             .await
     }
 
@@ -197,12 +190,11 @@ impl Purchasing for BuiltinErp {
             items: &items,
             marked: true,
         };
-        let marked = drafting::marker(scope, "PO", &wanted).add(&self.db, &open, &seen)?;
+        let marked = drafting::marker(scope, "PO", &wanted).add(&self.db, &open, &seen, now)?;
         let batch = store::document_batch(
             &self.db,
             vec![
                 po.to_item(scope.tenant, scope.branch)?,
-                open.to_item(scope.tenant, scope.branch, "PO", open_until(now))?,
                 AgentDraft::from(&po).to_item(scope.tenant, scope.branch)?,
             ],
             marked,
@@ -263,9 +255,8 @@ impl Sales for BuiltinErp {
         since: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> Result<Vec<OpenDraft>, ErpError> {
-        let cutoff = since.to_rfc3339_opts(SecondsFormat::Millis, true);
         self.store(scope)
-            .open_drafts(scope.branch, "QT", customer, &cutoff, now.timestamp())
+            .open_drafts(scope.branch, "QT", customer, &Window { since, now })
             .await
     }
 
@@ -287,12 +278,11 @@ impl Sales for BuiltinErp {
             items: &items,
             marked: true,
         };
-        let marked = drafting::marker(scope, "QT", &wanted).add(&self.db, &open, &seen)?;
+        let marked = drafting::marker(scope, "QT", &wanted).add(&self.db, &open, &seen, now)?;
         let batch = store::document_batch(
             &self.db,
             vec![
                 quote.to_item(scope.tenant, scope.branch)?,
-                open.to_item(scope.tenant, scope.branch, "QT", open_until(now))?,
                 AgentDraft::from(&quote).to_item(scope.tenant, scope.branch)?,
             ],
             marked,
@@ -404,8 +394,8 @@ impl Review for BuiltinErp {
                 number: number.to_owned(),
             }));
         }
-        // No longer open: its open-draft item is written again as expired,
-        // and it leaves its near-duplicate marker.
+        // No longer open: it leaves its near-duplicate marker, the one
+        // record of the branch's open drafts.
         let (kind, open) = open;
         let items = open.item_set();
         let wanted = Wanted {
@@ -413,13 +403,12 @@ impl Review for BuiltinErp {
             items: &items,
             marked: true,
         };
-        let unmarked = drafting::marker(scope, kind, &wanted).remove(&self.db, number)?;
+        let unmarked = drafting::marker(scope, kind, &wanted).remove(&self.db, number, decided_at)?;
         let batch = store::decision_batch(
             &self.db,
             decided,
             &decision.decision_id,
             entry.to_item(tenant, branch)?,
-            open.to_item(tenant, branch, kind, decided_at)?,
             unmarked,
         )?;
         Ok(DecisionPlacement::Atomic { document, batch })

@@ -15,7 +15,7 @@ use draftline_erp::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, DraftFilter, Item, ListPrice, OpenDraft, PriceEntry,
     PurchaseOrder, Quote, ReorderPolicy, SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
 };
-use draftline_erp::port::{DueItem, ItemStock, Page, PoFilter};
+use draftline_erp::port::{DueItem, ItemStock, Page, PoFilter, Window};
 use draftline_erp::reorder;
 use draftline_erp::units::Uom;
 
@@ -34,9 +34,9 @@ const QUERY_PAGE: i32 = 200;
 /// branch never contend for a shared item; a number taken after all (a
 /// sequence set back by hand) cancels the transaction and the pipeline
 /// prepares the draft again with a new number.
-/// With it go the draft's open-draft item and its review-queue entry, all
-/// new, and `marked`: the draft added to its near-duplicate marker (none
-/// while the near-duplicate check is off).
+/// With it goes its review-queue entry, new, and `marked`: the draft added
+/// to its near-duplicate marker (none while the near-duplicate check is
+/// off).
 pub fn document_batch(db: &Db, items: Vec<Attrs>, marked: Option<TransactWriteItem>) -> Result<StoreBatch, ErpError> {
     let mut writes = items
         .into_iter()
@@ -56,16 +56,14 @@ pub fn document_batch(db: &Db, items: Vec<Attrs>, marked: Option<TransactWriteIt
 
 /// The writes that record a decision on a draft: the decided document
 /// (only while it is still an undecided draft), its review-queue entry, and
-/// its open-draft item written again as already expired (a decided draft is
-/// no longer a near-duplicate candidate; TTL sweeps it), and `unmarked`:
-/// the draft removed from its near-duplicate marker. Overwriting rather
-/// than deleting keeps `DeleteItem` out of the review function's permissions.
+/// `unmarked`: the draft removed from its near-duplicate marker (the one
+/// record of the branch's open drafts: a decided draft is no longer a
+/// near-duplicate candidate).
 pub fn decision_batch(
     db: &Db,
     mut document: Attrs,
     decision_id: &str,
     entry: Attrs,
-    expired_open_draft: Attrs,
     unmarked: TransactWriteItem,
 ) -> Result<StoreBatch, ErpError> {
     document.insert("decision_id".to_owned(), sv(decision_id));
@@ -82,15 +80,9 @@ pub fn decision_batch(
         .set_item(Some(entry))
         .build()
         .map_err(ErpError::internal)?;
-    let forget = Put::builder()
-        .table_name(db.table())
-        .set_item(Some(expired_open_draft))
-        .build()
-        .map_err(ErpError::internal)?;
     Ok(draftline_dynamo::batch(vec![
         TransactWriteItem::builder().put(decided).build(),
         TransactWriteItem::builder().put(queue).build(),
-        TransactWriteItem::builder().put(forget).build(),
         unmarked,
     ]))
 }
@@ -122,34 +114,33 @@ impl<'a> ErpStore<'a> {
     }
 
     /// The open drafts of `kind` (`PO`, `QT`) for `counterparty` in `branch`
-    /// created at or after `since` (RFC 3339) and not yet expired at `now_s`
-    /// (one `Query`).
+    /// drafted within `window`, as its near-duplicate markers list them
+    /// (one `Query` of their partition: a marker per item set drafted in
+    /// the last day, at most [`near_duplicate::KEPT`] drafts each, so one
+    /// page holds them).
     pub async fn open_drafts(
         &self,
         branch: &BranchId,
         kind: &str,
         counterparty: &str,
-        since: &str,
-        now_s: i64,
+        window: &Window,
     ) -> Result<Vec<OpenDraft>, ErpError> {
         let out = self
             .db
             .client()
             .query()
             .table_name(self.db.table())
-            .key_condition_expression("pk = :pk AND sk >= :since")
-            .expression_attribute_values(":pk", sv(keys::open_drafts(self.tenant, branch, kind, counterparty)))
-            .expression_attribute_values(":since", sv(since))
-            .limit(50)
+            .key_condition_expression("pk = :pk")
+            .expression_attribute_values(
+                ":pk",
+                sv(keys::near_duplicates(self.tenant, branch, kind, counterparty)),
+            )
+            .consistent_read(true)
             .send()
             .boxed()
             .await
             .map_err(erp_store_error)?;
-        out.items()
-            .iter()
-            .filter(|item| attrs::int(item, "open draft", "expires_at").is_ok_and(|at| at > now_s))
-            .map(OpenDraft::from_item)
-            .collect()
+        Ok(near_duplicate::listed(out.items(), window))
     }
 
     /// Up to `limit` entries of `branch`'s review queue matching `filter`,

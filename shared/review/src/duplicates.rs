@@ -4,9 +4,12 @@
 //! a person may have confirmed anyway ("create another").
 //!
 //! Read through the ERP port ([`Purchasing::open_po_drafts`],
-//! [`Sales::open_quote_drafts`]), so it works the same on every backend;
-//! the window is the deployment's near-duplicate window (the default day
-//! when the question is turned off, so the pages still show twins).
+//! [`Sales::open_quote_drafts`]), so it works the same on every backend,
+//! from the record the draft's own check reads (on the built-in backend,
+//! the near-duplicate markers; on Tryton, its drafts). The window is the
+//! deployment's near-duplicate window (the default day when the question
+//! is turned off; the built-in backend then marks no draft, so the pages
+//! show the twins of drafts made while it was on).
 //!
 //! [`Purchasing::open_po_drafts`]: draftline_erp::port::Purchasing::open_po_drafts
 //! [`Sales::open_quote_drafts`]: draftline_erp::port::Sales::open_quote_drafts

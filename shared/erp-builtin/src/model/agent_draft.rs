@@ -23,7 +23,7 @@ impl AgentDraftRecord for AgentDraft {
     fn key(tenant: &TenantId, branch: &BranchId, created_at: &str, number: &str) -> Attrs {
         Attrs::from([
             ("pk".to_owned(), sv(keys::review_queue(tenant, branch))),
-            ("sk".to_owned(), sv(keys::open_draft_sk(created_at, number))),
+            ("sk".to_owned(), sv(keys::review_queue_sk(created_at, number))),
         ])
     }
 

@@ -1,7 +1,8 @@
 //! The near-duplicate marker: one item per branch, kind, counterparty and
-//! item set, listing the open agent drafts of exactly those items, so the
-//! near-duplicate check is one keyed read (in the key lookup's batch) and
-//! not a query.
+//! item set, listing the open agent drafts of exactly those items. It is
+//! the one record of a branch's open drafts: the near-duplicate check reads
+//! one marker (a keyed read, in the key lookup's batch), and the review
+//! pages read a counterparty's markers (one `Query` of their partition).
 //!
 //! Each open draft is one attribute of the marker, `d#<number>`, holding
 //! the draft as JSON; `v` counts the drafts ever added. A draft is added
@@ -10,12 +11,15 @@
 //! once, the second's transaction fails, it is prepared again, and asks.
 //! A person's decision removes its draft in the decision's own transaction.
 //! Drafts older than a day, and all but the [`KEPT`] newest, are dropped by
-//! the next draft that reads them. While the near-duplicate check is off
-//! (no window), no draft is marked: nothing reads the marker then, and
-//! concurrent drafts of the same items would only contend for it.
+//! the next draft that reads them, and a marker expires (DynamoDB TTL,
+//! `expires_at`) a day after its newest draft, so a counterparty's
+//! partition holds only the item sets drafted in the last day. While the
+//! near-duplicate check is off (no window), no draft is marked: nothing
+//! reads the marker then, and concurrent drafts of the same items would
+//! only contend for it.
 
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
-use chrono::SecondsFormat;
+use chrono::{DateTime, SecondsFormat, Utc};
 use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_dynamo::Db;
@@ -23,7 +27,6 @@ use draftline_erp::domain::{OpenDraft, OpenDrafts, Seen};
 use draftline_erp::port::Window;
 
 use super::attrs::{self, Item as Attrs, nv, sv};
-use super::open_draft::OPEN_DRAFT_SECONDS;
 use crate::keys;
 
 /// The prefix of a draft's attribute in a marker.
@@ -32,12 +35,71 @@ const ENTRY: &str = "d#";
 /// The item kind of a marker.
 pub const KIND: &str = "near_duplicate";
 
+/// How long an open draft is remembered for the near-duplicate check.
+pub const OPEN_DRAFT_SECONDS: i64 = 86_400;
+
 /// The most open drafts a marker lists: the newest. The question names the
 /// newest open draft of the same items (not the caller's own), so a few
 /// are enough, and the marker stays a small item however many drafts of
 /// the same items are made in a day (after "create another", or by a
 /// deployment that drafts one item set all day).
 pub const KEPT: usize = 8;
+
+/// `at` as the marker's times are written (RFC 3339, milliseconds, `Z`).
+fn text(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// The open drafts `stored` lists that were drafted in the last day before
+/// `now` (any time, without it), and the numbers of those it lists that
+/// were not (or whose entry does not parse: one warning line and a count
+/// each).
+fn entries(stored: &Attrs, now: Option<DateTime<Utc>>) -> (Vec<OpenDraft>, Vec<String>) {
+    let forgotten = now.map(|now| {
+        text(
+            now.checked_sub_signed(chrono::Duration::seconds(OPEN_DRAFT_SECONDS))
+                .unwrap_or(now),
+        )
+    });
+    let mut listed = Vec::new();
+    let mut stale = Vec::new();
+    for (name, value) in stored {
+        let Some(number) = name.strip_prefix(ENTRY) else {
+            continue;
+        };
+        match value
+            .as_s()
+            .ok()
+            .and_then(|text| serde_json::from_str::<OpenDraft>(text).ok())
+        {
+            Some(draft)
+                if forgotten
+                    .as_ref()
+                    .is_some_and(|forgotten| draft.created_at < *forgotten) =>
+            {
+                stale.push(number.to_owned());
+            }
+            Some(draft) => listed.push(draft),
+            None => {
+                draftline_dynamo::unreadable(KIND, stored, name);
+                stale.push(number.to_owned());
+            }
+        }
+    }
+    (listed, stale)
+}
+
+/// The open drafts `markers` (a counterparty's, as its partition's `Query`
+/// returns them) list that were drafted within `window`: what the review
+/// pages show as near-duplicates, from the record the check reads.
+pub fn listed(markers: &[Attrs], window: &Window) -> Vec<OpenDraft> {
+    let since = text(window.since);
+    markers
+        .iter()
+        .flat_map(|marker| entries(marker, Some(window.now)).0)
+        .filter(|draft| draft.created_at >= since)
+        .collect()
+}
 
 /// Where the open drafts of one item set are marked.
 #[derive(Debug, Clone, Copy)]
@@ -99,37 +161,8 @@ impl Marker<'_> {
                 seen: Seen::Unreadable,
             };
         };
-        let forgotten = window.map(|window| {
-            window
-                .now
-                .checked_sub_signed(chrono::Duration::seconds(OPEN_DRAFT_SECONDS))
-                .unwrap_or(window.now)
-                .to_rfc3339_opts(SecondsFormat::Millis, true)
-        });
-        let mut listed = Vec::new();
-        let mut stale = Vec::new();
-        for (name, value) in stored {
-            let Some(number) = name.strip_prefix(ENTRY) else {
-                continue;
-            };
-            let Some(draft) = value
-                .as_s()
-                .ok()
-                .and_then(|text| serde_json::from_str::<OpenDraft>(text).ok())
-            else {
-                draftline_dynamo::unreadable(KIND, stored, name);
-                stale.push(number.to_owned());
-                continue;
-            };
-            if forgotten
-                .as_ref()
-                .is_some_and(|forgotten| draft.created_at < *forgotten)
-            {
-                stale.push(number.to_owned());
-            } else {
-                listed.push(draft);
-            }
-        }
+        // Without a window no entry is stale by age: only the bound drops.
+        let (mut listed, mut stale) = entries(stored, window.map(|window| window.now));
         // Newest first; past the newest KEPT − 1, dropped by the next write.
         listed.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.number.cmp(&a.number)));
         if listed.len() >= KEPT {
@@ -137,7 +170,7 @@ impl Marker<'_> {
         }
         let drafts = match window {
             Some(window) => {
-                let since = window.since.to_rfc3339_opts(SecondsFormat::Millis, true);
+                let since = text(window.since);
                 listed.retain(|draft| draft.created_at >= since);
                 listed
             }
@@ -149,17 +182,25 @@ impl Marker<'_> {
         }
     }
 
-    /// The write that adds `draft` to the marker, if it is still as
-    /// `seen` says, dropping the drafts that read found stale or past the
-    /// newest [`KEPT`]; none when the marker was not read (the check is
-    /// off: nothing is marked). An unreadable marker is replaced by one
-    /// listing `draft` alone, if it is still unreadable (of two drafts that
-    /// read it at once, the second's transaction fails and it reads again).
-    pub fn add(&self, db: &Db, draft: &OpenDraft, seen: &Seen) -> Result<Option<TransactWriteItem>, ErpError> {
+    /// The write that adds `draft`, made at `now`, to the marker, if it is
+    /// still as `seen` says, dropping the drafts that read found stale or
+    /// past the newest [`KEPT`], and setting the marker to expire a day
+    /// after `now`; none when the marker was not read (the check is off:
+    /// nothing is marked). An unreadable marker is replaced by one listing
+    /// `draft` alone, if it is still unreadable (of two drafts that read it
+    /// at once, the second's transaction fails and it reads again).
+    pub fn add(
+        &self,
+        db: &Db,
+        draft: &OpenDraft,
+        seen: &Seen,
+        now: DateTime<Utc>,
+    ) -> Result<Option<TransactWriteItem>, ErpError> {
         let entry = serde_json::to_string(draft).map_err(ErpError::internal)?;
+        let expires_at = now.timestamp().saturating_add(OPEN_DRAFT_SECONDS);
         let (version, stale) = match seen {
             Seen::Unread => return Ok(None),
-            Seen::Unreadable => return self.replace(db, draft, entry).map(Some),
+            Seen::Unreadable => return self.replace(db, draft, entry, expires_at).map(Some),
             Seen::Absent => (None, &[][..]),
             Seen::Version { version, stale } => (Some(version), stale.as_slice()),
         };
@@ -169,10 +210,12 @@ impl Marker<'_> {
             .expression_attribute_names("#e", format!("{ENTRY}{}", draft.number))
             .expression_attribute_names("#v", "v")
             .expression_attribute_names("#kind", "kind")
+            .expression_attribute_names("#x", "expires_at")
             .expression_attribute_values(":e", sv(entry))
             .expression_attribute_values(":one", nv(1))
-            .expression_attribute_values(":kind", sv(KIND));
-        let mut expression = "SET #e = :e, #kind = :kind ADD #v :one".to_owned();
+            .expression_attribute_values(":kind", sv(KIND))
+            .expression_attribute_values(":x", nv(expires_at));
+        let mut expression = "SET #e = :e, #kind = :kind, #x = :x ADD #v :one".to_owned();
         match version {
             None => update = update.condition_expression("attribute_not_exists(pk)"),
             Some(version) => {
@@ -202,10 +245,17 @@ impl Marker<'_> {
     /// that it still has no version [`Marker::read`] accepts: none, one that
     /// is not a number, or a number out of range (a fraction is not told
     /// apart by a condition: its draft loses the race and is refused busy).
-    fn replace(&self, db: &Db, draft: &OpenDraft, entry: String) -> Result<TransactWriteItem, ErpError> {
+    fn replace(
+        &self,
+        db: &Db,
+        draft: &OpenDraft,
+        entry: String,
+        expires_at: i64,
+    ) -> Result<TransactWriteItem, ErpError> {
         let mut item = self.key();
         item.insert("kind".to_owned(), sv(KIND));
         item.insert("v".to_owned(), nv(1));
+        item.insert("expires_at".to_owned(), nv(expires_at));
         item.insert(format!("{ENTRY}{}", draft.number), sv(entry));
         let put = Put::builder()
             .table_name(db.table())
@@ -221,20 +271,25 @@ impl Marker<'_> {
     }
 
     /// The write that removes draft `number` from the marker (a person
-    /// decided on it). A marker that does not exist yet (a draft made
-    /// before markers were kept, while the check was off, or seeded) is
-    /// left an empty one at version 0, which the next draft reads as any
-    /// other; a marker's version is never removed or changed here.
-    pub fn remove(&self, db: &Db, number: &str) -> Result<TransactWriteItem, ErpError> {
+    /// decided on it at `decided_at`, epoch seconds). A marker that does
+    /// not exist yet (a draft made before markers were kept, while the
+    /// check was off, or seeded) is left an empty one at version 0, which
+    /// the next draft reads as any other, already expired (TTL sweeps it);
+    /// a marker's version is never removed or changed here.
+    pub fn remove(&self, db: &Db, number: &str, decided_at: i64) -> Result<TransactWriteItem, ErpError> {
         let update = Update::builder()
             .table_name(db.table())
             .set_key(Some(self.key()))
-            .update_expression("SET #kind = :kind, #v = if_not_exists(#v, :zero) REMOVE #e")
+            .update_expression(
+                "SET #kind = :kind, #v = if_not_exists(#v, :zero), #x = if_not_exists(#x, :gone) REMOVE #e",
+            )
             .expression_attribute_names("#e", format!("{ENTRY}{number}"))
             .expression_attribute_names("#kind", "kind")
             .expression_attribute_names("#v", "v")
+            .expression_attribute_names("#x", "expires_at")
             .expression_attribute_values(":kind", sv(KIND))
             .expression_attribute_values(":zero", nv(0))
+            .expression_attribute_values(":gone", nv(decided_at))
             .build()
             .map_err(ErpError::internal)?;
         Ok(TransactWriteItem::builder().update(update).build())
