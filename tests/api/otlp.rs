@@ -955,3 +955,73 @@ async fn a_call_that_ends_while_another_is_in_flight_answers_at_once_and_its_spa
     assert!(held.status >= 500, "{:?}", held.body);
     assert!(exported("rid-held"), "the last call in flight waited for its flush");
 }
+
+/// `calls` unauthenticated calls carrying a sampled `traceparent`, over 64
+/// connections at once: their rate, in calls a second.
+async fn refused_per_second(app: &TestApp, calls: usize) -> f64 {
+    const CONNECTIONS: usize = 64;
+    let url = app.url("/api/inventory_get_stock");
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..CONNECTIONS)
+        .map(|n| {
+            let (http, url) = (app.http.clone(), url.clone());
+            tokio::spawn(async move {
+                for _ in (n..calls).step_by(CONNECTIONS) {
+                    let reply = http
+                        .post(&url)
+                        .header("traceparent", TRACEPARENT)
+                        .header("content-type", "application/json")
+                        .body(stock().to_string())
+                        .send()
+                        .await
+                        .unwrap();
+                    assert_eq!(reply.status(), 401);
+                    reply.bytes().await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    calls as f64 / started.elapsed().as_secs_f64()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collector_that_never_answers_costs_no_throughput_and_its_queue_stays_within_its_cap() {
+    let without = spawn_app().await;
+    assert!(without.server.app.exporter().is_none(), "no collector configured");
+    let dead = exporting_app(Backend::Builtin, &format!("http://{}", hanging_collector().await), &[]).await;
+    let exporter = dead.server.app.exporter().expect("an exporter");
+    // Warm both; a few flushes time out in a row and the breaker opens.
+    refused_per_second(&without, 512).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !exporter.queue_stats().open {
+        assert!(Instant::now() < deadline, "{:?}", exporter.queue_stats());
+        refused_per_second(&dead, 256).await;
+    }
+    // Thousands of calls each, in alternating rounds (so that other tests
+    // running at the same time load both alike): the median round's ratio.
+    let mut ratios = Vec::new();
+    let (mut base, mut with_dead) = (0f64, 0f64);
+    for _ in 0..9 {
+        let round_base = refused_per_second(&without, 1500).await;
+        let round_dead = refused_per_second(&dead, 1500).await;
+        ratios.push(round_dead / round_base);
+        base += round_base / 9.0;
+        with_dead += round_dead / 9.0;
+    }
+    ratios.sort_by(f64::total_cmp);
+    let ratio = ratios[ratios.len() / 2];
+    assert!(
+        ratio >= 0.8,
+        "{with_dead:.0} calls/s with a collector that never answers, {base:.0} with none (rounds: {ratios:.2?})"
+    );
+    let stats = exporter.queue_stats();
+    assert!(stats.most_queued <= stats.cap, "{stats:?}");
+    assert!(stats.dropped_spans > 0, "the oldest spans were dropped: {stats:?}");
+    eprintln!(
+        "{with_dead:.0} calls/s with a collector that never answers, {base:.0} with none (median ratio {ratio:.2}); \
+         {stats:?}"
+    );
+}

@@ -18,10 +18,20 @@
 //! a flush that fails them costs each one warn line, from the flush task.
 //! One call at a time, as on Lambda, is one flush per call, waited for. A
 //! call that stops waiting (its bound) never cancels the flush.
+//!
+//! A collector that does not answer never costs the service its
+//! throughput. After [`TRIP_AFTER`] failed flushes in a row the breaker
+//! opens: no call waits for a flush, and nothing is sent until a probe,
+//! one flush [`PROBE_AFTER`] later (started by the next call, which waits
+//! for it if it is the last in flight); a probe that succeeds closes the
+//! breaker and sends what is queued. The queue holds at most [`MAX_QUEUED`]
+//! calls' spans, dropping the oldest first; drops are counted
+//! (`draftline.export.dropped_spans`) and warned at most once a minute.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
@@ -37,6 +47,20 @@ const MAX_CALLS: usize = 64;
 /// while other calls are in flight: a busy instance sends a request per
 /// [`MAX_CALLS`] calls or per this time, whichever comes first.
 const LINGER: Duration = Duration::from_secs(1);
+
+/// The most calls queued for export, a few flushes' worth: past it the
+/// oldest call's spans are dropped.
+pub(super) const MAX_QUEUED: usize = 4 * MAX_CALLS;
+
+/// Failed or timed-out flushes in a row that open the breaker.
+const TRIP_AFTER: u32 = 3;
+
+/// How long an open breaker sends nothing: then one flush probes the
+/// collector.
+const PROBE_AFTER: Duration = Duration::from_secs(5);
+
+/// The least time between two warn lines about dropped spans.
+const DROP_WARN_EVERY: Duration = Duration::from_secs(60);
 
 /// What a flush tells the calls it carried: `Ok`, or what failed.
 pub(super) type Flushed = Result<(), String>;
@@ -58,11 +82,36 @@ enum Waiting {
 
 #[derive(Default)]
 struct Queue {
-    pending: Vec<Pending>,
+    pending: VecDeque<Pending>,
     /// A flush task runs.
     flushing: bool,
     /// A task will start a flush after [`LINGER`].
     lingering: bool,
+    /// Failed flushes in a row.
+    failures: u32,
+    /// The breaker is open: calls do not wait, and nothing is sent before
+    /// this time (then one flush probes the collector).
+    open_until: Option<Instant>,
+    /// Spans dropped from the full queue, in all and since the last warn line.
+    dropped: u64,
+    unwarned: u64,
+    warned_at: Option<Instant>,
+    /// The most calls ever queued at once.
+    most_queued: usize,
+}
+
+/// Spans a push dropped, and how many to warn about now (at most once a
+/// [`DROP_WARN_EVERY`]).
+struct Dropped {
+    spans: u64,
+    warn: Option<u64>,
+}
+
+/// How a flush changed the breaker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Breaker {
+    Opened,
+    Closed,
 }
 
 impl Queue {
@@ -71,6 +120,96 @@ impl Queue {
     fn due(&self) -> bool {
         self.pending.len() >= MAX_CALLS || self.pending.iter().any(|p| matches!(p.waiting, Waiting::Call(_)))
     }
+
+    /// Whether calls wait for their flush: the breaker is closed.
+    fn closed(&self) -> bool {
+        self.open_until.is_none()
+    }
+
+    /// Whether a flush may be sent at `now`: the breaker is closed, or it
+    /// is open and its probe is due (taken by this flush: the next is a
+    /// [`PROBE_AFTER`] later).
+    fn may_send(&mut self, now: Instant) -> bool {
+        match self.open_until {
+            None => true,
+            Some(until) if now >= until => {
+                self.open_until = Some(now + PROBE_AFTER);
+                true
+            }
+            Some(_) => false,
+        }
+    }
+
+    /// Queues `pending`, first dropping the oldest calls past [`MAX_QUEUED`]
+    /// (a call still waiting hears that its spans were dropped).
+    fn push(&mut self, pending: Pending, now: Instant) -> Dropped {
+        let mut spans = 0u64;
+        while self.pending.len() >= MAX_QUEUED {
+            let Some(oldest) = self.pending.pop_front() else {
+                break;
+            };
+            spans += oldest.spans.len() as u64;
+            if let Waiting::Call(done) = oldest.waiting {
+                let _ = done.send(Err("dropped: the export queue is full".to_owned()));
+            }
+        }
+        self.pending.push_back(pending);
+        self.most_queued = self.most_queued.max(self.pending.len());
+        self.dropped += spans;
+        self.unwarned += spans;
+        let warn = (self.unwarned > 0 && self.warned_at.is_none_or(|at| now - at >= DROP_WARN_EVERY)).then(|| {
+            self.warned_at = Some(now);
+            std::mem::take(&mut self.unwarned)
+        });
+        Dropped { spans, warn }
+    }
+
+    /// Counts a flush's `outcome` at `now`: a success closes the breaker, the
+    /// [`TRIP_AFTER`]th failure in a row opens it (and the calls still
+    /// waiting in the queue are told at once, instead of at their bound).
+    fn flushed(&mut self, outcome: &Flushed, now: Instant) -> Option<Breaker> {
+        if outcome.is_ok() {
+            self.failures = 0;
+            return self.open_until.take().map(|_| Breaker::Closed);
+        }
+        self.failures = self.failures.saturating_add(1);
+        if self.failures < TRIP_AFTER || self.open_until.is_some() {
+            return None;
+        }
+        self.open_until = Some(now + PROBE_AFTER);
+        for pending in &mut self.pending {
+            if matches!(pending.waiting, Waiting::Call(_)) {
+                let waiting = std::mem::replace(
+                    &mut pending.waiting,
+                    Waiting::Nobody {
+                        request_id: String::new(),
+                        what: "spans",
+                    },
+                );
+                if let Waiting::Call(done) = waiting {
+                    let _ = done.send(Err(
+                        "the collector does not answer; calls stop waiting for it".to_owned()
+                    ));
+                }
+            }
+        }
+        Some(Breaker::Opened)
+    }
+}
+
+/// The export queue's state, for tests and diagnostics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueStats {
+    /// Calls queued now.
+    pub queued: usize,
+    /// The most calls ever queued at once.
+    pub most_queued: usize,
+    /// The most calls the queue holds.
+    pub cap: usize,
+    /// Spans dropped from the full queue, in all.
+    pub dropped_spans: u64,
+    /// Whether the breaker is open (calls do not wait for flushes).
+    pub open: bool,
 }
 
 /// The calls waiting for a flush on one warm instance.
@@ -114,6 +253,20 @@ impl Drop for InFlight {
     }
 }
 
+impl Flusher {
+    /// The queue's state now.
+    pub(super) fn stats(&self) -> QueueStats {
+        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        QueueStats {
+            queued: queue.pending.len(),
+            most_queued: queue.most_queued,
+            cap: MAX_QUEUED,
+            dropped_spans: queue.dropped,
+            open: !queue.closed(),
+        }
+    }
+}
+
 impl std::fmt::Debug for Flusher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Flusher").finish_non_exhaustive()
@@ -132,7 +285,8 @@ impl Inner {
         request_id: &str,
         what: &'static str,
     ) -> Option<oneshot::Receiver<Flushed>> {
-        let (outcome, start) = {
+        let now = Instant::now();
+        let (outcome, start, dropped) = {
             let mut queue = self.flusher.queue.lock().unwrap_or_else(|p| p.into_inner());
             // Decided under the queue's lock, so of two calls ending at
             // once, the one that is last queues after the other.
@@ -144,31 +298,56 @@ impl Inner {
                     return None;
                 }
             }
-            let (waiting, outcome) = if last {
+            let closed = queue.closed();
+            // With the breaker open, no call waits; a probe is waited for
+            // by the last call in flight (below), as any flush.
+            let probe = !closed && !queue.flushing && queue.may_send(now);
+            let (waiting, outcome) = if last && (closed || probe) {
                 let (done, outcome) = oneshot::channel();
                 (Waiting::Call(done), Some(outcome))
             } else {
                 let request_id = request_id.to_owned();
                 (Waiting::Nobody { request_id, what }, None)
             };
-            queue.pending.push(Pending { spans, waiting });
+            let dropped = queue.push(Pending { spans, waiting }, now);
             let start = if queue.flushing {
                 // The running flush task takes it next, or leaves it to linger.
                 None
-            } else if queue.due() {
+            } else if probe || (closed && queue.due()) {
                 queue.flushing = true;
                 Some(Start::Flush)
-            } else if !std::mem::replace(&mut queue.lingering, true) {
+            } else if closed && !std::mem::replace(&mut queue.lingering, true) {
                 Some(Start::Linger)
             } else {
+                // Open: it waits for the next probe.
                 None
             };
-            (outcome, start)
+            (outcome, start, dropped)
         };
+        self.dropped(dropped);
         if let Some(start) = start {
             tokio::spawn(flush_task(self.clone(), start));
         }
         outcome
+    }
+
+    /// Counts and (at most once a [`DROP_WARN_EVERY`]) warns about spans
+    /// dropped from the full queue.
+    fn dropped(&self, dropped: Dropped) {
+        if dropped.spans == 0 {
+            return;
+        }
+        if let Some((metrics, _)) = &self.metrics {
+            metrics.dropped_spans(dropped.spans);
+        }
+        if let Some(spans) = dropped.warn {
+            tracing::warn!(
+                spans,
+                cap = MAX_QUEUED,
+                "spans dropped, oldest first: the export queue is full (the collector does not keep up or does \
+                 not answer); at most one such line a minute"
+            );
+        }
     }
 }
 
@@ -191,9 +370,11 @@ async fn flush_task(inner: Arc<Inner>, mut start: Start) {
             tokio::time::sleep(LINGER).await;
             let mut queue = inner.flusher.queue.lock().unwrap_or_else(|p| p.into_inner());
             queue.lingering = false;
-            if queue.pending.is_empty() || std::mem::replace(&mut queue.flushing, true) {
+            // With the breaker open, what is queued waits for the next probe.
+            if queue.pending.is_empty() || queue.flushing || !queue.closed() {
                 return;
             }
+            queue.flushing = true;
         }
         if !flush_due(&inner).await {
             return;
@@ -208,9 +389,10 @@ async fn flush_due(inner: &Arc<Inner>) -> bool {
     loop {
         let group: Vec<Pending> = {
             let mut queue = inner.flusher.queue.lock().unwrap_or_else(|p| p.into_inner());
-            if queue.pending.is_empty() || !(first || queue.due()) {
+            let closed = queue.closed();
+            if queue.pending.is_empty() || !(first || (closed && queue.due())) {
                 queue.flushing = false;
-                return !queue.pending.is_empty() && !std::mem::replace(&mut queue.lingering, true);
+                return !queue.pending.is_empty() && closed && !std::mem::replace(&mut queue.lingering, true);
             }
             let n = queue.pending.len().min(MAX_CALLS);
             queue.pending.drain(..n).collect()
@@ -224,13 +406,29 @@ async fn flush_due(inner: &Arc<Inner>) -> bool {
             })
             .unzip();
         let outcome = flush(inner, spans.into_iter().flatten().collect()).await;
+        let (changed, closed) = {
+            let mut queue = inner.flusher.queue.lock().unwrap_or_else(|p| p.into_inner());
+            let changed = queue.flushed(&outcome, Instant::now());
+            (changed, queue.closed())
+        };
+        match (changed, &outcome) {
+            (Some(Breaker::Opened), Err(err)) => tracing::warn!(
+                error = %err,
+                failures = TRIP_AFTER,
+                probe_after_s = PROBE_AFTER.as_secs(),
+                "the collector does not answer: calls stop waiting for the export, and it is probed again later"
+            ),
+            (Some(Breaker::Closed), _) => tracing::info!("the collector answers again: export resumed"),
+            _ => {}
+        }
         for (waiting, count) in waiting {
             match waiting {
                 Waiting::Call(done) => {
                     let _ = done.send(outcome.clone());
                 }
                 Waiting::Nobody { request_id, what } => {
-                    if let Err(err) = &outcome {
+                    // While the breaker is open, its own line says it all.
+                    if let (Err(err), true) = (&outcome, closed) {
                         tracing::warn!(request_id = %request_id, spans = count, error = %err, "{what} not exported");
                     }
                 }
@@ -270,5 +468,92 @@ async fn flush(inner: &Inner, spans: Vec<SpanData>) -> Flushed {
         (Ok(()), Ok(())) => Ok(()),
         (Err(err), Ok(())) | (Ok(()), Err(err)) => Err(err),
         (Err(traces), Err(metrics)) => Err(format!("{traces}; {metrics}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nobody() -> Pending {
+        Pending {
+            spans: Vec::new(),
+            waiting: Waiting::Nobody {
+                request_id: "r".to_owned(),
+                what: "spans",
+            },
+        }
+    }
+
+    #[test]
+    fn the_queue_holds_at_most_its_cap_dropping_the_oldest_and_tells_a_waiting_call() {
+        let mut queue = Queue::default();
+        let now = Instant::now();
+        let (done, mut heard) = oneshot::channel();
+        queue.push(
+            Pending {
+                spans: Vec::new(),
+                waiting: Waiting::Call(done),
+            },
+            now,
+        );
+        for _ in 1..MAX_QUEUED {
+            queue.push(nobody(), now);
+        }
+        assert_eq!(queue.pending.len(), MAX_QUEUED);
+        assert!(heard.try_recv().is_err(), "nothing dropped yet");
+        queue.push(nobody(), now);
+        assert_eq!(queue.pending.len(), MAX_QUEUED);
+        assert_eq!(queue.most_queued, MAX_QUEUED);
+        assert!(matches!(heard.try_recv(), Ok(Err(message)) if message.contains("dropped")));
+    }
+
+    #[test]
+    fn drops_are_warned_at_most_once_a_minute() {
+        let mut queue = Queue::default();
+        let start = Instant::now();
+        // As if pushes had dropped calls of 3 spans, then 2.
+        queue.unwarned = 3;
+        let first = queue.push(nobody(), start);
+        assert_eq!(first.warn, Some(3));
+        queue.unwarned = 2;
+        assert_eq!(queue.push(nobody(), start + Duration::from_secs(30)).warn, None);
+        assert_eq!(queue.unwarned, 2, "kept for the next line");
+        assert_eq!(queue.push(nobody(), start + Duration::from_secs(61)).warn, Some(2));
+    }
+
+    #[test]
+    fn the_breaker_opens_after_failures_in_a_row_probes_later_and_closes_on_success() {
+        let mut queue = Queue::default();
+        let now = Instant::now();
+        let failed: Flushed = Err("no answer".to_owned());
+        assert_eq!(queue.flushed(&failed, now), None);
+        assert_eq!(queue.flushed(&Ok(()), now), None, "a success resets the count");
+        assert_eq!(queue.flushed(&failed, now), None);
+        assert_eq!(queue.flushed(&failed, now), None);
+        let (done, mut heard) = oneshot::channel();
+        queue.push(
+            Pending {
+                spans: Vec::new(),
+                waiting: Waiting::Call(done),
+            },
+            now,
+        );
+        assert_eq!(queue.flushed(&failed, now), Some(Breaker::Opened));
+        assert!(matches!(heard.try_recv(), Ok(Err(_))), "a waiting call is told at once");
+        assert!(!queue.closed());
+        assert!(
+            !queue.may_send(now + Duration::from_secs(1)),
+            "no flush before the probe"
+        );
+        assert!(queue.may_send(now + PROBE_AFTER), "the probe");
+        assert!(
+            !queue.may_send(now + PROBE_AFTER + Duration::from_secs(1)),
+            "one probe per period"
+        );
+        assert_eq!(queue.flushed(&failed, now + PROBE_AFTER), None, "still open");
+        assert_eq!(queue.flushed(&Ok(()), now + 2 * PROBE_AFTER), Some(Breaker::Closed));
+        assert!(queue.closed());
+        assert!(queue.may_send(now));
     }
 }

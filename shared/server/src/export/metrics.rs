@@ -61,6 +61,9 @@ pub mod names {
     /// Stored items a call could not read and went on without (treated as
     /// absent and written anew), by `tool` and `record`.
     pub const UNREADABLE: &str = "draftline.stored.unreadable";
+    /// Spans dropped, oldest first, from a full export queue (the collector
+    /// does not keep up or does not answer).
+    pub const DROPPED_SPANS: &str = "draftline.export.dropped_spans";
 }
 
 /// The instance's reader: the provider registers its pipeline with it,
@@ -108,6 +111,7 @@ pub(super) struct Metrics {
     tryton_requests: Counter<u64>,
     tryton_failures: Counter<u64>,
     unreadable: Counter<u64>,
+    dropped_spans: Counter<u64>,
 }
 
 impl Metrics {
@@ -178,6 +182,11 @@ impl Metrics {
                 "{item}",
                 "Stored items a call could not read and went on without",
             ),
+            dropped_spans: counter(
+                names::DROPPED_SPANS,
+                "{span}",
+                "Spans dropped, oldest first, from a full export queue",
+            ),
             _provider: provider,
             reader,
         }
@@ -239,6 +248,11 @@ impl Metrics {
             self.unreadable
                 .add(1, &[KeyValue::new("tool", tool), KeyValue::new("record", *record)]);
         }
+    }
+
+    /// Counts `spans` dropped from the full export queue.
+    pub(super) fn dropped_spans(&self, spans: u64) {
+        self.dropped_spans.add(spans, &[]);
     }
 
     /// Everything recorded since the last collection (or in all, for

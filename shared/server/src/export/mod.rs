@@ -22,7 +22,9 @@
 //! A call's spans and metrics are exported when it ends, after its log line;
 //! the last call in flight on the instance waits for them before its answer
 //! is sent, at most the flush timeout (300 ms or less): a collector that is
-//! down or slow costs one warn line, never the call.
+//! down or slow costs one warn line, never the call, and after a few
+//! failed flushes in a row no call waits for it at all (a breaker; the
+//! queue is bounded, dropping its oldest spans first).
 
 pub mod settings;
 
@@ -38,7 +40,7 @@ mod otlp;
 pub mod spans;
 
 #[cfg(feature = "otlp")]
-pub use flush::InFlight;
+pub use flush::{InFlight, QueueStats};
 #[cfg(feature = "otlp")]
 pub use otlp::Exporter;
 pub use settings::{ExportSettings, Sampling, Temporality};

@@ -82,6 +82,12 @@ impl Exporter {
         })
     }
 
+    /// The export queue's state now (its cap, what it dropped, whether
+    /// its breaker is open).
+    pub fn queue_stats(&self) -> super::flush::QueueStats {
+        self.inner.flusher.stats()
+    }
+
     /// A call begins: counted in flight until it is exported
     /// ([`Self::export_call`]) or dropped.
     pub(crate) fn begin(&self) -> InFlight {

@@ -80,6 +80,11 @@ impl App {
         &self.registry
     }
 
+    /// The instance's telemetry exporter, when an endpoint is set.
+    pub fn exporter(&self) -> Option<&Exporter> {
+        self.exporter.as_ref()
+    }
+
     /// The table.
     pub fn db(&self) -> &Db {
         &self.db
