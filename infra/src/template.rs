@@ -209,36 +209,63 @@ impl Function {
 }
 
 impl Function {
-    /// Whether its role lets it `UpdateItem` an item whose partition key is
-    /// `pk`: a statement allows `dynamodb:UpdateItem` with no condition, or
-    /// with `ForAllValues:StringLike` on `dynamodb:LeadingKeys` and a pattern
-    /// (`*` any run of characters, `?` one) that `pk` matches. Any other
-    /// condition is read as not allowing it.
-    pub fn may_update(&self, pk: &str) -> bool {
-        self.statements.iter().any(|statement| {
-            let grants = actions_of(statement)
-                .unwrap_or_default()
-                .iter()
-                .any(|a| a == "dynamodb:UpdateItem");
-            if !grants || statement.get("Effect") != Some(&json!("Allow")) {
-                return false;
+    /// The statements of its role that allow a DynamoDB action: what a
+    /// role of a `Fn::ForEach` loop shares with its siblings (their log
+    /// statements name each function's own log group).
+    pub fn dynamodb_statements(&self) -> Vec<&Value> {
+        self.statements
+            .iter()
+            .filter(|statement| {
+                actions_of(statement)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|a| a.starts_with("dynamodb:"))
+            })
+            .collect()
+    }
+
+    /// The partition-key patterns its role allows `action` on: `None` when
+    /// an `Allow` statement grants it with no condition (every key), else
+    /// the `dynamodb:LeadingKeys` patterns (`*` any run of characters, `?`
+    /// one) of the statements that grant it under `ForAllValues:StringLike`
+    /// (empty: none grants it). Any other condition is an error.
+    pub fn leading_keys(&self, action: &str) -> Result<Option<Vec<String>>, Error> {
+        let mut patterns = Vec::new();
+        for statement in &self.statements {
+            if statement.get("Effect") != Some(&json!("Allow")) || !actions_of(statement)?.iter().any(|a| a == action) {
+                continue;
             }
-            match statement.get("Condition") {
-                None => true,
-                Some(condition) => {
-                    let Some(object) = condition.as_object() else {
-                        return false;
-                    };
-                    let patterns = condition.pointer("/ForAllValues:StringLike/dynamodb:LeadingKeys");
-                    object.len() == 1
-                        && patterns
-                            .map(strings)
-                            .unwrap_or_default()
-                            .iter()
-                            .filter_map(|p| p.as_str())
-                            .any(|p| string_like(p, pk))
-                }
+            let Some(condition) = statement.get("Condition") else {
+                return Ok(None);
+            };
+            let listed = condition
+                .as_object()
+                .filter(|object| object.len() == 1)
+                .and_then(|_| condition.pointer("/ForAllValues:StringLike/dynamodb:LeadingKeys"))
+                .ok_or_else(|| {
+                    format!(
+                        "{}: a statement granting {action} has a condition other than \
+                         ForAllValues:StringLike on dynamodb:LeadingKeys",
+                        self.logical_id
+                    )
+                })?;
+            for pattern in strings(listed) {
+                patterns.push(
+                    sub_text(pattern)
+                        .ok_or_else(|| format!("{}: a LeadingKeys pattern must be a string", self.logical_id))?
+                        .to_owned(),
+                );
             }
+        }
+        Ok(Some(patterns))
+    }
+
+    /// Whether its role lets it do `action` (a write) on an item whose
+    /// partition key is `pk`.
+    pub fn may_write(&self, action: &str, pk: &str) -> Result<bool, Error> {
+        Ok(match self.leading_keys(action)? {
+            None => true,
+            Some(patterns) => patterns.iter().any(|p| string_like(p, pk)),
         })
     }
 }
@@ -341,7 +368,8 @@ pub enum Tier {
     /// A draft tool (`*_draft`): reads and one `TransactWriteItems`; a
     /// release of its key and a consumed confirmation delete.
     Draft,
-    /// `mcp` and `tools`: every tool's permissions.
+    /// `mcp` and `tools`, the endpoints of every tool: `mcp` calls them
+    /// (every tool's permissions), `tools` lists them (no table access).
     Endpoint,
     /// `oauth_protected_resource`: metadata, no table access.
     Metadata,
@@ -364,8 +392,9 @@ impl Tier {
 
     /// The DynamoDB actions a function of this tier may be granted, and
     /// no other. `TransactWriteItems` is authorised per item: `Put` →
-    /// `PutItem`, `Update` → `UpdateItem`, `Delete` → `DeleteItem`,
-    /// `ConditionCheck` → `ConditionCheckItem`.
+    /// `PutItem`, `Update` → `UpdateItem`, `Delete` → `DeleteItem`
+    /// (draftline sends no `ConditionCheck`, so no tier lists
+    /// `ConditionCheckItem`).
     pub fn actions(self) -> BTreeSet<String> {
         let list: &[&str] = match self {
             Self::Read => &READ_ACTIONS,
@@ -385,14 +414,13 @@ pub const READ_ACTIONS: [&str; 5] = [
     "dynamodb:PutItem",
     "dynamodb:UpdateItem",
 ];
-/// A draft tool's grants (and so `mcp`'s and `tools`').
-pub const DRAFT_ACTIONS: [&str; 7] = [
+/// A draft tool's grants (and so `mcp`'s).
+pub const DRAFT_ACTIONS: [&str; 6] = [
     "dynamodb:GetItem",
     "dynamodb:BatchGetItem",
     "dynamodb:Query",
     "dynamodb:PutItem",
     "dynamodb:UpdateItem",
-    "dynamodb:ConditionCheckItem",
     "dynamodb:DeleteItem",
 ];
 /// The review pages' grants (`UpdateItem` on the near-duplicate markers

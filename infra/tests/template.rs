@@ -314,18 +314,19 @@ fn read_tools_write_their_audit_item_and_update_their_rate_counters_only() {
             "{name}: a read tool may GetItem, BatchGetItem, Query, PutItem (its audit item) and UpdateItem (its rate \
              counter), nothing else"
         );
-        // UpdateItem only on the rate counters' keys, in a statement of its own.
-        for statement in &f.statements {
-            let actions = actions_of(statement);
-            if actions.iter().any(|a| a == "dynamodb:UpdateItem") {
-                assert_eq!(actions, ["dynamodb:UpdateItem"], "{name}: {statement}");
-                assert_eq!(
-                    statement.pointer("/Condition/ForAllValues:StringLike/dynamodb:LeadingKeys"),
-                    Some(&json!(["T#*#LIMIT#RATE#*", "T#*#BUDGET#*"])),
-                    "{name}: a read tool updates its rate counters only: {statement}"
-                );
-            }
-        }
+        // Its audit item, its rate and budget counters, the trace of refused calls.
+        let keys = |patterns: &[&str]| Some(patterns.iter().map(|p| (*p).to_owned()).collect::<BTreeSet<_>>());
+        assert_eq!(
+            writes_of(&f),
+            BTreeMap::from([
+                ("dynamodb:PutItem".to_owned(), keys(&["T#*#RUN#*"])),
+                (
+                    "dynamodb:UpdateItem".to_owned(),
+                    keys(&["T#*#LIMIT#RATE#*", "T#*#BUDGET#*", "T#_anonymous#DENIED"])
+                ),
+            ]),
+            "{name}: a read tool writes its audit item and updates its counters and the refusal trace only"
+        );
     }
     assert!(seen > 0, "no read tool in the template");
 }
@@ -348,31 +349,88 @@ fn draft_tools_may_transact_and_give_a_key_back() {
     assert!(seen > 0, "no draft tool in the template");
 }
 
+/// Each write action a function's role grants, with the key patterns it
+/// is bound to (`None`: every key).
+fn writes_of(function: &Function) -> BTreeMap<String, Option<BTreeSet<String>>> {
+    dynamodb_actions(function)
+        .into_iter()
+        .filter(|a| WRITES.contains(&a.as_str()))
+        .map(|action| {
+            let keys = function
+                .leading_keys(&action)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .map(|patterns| patterns.into_iter().collect());
+            (action, keys)
+        })
+        .collect()
+}
+
+/// The write actions, which every role binds to key prefixes.
+const WRITES: [&str; 4] = [
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:ConditionCheckItem",
+];
+
+/// `writes` of several roles together: each action's patterns, united.
+fn union_of_writes<'a>(roles: impl Iterator<Item = &'a Function>) -> BTreeMap<String, Option<BTreeSet<String>>> {
+    let mut union: BTreeMap<String, Option<BTreeSet<String>>> = BTreeMap::new();
+    for role in roles {
+        for (action, keys) in writes_of(role) {
+            match (union.entry(action).or_insert_with(|| Some(BTreeSet::new())), keys) {
+                (Some(all), Some(keys)) => all.extend(keys),
+                (all, None) => *all = None,
+                (None, Some(_)) => {}
+            }
+        }
+    }
+    union
+}
+
 #[test]
-fn mcp_and_tools_hold_exactly_the_union_of_the_tool_permissions() {
+fn every_write_is_bound_to_key_prefixes_and_no_role_grants_condition_checks() {
+    for (name, f) in functions(&template()) {
+        for (action, keys) in writes_of(&f) {
+            assert!(
+                keys.is_some(),
+                "{name}: {action} on every key; bind it with dynamodb:LeadingKeys"
+            );
+            assert_ne!(
+                action, "dynamodb:ConditionCheckItem",
+                "{name}: no call sends a ConditionCheck"
+            );
+        }
+    }
+}
+
+#[test]
+fn mcp_holds_exactly_the_union_of_the_tool_permissions_and_tools_none() {
     let deployed = functions(&template());
-    let union: BTreeSet<String> = deployed
-        .values()
-        .filter(|f| matches!(tier(&f.name), Tier::Read | Tier::Draft))
-        .flat_map(dynamodb_actions)
-        .collect();
-    for endpoint in ["mcp", "tools"] {
+    let tools = || {
+        deployed
+            .values()
+            .filter(|f| matches!(tier(&f.name), Tier::Read | Tier::Draft))
+    };
+    let union: BTreeSet<String> = tools().flat_map(dynamodb_actions).collect();
+    let mcp = deployed
+        .get("mcp")
+        .unwrap_or_else(|| panic!("mcp is not in the template"));
+    assert_eq!(dynamodb_actions(mcp), union, "mcp: union of read and draft permissions");
+    assert_eq!(
+        writes_of(mcp),
+        union_of_writes(tools()),
+        "mcp: union of the tools' write keys"
+    );
+    for metadata in ["tools", "oauth_protected_resource"] {
         let f = deployed
-            .get(endpoint)
-            .unwrap_or_else(|| panic!("{endpoint} is not in the template"));
-        assert_eq!(
-            dynamodb_actions(f),
-            union,
-            "{endpoint}: union of read and draft permissions"
+            .get(metadata)
+            .unwrap_or_else(|| panic!("{metadata} is not in the template"));
+        assert!(
+            dynamodb_actions(f).is_empty(),
+            "{metadata} serves metadata and needs no table access"
         );
     }
-    let metadata = deployed
-        .get("oauth_protected_resource")
-        .unwrap_or_else(|| panic!("oauth_protected_resource is not in the template"));
-    assert!(
-        dynamodb_actions(metadata).is_empty(),
-        "oauth_protected_resource serves metadata and needs no table access"
-    );
 }
 
 #[test]
@@ -535,9 +593,10 @@ fn every_function_is_routed_and_may_be_invoked_only_by_the_http_api() {
 // ---------------------------------------------------------------- vercel
 
 /// Vercel runs every function with one set of AWS credentials, so they get
-/// exactly what `mcp` gets on Lambda: the union of the tool permissions.
+/// exactly the union of what the functions get on Lambda: every action any
+/// role grants, each write bound to the union of the roles' key patterns.
 #[test]
-fn vercel_iam_policy_grants_exactly_what_mcp_gets_on_lambda() {
+fn vercel_iam_policy_grants_exactly_the_union_of_the_lambda_roles() {
     let policy = read_json("infra/aws/vercel-iam-policy.json");
     let table = "arn:aws:dynamodb:REGION:ACCOUNT_ID:table/TABLE_NAME";
     let index = format!("{table}/index/*");
@@ -565,14 +624,21 @@ fn vercel_iam_policy_grants_exactly_what_mcp_gets_on_lambda() {
         }
         granted.extend(actions);
     }
+    // The policy read as a role, to compare its write keys the same way.
+    let vercel = Function {
+        logical_id: "vercel-iam-policy.json".to_owned(),
+        name: "vercel".to_owned(),
+        properties: json!({}),
+        statements: statements.clone(),
+        role: json!({}),
+    };
     let deployed = functions(&template());
-    let mcp = deployed
-        .get("mcp")
-        .unwrap_or_else(|| panic!("mcp is not in the template"));
+    let union: BTreeSet<String> = deployed.values().flat_map(dynamodb_actions).collect();
+    assert_eq!(granted, union, "vercel policy drifted from the Lambda roles");
     assert_eq!(
-        granted,
-        dynamodb_actions(mcp),
-        "vercel policy drifted from the Lambda roles"
+        writes_of(&vercel),
+        union_of_writes(deployed.values()),
+        "vercel policy's write keys drifted from the Lambda roles"
     );
 }
 

@@ -1,18 +1,25 @@
 //! Permissions from evidence: the DynamoDB actions each deployed function's
 //! calls made, recorded as IAM authorises them (`draftline_dynamo::grants`:
-//! a `TransactWriteItems` counts per item kind), against the grants of the
-//! function's role in `infra/aws/template.json`.
+//! a `TransactWriteItems` counts per item kind), with the partition key of
+//! every item each write action wrote, against the grants of the
+//! function's role in `infra/aws/template.json`, **exactly**: a role grants
+//! every action its functions' calls sent and no other, and binds each write
+//! action (`dynamodb:LeadingKeys`) to patterns that every written key
+//! matches and that each match a written key.
 //!
 //! The calls cover every function of the template: every tool with its
 //! example input, under a policy with a rate, a run and a day budget and a
 //! counterparty rule, then in observe mode; a near duplicate asked and
 //! answered (its confirmation consumed); the examiner; MCP on both
-//! revisions; the listing; review decisions; and on Tryton a create that
-//! definitely failed (its key and reservation given back) and a takeover.
-//! A role that grants `UpdateItem` on some partition keys only
-//! (`dynamodb:LeadingKeys`) is checked against the keys the calls updated.
+//! revisions; the listing; review decisions and a sign-out; on Tryton a
+//! create that definitely failed (its key and reservation given back) and a
+//! takeover; and for every function a call with no token and one from a
+//! foreign origin (refused calls are counted in the anonymous trace).
+//! The roles of a `Fn::ForEach` loop share one definition, which is compared
+//! with what all its functions did; `mcp` serves every tool through the same
+//! pipeline, so its evidence is its own calls and every tool's.
 //! The embedded engine checks no permissions, so without this a missing
-//! grant would first show on AWS, as a 500.
+//! grant would first show on AWS, as a 500, and a needless one never.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,17 +31,80 @@ use crate::catalogue::example_of;
 use crate::helpers::{TestApp, po_input, spawn_app};
 use crate::tryton_proxy::{Fault, Target};
 
-/// Per function: the IAM actions its calls needed, and the partition keys
-/// of the items they updated.
-type Recorded = BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)>;
+/// Each IAM action, with the partition keys of the items it wrote.
+type Actions = BTreeMap<String, BTreeSet<String>>;
+
+/// Per function: what its calls needed.
+type Recorded = BTreeMap<String, Actions>;
+
+/// The write actions, which a role binds to key prefixes.
+const WRITES: [&str; 4] = [
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:ConditionCheckItem",
+];
 
 /// What `app`'s calls recorded, added to `into`.
 fn gather(app: &TestApp, into: &mut Recorded) {
     for (function, seen) in app.server.app.db().grants().snapshot() {
-        let (actions, updated) = into.entry(function.to_owned()).or_default();
-        actions.extend(seen.actions.into_iter().map(str::to_owned));
-        updated.extend(seen.updated);
+        let actions = into.entry(function.to_owned()).or_default();
+        for (action, keys) in seen.actions {
+            actions.entry(action.to_owned()).or_default().extend(keys);
+        }
     }
+}
+
+/// `from` added to `into`.
+fn merge(into: &mut Actions, from: &Actions) {
+    for (action, keys) in from {
+        into.entry(action.clone()).or_default().extend(keys.iter().cloned());
+    }
+}
+
+/// For every function of the template, a call with no token and one from a
+/// foreign origin, each in an anonymous-trace window of its own (the trace
+/// is written at most once a minute per instance).
+async fn refused_calls(recorded: &mut Recorded, functions: &[String]) {
+    let app = spawn_app().await;
+    let foreign = ("origin", "https://elsewhere.example".to_owned());
+    let token = ("authorization", format!("Bearer {}", app.token("buyer-sby")));
+    for function in functions {
+        for from_elsewhere in [false, true] {
+            app.clock.advance(chrono::Duration::seconds(61));
+            let mut headers = vec![("content-type", "application/json".to_owned())];
+            if from_elsewhere {
+                headers.extend([foreign.clone(), token.clone()]);
+            }
+            let (method, path, body) = match function.as_str() {
+                "review" if from_elsewhere => ("POST", "/review/signin/demo".to_owned(), String::new()),
+                "review" => ("GET", "/review".to_owned(), String::new()),
+                "tools" => ("GET", "/api/tools".to_owned(), String::new()),
+                "oauth_protected_resource" => {
+                    ("GET", "/.well-known/oauth-protected-resource".to_owned(), String::new())
+                }
+                "mcp" => (
+                    "POST",
+                    "/api/mcp".to_owned(),
+                    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                           "params": {"name": "inventory_get_stock", "arguments": {"item_code": "BRG-0042"}}})
+                    .to_string(),
+                ),
+                tool => ("POST", format!("/api/{tool}"), json!({}).to_string()),
+            };
+            let mut request = app
+                .http
+                .request(method.parse().unwrap(), app.url(&path))
+                .header("accept", "application/json, text/event-stream")
+                .body(body);
+            for (name, value) in &headers {
+                request = request.header(*name, value);
+            }
+            let status = request.send().await.unwrap().status().as_u16();
+            assert!(status < 500, "{function} (foreign origin: {from_elsewhere}): {status}");
+        }
+    }
+    gather(&app, recorded);
 }
 
 /// The demo user whose agent calls `tool`, with the examiner's scope too.
@@ -142,6 +212,24 @@ async fn on_the_builtin_backend(recorded: &mut Recorded) {
     .await;
     // Every tool, reads under the policy's rate among them.
     every_tool(&app, "enforce").await;
+    // A draft of more items than the key lookup prices reads the vendor's
+    // whole price list (a Query); one of them is no item, so it is refused.
+    let mut many = po_input("grants-many-items");
+    many["lines"] = [
+        "BRG-0042", "BRG-0043", "BLT-0107", "VBT-0220", "OIL-0310", "CBL-0220", "GLV-0015", "WLD-0501", "XYZ-0001",
+    ]
+    .iter()
+    .map(|code| json!({"item_code": code, "qty": 1, "uom": "PCS"}))
+    .collect();
+    let refused = call(
+        &app,
+        "buyer-sby",
+        "purchasing_create_po_draft",
+        &many,
+        &[("idempotency-key", "grants-many-items".into())],
+    )
+    .await;
+    assert!((400..500).contains(&refused.status), "{:?}", refused.body);
 
     // A near duplicate: asked, then answered "create another" (the
     // confirmation is consumed in the draft's transaction).
@@ -221,6 +309,12 @@ async fn on_the_builtin_backend(recorded: &mut Recorded) {
     assert!(approved.status < 400, "{}", approved.body);
     let refused = approver.decide(&number(&rejected), "reject", "not needed").await;
     assert!(refused.status < 400, "{}", refused.body);
+    let signed_out = approver.sign_out().await;
+    assert!(signed_out.status < 400, "{}", signed_out.body);
+    // And a quote: Bandung's seeded open agent quote, rejected.
+    let bdg = crate::review::Reviewer::sign_in(&app.server.url(), "approver-bdg").await;
+    let quote = bdg.decide("QT-BDG-000001", "reject", "price too old").await;
+    assert!(quote.status < 400, "{}", quote.body);
 
     // Observe mode: a draft past every limit passes, and is audited.
     app.set_policy(&json!({
@@ -302,53 +396,113 @@ async fn on_tryton(recorded: &mut Recorded) {
     app.clock.advance(chrono::Duration::seconds(5));
     let found = draft("grants-taken-over").await;
     assert!(found.status < 300, "{:?}", found.body);
+    // A near duplicate of it, confirmed, whose create Tryton refuses: the
+    // key and the person's answer are both given back.
+    let asked = draft("grants-confirm-refused").await;
+    assert_eq!(asked.error_code(), "INPUT_REQUIRED", "{:?}", asked.body);
+    let state = asked.body["error"]["inputRequired"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    proxy.then(Target::CreatePurchase, Fault::Refuse(503));
+    let refused = call(
+        &app,
+        "buyer-sby",
+        "purchasing_create_po_draft",
+        &po_of_one("grants-confirm-refused", "BRG-0043"),
+        &[
+            ("idempotency-key", "grants-confirm-refused".to_owned()),
+            ("x-agent-run-id", "run-grants-tryton".into()),
+            ("draftline-confirm", format!("create-another {state}")),
+        ],
+    )
+    .await;
+    assert_eq!(refused.status, 503, "{:?}", refused.body);
     gather(&app, recorded);
 }
 
 #[tokio::test]
-async fn every_functions_role_grants_what_its_calls_did_and_nothing_beyond_its_tier() {
-    let mut recorded = Recorded::new();
-    on_the_builtin_backend(&mut recorded).await;
-    on_tryton(&mut recorded).await;
-
+async fn every_functions_role_grants_exactly_what_its_calls_did_on_the_keys_they_wrote() {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let deployed = template::read(&root.join("infra/aws/template.json"))
         .and_then(|t| template::functions(&t))
         .unwrap();
-    let mut missing = Vec::new();
-    for (function, (actions, updated)) in &recorded {
-        let Some(deployed) = deployed.get(function) else {
-            missing.push(format!("{function}: called, but not a function of the template"));
-            continue;
-        };
-        let granted = deployed.dynamodb_actions().unwrap();
-        for action in actions.difference(&granted) {
-            missing.push(format!(
-                "{function}: its calls needed {action}, which its role (of {}) does not grant",
-                deployed.logical_id
-            ));
-        }
-        // A role may grant UpdateItem on some keys only (dynamodb:LeadingKeys).
-        for pk in updated {
-            if !deployed.may_update(pk) {
-                missing.push(format!(
-                    "{function}: its calls updated an item with pk {pk}, which its role (of {}) does not allow",
-                    deployed.logical_id
-                ));
-            }
+    let names: Vec<String> = deployed.keys().cloned().collect();
+    let mut recorded = Recorded::new();
+    refused_calls(&mut recorded, &names).await;
+    on_the_builtin_backend(&mut recorded).await;
+    on_tryton(&mut recorded).await;
+
+    let mut wrong = Vec::new();
+    for function in recorded.keys() {
+        if !deployed.contains_key(function) {
+            wrong.push(format!("{function}: called, but not a function of the template"));
         }
     }
+    // The functions sharing one role definition, and what their calls did.
+    let mut roles: BTreeMap<String, (Vec<&str>, Actions)> = BTreeMap::new();
     for (name, function) in &deployed {
-        let granted = function.dynamodb_actions().unwrap();
-        let allowed = Tier::of(name).actions();
-        for action in granted.difference(&allowed) {
-            missing.push(format!("{name}: granted {action}, beyond its tier's list {allowed:?}"));
+        let definition = format!(
+            "{:?} {}",
+            Tier::of(name),
+            serde_json::to_string(&function.dynamodb_statements()).unwrap()
+        );
+        let (holders, evidence) = roles.entry(definition).or_default();
+        holders.push(name);
+        merge(evidence, recorded.get(name).unwrap_or(&Actions::new()));
+        if name == "mcp" {
+            // It serves every tool, through the same pipeline.
+            for (tool, actions) in &recorded {
+                if matches!(Tier::of(tool), Tier::Read | Tier::Draft) {
+                    merge(evidence, actions);
+                }
+            }
         }
-        if Tier::of(name) != Tier::Metadata && !recorded.contains_key(name) {
-            missing.push(format!(
+        if !recorded.contains_key(name) {
+            wrong.push(format!(
                 "{name}: no call of the suite reached it; its grants are not evidenced"
             ));
         }
+        let granted = function.dynamodb_actions().unwrap();
+        let allowed = Tier::of(name).actions();
+        for action in granted.difference(&allowed) {
+            wrong.push(format!("{name}: granted {action}, beyond its tier's list {allowed:?}"));
+        }
     }
-    assert!(missing.is_empty(), "{}", missing.join("\n"));
+    for (holders, evidence) in roles.values() {
+        let function = &deployed[holders[0]];
+        let role = format!("the role of {} ({})", holders.join(", "), function.logical_id);
+        let granted = function.dynamodb_actions().unwrap();
+        let sent: BTreeSet<String> = evidence.keys().cloned().collect();
+        for action in sent.difference(&granted) {
+            wrong.push(format!("{role}: its calls sent {action}, which it does not grant"));
+        }
+        for action in granted.difference(&sent) {
+            wrong.push(format!("{role}: grants {action}, which none of its calls sent"));
+        }
+        for action in WRITES.iter().filter(|a| granted.contains(**a)) {
+            let written = evidence.get(*action).cloned().unwrap_or_default();
+            let Some(patterns) = function.leading_keys(action).unwrap() else {
+                wrong.push(format!(
+                    "{role}: grants {action} on every key; its calls wrote {written:?}"
+                ));
+                continue;
+            };
+            for pk in &written {
+                if !patterns.iter().any(|p| template::string_like(p, pk)) {
+                    wrong.push(format!(
+                        "{role}: its calls did {action} on pk {pk}, which {patterns:?} do not allow"
+                    ));
+                }
+            }
+            for pattern in &patterns {
+                if !written.iter().any(|pk| template::string_like(pattern, pk)) {
+                    wrong.push(format!(
+                        "{role}: allows {action} on {pattern}, which none of its calls wrote ({written:?})"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -172,6 +172,14 @@ impl Reviewer {
         read(response).await
     }
 
+    /// Signs out through the queue's sign-out form (its session is revoked).
+    pub async fn sign_out(&self) -> Page {
+        let queue = self.get("/review").await;
+        assert_eq!(queue.status, 200, "{}", queue.body);
+        let csrf = queue.field_after("action=\"/review/signout\"", "csrf");
+        self.post("/review/signout", &[("csrf", &csrf)]).await
+    }
+
     /// Opens document `number` and posts its `verb` form (`approve`, `reject`) with `reason`.
     pub async fn decide(&self, number: &str, verb: &str, reason: &str) -> Page {
         let page = self.get(&format!("/review/documents/{number}")).await;

@@ -5,7 +5,8 @@
 //! The local server serves every function on one port and runs each
 //! request inside [`Db::serving`](crate::Db::serving), naming the function that would serve it
 //! when deployed. Every request the [`Db`](crate::Db)'s client makes then
-//! records the actions IAM authorises it by, for that function:
+//! records the actions IAM authorises it by, for that function, with the
+//! partition key of each item it writes:
 //! `TransactWriteItems` is authorised per item (a `Put` is `PutItem`, an
 //! `Update` `UpdateItem`, a `Delete` `DeleteItem`, a `ConditionCheck`
 //! `ConditionCheckItem`), `TransactGetItems` as `GetItem`, every other
@@ -17,8 +18,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::operation::delete_item::DeleteItemInput;
+use aws_sdk_dynamodb::operation::put_item::PutItemInput;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsInput;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemInput;
+use aws_sdk_dynamodb::types::AttributeValue;
 use aws_smithy_runtime_api::client::interceptors::context::Input;
 
 tokio::task_local! {
@@ -51,19 +57,19 @@ pub(crate) async fn serving_all<F: Future>(functions: Functions, fut: F) -> F::O
 }
 
 /// Per deployed function served, the IAM actions its requests needed,
-/// and the partition keys of the items it updated (a role may grant
-/// `UpdateItem` on some keys only: `dynamodb:LeadingKeys`).
+/// and for each write action (`PutItem`, `UpdateItem`, `DeleteItem`,
+/// `ConditionCheckItem`) the partition keys of the items it wrote: a role
+/// grants writes on the key prefixes its calls write only
+/// (`dynamodb:LeadingKeys`).
 #[derive(Debug, Default)]
 pub struct Grants(Mutex<BTreeMap<&'static str, Seen>>);
 
 /// What one function's requests needed.
 #[derive(Debug, Default, Clone)]
 pub struct Seen {
-    /// The IAM actions (`dynamodb:GetItem`, ...).
-    pub actions: BTreeSet<&'static str>,
-    /// The partition keys of the items it updated (`UpdateItem`, alone or
-    /// in a transaction).
-    pub updated: BTreeSet<String>,
+    /// The IAM actions (`dynamodb:GetItem`, ...), each with the partition
+    /// keys of the items it wrote (none for a read).
+    pub actions: BTreeMap<&'static str, BTreeSet<String>>,
 }
 
 impl Grants {
@@ -76,73 +82,68 @@ impl Grants {
     /// functions the current task serves.
     pub(crate) fn record(&self, operation: &str, input: &Input) {
         let Some(functions) = current() else { return };
-        let actions = actions_of(operation, input);
-        let updated = updated_keys(input);
+        let requests = requests_of(operation, input);
         if let Ok(mut map) = self.0.lock() {
             for function in functions.iter() {
                 let seen = map.entry(function).or_default();
-                seen.actions.extend(actions.iter().copied());
-                seen.updated.extend(updated.iter().cloned());
+                for (action, pk) in &requests {
+                    let keys = seen.actions.entry(action).or_default();
+                    keys.extend(pk.iter().cloned());
+                }
             }
         }
     }
 }
 
-/// The partition keys of the items `input` updates.
-fn updated_keys(input: &Input) -> Vec<String> {
-    let pk = |key: Option<&std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>>| {
-        key.and_then(|k| k.get("pk")).and_then(|v| v.as_s().ok()).cloned()
-    };
-    if let Some(update) = input.downcast_ref::<UpdateItemInput>() {
-        return pk(update.key()).into_iter().collect();
-    }
+/// The partition key of an item or a key.
+fn pk(item: &HashMap<String, AttributeValue>) -> Option<String> {
+    item.get("pk").and_then(|v| v.as_s().ok()).cloned()
+}
+
+/// The IAM actions that authorise `operation` with `input`, each with the
+/// partition key it writes (a write's; `None` for a read).
+fn requests_of(operation: &str, input: &Input) -> Vec<(&'static str, Option<String>)> {
     if let Some(transaction) = input.downcast_ref::<TransactWriteItemsInput>() {
         return transaction
             .transact_items()
             .iter()
-            .filter_map(|item| pk(item.update().map(|u| u.key())))
-            .collect();
-    }
-    Vec::new()
-}
-
-/// The IAM actions that authorise `operation` with `input`.
-fn actions_of(operation: &str, input: &Input) -> Vec<&'static str> {
-    if operation == "TransactWriteItems" {
-        let Some(input) = input.downcast_ref::<TransactWriteItemsInput>() else {
-            return vec!["dynamodb:TransactWriteItems"];
-        };
-        let mut actions: Vec<&'static str> = input
-            .transact_items()
-            .iter()
             .filter_map(|item| {
-                if item.put().is_some() {
-                    Some("dynamodb:PutItem")
-                } else if item.update().is_some() {
-                    Some("dynamodb:UpdateItem")
-                } else if item.delete().is_some() {
-                    Some("dynamodb:DeleteItem")
-                } else if item.condition_check().is_some() {
-                    Some("dynamodb:ConditionCheckItem")
+                if let Some(put) = item.put() {
+                    Some(("dynamodb:PutItem", pk(put.item())))
+                } else if let Some(update) = item.update() {
+                    Some(("dynamodb:UpdateItem", pk(update.key())))
+                } else if let Some(delete) = item.delete() {
+                    Some(("dynamodb:DeleteItem", pk(delete.key())))
                 } else {
-                    None
+                    item.condition_check()
+                        .map(|check| ("dynamodb:ConditionCheckItem", pk(check.key())))
                 }
             })
             .collect();
-        actions.sort_unstable();
-        actions.dedup();
-        return actions;
     }
-    vec![match operation {
-        "TransactGetItems" | "GetItem" => "dynamodb:GetItem",
-        "BatchGetItem" => "dynamodb:BatchGetItem",
-        "Query" => "dynamodb:Query",
-        "Scan" => "dynamodb:Scan",
-        "PutItem" => "dynamodb:PutItem",
-        "UpdateItem" => "dynamodb:UpdateItem",
-        "DeleteItem" => "dynamodb:DeleteItem",
-        "BatchWriteItem" => "dynamodb:BatchWriteItem",
-        "DescribeTable" => "dynamodb:DescribeTable",
-        _ => "dynamodb:(an operation draftline does not use)",
-    }]
+    if let Some(put) = input.downcast_ref::<PutItemInput>() {
+        return vec![("dynamodb:PutItem", put.item().and_then(pk))];
+    }
+    if let Some(update) = input.downcast_ref::<UpdateItemInput>() {
+        return vec![("dynamodb:UpdateItem", update.key().and_then(pk))];
+    }
+    if let Some(delete) = input.downcast_ref::<DeleteItemInput>() {
+        return vec![("dynamodb:DeleteItem", delete.key().and_then(pk))];
+    }
+    vec![(
+        match operation {
+            "TransactGetItems" | "GetItem" => "dynamodb:GetItem",
+            "BatchGetItem" => "dynamodb:BatchGetItem",
+            "Query" => "dynamodb:Query",
+            "Scan" => "dynamodb:Scan",
+            "TransactWriteItems" => "dynamodb:TransactWriteItems",
+            "PutItem" => "dynamodb:PutItem",
+            "UpdateItem" => "dynamodb:UpdateItem",
+            "DeleteItem" => "dynamodb:DeleteItem",
+            "BatchWriteItem" => "dynamodb:BatchWriteItem",
+            "DescribeTable" => "dynamodb:DescribeTable",
+            _ => "dynamodb:(an operation draftline does not use)",
+        },
+        None,
+    )]
 }

@@ -40,8 +40,12 @@ pub fn metadata_response(app: &App, request: &Admitted) -> Response<Bytes> {
 /// that function's: [`draftline_dynamo::grants`]).
 pub async fn route(app: &App, request: Admitted) -> Response<Bytes> {
     let path = request.parts.uri.path().trim_end_matches('/').to_owned();
-    if path == "/.well-known/oauth-protected-resource" || path == "/.well-known/oauth-protected-resource/api/mcp" {
-        return metadata_response(app, &request);
+    if path == "/.well-known/oauth-protected-resource"
+        || path == "/.well-known/oauth-protected-resource/api/mcp"
+        || path == "/api/oauth_protected_resource"
+    {
+        let response = async { metadata_response(app, &request) };
+        return app.db().serving("oauth_protected_resource", response).await;
     }
     if path == "/healthz" {
         return response::json(StatusCode::OK, &json!({"ok": true}), request.request_id());
@@ -55,9 +59,6 @@ pub async fn route(app: &App, request: Admitted) -> Response<Bytes> {
     }
     if path == "/api/tools" {
         return app.db().serving("tools", crate::listing::handle(app, request)).await;
-    }
-    if path == "/api/oauth_protected_resource" {
-        return metadata_response(app, &request);
     }
     if path == "/api/mcp" {
         return app.db().serving("mcp", crate::mcp::handle(app, request)).await;
