@@ -227,4 +227,32 @@ describe("OpenID Connect sign-in with a real provider (oidc-provider)", () => {
     assert.equal(denied.searchParams.get("error"), "access_denied", denied.href);
     assertRefused(await stranger.get(denied), /did not sign you in \(access_denied/);
   });
+
+  // Last: it changes the provider's key for every test after it. One rotation only:
+  // draftline refetches a provider's keys for an unknown kid at most once a minute.
+  test("sign-in after rotation: the provider rotates its signing keys between two sign-ins, and both pass", async () => {
+    /** @param {string} person */
+    const signIn = async (person) => {
+      const browser = new Browser();
+      const done = await browser.get(await throughTheProvider(browser, person));
+      assert.equal(done.status, 303, done.body + logs());
+      assert.ok(
+        done.setCookies.some((c) => c.startsWith(`${SESSION_COOKIE}=`) && !/Max-Age=0/.test(c)),
+        `a session cookie: ${done.setCookies}`,
+      );
+      const queue = await browser.get(`${draftline.url}/review`);
+      assert.equal(queue.status, 200, queue.body + logs());
+      assert.match(queue.body, new RegExp(person));
+    };
+    const kids = async () => (await (await fetch(`${provider.issuer}/jwks`)).json()).keys.map((/** @type {{ kid: string }} */ k) => k.kid);
+    // draftline holds the provider's keys of now (discovered at the first sign-in).
+    await signIn("approver-sby");
+    const before = await kids();
+    const kid = provider.rotateKeys();
+    assert.deepEqual(await kids(), [kid], "the provider publishes the new key alone");
+    assert.ok(!before.includes(kid), `${before} then ${kid}`);
+    // Its ID token and access token name a kid draftline has not seen: one refetch each
+    // (the review pages' key cache, the API's), and the sign-in passes.
+    await signIn("approver-bdg");
+  });
 });

@@ -19,6 +19,12 @@
 //!    from it, exactly as a tool call's do. The two tokens must name the
 //!    same subject. Then the session starts.
 //!
+//! The provider's signing keys are held as the API's are, in a
+//! [`JwksCache`] of its `jwks_uri`: an ID token signed with a `kid` the
+//! cache does not know (the provider rotated its keys) makes one refetch,
+//! at most once a minute, so sign-in survives a rotation without a cold
+//! start.
+//!
 //! Its requests go over `draftline-http`, the one HTTP client every
 //! function links (openidconnect takes any async client: [`OidcHttp`]). It
 //! follows no redirects (SSRF), gives up after five seconds, and reads at
@@ -32,9 +38,13 @@ use bytes::Bytes;
 use draftline_contract::ToolError;
 use draftline_contract::settings::ConfigError;
 use draftline_server::App;
+use draftline_server::auth::JwksCache;
+use draftline_server::auth::jwks::signing_key_of;
 use draftline_server::config::Config;
 use http::{HeaderMap, HeaderValue, Request, Response};
-use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreProviderMetadata};
+use openidconnect::core::{
+    CoreAuthenticationFlow, CoreClient, CoreJsonWebKey, CoreJsonWebKeySet, CoreProviderMetadata,
+};
 use openidconnect::{
     AuthorizationCode, ClientId, ClientSecret, CsrfToken, IssuerUrl, Nonce, OAuth2TokenResponse, PkceCodeChallenge,
     PkceCodeVerifier, RedirectUrl, Scope, TokenResponse,
@@ -59,7 +69,14 @@ pub struct Oidc {
     redirect: RedirectUrl,
     resource: String,
     http: OidcHttp,
-    metadata: tokio::sync::OnceCell<CoreProviderMetadata>,
+    discovered: tokio::sync::OnceCell<Discovered>,
+}
+
+/// The provider as discovered once per warm instance: its metadata, and
+/// its signing keys, which follow its rotations.
+struct Discovered {
+    metadata: CoreProviderMetadata,
+    keys: JwksCache,
 }
 
 /// How long one request to the identity provider may take, connection
@@ -121,29 +138,65 @@ impl Oidc {
             redirect,
             resource: config.resource.clone(),
             http,
-            metadata: tokio::sync::OnceCell::new(),
+            discovered: tokio::sync::OnceCell::new(),
         })
     }
 
-    /// The provider's metadata, discovered once per warm instance (a failed
-    /// discovery is tried again on the next sign-in).
-    async fn metadata(&self) -> Result<&CoreProviderMetadata, ToolError> {
-        self.metadata
+    /// The provider, discovered once per warm instance (a failed discovery
+    /// is tried again on the next sign-in).
+    async fn discovered(&self) -> Result<&Discovered, ToolError> {
+        self.discovered
             .get_or_try_init(|| async {
-                CoreProviderMetadata::discover_async(self.issuer.clone(), &self.http)
+                let metadata = CoreProviderMetadata::discover_async(self.issuer.clone(), &self.http)
                     .await
                     .map_err(|e| {
                         ToolError::dependency(
                             format!("OpenID Connect discovery failed: {e}"),
                             "Nobody was signed in; try again in a moment.",
                         )
-                    })
+                    })?;
+                let keys = JwksCache::new(metadata.jwks_uri().url().to_string());
+                Ok(Discovered { metadata, keys })
             })
             .await
     }
 
+    /// The provider's key that signed `id_token` (compact JWS), from the
+    /// key cache: a `kid` it does not know makes one refetch, at most once
+    /// a minute. `None` for a token that names no `kid` or an algorithm
+    /// other than RS256 or ES256: openidconnect then decides with the keys
+    /// of discovery.
+    async fn id_token_keys(&self, id_token: &str) -> Result<Option<CoreJsonWebKeySet>, ToolError> {
+        let Some((kid, alg)) = signing_key_of(id_token) else {
+            return Ok(None);
+        };
+        let jwk = self
+            .discovered()
+            .await?
+            .keys
+            .jwk(&kid, alg)
+            .await
+            .map_err(|err| match err {
+                ToolError::DependencyUnavailable { .. } => ToolError::dependency(
+                    "the identity provider's signing keys could not be fetched",
+                    "Nobody was signed in; try again in a moment.",
+                ),
+                _ => sign_in_failed(
+                    "The ID token is signed with a key the identity provider does not publish. Nobody was signed in."
+                        .into(),
+                ),
+            })?;
+        let key: CoreJsonWebKey = serde_json::to_value(&jwk)
+            .and_then(serde_json::from_value)
+            .map_err(|e| sign_in_failed(format!("The ID token's key is not usable ({e}). Nobody was signed in.")))?;
+        Ok(Some(CoreJsonWebKeySet::new(vec![key])))
+    }
+
+    /// The client, verifying ID tokens with `keys` (else with the keys of
+    /// discovery).
     async fn client(
         &self,
+        keys: Option<CoreJsonWebKeySet>,
     ) -> Result<
         CoreClient<
             openidconnect::EndpointSet,
@@ -155,7 +208,10 @@ impl Oidc {
         >,
         ToolError,
     > {
-        let metadata = self.metadata().await?.clone();
+        let mut metadata = self.discovered().await?.metadata.clone();
+        if let Some(keys) = keys {
+            metadata = metadata.set_jwks(keys);
+        }
         Ok(CoreClient::from_provider_metadata(
             metadata,
             self.client_id.clone(),
@@ -193,7 +249,7 @@ pub async fn start(app: &App, pages: &ReviewPages, request: &Request<Bytes>, req
         return crate::anonymous_error(&err, request_id);
     };
     let query = Fields::of_query(request.uri());
-    let client = match oidc.client().await {
+    let client = match oidc.client(None).await {
         Ok(client) => client,
         Err(err) => return failure_page(&err, request_id),
     };
@@ -295,7 +351,7 @@ async fn finish(
                 .into(),
         ));
     }
-    let client = oidc.client().await?;
+    let client = oidc.client(None).await?;
     let unavailable = |e: String| ToolError::dependency(e, "Nobody was signed in; try again in a moment.");
     let tokens = client
         .exchange_code(AuthorizationCode::new(code.to_owned()))
@@ -314,8 +370,9 @@ async fn finish(
     let id_token = tokens
         .id_token()
         .ok_or_else(|| sign_in_failed("The identity provider sent no ID token. Nobody was signed in.".into()))?;
+    let verifying = oidc.client(oidc.id_token_keys(&id_token.to_string()).await?).await?;
     let claims = id_token
-        .claims(&client.id_token_verifier(), &Nonce::new(in_progress.nonce.clone()))
+        .claims(&verifying.id_token_verifier(), &Nonce::new(in_progress.nonce.clone()))
         .map_err(|e| sign_in_failed(format!("The ID token does not verify ({e}). Nobody was signed in.")))?;
     // Tenant, branch and scopes: from the access token, verified exactly as
     // a tool call's.

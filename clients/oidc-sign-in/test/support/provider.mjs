@@ -4,7 +4,8 @@
 // draftline:
 //
 // - ID tokens for the review pages' client (authorization code, PKCE required), signed
-//   RS256 with a key generated for this run and published at <issuer>/jwks;
+//   RS256 with a key generated for this run and published at <issuer>/jwks; `rotateKeys`
+//   replaces it with a new one (a new kid), as a provider's key rotation does;
 // - JWT access tokens (RFC 9068) for the resource `draftline` (RFC 8707 resource
 //   indicators), with the tenant claims draftline reads (tenant_id, branch_id,
 //   branch_code) and the person's scopes as the provider grants them.
@@ -49,6 +50,8 @@ const RESOURCE_SCOPES = "purchasing:read purchasing:approve sales:read sales:app
  * @property {string} issuer   http://127.0.0.1:<port>
  * @property {(options: { resource: string, clientId: string, clientSecret: string }) => void} configure
  *   creates the provider for draftline at `resource` (its callback is <resource origin>/review/callback)
+ * @property {() => string} rotateKeys   signs with a new key from now on and publishes it alone
+ *   (the old one is withdrawn); returns the new key's kid
  * @property {() => string[]} log   what the provider reported (server errors, refused grants)
  * @property {() => Promise<void>} stop
  */
@@ -66,6 +69,9 @@ export async function startProvider() {
   let callback = null;
   /** @type {string[]} */
   const log = [];
+  /** @type {{ resource: string, clientId: string, clientSecret: string } | null} */
+  let options = null;
+  let generation = 0;
 
   const server = createServer(async (req, res) => {
     try {
@@ -91,70 +97,92 @@ export async function startProvider() {
   if (!address || typeof address === "string") throw new Error("the provider has no port");
   const issuer = `http://127.0.0.1:${address.port}`;
 
+  /** A new RS256 signing key, with a kid of its own. */
+  function signingKey() {
+    generation += 1;
+    const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    return { ...privateKey.export({ format: "jwk" }), kid: `oidc-sign-in-test-${generation}`, use: "sig", alg: "RS256" };
+  }
+
+  /**
+   * Makes the provider, signing with `jwk` (oidc-provider reads its keys once, when it is
+   * made: a rotation makes it anew).
+   * @param {{ resource: string, clientId: string, clientSecret: string }} given
+   * @param {object} jwk
+   */
+  function build({ resource, clientId, clientSecret }, jwk) {
+    const origin = new URL(resource).origin;
+    provider = new Provider(issuer, {
+      clients: [
+        {
+          client_id: clientId,
+          client_secret: clientSecret,
+          redirect_uris: [`${origin}/review/callback`],
+          grant_types: ["authorization_code"],
+          response_types: ["code"],
+          token_endpoint_auth_method: "client_secret_basic",
+        },
+      ],
+      pkce: { required: () => true },
+      ttl: { AuthorizationCode: 60, Interaction: 600, Session: 3600, Grant: 3600, IdToken: 600, AccessToken: 600 },
+      jwks: { keys: [/** @type {any} */ (jwk)] },
+      cookies: { keys: ["oidc-sign-in-test-cookie-key-0123456789"] },
+      claims: { openid: ["sub"], profile: ["name"] },
+      scopes: ["openid"],
+      features: {
+        devInteractions: { enabled: false },
+        resourceIndicators: {
+          enabled: true,
+          // The authorization request names the resource; the token request asks for it again.
+          defaultResource: async () => resource,
+          useGrantedResource: async () => true,
+          getResourceServerInfo: async (_ctx, indicator) => {
+            if (indicator !== resource) throw new errors.InvalidTarget();
+            return {
+              scope: RESOURCE_SCOPES,
+              audience: resource,
+              accessTokenFormat: "jwt",
+              accessTokenTTL: 600,
+              jwt: { sign: { alg: "RS256" } },
+            };
+          },
+        },
+      },
+      interactions: { url: async (_ctx, interaction) => `/interaction/${interaction.uid}` },
+      findAccount: async (_ctx, id) => {
+        const person = PEOPLE[id];
+        if (!person) return undefined;
+        return { accountId: id, claims: async () => ({ sub: id, name: person.name }) };
+      },
+      // The tenant claims draftline's verifier reads, on the access token only.
+      extraTokenClaims: async (_ctx, token) => {
+        if (token.kind !== "AccessToken" || !token.accountId) return undefined;
+        const person = PEOPLE[token.accountId];
+        if (!person) return undefined;
+        return { tenant_id: person.tenant_id, branch_id: person.branch_id, branch_code: person.branch_code };
+      },
+      renderError: async (ctx, out) => {
+        ctx.type = "text/plain";
+        ctx.body = `provider error: ${out.error}: ${out.error_description ?? ""}`;
+      },
+    });
+    provider.on("server_error", (_ctx, err) => log.push(`server_error: ${err.stack}`));
+    provider.on("grant.error", (_ctx, err) => log.push(`grant.error: ${err.message}`));
+    provider.on("authorization.error", (_ctx, err) => log.push(`authorization.error: ${err.message}`));
+    callback = provider.callback();
+  }
+
   return {
     issuer,
-    configure({ resource, clientId, clientSecret }) {
-      const origin = new URL(resource).origin;
-      const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-      const jwk = { ...privateKey.export({ format: "jwk" }), kid: "oidc-sign-in-test", use: "sig", alg: "RS256" };
-      provider = new Provider(issuer, {
-        clients: [
-          {
-            client_id: clientId,
-            client_secret: clientSecret,
-            redirect_uris: [`${origin}/review/callback`],
-            grant_types: ["authorization_code"],
-            response_types: ["code"],
-            token_endpoint_auth_method: "client_secret_basic",
-          },
-        ],
-        pkce: { required: () => true },
-        ttl: { AuthorizationCode: 60, Interaction: 600, Session: 3600, Grant: 3600, IdToken: 600, AccessToken: 600 },
-        jwks: { keys: [/** @type {any} */ (jwk)] },
-        cookies: { keys: ["oidc-sign-in-test-cookie-key-0123456789"] },
-        claims: { openid: ["sub"], profile: ["name"] },
-        scopes: ["openid"],
-        features: {
-          devInteractions: { enabled: false },
-          resourceIndicators: {
-            enabled: true,
-            // The authorization request names the resource; the token request asks for it again.
-            defaultResource: async () => resource,
-            useGrantedResource: async () => true,
-            getResourceServerInfo: async (_ctx, indicator) => {
-              if (indicator !== resource) throw new errors.InvalidTarget();
-              return {
-                scope: RESOURCE_SCOPES,
-                audience: resource,
-                accessTokenFormat: "jwt",
-                accessTokenTTL: 600,
-                jwt: { sign: { alg: "RS256" } },
-              };
-            },
-          },
-        },
-        interactions: { url: async (_ctx, interaction) => `/interaction/${interaction.uid}` },
-        findAccount: async (_ctx, id) => {
-          const person = PEOPLE[id];
-          if (!person) return undefined;
-          return { accountId: id, claims: async () => ({ sub: id, name: person.name }) };
-        },
-        // The tenant claims draftline's verifier reads, on the access token only.
-        extraTokenClaims: async (_ctx, token) => {
-          if (token.kind !== "AccessToken" || !token.accountId) return undefined;
-          const person = PEOPLE[token.accountId];
-          if (!person) return undefined;
-          return { tenant_id: person.tenant_id, branch_id: person.branch_id, branch_code: person.branch_code };
-        },
-        renderError: async (ctx, out) => {
-          ctx.type = "text/plain";
-          ctx.body = `provider error: ${out.error}: ${out.error_description ?? ""}`;
-        },
-      });
-      provider.on("server_error", (_ctx, err) => log.push(`server_error: ${err.stack}`));
-      provider.on("grant.error", (_ctx, err) => log.push(`grant.error: ${err.message}`));
-      provider.on("authorization.error", (_ctx, err) => log.push(`authorization.error: ${err.message}`));
-      callback = provider.callback();
+    configure(given) {
+      options = given;
+      build(given, signingKey());
+    },
+    rotateKeys() {
+      if (!options) throw new Error("configure the provider first");
+      const jwk = signingKey();
+      build(options, jwk);
+      return jwk.kid;
     },
     log: () => log,
     stop: () =>

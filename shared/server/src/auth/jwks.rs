@@ -23,6 +23,11 @@
 //! - **Bounded.** The set's body may be at most [`MAX_JWKS_BYTES`]; the
 //!   fetch times out after [`FETCH_TIMEOUT`].
 //!
+//! - **Shared.** The review pages' sign-in verifies the identity provider's
+//!   ID tokens with its own JWT library, and takes their keys from a cache
+//!   of this type too ([`JwksCache::jwk`], [`signing_key_of`]), so sign-in
+//!   survives a key rotation the same way.
+//!
 //! If the set cannot be fetched and no usable set is cached, the call fails
 //! with 503 DEPENDENCY_UNAVAILABLE, not 401: the token may be perfectly good.
 //! After a failed fetch the cache waits [`FAILURE_BACKOFF`] before trying
@@ -97,9 +102,17 @@ impl Ticker for ManualTicker {
     }
 }
 
+/// One usable key: what verifies with it, and the JWK it came from (for a
+/// verifier with a JWT library of its own: the review pages' ID tokens).
+#[derive(Clone)]
+struct Usable {
+    key: DecodingKey,
+    jwk: Arc<Jwk>,
+}
+
 /// One fetched key set.
 struct KeySet {
-    keys: HashMap<String, (Algorithm, DecodingKey)>,
+    keys: HashMap<String, (Algorithm, Usable)>,
     fetched_at: Instant,
     max_age: Duration,
 }
@@ -126,7 +139,7 @@ struct State {
 
 /// What a look-up in the cached set found.
 enum Found {
-    Key(DecodingKey),
+    Key(Usable),
     WrongAlgorithm,
     Missing,
 }
@@ -184,6 +197,17 @@ impl JwksCache {
 
     /// The key for `kid`, which must be usable with `alg`.
     pub async fn key(&self, kid: &str, alg: Algorithm) -> Result<DecodingKey, ToolError> {
+        self.usable(kid, alg).await.map(|usable| usable.key)
+    }
+
+    /// The JWK of `kid`, under the same rules as [`Self::key`] (an unknown
+    /// `kid` makes one refetch, at most once per [`REFRESH_INTERVAL`]): for
+    /// a verifier with a JWT library of its own.
+    pub async fn jwk(&self, kid: &str, alg: Algorithm) -> Result<Jwk, ToolError> {
+        self.usable(kid, alg).await.map(|usable| Jwk::clone(&usable.jwk))
+    }
+
+    async fn usable(&self, kid: &str, alg: Algorithm) -> Result<Usable, ToolError> {
         let now = self.ticker.now();
         let cached = self.state().set.clone();
         if let Some(set) = &cached {
@@ -210,7 +234,7 @@ impl JwksCache {
 
     /// Refreshes a stale set for a call whose key it holds; on failure the
     /// stale key still serves (the set is within [`STALE_IF_ERROR`]).
-    async fn refresh_stale(&self, kid: &str, alg: Algorithm, stale: DecodingKey) -> Result<DecodingKey, ToolError> {
+    async fn refresh_stale(&self, kid: &str, alg: Algorithm, stale: Usable) -> Result<Usable, ToolError> {
         let now = self.ticker.now();
         if self.state().backoff_until.is_some_and(|until| now < until) {
             return Ok(stale);
@@ -235,7 +259,7 @@ impl JwksCache {
     }
 
     /// With the fetch lock held: finds `kid`, fetching the set if it may.
-    async fn fetch_for(&self, kid: &str, alg: Algorithm) -> Result<DecodingKey, ToolError> {
+    async fn fetch_for(&self, kid: &str, alg: Algorithm) -> Result<Usable, ToolError> {
         let now = self.ticker.now();
         let (set, may_refetch, backing_off) = {
             let state = self.state();
@@ -304,14 +328,23 @@ impl JwksCache {
         let body = response.into_body();
         let set: JwkSet = serde_json::from_slice(&body)?;
         let fetched_at = self.ticker.now();
-        let keys: HashMap<String, (Algorithm, DecodingKey)> = set
+        let keys: HashMap<String, (Algorithm, Usable)> = set
             .keys
-            .iter()
+            .into_iter()
             .filter_map(|jwk| {
                 let kid = jwk.common.key_id.clone()?;
-                let alg = verification_algorithm(jwk)?;
-                let key = DecodingKey::from_jwk(jwk).ok()?;
-                Some((kid, (alg, key)))
+                let alg = verification_algorithm(&jwk)?;
+                let key = DecodingKey::from_jwk(&jwk).ok()?;
+                Some((
+                    kid,
+                    (
+                        alg,
+                        Usable {
+                            key,
+                            jwk: Arc::new(jwk),
+                        },
+                    ),
+                ))
             })
             .collect();
         tracing::info!(keys = keys.len(), max_age_s = max_age.as_secs(), "fetched JWKS");
@@ -321,6 +354,16 @@ impl JwksCache {
             max_age,
         })
     }
+}
+
+/// The `kid` and algorithm (RS256 or ES256, the only ones accepted) a
+/// compact JWS names in its header; `None` otherwise.
+pub fn signing_key_of(token: &str) -> Option<(String, Algorithm)> {
+    let header = jsonwebtoken::decode_header(token).ok()?;
+    if !matches!(header.alg, Algorithm::RS256 | Algorithm::ES256) {
+        return None;
+    }
+    Some((header.kid?, header.alg))
 }
 
 /// The algorithm a JWK may verify, or `None` if it is not a signature key
@@ -395,5 +438,30 @@ mod tests {
         assert_eq!(max_age(&headers), MIN_MAX_AGE);
         headers.insert(http::header::CACHE_CONTROL, "max-age=86400".parse().unwrap());
         assert_eq!(max_age(&headers), MAX_MAX_AGE);
+    }
+
+    #[test]
+    fn a_tokens_signing_key_is_its_kid_and_an_accepted_algorithm() {
+        use base64::Engine as _;
+        let token = |header: &str| {
+            let encode = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+            format!("{}.{}.c2ln", encode(header), encode("{}"))
+        };
+        assert_eq!(
+            signing_key_of(&token(r#"{"alg":"RS256","typ":"JWT","kid":"k-2"}"#)),
+            Some(("k-2".to_owned(), Algorithm::RS256))
+        );
+        assert_eq!(
+            signing_key_of(&token(r#"{"alg":"ES256","kid":"e"}"#)),
+            Some(("e".to_owned(), Algorithm::ES256))
+        );
+        for refused in [
+            token(r#"{"alg":"HS256","kid":"k"}"#),
+            token(r#"{"alg":"none","kid":"k"}"#),
+            token(r#"{"alg":"RS256"}"#),
+            "not a token".to_owned(),
+        ] {
+            assert_eq!(signing_key_of(&refused), None, "{refused}");
+        }
     }
 }
