@@ -486,3 +486,68 @@ async fn the_review_pages_and_the_check_read_one_record_of_open_drafts_and_a_dec
     let queue = approver.get("/review?status=draft").await;
     assert!(!queue_row(&queue, &third).contains("Possible duplicate"));
 }
+
+/// Presses `button` of the Tryton document of `draft` (its `draft_id` or
+/// `quote_id`) as
+/// `person`, deciding in Tryton's own client: `cancel` rejects, `quote`
+/// approves.
+async fn press_in_tryton(app: &TestApp, person: &str, model: &str, draft: &serde_json::Value, button: &str) {
+    let tryton = app.tryton.clone().expect("Tryton's REST API").as_user(person);
+    let id = draft["draft_id"]
+        .as_str()
+        .or_else(|| draft["quote_id"].as_str())
+        .and_then(|id| id.rsplit('_').next())
+        .unwrap_or_default()
+        .to_owned();
+    let (status, body) = tryton
+        .request(
+            "POST",
+            &format!("{model}/{id}/{button}"),
+            None,
+            &["state"],
+            Some(&serde_json::json!({})),
+        )
+        .await;
+    assert_eq!(status, 200, "{model} {id} {button}: {body}");
+}
+
+#[tokio::test]
+async fn on_tryton_after_a_decision_made_in_tryton_the_next_drafts_are_created_or_asked() {
+    let app = crate::helpers::spawn_app_on(crate::helpers::Backend::Tryton).await;
+    let app = &app;
+    // A purchase order rejected in Tryton (cancelled), then one approved (quoted).
+    for (verdict, button) in [("rejected", "cancel"), ("approved", "quote")] {
+        let first = app
+            .create_po_draft("buyer-sby", &format!("tryton-{verdict}"), &po_input(verdict))
+            .await;
+        assert_eq!(first.status, 201, "{:?}", first.body);
+        press_in_tryton(app, "approver-sby", "purchase.purchase", &first.body["data"], button).await;
+        three_drafts_after(&format!("tryton-po-{verdict}"), |key| async move {
+            app.create_po_draft("buyer-sby", &key, &po_input(&key)).await
+        })
+        .await;
+        // What these drafts left open is decided too, before the next verdict.
+        let open = app
+            .tryton
+            .clone()
+            .unwrap()
+            .search(
+                "purchase.purchase",
+                serde_json::json!([["state", "=", "draft"], ["party.code", "=", "V-00231"]]),
+                &["id"],
+            )
+            .await;
+        for draft in open {
+            let draft = serde_json::json!({"draft_id": format!("po_{}", draft["id"])});
+            press_in_tryton(app, "approver-sby", "purchase.purchase", &draft, "cancel").await;
+        }
+    }
+    // A quote rejected in Tryton.
+    let quote = seeded_quote_again(app, "tryton-quote-first").await;
+    assert_eq!(quote.status, 201, "{:?}", quote.body);
+    press_in_tryton(app, "approver-bdg", "sale.sale", &quote.body["data"], "cancel").await;
+    three_drafts_after("tryton-quote-rejected", |key| async move {
+        seeded_quote_again(app, &key).await
+    })
+    .await;
+}
