@@ -23,6 +23,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use aws_sdk_dynamodb::types::AttributeValue::S;
+
 use draftline_cli::LocalOptions;
 use draftline_infra::template::{self, Tier};
 use serde_json::{Value, json};
@@ -192,6 +194,20 @@ async fn on_the_builtin_backend(recorded: &mut Recorded) {
         "branches": null
     }))
     .await;
+    // A near-duplicate marker that does not parse (no version): the first
+    // draft of its items writes it anew, in its own transaction.
+    app.inspect
+        .client()
+        .put_item()
+        .table_name(app.inspect.table())
+        .set_item(Some(std::collections::HashMap::from([
+            ("pk".to_owned(), S("T#demo#B#SBY-01#NEAR#PO#V-00231".to_owned())),
+            ("sk".to_owned(), S("ITEMS#BRG-0042".to_owned())),
+            ("kind".to_owned(), S("near_duplicate".to_owned())),
+        ])))
+        .send()
+        .await
+        .unwrap();
     // Two drafts for the review pages to decide on (before the tools'
     // examples, whose item sets they would repeat).
     let drafted = crate::review::agent_po(

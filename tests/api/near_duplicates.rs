@@ -375,12 +375,13 @@ async fn logged<F: std::future::Future>(fut: F) -> (F::Output, String) {
 #[tokio::test]
 async fn a_corrupt_marker_is_treated_as_absent_with_a_warning_and_written_anew_by_the_next_draft() {
     use aws_sdk_dynamodb::types::AttributeValue::{N, S};
-    // No version, a version that is text, a negative one: each with an
-    // entry that does not parse.
+    // No version, a version that is text, a negative one, a fraction: each
+    // with an entry that does not parse.
     for (case, version) in [
         ("none", None),
         ("text", Some(S("3".into()))),
         ("negative", Some(N("-2".into()))),
+        ("fraction", Some(N("1.5".into()))),
     ] {
         let app = spawn_app().await;
         let mut item = std::collections::HashMap::from([
@@ -550,4 +551,35 @@ async fn on_tryton_after_a_decision_made_in_tryton_the_next_drafts_are_created_o
         seeded_quote_again(app, &key).await
     })
     .await;
+}
+
+#[tokio::test]
+async fn of_concurrent_drafts_that_find_a_corrupt_marker_one_writes_it_anew_and_the_others_ask() {
+    use aws_sdk_dynamodb::types::AttributeValue::S;
+    let app = spawn_app().await;
+    let item = std::collections::HashMap::from([
+        ("pk".to_owned(), S(MARKER.0.to_owned())),
+        ("sk".to_owned(), S(MARKER.1.to_owned())),
+        ("kind".to_owned(), S("near_duplicate".to_owned())),
+        ("v".to_owned(), S("not a number".to_owned())),
+    ]);
+    app.inspect
+        .client()
+        .put_item()
+        .table_name(app.inspect.table())
+        .set_item(Some(item))
+        .send()
+        .await
+        .unwrap();
+    let before = app.documents("purchase_order").await;
+    let runs: Vec<String> = (0..6).map(|i| format!("corrupt-race-{i}")).collect();
+    let replies = futures::future::join_all(runs.iter().map(|run| reorder(&app, run, None))).await;
+    let created: Vec<String> = replies.iter().filter(|reply| reply.status == 201).map(number).collect();
+    let statuses: Vec<u16> = replies.iter().map(|reply| reply.status).collect();
+    assert_eq!(created.len(), 1, "one draft, the others ask: {statuses:?}");
+    for reply in replies.iter().filter(|reply| reply.status != 201) {
+        assert_eq!(asked_about(reply), created[0]);
+    }
+    assert_eq!(app.documents("purchase_order").await, before + 1);
+    assert_eq!(marked(&app).await, BTreeSet::from([created[0].clone()]));
 }

@@ -78,7 +78,7 @@ pub fn unreadable(record: &'static str, key: &Item, what: &str) {
         pk = part("pk"),
         sk = part("sk"),
         what,
-        "a stored {record} could not be read; it is treated as absent and written anew"
+        "a stored {record} could not be read; it is treated as absent"
     );
     draftline_http::trace::record_unreadable(record);
 }

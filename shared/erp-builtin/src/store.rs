@@ -25,6 +25,10 @@ use crate::model::item::ITEM_COPY_KIND;
 use crate::model::price_list;
 use crate::model::*;
 
+/// The most `Query` pages of a counterparty's near-duplicate markers read
+/// for the review pages (a page is up to 1 MB; a marker is a few KB).
+const MARKER_PAGES: usize = 8;
+
 /// How many items one `Query` page of a filtered listing evaluates.
 const QUERY_PAGE: i32 = 200;
 
@@ -114,10 +118,10 @@ impl<'a> ErpStore<'a> {
     }
 
     /// The open drafts of `kind` (`PO`, `QT`) for `counterparty` in `branch`
-    /// drafted within `window`, as its near-duplicate markers list them
-    /// (one `Query` of their partition: a marker per item set drafted in
-    /// the last day, at most [`near_duplicate::KEPT`] drafts each, so one
-    /// page holds them).
+    /// drafted within `window`, as its near-duplicate markers list them:
+    /// a `Query` of their partition (a marker per item set, each expiring
+    /// a day after its newest draft, at most [`near_duplicate::KEPT`]
+    /// drafts each), one page in practice, at most [`MARKER_PAGES`].
     pub async fn open_drafts(
         &self,
         branch: &BranchId,
@@ -125,22 +129,32 @@ impl<'a> ErpStore<'a> {
         counterparty: &str,
         window: &Window,
     ) -> Result<Vec<OpenDraft>, ErpError> {
-        let out = self
-            .db
-            .client()
-            .query()
-            .table_name(self.db.table())
-            .key_condition_expression("pk = :pk")
-            .expression_attribute_values(
-                ":pk",
-                sv(keys::near_duplicates(self.tenant, branch, kind, counterparty)),
-            )
-            .consistent_read(true)
-            .send()
-            .boxed()
-            .await
-            .map_err(erp_store_error)?;
-        Ok(near_duplicate::listed(out.items(), window))
+        let mut open = Vec::new();
+        let mut after = None;
+        for _ in 0..MARKER_PAGES {
+            let out = self
+                .db
+                .client()
+                .query()
+                .table_name(self.db.table())
+                .key_condition_expression("pk = :pk")
+                .expression_attribute_values(
+                    ":pk",
+                    sv(keys::near_duplicates(self.tenant, branch, kind, counterparty)),
+                )
+                .set_exclusive_start_key(after)
+                .consistent_read(true)
+                .send()
+                .boxed()
+                .await
+                .map_err(erp_store_error)?;
+            open.extend(near_duplicate::listed(out.items(), window));
+            after = out.last_evaluated_key;
+            if after.is_none() {
+                break;
+            }
+        }
+        Ok(open)
     }
 
     /// Up to `limit` entries of `branch`'s review queue matching `filter`,

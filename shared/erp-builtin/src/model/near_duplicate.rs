@@ -13,12 +13,14 @@
 //! Drafts older than a day, and all but the [`KEPT`] newest, are dropped by
 //! the next draft that reads them, and a marker expires (DynamoDB TTL,
 //! `expires_at`) a day after its newest draft, so a counterparty's
-//! partition holds only the item sets drafted in the last day. While the
+//! partition holds the item sets drafted in the last day (and markers
+//! written before markers expired, until their item set is drafted or
+//! decided on again, which sets their expiry). While the
 //! near-duplicate check is off (no window), no draft is marked: nothing
 //! reads the marker then, and concurrent drafts of the same items would
 //! only contend for it.
 
-use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
 use chrono::{DateTime, SecondsFormat, Utc};
 use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
@@ -89,13 +91,33 @@ fn entries(stored: &Attrs, now: Option<DateTime<Utc>>) -> (Vec<OpenDraft>, Vec<S
     (listed, stale)
 }
 
+/// The marker's version, if it is one [`Marker::read`] accepts.
+fn version(stored: &Attrs) -> Option<u64> {
+    attrs::int(stored, "near-duplicate marker", "v")
+        .ok()
+        .and_then(|v| u64::try_from(v).ok())
+}
+
+/// The stored version of an unreadable marker, in the words
+/// [`Marker::replace`] reads back: `N:<number>`, `S:<text>`, `?` (another
+/// type); `None`: there is none.
+fn stored_version(stored: &Attrs) -> Option<String> {
+    stored.get("v").map(|v| match v {
+        AttributeValue::N(n) => format!("N:{n}"),
+        AttributeValue::S(s) => format!("S:{s}"),
+        _ => "?".to_owned(),
+    })
+}
+
 /// The open drafts `markers` (a counterparty's, as its partition's `Query`
 /// returns them) list that were drafted within `window`: what the review
-/// pages show as near-duplicates, from the record the check reads.
+/// pages show as near-duplicates, from the record the check reads (a
+/// marker the check would treat as absent lists nothing here either).
 pub fn listed(markers: &[Attrs], window: &Window) -> Vec<OpenDraft> {
     let since = text(window.since);
     markers
         .iter()
+        .filter(|marker| version(marker).is_some())
         .flat_map(|marker| entries(marker, Some(window.now)).0)
         .filter(|draft| draft.created_at >= since)
         .collect()
@@ -151,14 +173,19 @@ impl Marker<'_> {
                 seen: Seen::Absent,
             };
         };
-        let Some(version) = attrs::int(stored, "near-duplicate marker", "v")
-            .ok()
-            .and_then(|v| u64::try_from(v).ok())
-        else {
+        let Some(version) = version(stored) else {
             draftline_dynamo::unreadable(KIND, stored, "no valid version 'v'");
+            let listed = stored
+                .keys()
+                .filter_map(|name| name.strip_prefix(ENTRY))
+                .map(str::to_owned)
+                .collect();
             return OpenDrafts {
                 drafts: Vec::new(),
-                seen: Seen::Unreadable,
+                seen: Seen::Unreadable {
+                    version: stored_version(stored),
+                    listed,
+                },
             };
         };
         // Without a window no entry is stale by age: only the bound drops.
@@ -200,7 +227,11 @@ impl Marker<'_> {
         let expires_at = now.timestamp().saturating_add(OPEN_DRAFT_SECONDS);
         let (version, stale) = match seen {
             Seen::Unread => return Ok(None),
-            Seen::Unreadable => return self.replace(db, draft, entry, expires_at).map(Some),
+            Seen::Unreadable { version, listed } => {
+                return self
+                    .replace(db, draft, entry, expires_at, (version.as_deref(), listed))
+                    .map(Some);
+            }
             Seen::Absent => (None, &[][..]),
             Seen::Version { version, stale } => (Some(version), stale.as_slice()),
         };
@@ -222,16 +253,7 @@ impl Marker<'_> {
                 update = update
                     .condition_expression("#v = :seen")
                     .expression_attribute_values(":seen", nv(*version));
-                let mut dropped = Vec::new();
-                for (i, number) in stale.iter().enumerate() {
-                    let name = format!("#s{i}");
-                    update = update.expression_attribute_names(name.clone(), format!("{ENTRY}{number}"));
-                    dropped.push(name);
-                }
-                if !dropped.is_empty() {
-                    expression.push_str(" REMOVE ");
-                    expression.push_str(&dropped.join(", "));
-                }
+                update = drop_entries(update, &mut expression, stale, &draft.number);
             }
         }
         let update = update
@@ -242,40 +264,68 @@ impl Marker<'_> {
     }
 
     /// The marker written anew, listing `draft` alone, on the condition
-    /// that it still has no version [`Marker::read`] accepts: none, one that
-    /// is not a number, or a number out of range (a fraction is not told
-    /// apart by a condition: its draft loses the race and is refused busy).
+    /// that its version is still as read (`read`: the stored version, in
+    /// [`stored_version`]'s words, and every draft it listed, which go): an
+    /// update, so the roles that draft need no `PutItem` on markers. Of two
+    /// drafts that read it at once, the second's transaction fails, and it
+    /// reads the marker again.
     fn replace(
         &self,
         db: &Db,
         draft: &OpenDraft,
         entry: String,
         expires_at: i64,
+        (version, listed): (Option<&str>, &[String]),
     ) -> Result<TransactWriteItem, ErpError> {
-        let mut item = self.key();
-        item.insert("kind".to_owned(), sv(KIND));
-        item.insert("v".to_owned(), nv(1));
-        item.insert("expires_at".to_owned(), nv(expires_at));
-        item.insert(format!("{ENTRY}{}", draft.number), sv(entry));
-        let put = Put::builder()
+        let mut update = Update::builder()
             .table_name(db.table())
-            .set_item(Some(item))
-            .condition_expression("attribute_not_exists(#v) OR NOT attribute_type(#v, :n) OR #v < :zero OR #v > :max")
+            .set_key(Some(self.key()))
+            .expression_attribute_names("#e", format!("{ENTRY}{}", draft.number))
             .expression_attribute_names("#v", "v")
-            .expression_attribute_values(":n", sv("N"))
-            .expression_attribute_values(":zero", nv(0))
-            .expression_attribute_values(":max", nv(attrs::MAX_STORED_INT))
+            .expression_attribute_names("#kind", "kind")
+            .expression_attribute_names("#x", "expires_at")
+            .expression_attribute_values(":e", sv(entry))
+            .expression_attribute_values(":kind", sv(KIND))
+            .expression_attribute_values(":x", nv(expires_at));
+        // A version other than the one stored, so that a second replacement
+        // (which read the same) fails its condition.
+        let stored_one = version
+            .and_then(|v| v.strip_prefix("N:"))
+            .and_then(|n| n.parse::<f64>().ok())
+            .is_some_and(|n| n == 1.0);
+        update = update.expression_attribute_values(":nv", nv(if stored_one { 2 } else { 1 }));
+        update = match version {
+            None => update.condition_expression("attribute_not_exists(#v)"),
+            Some(v) => match (v.strip_prefix("N:"), v.strip_prefix("S:")) {
+                (Some(n), _) => update
+                    .condition_expression("#v = :raw")
+                    .expression_attribute_values(":raw", AttributeValue::N(n.to_owned())),
+                (_, Some(text)) => update
+                    .condition_expression("#v = :raw")
+                    .expression_attribute_values(":raw", sv(text)),
+                _ => update
+                    .condition_expression("NOT attribute_type(#v, :n) AND NOT attribute_type(#v, :s)")
+                    .expression_attribute_values(":n", sv("N"))
+                    .expression_attribute_values(":s", sv("S")),
+            },
+        };
+        let mut expression = "SET #e = :e, #kind = :kind, #x = :x, #v = :nv".to_owned();
+        update = drop_entries(update, &mut expression, listed, &draft.number);
+        let update = update
+            .update_expression(expression)
             .build()
             .map_err(ErpError::internal)?;
-        Ok(TransactWriteItem::builder().put(put).build())
+        Ok(TransactWriteItem::builder().update(update).build())
     }
 
     /// The write that removes draft `number` from the marker (a person
     /// decided on it at `decided_at`, epoch seconds). A marker that does
     /// not exist yet (a draft made before markers were kept, while the
     /// check was off, or seeded) is left an empty one at version 0, which
-    /// the next draft reads as any other, already expired (TTL sweeps it);
-    /// a marker's version is never removed or changed here.
+    /// the next draft reads as any other, expiring a day after the
+    /// decision; a marker's version is never removed or changed here, nor
+    /// the expiry of one that has it (an old marker without one gets the
+    /// day after the decision: the drafts it still lists are older).
     pub fn remove(&self, db: &Db, number: &str, decided_at: i64) -> Result<TransactWriteItem, ErpError> {
         let update = Update::builder()
             .table_name(db.table())
@@ -289,11 +339,34 @@ impl Marker<'_> {
             .expression_attribute_names("#x", "expires_at")
             .expression_attribute_values(":kind", sv(KIND))
             .expression_attribute_values(":zero", nv(0))
-            .expression_attribute_values(":gone", nv(decided_at))
+            .expression_attribute_values(":gone", nv(decided_at.saturating_add(OPEN_DRAFT_SECONDS)))
             .build()
             .map_err(ErpError::internal)?;
         Ok(TransactWriteItem::builder().update(update).build())
     }
+}
+
+/// `update` also removing the entries of `numbers` (appended to
+/// `expression` as its `REMOVE` clause), except `kept`'s, which the same
+/// update sets (a path cannot be both set and removed: a number taken again
+/// after a sequence was set back by hand).
+fn drop_entries(
+    mut update: aws_sdk_dynamodb::types::builders::UpdateBuilder,
+    expression: &mut String,
+    numbers: &[String],
+    kept: &str,
+) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
+    let mut dropped = Vec::new();
+    for (i, number) in numbers.iter().filter(|number| *number != kept).enumerate() {
+        let name = format!("#s{i}");
+        update = update.expression_attribute_names(name.clone(), format!("{ENTRY}{number}"));
+        dropped.push(name);
+    }
+    if !dropped.is_empty() {
+        expression.push_str(" REMOVE ");
+        expression.push_str(&dropped.join(", "));
+    }
+    update
 }
 
 #[cfg(test)]
@@ -328,6 +401,10 @@ mod tests {
             since: at(since_minutes),
             now: at(now_minutes),
         }
+    }
+
+    fn listed_of(marker: &Attrs) -> Vec<OpenDraft> {
+        listed(std::slice::from_ref(marker), &window(0, 60))
     }
 
     fn numbers(open: &OpenDrafts) -> Vec<&str> {
@@ -379,10 +456,23 @@ mod tests {
         let mut text_version = stored(3, &[("PO-1", 0)]);
         text_version.insert("v".to_owned(), sv("3"));
         let negative = stored(-1, &[("PO-1", 0)]);
-        for marker in [no_version, text_version, negative] {
+        let mut fraction = stored(3, &[("PO-1", 0)]);
+        fraction.insert("v".to_owned(), AttributeValue::N("1.5".to_owned()));
+        for (marker, stored_as) in [
+            (no_version, None),
+            (text_version, Some("S:3")),
+            (negative, Some("N:-1")),
+            (fraction, Some("N:1.5")),
+        ] {
             let open = Marker::read(Some(&marker), Some(&window(0, 60)));
             assert!(open.drafts.is_empty(), "{marker:?}");
-            assert_eq!(open.seen, Seen::Unreadable, "{marker:?}");
+            let Seen::Unreadable { version, listed } = open.seen else {
+                panic!("{marker:?}: {:?}", open.seen)
+            };
+            assert_eq!(version.as_deref(), stored_as, "{marker:?}");
+            assert_eq!(listed, ["PO-1"], "{marker:?}");
+            // The review pages list nothing of it either.
+            assert!(listed_of(&marker).is_empty());
         }
     }
 

@@ -161,10 +161,17 @@ pub enum Seen {
         stale: Vec<String>,
     },
     /// Read, and it could not be (no valid version): it is treated as
-    /// absent, and the new draft's record replaces it, if it is still
-    /// unreadable. A record that does not parse must not refuse every
-    /// later draft of the same items.
-    Unreadable,
+    /// absent, and the new draft's record replaces it, if it is still as
+    /// read. A record that does not parse must not refuse every later
+    /// draft of the same items.
+    Unreadable {
+        /// The version as stored, in the backend's own words (opaque here;
+        /// `None`: there was none): the replacement's condition.
+        version: Option<String>,
+        /// The drafts it lists (readable or not), which the replacement
+        /// drops.
+        listed: Vec<String>,
+    },
 }
 
 impl OpenDraft {

@@ -165,18 +165,29 @@ impl Queue {
     }
 
     /// Counts a flush's `outcome` at `now`: a success closes the breaker, the
-    /// [`TRIP_AFTER`]th failure in a row opens it (and the calls still
-    /// waiting in the queue are told at once, instead of at their bound).
+    /// [`TRIP_AFTER`]th failure in a row opens it. While it is open after a
+    /// failure (opened now, or a probe failed), the calls still waiting in
+    /// the queue are told at once, instead of at their bound.
     fn flushed(&mut self, outcome: &Flushed, now: Instant) -> Option<Breaker> {
         if outcome.is_ok() {
             self.failures = 0;
             return self.open_until.take().map(|_| Breaker::Closed);
         }
         self.failures = self.failures.saturating_add(1);
-        if self.failures < TRIP_AFTER || self.open_until.is_some() {
+        if self.failures < TRIP_AFTER {
             return None;
         }
-        self.open_until = Some(now + PROBE_AFTER);
+        let opened = self.open_until.is_none();
+        if opened {
+            self.open_until = Some(now + PROBE_AFTER);
+        }
+        self.stop_waiting();
+        opened.then_some(Breaker::Opened)
+    }
+
+    /// Tells every call waiting in the queue that the collector does not
+    /// answer: it answers at once; its spans stay queued.
+    fn stop_waiting(&mut self) {
         for pending in &mut self.pending {
             if matches!(pending.waiting, Waiting::Call(_)) {
                 let waiting = std::mem::replace(
@@ -193,7 +204,6 @@ impl Queue {
                 }
             }
         }
-        Some(Breaker::Opened)
     }
 }
 
@@ -302,6 +312,11 @@ impl Inner {
             // With the breaker open, no call waits; a probe is waited for
             // by the last call in flight (below), as any flush.
             let probe = !closed && !queue.flushing && queue.may_send(now);
+            if !closed && !probe && spans.is_empty() {
+                // Nothing of its own to keep (its metrics stay recorded and
+                // leave with the probe's collection), and nobody waits.
+                return None;
+            }
             let (waiting, outcome) = if last && (closed || probe) {
                 let (done, outcome) = oneshot::channel();
                 (Waiting::Call(done), Some(outcome))
@@ -310,6 +325,13 @@ impl Inner {
                 (Waiting::Nobody { request_id, what }, None)
             };
             let dropped = queue.push(Pending { spans, waiting }, now);
+            if probe {
+                // The probe carries its own call's spans first: the call
+                // that waits for it hears how it went.
+                if let Some(own) = queue.pending.pop_back() {
+                    queue.pending.push_front(own);
+                }
+            }
             let start = if queue.flushing {
                 // The running flush task takes it next, or leaves it to linger.
                 None
@@ -551,7 +573,19 @@ mod tests {
             !queue.may_send(now + PROBE_AFTER + Duration::from_secs(1)),
             "one probe per period"
         );
+        let (done, mut heard) = oneshot::channel();
+        queue.push(
+            Pending {
+                spans: Vec::new(),
+                waiting: Waiting::Call(done),
+            },
+            now,
+        );
         assert_eq!(queue.flushed(&failed, now + PROBE_AFTER), None, "still open");
+        assert!(
+            matches!(heard.try_recv(), Ok(Err(_))),
+            "a call waiting for a failed probe is told at once"
+        );
         assert_eq!(queue.flushed(&Ok(()), now + 2 * PROBE_AFTER), Some(Breaker::Closed));
         assert!(queue.closed());
         assert!(queue.may_send(now));
