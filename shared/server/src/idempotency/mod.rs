@@ -8,13 +8,18 @@
 //! - [`store`]: the writes: the record inside the draft's one transaction
 //!   (`attribute_not_exists` + `ALL_OLD`), and the in-progress lease with its
 //!   fencing condition for work that cannot share the transaction.
+//! - [`transaction`]: one transaction of a key by its named parts (record,
+//!   answer, document, audit, counters), and a cancellation read back by
+//!   the part that refused.
 
 pub mod answered;
 pub mod key;
 pub mod record;
 pub mod store;
+pub mod transaction;
 
 pub use answered::AnsweredKeys;
 pub use key::IdempotencyKey;
 pub use record::{IdempotencyRecord, NextAction, RecordStatus, StoredResponse};
 pub use store::{Claim, ClaimedWith, Claiming, CommitFailure, IdempotencyStore, LeaseToken};
+pub use transaction::KeyTransaction;

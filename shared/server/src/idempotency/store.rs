@@ -22,7 +22,8 @@ use sha2::{Digest, Sha256};
 
 use super::key::IdempotencyKey;
 use super::record::{IdempotencyRecord, RecordStatus};
-use crate::policy::Reservation;
+use super::transaction::{KeyTransaction, Part};
+use crate::policy::{CounterKind, Reservation};
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
 use draftline_dynamo::{Cancelled, Db, TransactFailure, cancelled_error, same_key, store_error, transact};
@@ -63,18 +64,18 @@ pub enum CommitFailure {
     /// sent again, the draft as prepared (DynamoDB's `TransactionConflict`
     /// on a counter item only).
     CountersContended,
-    /// The condition of limit counter `index` (of the counters passed to
-    /// [`IdempotencyStore::commit_counted`]) failed: the draft would pass a
-    /// limit of the tenant's policy. `stored` is the counter as it was.
+    /// The condition of the counter of one limit kind failed: the draft
+    /// would pass a limit of the tenant's policy. `stored` is the counter
+    /// as it was.
     OverLimit {
         /// Which counter.
-        index: usize,
+        counter: CounterKind,
         /// The counter as stored (`None`: nothing counted yet).
         stored: Option<HashMap<String, AttributeValue>>,
     },
     /// The person's "create another" answer the draft consumes was used
     /// already ([`crate::confirm::Consumption`]).
-    ConfirmationUsed,
+    AnswerUsed,
     /// DynamoDB failed; the error says whether the draft may exist.
     Store(ToolError),
 }
@@ -98,12 +99,12 @@ pub enum Claim {
     /// The key is taken; here is its record.
     Taken(Box<IdempotencyRecord>),
     /// The person's "create another" answer the claim consumes was used already.
-    ConfirmationUsed,
-    /// The condition of limit counter `index` (of [`ClaimedWith::counting`])
-    /// failed: nothing was claimed or counted.
+    AnswerUsed,
+    /// The condition of the counter of one limit kind failed: nothing was
+    /// claimed or counted.
     OverLimit {
         /// Which counter.
-        index: usize,
+        counter: CounterKind,
         /// The counter as stored (`None`: nothing counted yet).
         stored: Option<HashMap<String, AttributeValue>>,
     },
@@ -142,8 +143,8 @@ pub struct Claiming<'a> {
 pub struct ClaimedWith {
     /// The consumption of a person's "create another" answer.
     pub consuming: Option<TransactWriteItem>,
-    /// The limit counters' updates ([`crate::policy::Counting::items`]).
-    pub counting: Vec<TransactWriteItem>,
+    /// The limit counters' updates, by kind ([`crate::policy::Counting::items`]).
+    pub counting: Vec<(CounterKind, TransactWriteItem)>,
 }
 
 /// Key records of one caller (tenant, branch, user).
@@ -241,34 +242,19 @@ impl<'a> IdempotencyStore<'a> {
         Ok(TransactWriteItem::builder().put(put).build())
     }
 
-    /// Commits `items` (the record from [`put_record`](Self::put_record)
-    /// first) in one transaction. `attempt` names this attempt uniquely (the
-    /// audit item's own id is used): with the tenant and the stored key it
-    /// makes the `ClientRequestToken`, so the SDK's own retries of this
-    /// attempt are idempotent and no two attempts, keys or tenants share one.
-    /// `consumption` is the index of the item that consumes a person's
-    /// answer, if one does: its failed condition is
-    /// [`CommitFailure::ConfirmationUsed`].
+    /// Commits `transaction` (its record from [`put_record`](Self::put_record),
+    /// or a claim's, completion's or release's). `attempt` names this attempt
+    /// uniquely (the audit item's own id is used): with the tenant and the
+    /// stored key it makes the `ClientRequestToken`, so the SDK's own
+    /// retries of this attempt are idempotent and no two attempts, keys or
+    /// tenants share one. A cancellation is read back by the part that
+    /// refused: the key's own reason first (a replay wins over a limit),
+    /// then a person's answer used, then a limit counter.
     pub async fn commit(
         &self,
         key: &IdempotencyKey,
-        items: Vec<TransactWriteItem>,
+        transaction: KeyTransaction,
         attempt: &str,
-        consumption: Option<usize>,
-    ) -> Result<(), CommitFailure> {
-        self.commit_counted(key, items, attempt, consumption, 0..0).await
-    }
-
-    /// [`Self::commit`], with limit counters at `counters` (indexes of
-    /// `items`): a failed counter condition is [`CommitFailure::OverLimit`]
-    /// (after the key's own reason: a replay wins over a limit).
-    pub async fn commit_counted(
-        &self,
-        key: &IdempotencyKey,
-        items: Vec<TransactWriteItem>,
-        attempt: &str,
-        consumption: Option<usize>,
-        counters: std::ops::Range<usize>,
     ) -> Result<(), CommitFailure> {
         let mut digest = Sha256::new();
         for part in [self.caller.tenant().as_str(), &key.storage_key(self.caller), attempt] {
@@ -276,60 +262,68 @@ impl<'a> IdempotencyStore<'a> {
             digest.update([0]);
         }
         let token = hex::encode(digest.finalize());
+        let (items, parts) = transaction.into_items();
         let failure = match transact(self.db, items, &token[..36], NO_DRAFT).await {
             Ok(()) => return Ok(()),
             Err(failure) => failure,
         };
-        match failure.reason(0) {
-            Some(Cancelled::ConditionFailed(item)) => {
-                let record = item.as_ref().and_then(IdempotencyRecord::from_item).map(Box::new);
-                return Err(CommitFailure::KeyTaken(record));
-            }
-            Some(Cancelled::Conflict) => return Err(CommitFailure::KeyInFlight),
-            _ => {}
-        }
-        if consumption.is_some_and(|i| matches!(failure.reason(i), Some(Cancelled::ConditionFailed(_)))) {
-            return Err(CommitFailure::ConfirmationUsed);
-        }
-        for (index, at) in counters.clone().enumerate() {
-            if let Some(Cancelled::ConditionFailed(stored)) = failure.reason(at) {
-                return Err(CommitFailure::OverLimit {
-                    index,
-                    stored: stored.clone(),
-                });
-            }
-        }
-        if let TransactFailure::Cancelled(reasons) = &failure {
-            let on_counter = |i: usize| counters.contains(&i);
-            let contended = reasons
+        let TransactFailure::Cancelled(reasons) = &failure else {
+            return Err(match failure {
+                TransactFailure::Failed(err) => CommitFailure::Store(err),
+                _ => CommitFailure::Contention,
+            });
+        };
+        let refused: Vec<(Part, &Cancelled)> = parts.iter().copied().zip(reasons).collect();
+        let failed = |wanted: fn(Part) -> bool| {
+            refused
                 .iter()
-                .enumerate()
-                .any(|(i, r)| on_counter(i) && matches!(r, Cancelled::Conflict));
-            let in_the_way = reasons
-                .iter()
-                .enumerate()
-                .any(|(i, r)| !on_counter(i) && matches!(r, Cancelled::ConditionFailed(_) | Cancelled::Conflict));
-            if contended && !in_the_way {
-                return Err(CommitFailure::CountersContended);
+                .find(|(part, reason)| wanted(*part) && matches!(reason, Cancelled::ConditionFailed(_)))
+        };
+        for (part, reason) in &refused {
+            match (part, reason) {
+                (Part::Record, Cancelled::ConditionFailed(item)) => {
+                    let record = item.as_ref().and_then(IdempotencyRecord::from_item).map(Box::new);
+                    return Err(CommitFailure::KeyTaken(record));
+                }
+                (Part::Record, Cancelled::Conflict) => return Err(CommitFailure::KeyInFlight),
+                _ => {}
             }
         }
-        match failure {
+        if failed(|part| part == Part::Answer).is_some() {
+            return Err(CommitFailure::AnswerUsed);
+        }
+        if let Some((Part::Counter(counter), Cancelled::ConditionFailed(stored))) =
+            failed(|part| matches!(part, Part::Counter(_)))
+        {
+            return Err(CommitFailure::OverLimit {
+                counter: *counter,
+                stored: stored.clone(),
+            });
+        }
+        let on_counter = |part: &Part| matches!(part, Part::Counter(_));
+        let contended = refused
+            .iter()
+            .any(|(part, reason)| on_counter(part) && matches!(reason, Cancelled::Conflict));
+        let in_the_way = refused.iter().any(|(part, reason)| {
+            !on_counter(part) && matches!(reason, Cancelled::ConditionFailed(_) | Cancelled::Conflict)
+        });
+        if contended && !in_the_way {
+            return Err(CommitFailure::CountersContended);
+        }
+        if failure.lost_a_race() {
             // A document item's condition failed or another transaction held
-            // one (its number was taken), or this token was used for other
-            // items (cannot happen with per-attempt tokens): prepare again.
-            failure if failure.lost_a_race() => Err(CommitFailure::Contention),
-            // Throttling or capacity reasons: DynamoDB applied nothing.
-            TransactFailure::Cancelled(reasons) => Err(CommitFailure::Store(cancelled_error(&reasons, NO_DRAFT))),
-            TransactFailure::Failed(err) => Err(CommitFailure::Store(err)),
-            TransactFailure::InProgress => Err(CommitFailure::Contention),
+            // one (its number was taken): prepare again.
+            return Err(CommitFailure::Contention);
         }
+        // Throttling or capacity reasons: DynamoDB applied nothing.
+        Err(CommitFailure::Store(cancelled_error(reasons, NO_DRAFT)))
     }
 
     /// Claims `key` for work that cannot share a transaction, as
     /// `claiming` says. The lease lasts `claiming.lease`; after it, another
     /// caller may take the key over. The items of `with` are written in the
     /// same transaction: the consumption of a person's answer (when its
-    /// condition fails, nothing is claimed: [`Claim::ConfirmationUsed`]) and
+    /// condition fails, nothing is claimed: [`Claim::AnswerUsed`]) and
     /// the limit counters (a failed condition is [`Claim::OverLimit`]).
     pub async fn claim(
         &self,
@@ -370,24 +364,19 @@ impl<'a> IdempotencyStore<'a> {
                 .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
                 .build()
                 .map_err(ToolError::internal)?;
-            let mut items = vec![TransactWriteItem::builder().put(put).build()];
-            let consumption = with.consuming.map(|consuming| {
-                items.push(consuming);
-                1
-            });
-            let first_counter = items.len();
-            items.extend(with.counting);
-            let counters = first_counter..items.len();
+            let transaction = KeyTransaction::of(TransactWriteItem::builder().put(put).build())
+                .consuming(with.consuming)
+                .counting(with.counting);
             // Its own attempt name: completing the claim commits under the token itself.
             let attempt = format!("claim-{}", token.0);
-            return match self.commit_counted(key, items, &attempt, consumption, counters).await {
+            return match self.commit(key, transaction, &attempt).await {
                 Ok(()) => Ok(Claim::Acquired(token)),
                 Err(CommitFailure::KeyTaken(Some(record))) => Ok(Claim::Taken(record)),
                 Err(CommitFailure::KeyTaken(None)) => {
                     Err(ToolError::internal("conditional check failed without the old item"))
                 }
-                Err(CommitFailure::ConfirmationUsed) => Ok(Claim::ConfirmationUsed),
-                Err(CommitFailure::OverLimit { index, stored }) => Ok(Claim::OverLimit { index, stored }),
+                Err(CommitFailure::AnswerUsed) => Ok(Claim::AnswerUsed),
+                Err(CommitFailure::OverLimit { counter, stored }) => Ok(Claim::OverLimit { counter, stored }),
                 Err(CommitFailure::Contention | CommitFailure::CountersContended) => Ok(Claim::Contended),
                 Err(CommitFailure::KeyInFlight) => Err(ToolError::Busy {
                     message: format!(
@@ -466,8 +455,8 @@ impl<'a> IdempotencyStore<'a> {
     }
 
     /// Completes a claimed key with `record` (status `COMPLETED`, the stored
-    /// response and document) and, in the same transaction, the `extra`
-    /// items (the call's audit item), only if `token` still holds the lease.
+    /// response and document) and, in the same transaction, the call's
+    /// `audit` item, only if `token` still holds the lease.
     /// Returns `false` when the lease was lost (nothing written: a worker
     /// that took the key over completes it instead).
     pub async fn complete_with(
@@ -475,7 +464,7 @@ impl<'a> IdempotencyStore<'a> {
         key: &IdempotencyKey,
         token: &LeaseToken,
         record: &IdempotencyRecord,
-        extra: Vec<TransactWriteItem>,
+        audit: TransactWriteItem,
     ) -> Result<bool, ToolError> {
         let mut item = record.to_attributes();
         item.extend(self.key(key));
@@ -488,16 +477,15 @@ impl<'a> IdempotencyStore<'a> {
             .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
             .build()
             .map_err(ToolError::internal)?;
-        let mut items = vec![TransactWriteItem::builder().put(put).build()];
-        items.extend(extra);
-        match self.commit(key, items, &token.0, None).await {
+        let transaction = KeyTransaction::of(TransactWriteItem::builder().put(put).build()).auditing(audit);
+        match self.commit(key, transaction, &token.0).await {
             Ok(()) => Ok(true),
             Err(CommitFailure::KeyTaken(_)) => Ok(false),
             Err(
                 CommitFailure::KeyInFlight
                 | CommitFailure::Contention
                 | CommitFailure::CountersContended
-                | CommitFailure::ConfirmationUsed
+                | CommitFailure::AnswerUsed
                 | CommitFailure::OverLimit { .. },
             ) => Err(ToolError::Busy {
                 message: format!(
@@ -531,10 +519,10 @@ impl<'a> IdempotencyStore<'a> {
                 .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
                 .build()
                 .map_err(ToolError::internal)?;
-            let mut items = vec![TransactWriteItem::builder().delete(delete).build()];
-            items.extend(giving_back);
+            let transaction =
+                KeyTransaction::of(TransactWriteItem::builder().delete(delete).build()).along(giving_back);
             let attempt = format!("release-{}", token.0);
-            return match self.commit(key, items, &attempt, None).await {
+            return match self.commit(key, transaction, &attempt).await {
                 Ok(()) => Ok(true),
                 Err(CommitFailure::KeyTaken(_)) => Ok(false),
                 Err(CommitFailure::Store(err)) => Err(err),

@@ -289,7 +289,7 @@ impl App {
                 Err(CommitFailure::Contention | CommitFailure::CountersContended) => {
                     tokio::time::sleep(Duration::from_millis(5 + 20 * attempt as u64)).await;
                 }
-                Err(CommitFailure::ConfirmationUsed) => return fail(confirm::already_used(), key_facts),
+                Err(CommitFailure::AnswerUsed) => return fail(confirm::already_used(), key_facts),
                 Err(CommitFailure::Store(err)) => return fail(err, key_facts),
                 Err(CommitFailure::OverLimit { .. }) => {
                     return fail(ToolError::internal("a limit was reached after it was read"), key_facts);

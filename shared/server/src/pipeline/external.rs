@@ -126,7 +126,7 @@ impl App {
         };
         let completed = trace::stage(
             Stage::Idempotency,
-            held.store.complete_with(key, &token, &record, vec![audit_put]),
+            held.store.complete_with(key, &token, &record, audit_put),
         )
         .await;
         match completed {
@@ -196,21 +196,21 @@ impl App {
                     }
                     return Ok(Claimed::Held(token, reserved, policed));
                 }
-                Claim::ConfirmationUsed => return Err(confirm::already_used()),
+                Claim::AnswerUsed => return Err(confirm::already_used()),
                 Claim::Taken(record) => {
                     let answer = self
                         .answer_from_record(&record, key, &held.key_facts.fingerprint, held.owner)
                         .unwrap_or_else(|| Err(in_flight(key, 1)));
                     return Ok(Claimed::Answered(answer));
                 }
-                Claim::OverLimit { index, stored } => {
+                Claim::OverLimit { counter: kind, stored } => {
                     self.note_run(call, &policed.gate, false);
                     // Refused, or (observe mode) claimed again with that
                     // counter unconditioned, the audit item naming the limit.
                     let Some(counting) = counting.as_mut() else {
                         return Err(ToolError::internal("a limit counter failed that was not sent"));
                     };
-                    policed.gate.over(counting, index, stored.as_ref(), self.clock.now())?;
+                    policed.gate.over(counting, kind, stored.as_ref(), self.clock.now())?;
                 }
                 // Another draft moved the same counter at the same moment.
                 Claim::Contended => {

@@ -19,7 +19,7 @@ use super::{App, DRAFT_ATTEMPTS, Success};
 use crate::audit::{AuditRecord, CallFacts, KeyFacts};
 use crate::confirm::Consumption;
 use crate::edge::trace::{self, Stage};
-use crate::idempotency::{CommitFailure, IdempotencyKey, IdempotencyStore};
+use crate::idempotency::{CommitFailure, IdempotencyKey, IdempotencyStore, KeyTransaction};
 use crate::policy::{Counting, Gate, PolicyStore};
 use draftline_contract::identity::Caller;
 
@@ -156,29 +156,24 @@ impl App {
                 document.clone(),
             );
             let audit = policed.audited(audit);
-            // The key record first, then the consumption of the person's
-            // answer (if any), the document's writes, the audit item and
-            // the limit counters (conditioned unless a limit they reached
-            // was observed).
-            let mut items = Vec::with_capacity(writes.len() + 6);
-            items.push(held.store.put_record(held.key, &record, now)?);
-            if let Some(consumption) = held.consumption {
-                items.push(consumption.put(&self.db, call.caller, call.request_id)?);
-            }
-            items.extend(writes.iter().cloned());
-            items.push(audit.put(&self.db)?);
-            let first_counter = items.len();
-            if let Some(counting) = &counting {
-                items.extend(counting.items(&self.db)?);
-            }
-            let counters = first_counter..items.len();
-            let consumed = held.consumption.map(|_| 1);
-            let committed = trace::stage(
-                Stage::Idempotency,
-                held.store
-                    .commit_counted(held.key, items, audit.id(), consumed, counters),
-            )
-            .await;
+            // The key record, the person's answer consumed (if any), the
+            // document's writes, the audit item and the limit counters
+            // (conditioned unless a limit they reached was observed).
+            let answer = match held.consumption {
+                Some(consumption) => Some(consumption.put(&self.db, call.caller, call.request_id)?),
+                None => None,
+            };
+            let counters = match &counting {
+                Some(counting) => counting.items(&self.db)?,
+                None => Vec::new(),
+            };
+            let transaction = KeyTransaction::of(held.store.put_record(held.key, &record, now)?)
+                .consuming(answer)
+                .placing(writes.clone())
+                .auditing(audit.put(&self.db)?)
+                .counting(counters);
+            let committed =
+                trace::stage(Stage::Idempotency, held.store.commit(held.key, transaction, audit.id())).await;
             if committed.is_ok() {
                 // A retry of this key reaching this instance reads the record alone.
                 self.answered.remember(call.caller, held.key, record.expires_at);
@@ -196,13 +191,13 @@ impl App {
                 resent += 1;
                 continue;
             }
-            let Err(CommitFailure::OverLimit { index, stored }) = &committed else {
+            let Err(CommitFailure::OverLimit { counter: kind, stored }) = &committed else {
                 return Ok((committed, created));
             };
             let Some(counting) = counting.as_mut() else {
                 return Err(ToolError::internal("a limit counter failed that was not sent"));
             };
-            policed.gate.over(counting, *index, stored.as_ref(), self.clock.now())?;
+            policed.gate.over(counting, *kind, stored.as_ref(), self.clock.now())?;
         }
     }
 }

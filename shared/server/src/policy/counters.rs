@@ -74,6 +74,31 @@ enum Whose {
     Budget { ends: DateTime<Utc> },
 }
 
+/// The kind of limit a counter counts: a transaction names its counters by
+/// it (a call moves at most one counter of each kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CounterKind {
+    /// One agent run's drafts and value.
+    Run,
+    /// One person's value on one day.
+    Day,
+    /// One person's calls of one tool in a minute (a policy's rate).
+    Rate,
+    /// One person's calls in a minute (the deployment's budget).
+    Budget,
+}
+
+impl Whose {
+    fn kind(&self) -> CounterKind {
+        match self {
+            Self::Run(_) => CounterKind::Run,
+            Self::Day { .. } => CounterKind::Day,
+            Self::Rate { .. } => CounterKind::Rate,
+            Self::Budget { .. } => CounterKind::Budget,
+        }
+    }
+}
+
 /// One limit a counter checks.
 #[derive(Debug, Clone)]
 struct Bound {
@@ -308,7 +333,7 @@ impl Counting {
             counters: vec![run_counter(caller.owner(), run, adds, vec![bound], now)],
             version: applied.version,
         };
-        counting.reached(0, stored, now).into_iter().next()
+        counting.reached(CounterKind::Run, stored, now).into_iter().next()
     }
 
     /// The counter of `caller`'s calls of any tool in the minute of `now`
@@ -336,14 +361,23 @@ impl Counting {
         self.counters.len()
     }
 
+    /// The kinds of its counters, in the order they are sent.
+    pub fn kinds(&self) -> Vec<CounterKind> {
+        self.counters.iter().map(|counter| counter.whose.kind()).collect()
+    }
+
+    fn counter(&self, kind: CounterKind) -> Option<&Counter> {
+        self.counters.iter().find(|counter| counter.whose.kind() == kind)
+    }
+
     /// Whether there is nothing to count (never, for a built [`Counting`]).
     pub fn is_empty(&self) -> bool {
         self.counters.is_empty()
     }
 
-    /// The transaction items: each counter's update, under its limits'
-    /// conditions unless observe mode lifted them ([`Self::lift`]).
-    pub fn items(&self, db: &Db) -> Result<Vec<TransactWriteItem>, ToolError> {
+    /// The transaction items: each counter's update, by its kind, under its
+    /// limits' conditions unless observe mode lifted them ([`Self::lift`]).
+    pub fn items(&self, db: &Db) -> Result<Vec<(CounterKind, TransactWriteItem)>, ToolError> {
         self.counters
             .iter()
             .map(|counter| {
@@ -358,17 +392,19 @@ impl Counting {
                 if let Some(condition) = update.condition {
                     builder = builder.condition_expression(condition);
                 }
-                Ok(TransactWriteItem::builder()
+                let item = TransactWriteItem::builder()
                     .update(builder.build().map_err(ToolError::internal)?)
-                    .build())
+                    .build();
+                Ok((counter.whose.kind(), item))
             })
             .collect()
     }
 
-    /// Lets counter `index` count without its limits' conditions (observe
-    /// mode passed what it reached); `false` if it had none left to lift.
-    pub fn lift(&mut self, index: usize) -> bool {
-        match self.counters.get_mut(index) {
+    /// Lets the counter of `kind` count without its limits' conditions
+    /// (observe mode passed what it reached); `false` if it had none left
+    /// to lift.
+    pub fn lift(&mut self, kind: CounterKind) -> bool {
+        match self.counters.iter_mut().find(|counter| counter.whose.kind() == kind) {
             Some(counter) if counter.conditioned => {
                 counter.conditioned = false;
                 true
@@ -377,16 +413,16 @@ impl Counting {
         }
     }
 
-    /// Moves counter `index` with one `UpdateItem` of its own, outside any
-    /// transaction (a read's rate, the deployment's budget: there is no
-    /// write to ride in), under its conditions unless lifted.
+    /// Moves the counter of `kind` with one `UpdateItem` of its own,
+    /// outside any transaction (a read's rate, the deployment's budget:
+    /// there is no write to ride in), under its conditions unless lifted.
     /// `Ok(Err(stored))`: its condition failed, with the counter as stored.
     pub async fn spend(
         &self,
         db: &Db,
-        index: usize,
+        kind: CounterKind,
     ) -> Result<Result<(), Option<HashMap<String, AttributeValue>>>, ToolError> {
-        let Some(counter) = self.counters.get(index) else {
+        let Some(counter) = self.counter(kind) else {
             return Ok(Ok(()));
         };
         {
@@ -418,17 +454,17 @@ impl Counting {
         }
     }
 
-    /// The refusals for every limit counter `index` (of [`Self::items`])
-    /// reached, stored as `old` when its condition failed at `now` (`None`:
-    /// not counted yet). At least one: a failed condition whose stored use
-    /// shows no limit passed (it moved since) names the counter's first.
+    /// The refusals for every limit the counter of `kind` reached, stored
+    /// as `old` when its condition failed at `now` (`None`: not counted
+    /// yet). At least one: a failed condition whose stored use shows no
+    /// limit passed (it moved since) names the counter's first.
     pub fn reached(
         &self,
-        index: usize,
+        kind: CounterKind,
         old: Option<&HashMap<String, AttributeValue>>,
         now: DateTime<Utc>,
     ) -> Vec<ToolError> {
-        let Some(counter) = self.counters.get(index) else {
+        let Some(counter) = self.counter(kind) else {
             return Vec::new();
         };
         let used = |bound: &Bound| -> i64 { old.map_or(0, |item| used(item, &bound.attribute)) };

@@ -25,7 +25,7 @@ use draftline_contract::error::{ReachedLimit, ToolError};
 use draftline_contract::policy::{Applied, Mode};
 use draftline_dynamo::Db;
 
-use super::Counting;
+use super::{CounterKind, Counting};
 use crate::audit::AuditRecord;
 
 /// One call at the gate: the limits of the tenant's policy that apply to
@@ -75,24 +75,24 @@ impl Gate {
         }
     }
 
-    /// Counter `index` of `counting` failed its condition, stored as
+    /// The counter of `kind` in `counting` failed its condition, stored as
     /// `stored`, at `now`: meets every limit it reached and, when all of
     /// them were let pass, lifts its conditions for the next attempt.
     pub fn over(
         &mut self,
         counting: &mut Counting,
-        index: usize,
+        kind: CounterKind,
         stored: Option<&HashMap<String, AttributeValue>>,
         now: DateTime<Utc>,
     ) -> Result<(), ToolError> {
-        let refusals = counting.reached(index, stored, now);
+        let refusals = counting.reached(kind, stored, now);
         if refusals.is_empty() {
             return Err(ToolError::internal("a limit counter failed that was not sent"));
         }
         for refusal in refusals {
             self.meet(refusal)?;
         }
-        if counting.lift(index) {
+        if counting.lift(kind) {
             Ok(())
         } else {
             Err(ToolError::internal("a limit counter failed without its conditions"))
@@ -103,9 +103,9 @@ impl Gate {
     /// (a read's rate, the deployment's budget), at `now`: a limit reached
     /// is met, and counted again without its conditions if let pass.
     pub async fn spend(&mut self, db: &Db, counting: &mut Counting, now: DateTime<Utc>) -> Result<(), ToolError> {
-        for index in 0..counting.len() {
-            while let Err(stored) = counting.spend(db, index).await? {
-                self.over(counting, index, stored.as_ref(), now)?;
+        for kind in counting.kinds() {
+            while let Err(stored) = counting.spend(db, kind).await? {
+                self.over(counting, kind, stored.as_ref(), now)?;
             }
         }
         Ok(())

@@ -19,7 +19,7 @@ pub mod runs;
 pub mod store;
 
 pub use cache::PolicyCache;
-pub use counters::{Counting, Reservation};
+pub use counters::{CounterKind, Counting, Reservation};
 pub use examine::TableExaminer;
 pub use gate::Gate;
 pub use runs::KnownRuns;

@@ -1,0 +1,167 @@
+//! One transaction of a key, by its named parts: what a draft commits (its
+//! key record, a person's answer consumed, the document's writes, the
+//! audit item, the limit counters) and what a claim, its completion or its
+//! release commit. The store sends the parts in one `TransactWriteItems`
+//! and reads a cancellation back by part ([`Part`]), so no caller knows
+//! where in the transaction an item went.
+
+use aws_sdk_dynamodb::types::TransactWriteItem;
+
+use crate::policy::CounterKind;
+
+/// The parts of one transaction of a key. The key record is always its
+/// first item: a replay wins over every other reason it was cancelled.
+#[derive(Debug, Clone)]
+pub struct KeyTransaction {
+    record: TransactWriteItem,
+    answer: Option<TransactWriteItem>,
+    document: Vec<TransactWriteItem>,
+    audit: Option<TransactWriteItem>,
+    counters: Vec<(CounterKind, TransactWriteItem)>,
+    /// Items written with the key's own (a release's give-backs), which
+    /// refuse nothing of their own.
+    along: Vec<TransactWriteItem>,
+}
+
+/// Which part of a [`KeyTransaction`] an item of it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The key record (its put, or a release's delete).
+    Record,
+    /// A person's "create another" answer, consumed.
+    Answer,
+    /// One of the document's writes.
+    Document,
+    /// The audit item.
+    Audit,
+    /// The counter of one limit kind.
+    Counter(CounterKind),
+    /// An item written along (a give-back).
+    Along,
+}
+
+impl KeyTransaction {
+    /// A transaction of the key's `record` write alone.
+    pub fn of(record: TransactWriteItem) -> Self {
+        Self {
+            record,
+            answer: None,
+            document: Vec::new(),
+            audit: None,
+            counters: Vec::new(),
+            along: Vec::new(),
+        }
+    }
+
+    /// With a person's answer consumed (its condition: not used before).
+    pub fn consuming(mut self, answer: Option<TransactWriteItem>) -> Self {
+        self.answer = answer;
+        self
+    }
+
+    /// With the document's writes (the ERP backend's).
+    pub fn placing(mut self, document: Vec<TransactWriteItem>) -> Self {
+        self.document = document;
+        self
+    }
+
+    /// With the call's audit item.
+    pub fn auditing(mut self, audit: TransactWriteItem) -> Self {
+        self.audit = Some(audit);
+        self
+    }
+
+    /// With the limit counters, each by the kind of limit it counts.
+    pub fn counting(mut self, counters: Vec<(CounterKind, TransactWriteItem)>) -> Self {
+        self.counters = counters;
+        self
+    }
+
+    /// With items that go along and refuse nothing of their own.
+    pub fn along(mut self, items: Vec<TransactWriteItem>) -> Self {
+        self.along = items;
+        self
+    }
+
+    /// Whether anything but the key's record is written.
+    pub fn is_record_alone(&self) -> bool {
+        self.answer.is_none()
+            && self.document.is_empty()
+            && self.audit.is_none()
+            && self.counters.is_empty()
+            && self.along.is_empty()
+    }
+
+    /// The items in the order sent, each with its part.
+    pub fn into_items(self) -> (Vec<TransactWriteItem>, Vec<Part>) {
+        let mut items = Vec::with_capacity(4 + self.document.len() + self.counters.len() + self.along.len());
+        let mut parts = Vec::with_capacity(items.capacity());
+        let mut add = |item, part| {
+            items.push(item);
+            parts.push(part);
+        };
+        add(self.record, Part::Record);
+        if let Some(answer) = self.answer {
+            add(answer, Part::Answer);
+        }
+        for write in self.document {
+            add(write, Part::Document);
+        }
+        if let Some(audit) = self.audit {
+            add(audit, Part::Audit);
+        }
+        for (kind, counter) in self.counters {
+            add(counter, Part::Counter(kind));
+        }
+        for item in self.along {
+            add(item, Part::Along);
+        }
+        (items, parts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_dynamodb::types::Delete;
+
+    fn item(name: &str) -> TransactWriteItem {
+        let key = std::collections::HashMap::from([(
+            "pk".to_owned(),
+            aws_sdk_dynamodb::types::AttributeValue::S(name.to_owned()),
+        )]);
+        TransactWriteItem::builder()
+            .delete(Delete::builder().table_name("t").set_key(Some(key)).build().unwrap())
+            .build()
+    }
+
+    fn name(item: &TransactWriteItem) -> &str {
+        item.delete().unwrap().key()["pk"].as_s().unwrap()
+    }
+
+    #[test]
+    fn the_record_goes_first_and_every_item_is_known_by_its_part() {
+        let transaction = KeyTransaction::of(item("record"))
+            .counting(vec![(CounterKind::Run, item("run")), (CounterKind::Day, item("day"))])
+            .auditing(item("audit"))
+            .placing(vec![item("po"), item("queue")])
+            .consuming(Some(item("answer")));
+        assert!(!transaction.is_record_alone());
+        let (items, parts) = transaction.into_items();
+        let names: Vec<&str> = items.iter().map(name).collect();
+        assert_eq!(names, ["record", "answer", "po", "queue", "audit", "run", "day"]);
+        assert_eq!(
+            parts,
+            [
+                Part::Record,
+                Part::Answer,
+                Part::Document,
+                Part::Document,
+                Part::Audit,
+                Part::Counter(CounterKind::Run),
+                Part::Counter(CounterKind::Day),
+            ]
+        );
+        assert!(KeyTransaction::of(item("record")).is_record_alone());
+    }
+}
