@@ -9,16 +9,13 @@ use std::time::Duration;
 use http::StatusCode;
 
 use super::external::{Generation, external_key};
-use super::limits::{Held, Policed};
-use super::outcome::outcome;
+use super::held::{Held, Policed, in_flight};
 use super::{App, DRAFT_ATTEMPTS, Entry, Served, Success, Transport};
-use crate::audit::{Answered, AuditRecord, CallFacts, KeyFacts};
+use crate::audit::{Answered, CallFacts, KeyFacts};
 use crate::confirm::{self, Answer};
 use crate::edge;
 use crate::edge::trace::{self, Stage};
-use crate::idempotency::{
-    CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, NextAction, StoredResponse,
-};
+use crate::idempotency::{CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, NextAction};
 use crate::policy::{self, Gate};
 use draftline_contract::canonical;
 use draftline_contract::error::ToolError;
@@ -430,16 +427,6 @@ fn answer_of(next: NextAction, key: &IdempotencyKey) -> Option<Result<Success, T
     }
 }
 
-pub(super) fn in_flight(key: &IdempotencyKey, after: u64) -> ToolError {
-    ToolError::InFlight {
-        message: format!(
-            "A call with idempotency key '{key}' is still being processed. No second draft was created. \
-             Retry this same call unchanged in {after} second(s) to get its result."
-        ),
-        retry_after_seconds: after,
-    }
-}
-
 fn draft_key(
     header: Option<IdempotencyKey>,
     agent: &AgentContext,
@@ -462,59 +449,5 @@ fn draft_key(
              'Idempotency-Key' header (a new unique value per intended draft, the same value when you retry), \
              or an 'X-Agent-Run-Id' header, which is combined with client_ref. No draft was created.",
         )),
-    }
-}
-
-/// What a created draft leaves, built once from its outcome for both
-/// paths (atomic and ERP): the answer, the key record that replays it, and
-/// the audit item, all as of `now`.
-pub(super) struct Recorded {
-    pub(super) now: chrono::DateTime<chrono::Utc>,
-    pub(super) result: Result<Success, ToolError>,
-    pub(super) record: IdempotencyRecord,
-    pub(super) audit: AuditRecord,
-}
-
-impl App {
-    /// The [`Recorded`] of a draft `name` created as `document`, answering `data`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn record_created(
-        &self,
-        call: &Call<'_>,
-        facts: &CallFacts,
-        name: &str,
-        key_facts: &KeyFacts,
-        owner: &str,
-        data: serde_json::Value,
-        document: draftline_contract::tool::DocumentRef,
-    ) -> Recorded {
-        let now = self.clock.now();
-        let stored = StoredResponse {
-            status: StatusCode::CREATED,
-            data: data.clone(),
-            document: Some(document.clone()),
-        };
-        let record = IdempotencyRecord::completed(
-            name,
-            &key_facts.fingerprint,
-            owner,
-            stored,
-            call.request_id,
-            now,
-            self.config.idempotency_ttl,
-        );
-        let result = Ok(Success {
-            status: StatusCode::CREATED,
-            data,
-            replayed: false,
-            document: Some(document),
-        });
-        let audit = AuditRecord::new(facts, call.caller, &outcome(&result, Some(key_facts), true));
-        Recorded {
-            now,
-            result,
-            record,
-            audit,
-        }
     }
 }

@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::draft::{Recorded, in_flight};
-use super::limits::{Held, Policed};
+use super::held::{Held, Policed, Recorded, in_flight};
 use super::{App, DRAFT_ATTEMPTS, Served};
 use crate::confirm;
 use crate::edge::trace::{self, Stage};

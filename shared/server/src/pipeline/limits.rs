@@ -12,58 +12,14 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::types::TransactWriteItem;
 use draftline_contract::error::{ReachedLimit, ToolError};
 use draftline_contract::policy::Applied;
-use draftline_contract::tool::{Call, DocumentRef, Stakes};
+use draftline_contract::tool::{Call, DocumentRef};
 
-use super::draft::Recorded;
+use super::held::{Held, Policed, Recorded};
 use super::{App, DRAFT_ATTEMPTS, Success};
-use crate::audit::{AuditRecord, CallFacts, KeyFacts};
-use crate::confirm::Consumption;
 use crate::edge::trace::{self, Stage};
-use crate::idempotency::{CommitFailure, IdempotencyKey, IdempotencyStore, KeyTransaction};
+use crate::idempotency::{CommitFailure, KeyTransaction};
 use crate::policy::{Counting, Gate, PolicyStore};
 use draftline_contract::identity::Caller;
-
-/// What a draft's commit is made of, besides its document: the call, its
-/// key and the person's answer it consumes.
-pub(super) struct Held<'a> {
-    pub(super) call: &'a Call<'a>,
-    pub(super) facts: &'a CallFacts,
-    pub(super) name: &'a str,
-    pub(super) key_facts: &'a KeyFacts,
-    pub(super) owner: &'a str,
-    pub(super) store: &'a IdempotencyStore<'a>,
-    pub(super) key: &'a IdempotencyKey,
-    pub(super) consumption: Option<&'a Consumption>,
-}
-
-/// How the tenant's policy holds one draft: its call at the gate (the
-/// limits that apply to its caller, and those observe mode let it pass
-/// so far, as the counterparty rule) and what the draft is worth.
-pub(super) struct Policed<'a> {
-    pub(super) gate: Gate,
-    pub(super) stakes: &'a Stakes,
-}
-
-impl Policed<'_> {
-    /// The counters the draft moves now, if any limit counts it.
-    pub(super) fn counting(&self, held: &Held<'_>, now: chrono::DateTime<chrono::Utc>) -> Option<Counting> {
-        let call = held.call;
-        self.gate.applied().and_then(|applied| {
-            Counting::of(
-                applied,
-                call.caller,
-                (held.name, call.agent.run_id.as_deref()),
-                self.stakes,
-                now,
-            )
-        })
-    }
-
-    /// `audit`, naming the limits observed or else the policy held to.
-    pub(super) fn audited(&self, audit: AuditRecord) -> AuditRecord {
-        self.gate.audited(audit)
-    }
-}
 
 impl App {
     /// Notes what a draft held at `gate` did to its run's counter, when the

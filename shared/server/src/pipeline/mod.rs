@@ -29,6 +29,7 @@
 mod app;
 mod draft;
 mod external;
+mod held;
 mod limits;
 pub(crate) mod outcome;
 
@@ -38,7 +39,6 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, Response, StatusCode};
-use serde_json::Value;
 
 use crate::anonymous::{AnonymousTrace, UNKNOWN_TOOL};
 use crate::audit::{AuditRecord, CallFacts, KeyFacts};
@@ -54,8 +54,9 @@ use draftline_contract::cursor::CursorKey;
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
 use draftline_contract::request::AgentContext;
-use draftline_contract::tool::{Call, DocumentRef, Registered, Registry, RuleContext};
+use draftline_contract::tool::{Call, Registered, Registry, RuleContext};
 use draftline_dynamo::{Db, counting_round_trips};
+pub use outcome::Success;
 use outcome::{Logged, log_call, outcome};
 
 /// How many times a draft is prepared again when its transaction loses a
@@ -108,18 +109,6 @@ pub struct Entry<'a> {
     /// A person's answer to an earlier question about this call, as it
     /// arrived (the `Draftline-Confirm` header, or MCP parameters).
     pub answer: Option<&'a Result<Answer, ToolError>>,
-}
-
-/// A successful call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Success {
-    /// 200 or 201.
-    pub status: StatusCode,
-    pub data: Value,
-    /// Whether it is a stored response sent again.
-    pub replayed: bool,
-    /// The document the call created or replayed.
-    pub document: Option<DocumentRef>,
 }
 
 /// What a call produced, with its request id.

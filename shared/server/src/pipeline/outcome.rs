@@ -5,12 +5,25 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-use super::Success;
 use crate::audit::{CallFacts, KeyFacts, Outcome, OutcomeKind};
 use crate::edge::trace::{self, Stage};
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
-use draftline_contract::tool::ToolDefinition;
+use draftline_contract::tool::{DocumentRef, ToolDefinition};
+use http::StatusCode;
+use serde_json::Value;
+
+/// A successful call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Success {
+    /// 200 or 201.
+    pub status: StatusCode,
+    pub data: Value,
+    /// Whether it is a stored response sent again.
+    pub replayed: bool,
+    /// The document the call created or replayed.
+    pub document: Option<DocumentRef>,
+}
 
 /// What became of a call: named here once, for the audit item and the log
 /// line alike.

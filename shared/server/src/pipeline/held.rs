@@ -1,0 +1,123 @@
+//! What a draft holds once its key is looked up, for every way it is
+//! committed (in draftline's transaction: [`super::limits`]; in the ERP
+//! under a lease: [`super::external`]): the call and its key ([`Held`]),
+//! how the tenant's policy holds it ([`Policed`]), what a created draft
+//! leaves ([`Recorded`]), and the answer for a key still in flight. Its
+//! siblings import it; it imports none of them.
+
+use draftline_contract::error::ToolError;
+use draftline_contract::tool::{Call, Stakes};
+use http::StatusCode;
+
+use super::App;
+use super::outcome::{Success, outcome};
+use crate::audit::{AuditRecord, CallFacts, KeyFacts};
+use crate::confirm::Consumption;
+use crate::idempotency::{IdempotencyKey, IdempotencyRecord, IdempotencyStore, StoredResponse};
+use crate::policy::{Counting, Gate};
+
+/// What a draft's commit is made of, besides its document: the call, its
+/// key and the person's answer it consumes.
+pub(super) struct Held<'a> {
+    pub(super) call: &'a Call<'a>,
+    pub(super) facts: &'a CallFacts,
+    pub(super) name: &'a str,
+    pub(super) key_facts: &'a KeyFacts,
+    pub(super) owner: &'a str,
+    pub(super) store: &'a IdempotencyStore<'a>,
+    pub(super) key: &'a IdempotencyKey,
+    pub(super) consumption: Option<&'a Consumption>,
+}
+
+/// How the tenant's policy holds one draft: its call at the gate (the
+/// limits that apply to its caller, and those observe mode let it pass
+/// so far, as the counterparty rule) and what the draft is worth.
+pub(super) struct Policed<'a> {
+    pub(super) gate: Gate,
+    pub(super) stakes: &'a Stakes,
+}
+
+impl Policed<'_> {
+    /// The counters the draft moves now, if any limit counts it.
+    pub(super) fn counting(&self, held: &Held<'_>, now: chrono::DateTime<chrono::Utc>) -> Option<Counting> {
+        let call = held.call;
+        self.gate.applied().and_then(|applied| {
+            Counting::of(
+                applied,
+                call.caller,
+                (held.name, call.agent.run_id.as_deref()),
+                self.stakes,
+                now,
+            )
+        })
+    }
+
+    /// `audit`, naming the limits observed or else the policy held to.
+    pub(super) fn audited(&self, audit: AuditRecord) -> AuditRecord {
+        self.gate.audited(audit)
+    }
+}
+
+pub(super) fn in_flight(key: &IdempotencyKey, after: u64) -> ToolError {
+    ToolError::InFlight {
+        message: format!(
+            "A call with idempotency key '{key}' is still being processed. No second draft was created. \
+             Retry this same call unchanged in {after} second(s) to get its result."
+        ),
+        retry_after_seconds: after,
+    }
+}
+
+/// What a created draft leaves, built once from its outcome for both
+/// paths (atomic and ERP): the answer, the key record that replays it, and
+/// the audit item, all as of `now`.
+pub(super) struct Recorded {
+    pub(super) now: chrono::DateTime<chrono::Utc>,
+    pub(super) result: Result<Success, ToolError>,
+    pub(super) record: IdempotencyRecord,
+    pub(super) audit: AuditRecord,
+}
+
+impl App {
+    /// The [`Recorded`] of a draft `name` created as `document`, answering `data`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record_created(
+        &self,
+        call: &Call<'_>,
+        facts: &CallFacts,
+        name: &str,
+        key_facts: &KeyFacts,
+        owner: &str,
+        data: serde_json::Value,
+        document: draftline_contract::tool::DocumentRef,
+    ) -> Recorded {
+        let now = self.clock.now();
+        let stored = StoredResponse {
+            status: StatusCode::CREATED,
+            data: data.clone(),
+            document: Some(document.clone()),
+        };
+        let record = IdempotencyRecord::completed(
+            name,
+            &key_facts.fingerprint,
+            owner,
+            stored,
+            call.request_id,
+            now,
+            self.config.idempotency_ttl,
+        );
+        let result = Ok(Success {
+            status: StatusCode::CREATED,
+            data,
+            replayed: false,
+            document: Some(document),
+        });
+        let audit = AuditRecord::new(facts, call.caller, &outcome(&result, Some(key_facts), true));
+        Recorded {
+            now,
+            result,
+            record,
+            audit,
+        }
+    }
+}
