@@ -25,6 +25,9 @@
 //! - [`settings`]: the layered source every owner of a setting parses its
 //!   own part from, [`settings::Secret`] and [`settings::ConfigError`].
 //! - [`crypto`]: the process's one crypto provider (*ring*), for TLS and JWTs.
+//! - [`store`]: the store-neutral write set a backend's document writes and
+//!   a decision cross the ERP port as (only `draftline-dynamo` turns it
+//!   into DynamoDB requests).
 
 #![warn(missing_docs)]
 
@@ -40,6 +43,7 @@ pub mod policy;
 pub mod request;
 pub mod schema;
 pub mod settings;
+pub mod store;
 pub mod tool;
 pub mod validation;
 

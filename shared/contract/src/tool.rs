@@ -23,6 +23,7 @@ use crate::error::{FieldIssue, ToolError};
 use crate::identity::{Caller, Scopes};
 use crate::request::AgentContext;
 use crate::schema;
+use crate::store::WriteSet;
 use crate::validation;
 
 /// What a tool may do. Agents get nothing else.
@@ -213,33 +214,9 @@ pub struct DocumentRef {
     pub kind: String,
 }
 
-/// Writes for draftline's own table, opaque to tools and to the domain:
-/// a backend that keeps documents in the table builds it (through
-/// `draftline-dynamo`), the server commits it in the draft's one
-/// transaction with the key record and the audit item.
-pub struct StoreBatch(Box<dyn Any + Send + Sync>);
-
-impl StoreBatch {
-    /// Wraps a store's own batch type.
-    pub fn new<T: Any + Send + Sync>(batch: T) -> Self {
-        Self(Box::new(batch))
-    }
-
-    /// The store's batch, if it is of type `T`.
-    pub fn into_inner<T: Any>(self) -> Result<T, Self> {
-        self.0.downcast::<T>().map(|b| *b).map_err(Self)
-    }
-}
-
-impl std::fmt::Debug for StoreBatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("StoreBatch(..)")
-    }
-}
-
 /// Keys of draftline's own table that a backend wants read in the draft's
 /// first batch (the key lookup's `BatchGetItem`), opaque to tools and to
-/// the domain like [`StoreBatch`]: a backend that keeps its data in the
+/// the domain: a backend that keeps its data in the
 /// table builds it (through `draftline-dynamo`), the server reads it.
 pub struct StoreReads(Box<dyn Any + Send + Sync>);
 
@@ -310,15 +287,15 @@ pub trait ExternalDocument: Send + Sync {
 /// (`D`: its numbered document) and what a prepared [`Draft`] carries (`D`
 /// = [`Created`]). The one placement type of the port and the contract.
 pub enum Placement<D> {
-    /// Numbered now; its writes (`batch`) commit in one transaction of
-    /// draftline's table with the key record and the audit item.
+    /// Numbered now; its writes commit in one transaction of draftline's
+    /// table with the key record and the audit item.
     Atomic {
         /// The numbered document.
         document: D,
         /// Its writes (at most 94: the transaction limit is 100, and the key
         /// record, a person's answer, the audit item and up to three limit
         /// counters share it).
-        batch: StoreBatch,
+        writes: WriteSet,
     },
     /// Created in the ERP under a lease, numbered by the ERP.
     External(Box<dyn ExternalDocument>),

@@ -5,8 +5,9 @@
 //! draft's one transaction carries, and [`transact`]: every transaction
 //! draftline writes, and the one reading of how it failed. The server (key records, audit items)
 //! and the built-in ERP backend (its documents) both write through it; no
-//! DynamoDB type reaches a tool or the ERP port except inside a
-//! [`StoreBatch`](draftline_contract::tool::StoreBatch).
+//! DynamoDB type reaches a tool or the ERP port: a backend's writes cross
+//! it as a store-neutral [`WriteSet`](draftline_contract::store::WriteSet),
+//! which only [`writes`] turns into `TransactWriteItem`s.
 //!
 //! Every request to DynamoDB passes an SDK interceptor that counts it, per
 //! operation, for the whole instance ([`RoundTrips`], read by the tests) and
@@ -33,7 +34,6 @@ use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::ConfigBag;
 use aws_smithy_types::timeout::TimeoutConfig;
 
-use aws_sdk_dynamodb::types::TransactWriteItem;
 use draftline_contract::{ErpError, ToolError};
 
 mod append;
@@ -43,12 +43,14 @@ pub mod grants;
 mod http;
 mod options;
 mod transact;
+pub mod writes;
 pub use batch_get::{BatchGetFailure, Item, same_key};
 pub use credentials::AwsEnvironment;
-use draftline_contract::tool::{StoreBatch, StoreFound, StoreReads};
+use draftline_contract::tool::{StoreFound, StoreReads};
 pub use http::operation_of;
 pub use options::{ClientOptions, Retries, SdkHeaders};
 pub use transact::{Cancelled, TransactFailure, cancelled_error, transact};
+pub use writes::transact_items;
 
 tokio::task_local! {
     static CALL_ROUND_TRIPS: Arc<AtomicU64>;
@@ -385,17 +387,6 @@ where
         FailureKind::Unavailable => ToolError::dependency_uncertain(err),
         FailureKind::Ours => ToolError::internal(err),
     }
-}
-
-/// The items a draft's transaction carries for its document, as a
-/// [`StoreBatch`] the server can commit.
-pub fn batch(items: Vec<TransactWriteItem>) -> StoreBatch {
-    StoreBatch::new(items)
-}
-
-/// The items of a batch built by [`batch`]; `None` for a batch of another store.
-pub fn items_of(batch: StoreBatch) -> Option<Vec<TransactWriteItem>> {
-    batch.into_inner::<Vec<TransactWriteItem>>().ok()
 }
 
 /// The keys a backend wants read in a draft's first batch, as

@@ -4,8 +4,9 @@
 //! DynamoDB table, the embedded default of `draftline serve`. It implements
 //! the ERP port ([`draftline_erp::port::Erp`]) and nothing else. Because its
 //! documents live in the same table as the key records and audit items, a
-//! draft is placed as an atomic [`StoreBatch`](draftline_contract::tool::StoreBatch):
-//! the server commits it in the one `TransactWriteItems` with them.
+//! draft is placed as an atomic, store-neutral
+//! [`WriteSet`](draftline_contract::store::WriteSet): the server commits it
+//! in the one `TransactWriteItems` with them.
 //!
 //! ## Layout
 //! - [`model`]: every domain type's key and item mapping (`<Type>Record`);
@@ -190,16 +191,15 @@ impl Purchasing for BuiltinErp {
             items: &items,
             marked: true,
         };
-        let marked = drafting::marker(scope, "PO", &wanted).add(&self.db, &open, &seen, now)?;
-        let batch = store::document_batch(
-            &self.db,
+        let marked = drafting::marker(scope, "PO", &wanted).add(&open, &seen, now)?;
+        let writes = store::document_writes(
             vec![
                 po.to_item(scope.tenant, scope.branch)?,
                 AgentDraft::from(&po).to_item(scope.tenant, scope.branch)?,
             ],
             marked,
         )?;
-        Ok(Placement::Atomic { document: po, batch })
+        Ok(Placement::Atomic { document: po, writes })
     }
 }
 
@@ -278,16 +278,18 @@ impl Sales for BuiltinErp {
             items: &items,
             marked: true,
         };
-        let marked = drafting::marker(scope, "QT", &wanted).add(&self.db, &open, &seen, now)?;
-        let batch = store::document_batch(
-            &self.db,
+        let marked = drafting::marker(scope, "QT", &wanted).add(&open, &seen, now)?;
+        let writes = store::document_writes(
             vec![
                 quote.to_item(scope.tenant, scope.branch)?,
                 AgentDraft::from(&quote).to_item(scope.tenant, scope.branch)?,
             ],
             marked,
         )?;
-        Ok(Placement::Atomic { document: quote, batch })
+        Ok(Placement::Atomic {
+            document: quote,
+            writes,
+        })
     }
 }
 
@@ -403,14 +405,8 @@ impl Review for BuiltinErp {
             items: &items,
             marked: true,
         };
-        let unmarked = drafting::marker(scope, kind, &wanted).remove(&self.db, number, decided_at)?;
-        let batch = store::decision_batch(
-            &self.db,
-            decided,
-            &decision.decision_id,
-            entry.to_item(tenant, branch)?,
-            unmarked,
-        )?;
-        Ok(DecisionPlacement::Atomic { document, batch })
+        let unmarked = drafting::marker(scope, kind, &wanted).remove(number, decided_at);
+        let writes = store::decision_writes(decided, &decision.decision_id, entry.to_item(tenant, branch)?, unmarked)?;
+        Ok(DecisionPlacement::Atomic { document, writes })
     }
 }

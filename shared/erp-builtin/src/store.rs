@@ -6,10 +6,10 @@
 use futures::FutureExt;
 use std::collections::{BTreeSet, HashMap};
 
-use aws_sdk_dynamodb::types::{AttributeValue, Put, ReturnValue, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
-use draftline_contract::tool::StoreBatch;
+use draftline_contract::store::{Attributes, Condition, Value, Write, WriteSet};
 use draftline_dynamo::{Db, erp_store_error};
 use draftline_erp::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, DraftFilter, Item, ListPrice, OpenDraft, PriceEntry,
@@ -32,7 +32,14 @@ const MARKER_PAGES: usize = 8;
 /// How many items one `Query` page of a filtered listing evaluates.
 const QUERY_PAGE: i32 = 200;
 
-/// A new numbered document as the write of a draft's one transaction: the
+/// A stored item as a store-neutral one (every attribute the built-in
+/// model writes has a neutral value).
+fn neutral(item: &Attrs) -> Result<Attributes, ErpError> {
+    draftline_dynamo::writes::attributes(item)
+        .ok_or_else(|| ErpError::internal("a document item holds a value no write set carries"))
+}
+
+/// A new numbered document as the writes of a draft's one transaction: the
 /// document item, put only if its key is new. Its number was reserved by
 /// [`ErpStore::reserve_number`] outside the transaction, so drafts of one
 /// branch never contend for a shared item; a number taken after all (a
@@ -41,21 +48,13 @@ const QUERY_PAGE: i32 = 200;
 /// With it goes its review-queue entry, new, and `marked`: the draft added
 /// to its near-duplicate marker (none while the near-duplicate check is
 /// off).
-pub fn document_batch(db: &Db, items: Vec<Attrs>, marked: Option<TransactWriteItem>) -> Result<StoreBatch, ErpError> {
+pub fn document_writes(items: Vec<Attrs>, marked: Option<Write>) -> Result<WriteSet, ErpError> {
     let mut writes = items
-        .into_iter()
-        .map(|item| {
-            Put::builder()
-                .table_name(db.table())
-                .set_item(Some(item))
-                .condition_expression("attribute_not_exists(pk)")
-                .build()
-                .map(|put| TransactWriteItem::builder().put(put).build())
-                .map_err(ErpError::internal)
-        })
+        .iter()
+        .map(|item| neutral(item).map(Write::PutNew))
         .collect::<Result<Vec<_>, _>>()?;
     writes.extend(marked);
-    Ok(draftline_dynamo::batch(writes))
+    Ok(WriteSet(writes))
 }
 
 /// The writes that record a decision on a draft: the decided document
@@ -63,30 +62,20 @@ pub fn document_batch(db: &Db, items: Vec<Attrs>, marked: Option<TransactWriteIt
 /// `unmarked`: the draft removed from its near-duplicate marker (the one
 /// record of the branch's open drafts: a decided draft is no longer a
 /// near-duplicate candidate).
-pub fn decision_batch(
-    db: &Db,
+pub fn decision_writes(
     mut document: Attrs,
     decision_id: &str,
     entry: Attrs,
-    unmarked: TransactWriteItem,
-) -> Result<StoreBatch, ErpError> {
+    unmarked: Write,
+) -> Result<WriteSet, ErpError> {
     document.insert("decision_id".to_owned(), sv(decision_id));
-    let decided = Put::builder()
-        .table_name(db.table())
-        .set_item(Some(document))
-        .condition_expression("#status = :draft AND attribute_not_exists(decision_id)")
-        .expression_attribute_names("#status", "status")
-        .expression_attribute_values(":draft", sv("draft"))
-        .build()
-        .map_err(ErpError::internal)?;
-    let queue = Put::builder()
-        .table_name(db.table())
-        .set_item(Some(entry))
-        .build()
-        .map_err(ErpError::internal)?;
-    Ok(draftline_dynamo::batch(vec![
-        TransactWriteItem::builder().put(decided).build(),
-        TransactWriteItem::builder().put(queue).build(),
+    let undecided = Condition::All(vec![
+        Condition::Equals("status".to_owned(), Value::s("draft")),
+        Condition::Absent("decision_id".to_owned()),
+    ]);
+    Ok(WriteSet(vec![
+        Write::PutIf(neutral(&document)?, Some(undecided)),
+        Write::PutIf(neutral(&entry)?, None),
         unmarked,
     ]))
 }

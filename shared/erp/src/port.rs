@@ -1,9 +1,9 @@
 //! The ERP port: every operation the tools need, as traits over domain
 //! types. A backend (`draftline-erp-builtin`, `draftline-erp-tryton`, the
 //! next one) implements [`Erp`] and nothing else; the tools are written
-//! against it only. No DynamoDB or ERP type crosses it: a built-in draft's
-//! writes travel as an opaque [`StoreBatch`], an external draft as an
-//! [`ExternalDocument`].
+//! against it only. No DynamoDB SDK or ERP type crosses it: a built-in
+//! draft's writes and a decision travel as a store-neutral [`WriteSet`], an
+//! external draft as an [`ExternalDocument`].
 //!
 //! Every operation takes the caller's [`Scope`] and must answer for that
 //! tenant and branch only: another branch's document reads exactly like a
@@ -18,7 +18,8 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use draftline_contract::identity::{BranchCode, BranchId, Caller, TenantId};
-use draftline_contract::tool::{DocumentRef, StoreBatch, StoreFound, StoreReads};
+use draftline_contract::store::WriteSet;
+use draftline_contract::tool::{DocumentRef, StoreFound, StoreReads};
 /// How a placed draft becomes a document, and a document in the ERP: the
 /// contract's own types, one for the port and the tools alike.
 pub use draftline_contract::tool::{ExternalDocument, Placement};
@@ -429,7 +430,7 @@ pub enum DecisionPlacement {
         /// The decided document.
         document: DocumentRef,
         /// Its writes.
-        batch: StoreBatch,
+        writes: WriteSet,
     },
     /// This very decision (same decision id) is already recorded: a double
     /// click. Nothing to write.

@@ -12,7 +12,7 @@
 //! same grammar and sequences (`PO-SBY-000004` after the three seeded
 //! Surabaya agent POs). A draft is placed one of two ways ([`Placing`]):
 //! as the built-in backend places it (numbered now, written when
-//! [`MemoryErp::commit`] applies its batch, as the server's transaction
+//! [`MemoryErp::commit`] applies its write set, as the server's transaction
 //! would), or as an ERP behind a lease (numbered when created, found again
 //! by its draft key). [`MemoryErp::complete`] does with a prepared draft
 //! what the server does with either. [`TestCaller`] holds what a
@@ -32,7 +32,8 @@ use draftline_contract::clock::ManualClock;
 use draftline_contract::cursor::CursorKey;
 use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
 use draftline_contract::request::AgentContext;
-use draftline_contract::tool::{Call, Created, Draft, DraftTool, StoreBatch};
+use draftline_contract::store::{Attributes, Condition, TableKey, Update, Value, Write, WriteSet};
+use draftline_contract::tool::{Call, Created, Draft, DraftTool};
 use draftline_contract::{ErpError, Refusal, ToolError};
 
 use crate::demo;
@@ -221,7 +222,7 @@ impl Books {
 
 /// What the in-memory ERP needs to know of a document kind, so purchase
 /// orders and quotes are filed, numbered and decided by one code path.
-trait Filing: Reviewable + Clone + Send + Sync + 'static {
+trait Filing: Reviewable + Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static {
     /// The checked draft it is made from.
     type Draft: Send + Sync + 'static;
     /// The number prefix (`PO`).
@@ -309,11 +310,82 @@ fn lock(books: &Mutex<Books>) -> MutexGuard<'_, Books> {
     books.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The writes of one placement or decision, applied by [`MemoryErp::commit`].
-type Write = Box<dyn FnOnce(&mut Books) -> Result<(), ErpError> + Send + Sync>;
+/// Where the in-memory ERP's write set names a document: partition
+/// `MEMORY#<branch>#<prefix>`, sort key its number.
+fn memory_key(branch: &str, prefix: &str, number: &str) -> TableKey {
+    TableKey {
+        pk: format!("MEMORY#{branch}#{prefix}"),
+        sk: number.to_owned(),
+    }
+}
 
-/// The in-memory ERP's batch inside a [`StoreBatch`].
-struct MemoryBatch(Write);
+/// Whether `condition` holds of an item whose attributes `get` reads.
+fn holds(condition: &Condition, get: &dyn Fn(&str) -> Option<Value>) -> bool {
+    match condition {
+        Condition::Absent(name) => get(name).is_none(),
+        Condition::Equals(name, value) => get(name).as_ref() == Some(value),
+        Condition::NotOfType(name, kind) => !matches!(
+            (get(name), kind),
+            (Some(Value::N(_)), draftline_contract::store::ValueType::N)
+                | (Some(Value::S(_)), draftline_contract::store::ValueType::S)
+        ),
+        Condition::All(all) => all.iter().all(|c| holds(c, get)),
+    }
+}
+
+/// Applies one write of a write set this ERP made to `books`, as the
+/// server's transaction would: a new document put only if its number is
+/// free; a decision only while its condition holds.
+fn apply<D: Filing>(books: &mut Books, branch: &str, number: &str, write: &Write) -> Result<(), ErpError> {
+    let text = |item: &Attributes, name: &str| {
+        item.get(name)
+            .and_then(Value::as_s)
+            .map(str::to_owned)
+            .ok_or_else(|| ErpError::internal(format!("a memory write without {name}")))
+    };
+    match write {
+        Write::PutNew(item) => {
+            let document: D = serde_json::from_str(&text(item, "document")?).map_err(ErpError::internal)?;
+            books.file(Filed {
+                branch: branch.to_owned(),
+                document,
+                key: None,
+                queued: true,
+                open: true,
+                decision_id: None,
+            })
+        }
+        Write::Update(update) => {
+            let filed = D::shelf_mut(books)
+                .iter_mut()
+                .find(|f| f.branch == branch && f.document.identity().1 == number)
+                .ok_or_else(|| ErpError::internal(format!("{number} vanished before its decision")))?;
+            let stored = |name: &str| match name {
+                "pk" => Some(Value::s(number)),
+                "status" => Some(Value::s(filed.document.status())),
+                "decision_id" => filed.decision_id.clone().map(Value::S),
+                _ => None,
+            };
+            if let Some(condition) = &update.condition
+                && !holds(condition, &stored)
+            {
+                return Err(ErpError::internal(format!(
+                    "{number} was decided meanwhile; nothing was written"
+                )));
+            }
+            let set = |name: &str| update.set.iter().find(|(n, _)| n == name).and_then(|(_, v)| v.as_s());
+            let (Some(decision), Some(decision_id)) = (set("decision"), set("decision_id")) else {
+                return Err(ErpError::internal("a memory update without its decision"));
+            };
+            let decision = serde_json::from_str(decision).map_err(ErpError::internal)?;
+            filed.document = filed.document.clone().decided(decision);
+            filed.decision_id = Some(decision_id.to_owned());
+            filed.open = false;
+            Ok(())
+        }
+        Write::PutIf(..) => Err(ErpError::internal("the in-memory ERP makes no conditional puts")),
+    }
+}
 
 /// The in-memory ERP of one tenant. Clones share the same books.
 #[derive(Clone)]
@@ -371,16 +443,26 @@ impl MemoryErp {
         edit(&mut lock(&self.books))
     }
 
-    /// Applies a batch this ERP prepared, as the server's one transaction
-    /// would: all of it or, when a condition no longer holds (the number
-    /// was taken, the draft was decided meanwhile), none of it.
-    pub fn commit(&self, batch: StoreBatch) -> Result<(), ErpError> {
-        let MemoryBatch(write) = batch
-            .into_inner::<MemoryBatch>()
-            .map_err(|_| ErpError::internal("a batch of another store reached the in-memory ERP"))?;
+    /// Applies a write set this ERP prepared, as the server's one
+    /// transaction would: all of it or, when a condition no longer holds
+    /// (the number was taken, the draft was decided meanwhile), none of it.
+    pub fn commit(&self, writes: WriteSet) -> Result<(), ErpError> {
         let mut books = lock(&self.books);
         let mut changed = books.clone();
-        write(&mut changed)?;
+        for write in &writes.0 {
+            let key = write
+                .key()
+                .ok_or_else(|| ErpError::internal("a write without a key reached the in-memory ERP"))?;
+            let mut parts = key.pk.splitn(3, '#');
+            let (Some("MEMORY"), Some(branch), Some(prefix)) = (parts.next(), parts.next(), parts.next()) else {
+                return Err(ErpError::internal("a write of another store reached the in-memory ERP"));
+            };
+            match prefix {
+                "PO" => apply::<PurchaseOrder>(&mut changed, branch, &key.sk, write)?,
+                "QT" => apply::<Quote>(&mut changed, branch, &key.sk, write)?,
+                _ => return Err(ErpError::internal("a write of another store reached the in-memory ERP")),
+            }
+        }
         *books = changed;
         Ok(())
     }
@@ -446,11 +528,11 @@ impl MemoryErp {
     pub async fn complete<O>(&self, draft: Draft<O>) -> Result<O, ToolError> {
         match draft {
             Draft::Placed {
-                placement: Placement::Atomic { document, batch },
+                placement: Placement::Atomic { document, writes },
                 answer,
                 ..
             } => {
-                self.commit(batch)?;
+                self.commit(writes)?;
                 answer(&document)
             }
             Draft::Placed {
@@ -527,18 +609,18 @@ impl MemoryErp {
         match self.placing {
             Placing::Atomic => {
                 let document: D = numbered(&mut self.books(), &branch, scope.branch_code, &draft, &created_at)?;
-                let filed = Filed {
-                    branch,
-                    document: document.clone(),
-                    key: None,
-                    queued: true,
-                    open: true,
-                    decision_id: None,
-                };
-                let write: Write = Box::new(move |books| books.file(filed));
+                let key = memory_key(&branch, D::PREFIX, document.identity().1);
+                let item = Attributes::from([
+                    ("pk".to_owned(), Value::S(key.pk)),
+                    ("sk".to_owned(), Value::S(key.sk)),
+                    (
+                        "document".to_owned(),
+                        Value::S(serde_json::to_string(&document).map_err(ErpError::internal)?),
+                    ),
+                ]);
                 Ok(Placement::Atomic {
                     document,
-                    batch: StoreBatch::new(MemoryBatch(write)),
+                    writes: WriteSet(vec![Write::PutNew(item)]),
                 })
             }
             Placing::External => {
@@ -591,26 +673,22 @@ impl MemoryErp {
                 number: number.to_owned(),
             }));
         }
-        let (branch, number) = (branch.to_owned(), number.to_owned());
-        let write: Write = Box::new(move |books| {
-            let filed = D::shelf_mut(books)
-                .iter_mut()
-                .find(|f| f.branch == branch && f.document.identity().1 == number)
-                .ok_or_else(|| ErpError::internal(format!("{number} vanished before its decision")))?;
-            // The built-in backend's condition: still an undecided draft.
-            if filed.document.status() != "draft" || filed.decision_id.is_some() {
-                return Err(ErpError::internal(format!(
-                    "{number} was decided meanwhile; nothing was written"
-                )));
-            }
-            filed.document = filed.document.clone().decided(decision.decision);
-            filed.decision_id = Some(decision.decision_id);
-            filed.open = false;
-            Ok(())
-        });
+        // The built-in backend's condition: still an undecided draft.
+        let mut update = Update::of(memory_key(branch, D::PREFIX, number));
+        update.set = vec![
+            (
+                "decision".to_owned(),
+                Value::S(serde_json::to_string(&decision.decision).map_err(ErpError::internal)?),
+            ),
+            ("decision_id".to_owned(), Value::S(decision.decision_id)),
+        ];
+        update.condition = Some(Condition::All(vec![
+            Condition::Equals("status".to_owned(), Value::s("draft")),
+            Condition::Absent("decision_id".to_owned()),
+        ]));
         Ok(DecisionPlacement::Atomic {
             document,
-            batch: StoreBatch::new(MemoryBatch(write)),
+            writes: WriteSet(vec![Write::Update(update)]),
         })
     }
 }
@@ -1194,8 +1272,8 @@ mod tests {
             .await
             .unwrap()
         {
-            Placement::Atomic { document, batch } => {
-                erp.commit(batch).unwrap();
+            Placement::Atomic { document, writes } => {
+                erp.commit(writes).unwrap();
                 document
             }
             Placement::External(_) => panic!("the demo ERP places atomically"),
@@ -1237,7 +1315,7 @@ mod tests {
         let erp = MemoryErp::demo().unwrap();
         let sby = TestCaller::demo("buyer-sby").unwrap();
         let now = sby.clock.now();
-        let Placement::Atomic { document, batch } = erp
+        let Placement::Atomic { document, writes } = erp
             .place_po_draft(&sby.scope(), a_draft(), None, Seen::Unread, now)
             .await
             .unwrap()
@@ -1248,7 +1326,7 @@ mod tests {
         assert_eq!(erp.purchase_order(&sby.scope(), "PO-SBY-000004").await.unwrap(), None);
         // A draft placed meanwhile gets the next number; the first one's stays reserved.
         assert_eq!(placed(&erp, &sby).await.po_number, "PO-SBY-000005");
-        erp.commit(batch).unwrap();
+        erp.commit(writes).unwrap();
         let stored = erp
             .purchase_order(&sby.scope(), "PO-SBY-000004")
             .await
@@ -1262,7 +1340,7 @@ mod tests {
         let erp = MemoryErp::demo().unwrap();
         let sby = TestCaller::demo("buyer-sby").unwrap();
         let now = sby.clock.now();
-        let Placement::Atomic { batch, .. } = erp
+        let Placement::Atomic { writes, .. } = erp
             .place_po_draft(&sby.scope(), a_draft(), None, Seen::Unread, now)
             .await
             .unwrap()
@@ -1273,7 +1351,7 @@ mod tests {
         erp.edit(|b| b.sequences.insert(("SBY-01".into(), "PO".into()), 3));
         placed(&erp, &sby).await;
         let before = erp.read(|b| b.purchase_orders.len());
-        assert!(erp.commit(batch).is_err());
+        assert!(erp.commit(writes).is_err());
         assert_eq!(erp.read(|b| b.purchase_orders.len()), before);
     }
 
@@ -1319,7 +1397,7 @@ mod tests {
     async fn a_decision_is_recorded_once_and_a_double_click_is_the_same_decision() {
         let erp = MemoryErp::demo().unwrap();
         let sby = TestCaller::demo("approver-sby").unwrap();
-        let DecisionPlacement::Atomic { document, batch } = erp
+        let DecisionPlacement::Atomic { document, writes } = erp
             .place_decision(&sby.scope(), "PO-SBY-000001", approval("d1"))
             .await
             .unwrap()
@@ -1327,7 +1405,7 @@ mod tests {
             panic!("atomic")
         };
         assert_eq!(document.number, "PO-SBY-000001");
-        erp.commit(batch).unwrap();
+        erp.commit(writes).unwrap();
         let po = erp
             .purchase_order(&sby.scope(), "PO-SBY-000001")
             .await
@@ -1377,14 +1455,14 @@ mod tests {
             [po.po_number.as_str()]
         );
         assert_eq!(open[0].describe_lines(), "10 BOX of BRG-0042 and 12 PCS of VBT-0220");
-        let DecisionPlacement::Atomic { batch, .. } = erp
+        let DecisionPlacement::Atomic { writes, .. } = erp
             .place_decision(&sby.scope(), &po.po_number, approval("d"))
             .await
             .unwrap()
         else {
             panic!("atomic")
         };
-        erp.commit(batch).unwrap();
+        erp.commit(writes).unwrap();
         assert!(
             erp.open_po_drafts(&sby.scope(), "V-00231", since, sby.clock.now())
                 .await

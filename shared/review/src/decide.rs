@@ -314,10 +314,8 @@ async fn decide(
                 replayed(cx, facts, &document).await?;
                 return Ok(Decided::Before);
             }
-            DecisionPlacement::Atomic { document, batch } => {
-                let Some(mut items) = draftline_dynamo::items_of(batch) else {
-                    return Err(ToolError::internal("a decision's batch is not for this table"));
-                };
+            DecisionPlacement::Atomic { document, writes } => {
+                let mut items = draftline_dynamo::transact_items(cx.app.db(), &writes)?;
                 let outcome = Outcome {
                     kind: OutcomeKind::Ok,
                     http_status: StatusCode::SEE_OTHER.as_u16(),

@@ -20,15 +20,15 @@
 //! reads the marker then, and concurrent drafts of the same items would
 //! only contend for it.
 
-use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, SecondsFormat, Utc};
 use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
-use draftline_dynamo::Db;
+use draftline_contract::store::{Condition, TableKey, Update, Value, ValueType, Write};
 use draftline_erp::domain::{OpenDraft, OpenDrafts, Seen};
 use draftline_erp::port::Window;
 
-use super::attrs::{self, Item as Attrs, nv, sv};
+use super::attrs::{self, Item as Attrs, sv};
 use crate::keys;
 
 /// The prefix of a draft's attribute in a marker.
@@ -209,113 +209,63 @@ impl Marker<'_> {
         }
     }
 
+    /// The marker's key, store-neutral.
+    fn table_key(&self) -> TableKey {
+        TableKey {
+            pk: keys::near_duplicates(self.tenant, self.branch, self.kind, self.counterparty),
+            sk: keys::near_duplicate_sk(self.items),
+        }
+    }
+
     /// The write that adds `draft`, made at `now`, to the marker, if it is
     /// still as `seen` says, dropping the drafts that read found stale or
     /// past the newest [`KEPT`], and setting the marker to expire a day
     /// after `now`; none when the marker was not read (the check is off:
-    /// nothing is marked). An unreadable marker is replaced by one listing
-    /// `draft` alone, if it is still unreadable (of two drafts that read it
-    /// at once, the second's transaction fails and it reads again).
-    pub fn add(
-        &self,
-        db: &Db,
-        draft: &OpenDraft,
-        seen: &Seen,
-        now: DateTime<Utc>,
-    ) -> Result<Option<TransactWriteItem>, ErpError> {
+    /// nothing is marked). An unreadable marker is written anew listing
+    /// `draft` alone, if its version is still as read: an update, so the
+    /// roles that draft need no `PutItem` on markers (of two drafts that
+    /// read it at once, the second's transaction fails and it reads again).
+    pub fn add(&self, draft: &OpenDraft, seen: &Seen, now: DateTime<Utc>) -> Result<Option<Write>, ErpError> {
         let entry = serde_json::to_string(draft).map_err(ErpError::internal)?;
-        let expires_at = now.timestamp().saturating_add(OPEN_DRAFT_SECONDS);
-        let (version, stale) = match seen {
+        let mut update = Update::of(self.table_key());
+        update.set = vec![
+            (format!("{ENTRY}{}", draft.number), Value::S(entry)),
+            ("kind".to_owned(), Value::s(KIND)),
+            (
+                "expires_at".to_owned(),
+                Value::n(now.timestamp().saturating_add(OPEN_DRAFT_SECONDS)),
+            ),
+        ];
+        let dropped = match seen {
             Seen::Unread => return Ok(None),
+            Seen::Absent => {
+                update.add = vec![("v".to_owned(), 1)];
+                update.condition = Some(Condition::Absent("pk".to_owned()));
+                &[][..]
+            }
+            Seen::Version { version, stale } => {
+                update.add = vec![("v".to_owned(), 1)];
+                let version = i64::try_from(*version).map_err(ErpError::internal)?;
+                update.condition = Some(Condition::Equals("v".to_owned(), Value::n(version)));
+                stale.as_slice()
+            }
             Seen::Unreadable { version, listed } => {
-                return self
-                    .replace(db, draft, entry, expires_at, (version.as_deref(), listed))
-                    .map(Some);
+                let (condition, stored_one) = unreadable_condition(version.as_deref());
+                update
+                    .set
+                    .push(("v".to_owned(), Value::n(if stored_one { 2 } else { 1 })));
+                update.condition = Some(condition);
+                listed.as_slice()
             }
-            Seen::Absent => (None, &[][..]),
-            Seen::Version { version, stale } => (Some(version), stale.as_slice()),
         };
-        let mut update = Update::builder()
-            .table_name(db.table())
-            .set_key(Some(self.key()))
-            .expression_attribute_names("#e", format!("{ENTRY}{}", draft.number))
-            .expression_attribute_names("#v", "v")
-            .expression_attribute_names("#kind", "kind")
-            .expression_attribute_names("#x", "expires_at")
-            .expression_attribute_values(":e", sv(entry))
-            .expression_attribute_values(":one", nv(1))
-            .expression_attribute_values(":kind", sv(KIND))
-            .expression_attribute_values(":x", nv(expires_at));
-        let mut expression = "SET #e = :e, #kind = :kind, #x = :x ADD #v :one".to_owned();
-        match version {
-            None => update = update.condition_expression("attribute_not_exists(pk)"),
-            Some(version) => {
-                update = update
-                    .condition_expression("#v = :seen")
-                    .expression_attribute_values(":seen", nv(*version));
-                update = drop_entries(update, &mut expression, stale, &draft.number);
-            }
-        }
-        let update = update
-            .update_expression(expression)
-            .build()
-            .map_err(ErpError::internal)?;
-        Ok(Some(TransactWriteItem::builder().update(update).build()))
-    }
-
-    /// The marker written anew, listing `draft` alone, on the condition
-    /// that its version is still as read (`read`: the stored version, in
-    /// [`stored_version`]'s words, and every draft it listed, which go): an
-    /// update, so the roles that draft need no `PutItem` on markers. Of two
-    /// drafts that read it at once, the second's transaction fails, and it
-    /// reads the marker again.
-    fn replace(
-        &self,
-        db: &Db,
-        draft: &OpenDraft,
-        entry: String,
-        expires_at: i64,
-        (version, listed): (Option<&str>, &[String]),
-    ) -> Result<TransactWriteItem, ErpError> {
-        let mut update = Update::builder()
-            .table_name(db.table())
-            .set_key(Some(self.key()))
-            .expression_attribute_names("#e", format!("{ENTRY}{}", draft.number))
-            .expression_attribute_names("#v", "v")
-            .expression_attribute_names("#kind", "kind")
-            .expression_attribute_names("#x", "expires_at")
-            .expression_attribute_values(":e", sv(entry))
-            .expression_attribute_values(":kind", sv(KIND))
-            .expression_attribute_values(":x", nv(expires_at));
-        // A version other than the one stored, so that a second replacement
-        // (which read the same) fails its condition.
-        let stored_one = version
-            .and_then(|v| v.strip_prefix("N:"))
-            .and_then(|n| n.parse::<f64>().ok())
-            .is_some_and(|n| n == 1.0);
-        update = update.expression_attribute_values(":nv", nv(if stored_one { 2 } else { 1 }));
-        update = match version {
-            None => update.condition_expression("attribute_not_exists(#v)"),
-            Some(v) => match (v.strip_prefix("N:"), v.strip_prefix("S:")) {
-                (Some(n), _) => update
-                    .condition_expression("#v = :raw")
-                    .expression_attribute_values(":raw", AttributeValue::N(n.to_owned())),
-                (_, Some(text)) => update
-                    .condition_expression("#v = :raw")
-                    .expression_attribute_values(":raw", sv(text)),
-                _ => update
-                    .condition_expression("NOT attribute_type(#v, :n) AND NOT attribute_type(#v, :s)")
-                    .expression_attribute_values(":n", sv("N"))
-                    .expression_attribute_values(":s", sv("S")),
-            },
-        };
-        let mut expression = "SET #e = :e, #kind = :kind, #x = :x, #v = :nv".to_owned();
-        update = drop_entries(update, &mut expression, listed, &draft.number);
-        let update = update
-            .update_expression(expression)
-            .build()
-            .map_err(ErpError::internal)?;
-        Ok(TransactWriteItem::builder().update(update).build())
+        // A number taken again (a sequence set back by hand) is set, not
+        // also removed: a path cannot be both.
+        update.remove = dropped
+            .iter()
+            .filter(|number| **number != draft.number)
+            .map(|number| format!("{ENTRY}{number}"))
+            .collect();
+        Ok(Some(Write::Update(update)))
     }
 
     /// The write that removes draft `number` from the marker (a person
@@ -326,52 +276,51 @@ impl Marker<'_> {
     /// decision; a marker's version is never removed or changed here, nor
     /// the expiry of one that has it (an old marker without one gets the
     /// day after the decision: the drafts it still lists are older).
-    pub fn remove(&self, db: &Db, number: &str, decided_at: i64) -> Result<TransactWriteItem, ErpError> {
-        let update = Update::builder()
-            .table_name(db.table())
-            .set_key(Some(self.key()))
-            .update_expression(
-                "SET #kind = :kind, #v = if_not_exists(#v, :zero), #x = if_not_exists(#x, :gone) REMOVE #e",
-            )
-            .expression_attribute_names("#e", format!("{ENTRY}{number}"))
-            .expression_attribute_names("#kind", "kind")
-            .expression_attribute_names("#v", "v")
-            .expression_attribute_names("#x", "expires_at")
-            .expression_attribute_values(":kind", sv(KIND))
-            .expression_attribute_values(":zero", nv(0))
-            .expression_attribute_values(":gone", nv(decided_at.saturating_add(OPEN_DRAFT_SECONDS)))
-            .build()
-            .map_err(ErpError::internal)?;
-        Ok(TransactWriteItem::builder().update(update).build())
+    pub fn remove(&self, number: &str, decided_at: i64) -> Write {
+        let mut update = Update::of(self.table_key());
+        update.set = vec![("kind".to_owned(), Value::s(KIND))];
+        update.set_if_absent = vec![
+            ("v".to_owned(), Value::n(0)),
+            (
+                "expires_at".to_owned(),
+                Value::n(decided_at.saturating_add(OPEN_DRAFT_SECONDS)),
+            ),
+        ];
+        update.remove = vec![format!("{ENTRY}{number}")];
+        Write::Update(update)
     }
 }
 
-/// `update` also removing the entries of `numbers` (appended to
-/// `expression` as its `REMOVE` clause), except `kept`'s, which the same
-/// update sets (a path cannot be both set and removed: a number taken again
-/// after a sequence was set back by hand).
-fn drop_entries(
-    mut update: aws_sdk_dynamodb::types::builders::UpdateBuilder,
-    expression: &mut String,
-    numbers: &[String],
-    kept: &str,
-) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
-    let mut dropped = Vec::new();
-    for (i, number) in numbers.iter().filter(|number| *number != kept).enumerate() {
-        let name = format!("#s{i}");
-        update = update.expression_attribute_names(name.clone(), format!("{ENTRY}{number}"));
-        dropped.push(name);
+/// The condition that an unreadable marker's version is still as read
+/// (`version`, in [`stored_version`]'s words: absent, a number, a string,
+/// another type), and whether it was the number 1 (the new version must
+/// differ from it, so that a second replacement fails its condition).
+fn unreadable_condition(version: Option<&str>) -> (Condition, bool) {
+    let v = || "v".to_owned();
+    match version {
+        None => (Condition::Absent(v()), false),
+        Some(stored) => match (stored.strip_prefix("N:"), stored.strip_prefix("S:")) {
+            (Some(n), _) => (
+                Condition::Equals(v(), Value::N(n.to_owned())),
+                n.parse::<f64>().is_ok_and(|n| n == 1.0),
+            ),
+            (_, Some(text)) => (Condition::Equals(v(), Value::s(text)), false),
+            _ => (
+                Condition::All(vec![
+                    Condition::NotOfType(v(), ValueType::N),
+                    Condition::NotOfType(v(), ValueType::S),
+                ]),
+                false,
+            ),
+        },
     }
-    if !dropped.is_empty() {
-        expression.push_str(" REMOVE ");
-        expression.push_str(&dropped.join(", "));
-    }
-    update
 }
 
 #[cfg(test)]
 mod tests {
     use chrono::{TimeZone, Utc};
+
+    use crate::model::attrs::nv;
 
     use super::*;
 

@@ -226,10 +226,10 @@ where
 {
     let review_pages = review_pages.to_owned();
     match placement {
-        Placement::Atomic { document, batch } => Draft::Placed {
+        Placement::Atomic { document, writes } => Draft::Placed {
             placement: Placement::Atomic {
                 document: document.created(),
-                batch,
+                writes,
             },
             answer: Box::new(move |_| Ok(document.with_review_url(&review_pages))),
             stakes,

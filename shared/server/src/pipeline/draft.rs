@@ -227,12 +227,12 @@ impl App {
                 key,
                 consumption,
             };
-            let (created, batch, answer, stakes) = match prepared {
+            let (created, writes, answer, stakes) = match prepared {
                 Draft::Placed {
-                    placement: Placement::Atomic { document, batch },
+                    placement: Placement::Atomic { document, writes },
                     answer,
                     stakes,
-                } => (document, batch, answer, stakes),
+                } => (document, writes, answer, stakes),
                 Draft::Placed {
                     placement: Placement::External(external),
                     answer,
@@ -262,8 +262,9 @@ impl App {
                 Err(err) => return fail(err, key_facts),
             };
             let document = created.document;
-            let Some(writes) = draftline_dynamo::items_of(batch) else {
-                return fail(ToolError::internal("a draft's batch is not for this table"), key_facts);
+            let writes = match draftline_dynamo::transact_items(&self.db, &writes) {
+                Ok(writes) => writes,
+                Err(err) => return fail(err, key_facts),
             };
             let policed = Policed { gate, stakes: &stakes };
             let committed = self.commit_held(&held, (output, document), writes, policed).await;
