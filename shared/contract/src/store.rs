@@ -67,6 +67,22 @@ impl TableKey {
     }
 }
 
+/// What the key lookup's one batch found for the keys a backend asked it
+/// to read ([`crate::tool::DraftTool::reads`]): the items that exist, each
+/// once, for the backend to pick its own from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found(pub Vec<Attributes>);
+
+impl Found {
+    /// The item at `key`, if it was found.
+    pub fn get(&self, key: &TableKey) -> Option<&Attributes> {
+        self.0.iter().find(|item| {
+            item.get("pk").and_then(Value::as_s) == Some(key.pk.as_str())
+                && item.get("sk").and_then(Value::as_s) == Some(key.sk.as_str())
+        })
+    }
+}
+
 /// The kind of a stored value, for a condition on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ValueType {

@@ -23,7 +23,7 @@ use crate::error::{FieldIssue, ToolError};
 use crate::identity::{Caller, Scopes};
 use crate::request::AgentContext;
 use crate::schema;
-use crate::store::WriteSet;
+use crate::store::{Found, TableKey, WriteSet};
 use crate::validation;
 
 /// What a tool may do. Agents get nothing else.
@@ -184,7 +184,7 @@ pub struct Call<'a> {
     /// For a draft: what the key lookup's batch found for the keys the tool
     /// asked it to read ([`DraftTool::reads`]), on the call's first
     /// preparation only (a draft prepared again reads afresh).
-    pub found: Option<&'a StoreFound>,
+    pub found: Option<&'a Found>,
 }
 
 /// What a person decided when a draft closely matched an open agent draft.
@@ -212,52 +212,6 @@ pub struct DocumentRef {
     pub number: String,
     /// What kind of document (`purchase_order`, `quote`).
     pub kind: String,
-}
-
-/// Keys of draftline's own table that a backend wants read in the draft's
-/// first batch (the key lookup's `BatchGetItem`), opaque to tools and to
-/// the domain: a backend that keeps its data in the
-/// table builds it (through `draftline-dynamo`), the server reads it.
-pub struct StoreReads(Box<dyn Any + Send + Sync>);
-
-/// What the batch found for [`StoreReads`]: the items, opaque again, for
-/// the backend that asked to pick its own from.
-pub struct StoreFound(Box<dyn Any + Send + Sync>);
-
-impl StoreReads {
-    /// Wraps a store's own keys.
-    pub fn new<T: Any + Send + Sync>(keys: T) -> Self {
-        Self(Box::new(keys))
-    }
-
-    /// The store's keys, if they are of type `T`.
-    pub fn into_inner<T: Any>(self) -> Result<T, Self> {
-        self.0.downcast::<T>().map(|k| *k).map_err(Self)
-    }
-}
-
-impl StoreFound {
-    /// Wraps what a store found.
-    pub fn new<T: Any + Send + Sync>(found: T) -> Self {
-        Self(Box::new(found))
-    }
-
-    /// What the store found, if it is of type `T`.
-    pub fn get<T: Any>(&self) -> Option<&T> {
-        self.0.downcast_ref::<T>()
-    }
-}
-
-impl std::fmt::Debug for StoreReads {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("StoreReads(..)")
-    }
-}
-
-impl std::fmt::Debug for StoreFound {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("StoreFound(..)")
-    }
 }
 
 /// A document created in another system (the ERP), as it came back.
@@ -369,7 +323,7 @@ pub trait DraftTool: ToolSpec {
     /// keeps its data there: the server reads them in the key lookup's one
     /// batch and hands what it found to [`DraftTool::draft`] in
     /// [`Call::found`]. `None` (the default): the draft reads for itself.
-    fn reads(&self, _call: &Call<'_>, _input: &Self::Input) -> Option<StoreReads> {
+    fn reads(&self, _call: &Call<'_>, _input: &Self::Input) -> Option<Vec<TableKey>> {
         None
     }
 
@@ -412,7 +366,7 @@ pub trait ErasedDraft: ErasedTool {
     /// The input's `client_ref`.
     fn client_ref<'a>(&self, input: &'a ParsedInput) -> Result<&'a str, ToolError>;
     /// The keys the draft reads, for the key lookup's batch ([`DraftTool::reads`]).
-    fn reads(&self, call: &Call<'_>, input: &ParsedInput) -> Option<StoreReads>;
+    fn reads(&self, call: &Call<'_>, input: &ParsedInput) -> Option<Vec<TableKey>>;
     /// Reads and prepares the writes; writes nothing.
     async fn prepare(&self, call: &Call<'_>, input: &ParsedInput) -> Result<Draft<serde_json::Value>, ToolError>;
 }
@@ -519,7 +473,7 @@ impl<T: DraftTool> ErasedDraft for DraftAdapter<T> {
         Ok(T::client_ref(typed::<T>(input)?))
     }
 
-    fn reads(&self, call: &Call<'_>, input: &ParsedInput) -> Option<StoreReads> {
+    fn reads(&self, call: &Call<'_>, input: &ParsedInput) -> Option<Vec<TableKey>> {
         self.tool.reads(call, typed::<T>(input).ok()?)
     }
 

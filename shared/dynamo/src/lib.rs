@@ -46,7 +46,6 @@ mod transact;
 pub mod writes;
 pub use batch_get::{BatchGetFailure, Item, same_key};
 pub use credentials::AwsEnvironment;
-use draftline_contract::tool::{StoreFound, StoreReads};
 pub use http::operation_of;
 pub use options::{ClientOptions, Retries, SdkHeaders};
 pub use transact::{Cancelled, TransactFailure, cancelled_error, transact};
@@ -387,25 +386,4 @@ where
         FailureKind::Unavailable => ToolError::dependency_uncertain(err),
         FailureKind::Ours => ToolError::internal(err),
     }
-}
-
-/// The keys a backend wants read in a draft's first batch, as
-/// [`StoreReads`] the server can read.
-pub fn reads(keys: Vec<Item>) -> StoreReads {
-    StoreReads::new(keys)
-}
-
-/// The keys of reads built by [`reads`]; `None` for reads of another store.
-pub fn keys_of(reads: StoreReads) -> Option<Vec<Item>> {
-    reads.into_inner::<Vec<Item>>().ok()
-}
-
-/// What a batch read found, for the backend that asked (see [`found_items`]).
-pub fn found(items: Vec<Item>) -> StoreFound {
-    StoreFound::new(items)
-}
-
-/// The items a batch read found, as [`found`] wrapped them.
-pub fn found_items(found: &StoreFound) -> Option<&[Item]> {
-    found.get::<Vec<Item>>().map(Vec::as_slice)
 }

@@ -51,18 +51,28 @@ pub fn attributes(item: &Item) -> Option<Attributes> {
         .collect()
 }
 
-fn item(attributes: &Attributes) -> Item {
+/// Neutral attributes as an SDK item.
+pub fn item(attributes: &Attributes) -> Item {
     attributes
         .iter()
         .map(|(name, v)| (name.clone(), attribute(v)))
         .collect()
 }
 
-fn key(key: &TableKey) -> Item {
+/// A neutral key as an SDK key.
+pub fn key(key: &TableKey) -> Item {
     HashMap::from([
         ("pk".to_owned(), AttributeValue::S(key.pk.clone())),
         ("sk".to_owned(), AttributeValue::S(key.sk.clone())),
     ])
+}
+
+/// The key of an SDK item or key (`None`: no string `pk` and `sk`).
+pub fn table_key(item: &Item) -> Option<TableKey> {
+    Some(TableKey {
+        pk: item.get("pk")?.as_s().ok()?.clone(),
+        sk: item.get("sk")?.as_s().ok()?.clone(),
+    })
 }
 
 /// An expression's name and value maps, each `None` when empty (DynamoDB

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 
 use draftline_contract::ErpError;
-use draftline_contract::tool::{StoreFound, StoreReads};
+use draftline_contract::store::{Found, TableKey};
 use draftline_dynamo::same_key;
 use draftline_erp::domain::{CreditStanding, Customer, Item, OpenDrafts, PriceEntry, TaxCode, TaxType, Vendor};
 use draftline_erp::port::{PoReads, QuoteReads, Scope, Wanted, Window};
@@ -62,9 +62,14 @@ fn po_keys(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<Attrs> {
     keys
 }
 
+/// The keys of `items`, store-neutral, for the key lookup's batch.
+fn neutral_keys(items: &[Attrs]) -> Vec<TableKey> {
+    items.iter().filter_map(draftline_dynamo::writes::table_key).collect()
+}
+
 /// The reads of a purchase-order draft, for the key lookup's batch.
-pub fn po_reads(scope: &Scope<'_>, wanted: &Wanted<'_>) -> StoreReads {
-    draftline_dynamo::reads(po_keys(scope, wanted))
+pub fn po_reads(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<TableKey> {
+    neutral_keys(&po_keys(scope, wanted))
 }
 
 /// The keys a quote draft of `wanted` reads: the customer and its credit
@@ -86,22 +91,19 @@ fn quote_keys(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<Attrs> {
 }
 
 /// The reads of a quote draft, for the key lookup's batch.
-pub fn quote_reads(scope: &Scope<'_>, wanted: &Wanted<'_>) -> StoreReads {
-    draftline_dynamo::reads(quote_keys(scope, wanted))
+pub fn quote_reads(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<TableKey> {
+    neutral_keys(&quote_keys(scope, wanted))
 }
 
 /// What the batch found for `keys`, or (without one) what one batch of
 /// their own finds.
-async fn found_or_read(
-    store: &ErpStore<'_>,
-    keys: Vec<Attrs>,
-    found: Option<&StoreFound>,
-) -> Result<Vec<Attrs>, ErpError> {
-    match found.and_then(draftline_dynamo::found_items) {
+async fn found_or_read(store: &ErpStore<'_>, keys: Vec<Attrs>, found: Option<&Found>) -> Result<Vec<Attrs>, ErpError> {
+    match found {
         Some(found) => Ok(keys
             .iter()
-            .filter_map(|key| found.iter().find(|item| same_key(item, key)))
-            .cloned()
+            .filter_map(draftline_dynamo::writes::table_key)
+            .filter_map(|key| found.get(&key))
+            .map(draftline_dynamo::writes::item)
             .collect()),
         None => store.batch_get(keys).await,
     }
@@ -136,7 +138,7 @@ pub async fn read_po(
     scope: &Scope<'_>,
     wanted: &Wanted<'_>,
     open: Option<Window>,
-    found: Option<&StoreFound>,
+    found: Option<&Found>,
 ) -> Result<PoReads, ErpError> {
     let tenant = scope.tenant;
     let read = found_or_read(store, po_keys(scope, wanted), found).await?;
@@ -182,7 +184,7 @@ pub async fn read_quote(
     scope: &Scope<'_>,
     wanted: &Wanted<'_>,
     open: Option<Window>,
-    found: Option<&StoreFound>,
+    found: Option<&Found>,
 ) -> Result<QuoteReads, ErpError> {
     let tenant = scope.tenant;
     let read = found_or_read(store, quote_keys(scope, wanted), found).await?;

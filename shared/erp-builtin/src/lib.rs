@@ -28,7 +28,7 @@ use std::collections::HashMap;
 
 use async_trait::async_trait;
 use chrono::{DateTime, SecondsFormat, Utc};
-use draftline_contract::tool::{StoreFound, StoreReads};
+use draftline_contract::store::{Found, TableKey};
 use draftline_contract::{ErpError, Refusal};
 use draftline_dynamo::Db;
 use draftline_erp::domain::{
@@ -146,7 +146,7 @@ impl Purchasing for BuiltinErp {
             .await
     }
 
-    fn po_draft_reads(&self, scope: &Scope<'_>, wanted: &Wanted<'_>) -> Option<StoreReads> {
+    fn po_draft_reads(&self, scope: &Scope<'_>, wanted: &Wanted<'_>) -> Option<Vec<TableKey>> {
         Some(drafting::po_reads(scope, wanted))
     }
 
@@ -155,7 +155,7 @@ impl Purchasing for BuiltinErp {
         scope: &Scope<'_>,
         wanted: &Wanted<'_>,
         open: Option<Window>,
-        found: Option<&StoreFound>,
+        found: Option<&Found>,
     ) -> Result<PoReads, ErpError> {
         drafting::read_po(&self.store(scope), scope, wanted, open, found).await
     }
@@ -234,7 +234,7 @@ impl Sales for BuiltinErp {
         self.store(scope).quote(scope.branch, number).await
     }
 
-    fn quote_draft_reads(&self, scope: &Scope<'_>, wanted: &Wanted<'_>) -> Option<StoreReads> {
+    fn quote_draft_reads(&self, scope: &Scope<'_>, wanted: &Wanted<'_>) -> Option<Vec<TableKey>> {
         Some(drafting::quote_reads(scope, wanted))
     }
 
@@ -243,7 +243,7 @@ impl Sales for BuiltinErp {
         scope: &Scope<'_>,
         wanted: &Wanted<'_>,
         open: Option<Window>,
-        found: Option<&StoreFound>,
+        found: Option<&Found>,
     ) -> Result<QuoteReads, ErpError> {
         drafting::read_quote(&self.store(scope), scope, wanted, open, found).await
     }

@@ -83,7 +83,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use draftline_contract::identity::TenantId;
-use draftline_contract::tool::StoreFound;
+use draftline_contract::store::Found;
 use draftline_contract::{ErpError, Refusal};
 use draftline_erp::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, DocumentKind, DraftFilter, Item, ListPrice, NewDecision,
@@ -279,7 +279,7 @@ impl Purchasing for TrytonErp {
         scope: &Scope<'_>,
         wanted: &Wanted<'_>,
         open: Option<Window>,
-        _found: Option<&StoreFound>,
+        _found: Option<&Found>,
     ) -> Result<PoReads, ErpError> {
         if !self.inner.serves(scope) {
             return Ok(PoReads::default());

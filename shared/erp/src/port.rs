@@ -18,8 +18,8 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use draftline_contract::identity::{BranchCode, BranchId, Caller, TenantId};
-use draftline_contract::store::WriteSet;
-use draftline_contract::tool::{DocumentRef, StoreFound, StoreReads};
+use draftline_contract::store::{Found, TableKey, WriteSet};
+use draftline_contract::tool::DocumentRef;
 /// How a placed draft becomes a document, and a document in the ERP: the
 /// contract's own types, one for the port and the tools alike.
 pub use draftline_contract::tool::{ExternalDocument, Placement};
@@ -271,7 +271,7 @@ pub trait Purchasing: Inventory {
     /// The keys of draftline's table a PO draft of `wanted` reads, for the
     /// key lookup's one batch, where the backend keeps its data there.
     /// `None` (the default): [`Purchasing::read_po_draft`] reads for itself.
-    fn po_draft_reads(&self, _scope: &Scope<'_>, _wanted: &Wanted<'_>) -> Option<StoreReads> {
+    fn po_draft_reads(&self, _scope: &Scope<'_>, _wanted: &Wanted<'_>) -> Option<Vec<TableKey>> {
         None
     }
     /// What a PO draft of `wanted` reads before it is priced: the vendor with
@@ -285,7 +285,7 @@ pub trait Purchasing: Inventory {
         scope: &Scope<'_>,
         wanted: &Wanted<'_>,
         open: Option<Window>,
-        _found: Option<&StoreFound>,
+        _found: Option<&Found>,
     ) -> Result<PoReads, ErpError> {
         let open_drafts = async {
             match open {
@@ -347,7 +347,7 @@ pub trait Sales: Inventory + Finance {
     ) -> Result<Vec<OpenDraft>, ErpError>;
     /// The keys of draftline's table a quote draft of `wanted` reads, for
     /// the key lookup's one batch (see [`Purchasing::po_draft_reads`]).
-    fn quote_draft_reads(&self, _scope: &Scope<'_>, _wanted: &Wanted<'_>) -> Option<StoreReads> {
+    fn quote_draft_reads(&self, _scope: &Scope<'_>, _wanted: &Wanted<'_>) -> Option<Vec<TableKey>> {
         None
     }
     /// What a quote draft of `wanted` reads first: the customer, the items,
@@ -362,7 +362,7 @@ pub trait Sales: Inventory + Finance {
         scope: &Scope<'_>,
         wanted: &Wanted<'_>,
         open: Option<Window>,
-        _found: Option<&StoreFound>,
+        _found: Option<&Found>,
     ) -> Result<QuoteReads, ErpError> {
         let open_drafts = async {
             match open {

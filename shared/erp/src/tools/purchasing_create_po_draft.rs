@@ -9,8 +9,9 @@ use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
+use draftline_contract::store::TableKey;
 use draftline_contract::tool::{
-    Call, Counterparty, CounterpartyKind, Draft, DraftTool, RuleContext, Stakes, StoreReads, ToolMeta, ToolSpec,
+    Call, Counterparty, CounterpartyKind, Draft, DraftTool, RuleContext, Stakes, ToolMeta, ToolSpec,
 };
 use draftline_contract::validation::rejected_with;
 use rust_decimal::Decimal;
@@ -133,7 +134,7 @@ impl DraftTool for PurchasingCreatePoDraft {
         &input.client_ref
     }
 
-    fn reads(&self, call: &Call<'_>, input: &CreatePoDraftInput) -> Option<StoreReads> {
+    fn reads(&self, call: &Call<'_>, input: &CreatePoDraftInput) -> Option<Vec<TableKey>> {
         let codes = super::item_codes(input.lines.iter().map(|l| l.item_code.as_str()));
         let wanted = Wanted {
             counterparty: &input.vendor_code,

@@ -21,7 +21,8 @@ use draftline_contract::canonical;
 use draftline_contract::error::ToolError;
 use draftline_contract::policy::Applied;
 use draftline_contract::request::AgentContext;
-use draftline_contract::tool::{Call, Decision, Draft, ErasedDraft, ParsedInput, Placement, StoreFound};
+use draftline_contract::store::Found;
+use draftline_contract::tool::{Call, Decision, Draft, ErasedDraft, ParsedInput, Placement};
 use draftline_dynamo::{Item, same_key};
 
 impl App {
@@ -86,7 +87,8 @@ impl App {
         let reads = if self.answered.answered(call.caller, key, self.clock.now()) {
             None
         } else {
-            tool.reads(call, input).and_then(draftline_dynamo::keys_of)
+            tool.reads(call, input)
+                .map(|keys| keys.iter().map(draftline_dynamo::writes::key).collect())
         };
         let Looked {
             record: found,
@@ -375,7 +377,7 @@ impl App {
             record,
             applied,
             run_use,
-            read: reading.then(|| draftline_dynamo::found(found)),
+            read: reading.then(|| Found(found.iter().filter_map(draftline_dynamo::writes::attributes).collect())),
         })
     }
 
@@ -398,7 +400,7 @@ struct Looked {
     applied: Result<Option<Arc<Applied>>, ToolError>,
     run_use: Option<Item>,
     /// What the batch found for the draft's own reads, when it asked any.
-    read: Option<StoreFound>,
+    read: Option<Found>,
 }
 
 /// The answer a key record's next action gives a call, when it answers
