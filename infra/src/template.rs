@@ -259,15 +259,6 @@ impl Function {
         }
         Ok(Some(patterns))
     }
-
-    /// Whether its role lets it do `action` (a write) on an item whose
-    /// partition key is `pk`.
-    pub fn may_write(&self, action: &str, pk: &str) -> Result<bool, Error> {
-        Ok(match self.leading_keys(action)? {
-            None => true,
-            Some(patterns) => patterns.iter().any(|p| string_like(p, pk)),
-        })
-    }
 }
 
 /// IAM's `StringLike`: `*` matches any run of characters, `?` one.

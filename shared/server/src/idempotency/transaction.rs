@@ -83,15 +83,6 @@ impl KeyTransaction {
         self
     }
 
-    /// Whether anything but the key's record is written.
-    pub fn is_record_alone(&self) -> bool {
-        self.answer.is_none()
-            && self.document.is_empty()
-            && self.audit.is_none()
-            && self.counters.is_empty()
-            && self.along.is_empty()
-    }
-
     /// The items in the order sent, each with its part.
     pub fn into_items(self) -> (Vec<TransactWriteItem>, Vec<Part>) {
         let mut items = Vec::with_capacity(4 + self.document.len() + self.counters.len() + self.along.len());
@@ -146,7 +137,6 @@ mod tests {
             .auditing(item("audit"))
             .placing(vec![item("po"), item("queue")])
             .consuming(Some(item("answer")));
-        assert!(!transaction.is_record_alone());
         let (items, parts) = transaction.into_items();
         let names: Vec<&str> = items.iter().map(name).collect();
         assert_eq!(names, ["record", "answer", "po", "queue", "audit", "run", "day"]);
@@ -162,6 +152,5 @@ mod tests {
                 Part::Counter(CounterKind::Day),
             ]
         );
-        assert!(KeyTransaction::of(item("record")).is_record_alone());
     }
 }
