@@ -497,6 +497,14 @@ async fn flush(inner: &Inner, spans: Vec<SpanData>) -> Flushed {
 mod tests {
     use super::*;
 
+    /// A call with no spans that waits for its flush.
+    fn waiting(done: oneshot::Sender<Flushed>) -> Pending {
+        Pending {
+            spans: Vec::new(),
+            waiting: Waiting::Call(done),
+        }
+    }
+
     fn nobody() -> Pending {
         Pending {
             spans: Vec::new(),
@@ -512,13 +520,7 @@ mod tests {
         let mut queue = Queue::default();
         let now = Instant::now();
         let (done, mut heard) = oneshot::channel();
-        queue.push(
-            Pending {
-                spans: Vec::new(),
-                waiting: Waiting::Call(done),
-            },
-            now,
-        );
+        queue.push(waiting(done), now);
         for _ in 1..MAX_QUEUED {
             queue.push(nobody(), now);
         }
@@ -554,13 +556,7 @@ mod tests {
         assert_eq!(queue.flushed(&failed, now), None);
         assert_eq!(queue.flushed(&failed, now), None);
         let (done, mut heard) = oneshot::channel();
-        queue.push(
-            Pending {
-                spans: Vec::new(),
-                waiting: Waiting::Call(done),
-            },
-            now,
-        );
+        queue.push(waiting(done), now);
         assert_eq!(queue.flushed(&failed, now), Some(Breaker::Opened));
         assert!(matches!(heard.try_recv(), Ok(Err(_))), "a waiting call is told at once");
         assert!(!queue.closed());
@@ -574,13 +570,7 @@ mod tests {
             "one probe per period"
         );
         let (done, mut heard) = oneshot::channel();
-        queue.push(
-            Pending {
-                spans: Vec::new(),
-                waiting: Waiting::Call(done),
-            },
-            now,
-        );
+        queue.push(waiting(done), now);
         assert_eq!(queue.flushed(&failed, now + PROBE_AFTER), None, "still open");
         assert!(
             matches!(heard.try_recv(), Ok(Err(_))),
