@@ -20,7 +20,6 @@
 //! reads the marker then, and concurrent drafts of the same items would
 //! only contend for it.
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, SecondsFormat, Utc};
 use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
@@ -28,7 +27,7 @@ use draftline_contract::store::{Condition, TableKey, Update, Value, ValueType, W
 use draftline_erp::domain::{OpenDraft, OpenDrafts, Seen};
 use draftline_erp::port::Window;
 
-use super::attrs::{self, Item as Attrs, sv};
+use super::attrs::{self, Item as Attrs};
 use crate::keys;
 
 /// The prefix of a draft's attribute in a marker.
@@ -98,15 +97,12 @@ fn version(stored: &Attrs) -> Option<u64> {
         .and_then(|v| u64::try_from(v).ok())
 }
 
-/// The stored version of an unreadable marker, in the words
-/// [`Marker::replace`] reads back: `N:<number>`, `S:<text>`, `?` (another
-/// type); `None`: there is none.
-fn stored_version(stored: &Attrs) -> Option<String> {
-    stored.get("v").map(|v| match v {
-        AttributeValue::N(n) => format!("N:{n}"),
-        AttributeValue::S(s) => format!("S:{s}"),
-        _ => "?".to_owned(),
-    })
+/// The stored version of an unreadable marker (`None`: there is none;
+/// `Null`: a value of a type no write carries).
+fn stored_version(stored: &Attrs) -> Option<Value> {
+    stored
+        .get("v")
+        .map(|v| draftline_dynamo::writes::value(v).unwrap_or(Value::Null))
 }
 
 /// The open drafts `markers` (a counterparty's, as its partition's `Query`
@@ -139,20 +135,9 @@ pub struct Marker<'a> {
 }
 
 impl Marker<'_> {
-    /// The marker's key.
+    /// The marker's key, as the key lookup's batch reads it.
     pub fn key(&self) -> Attrs {
-        Attrs::from([
-            (
-                "pk".to_owned(),
-                sv(keys::near_duplicates(
-                    self.tenant,
-                    self.branch,
-                    self.kind,
-                    self.counterparty,
-                )),
-            ),
-            ("sk".to_owned(), sv(keys::near_duplicate_sk(self.items))),
-        ])
+        draftline_dynamo::writes::key(&self.table_key())
     }
 
     /// The open drafts `stored` lists that were drafted within `window`,
@@ -250,7 +235,7 @@ impl Marker<'_> {
                 stale.as_slice()
             }
             Seen::Unreadable { version, listed } => {
-                let (condition, stored_one) = unreadable_condition(version.as_deref());
+                let (condition, stored_one) = unreadable_condition(version.as_ref());
                 update
                     .set
                     .push(("v".to_owned(), Value::n(if stored_one { 2 } else { 1 })));
@@ -292,27 +277,25 @@ impl Marker<'_> {
 }
 
 /// The condition that an unreadable marker's version is still as read
-/// (`version`, in [`stored_version`]'s words: absent, a number, a string,
-/// another type), and whether it was the number 1 (the new version must
+/// (absent, a number or a string compared as stored, else not a number
+/// nor a string), and whether it was the number 1 (the new version must
 /// differ from it, so that a second replacement fails its condition).
-fn unreadable_condition(version: Option<&str>) -> (Condition, bool) {
+fn unreadable_condition(version: Option<&Value>) -> (Condition, bool) {
     let v = || "v".to_owned();
     match version {
         None => (Condition::Absent(v()), false),
-        Some(stored) => match (stored.strip_prefix("N:"), stored.strip_prefix("S:")) {
-            (Some(n), _) => (
-                Condition::Equals(v(), Value::N(n.to_owned())),
-                n.parse::<f64>().is_ok_and(|n| n == 1.0),
-            ),
-            (_, Some(text)) => (Condition::Equals(v(), Value::s(text)), false),
-            _ => (
-                Condition::All(vec![
-                    Condition::NotOfType(v(), ValueType::N),
-                    Condition::NotOfType(v(), ValueType::S),
-                ]),
-                false,
-            ),
-        },
+        Some(stored @ Value::N(n)) => (
+            Condition::Equals(v(), stored.clone()),
+            n.parse::<f64>().is_ok_and(|n| n == 1.0),
+        ),
+        Some(stored @ Value::S(_)) => (Condition::Equals(v(), stored.clone()), false),
+        Some(_) => (
+            Condition::All(vec![
+                Condition::NotOfType(v(), ValueType::N),
+                Condition::NotOfType(v(), ValueType::S),
+            ]),
+            false,
+        ),
     }
 }
 
@@ -320,7 +303,9 @@ fn unreadable_condition(version: Option<&str>) -> (Condition, bool) {
 mod tests {
     use chrono::{TimeZone, Utc};
 
-    use crate::model::attrs::nv;
+    use aws_sdk_dynamodb::types::AttributeValue;
+
+    use crate::model::attrs::{nv, sv};
 
     use super::*;
 
@@ -409,16 +394,16 @@ mod tests {
         fraction.insert("v".to_owned(), AttributeValue::N("1.5".to_owned()));
         for (marker, stored_as) in [
             (no_version, None),
-            (text_version, Some("S:3")),
-            (negative, Some("N:-1")),
-            (fraction, Some("N:1.5")),
+            (text_version, Some(Value::s("3"))),
+            (negative, Some(Value::n(-1))),
+            (fraction, Some(Value::N("1.5".to_owned()))),
         ] {
             let open = Marker::read(Some(&marker), Some(&window(0, 60)));
             assert!(open.drafts.is_empty(), "{marker:?}");
             let Seen::Unreadable { version, listed } = open.seen else {
                 panic!("{marker:?}: {:?}", open.seen)
             };
-            assert_eq!(version.as_deref(), stored_as, "{marker:?}");
+            assert_eq!(version, stored_as, "{marker:?}");
             assert_eq!(listed, ["PO-1"], "{marker:?}");
             // The review pages list nothing of it either.
             assert!(listed_of(&marker).is_empty());

@@ -2,6 +2,7 @@
 //! of the last day drafts, so a new call that asks for the same thing again
 //! (an agent run restarted under a new run id) can be put to a person.
 
+use draftline_contract::store::Value;
 use serde::{Deserialize, Serialize};
 
 use super::po::PurchaseOrder;
@@ -165,9 +166,9 @@ pub enum Seen {
     /// read. A record that does not parse must not refuse every later
     /// draft of the same items.
     Unreadable {
-        /// The version as stored, in the backend's own words (opaque here;
-        /// `None`: there was none): the replacement's condition.
-        version: Option<String>,
+        /// The version as stored (`None`: there was none; `Null`: a value
+        /// of a type no write carries): the replacement's condition.
+        version: Option<Value>,
         /// The drafts it lists (readable or not), which the replacement
         /// drops.
         listed: Vec<String>,
