@@ -126,46 +126,19 @@ impl TrytonRest {
     /// Tryton's own client, with that person's access rights): a key of its
     /// own, minted in the database file as Tryton's user application does.
     pub fn as_user(&self, login: &str) -> TrytonRest {
-        const MINT: &str = r#"
-import secrets, sqlite3, sys
-db = sqlite3.connect(sys.argv[1], timeout=30)
-with db:
-    user = db.execute("SELECT id FROM res_user WHERE login = ?", (sys.argv[2],)).fetchone()
-    if user is None:
-        sys.exit(f"no Tryton user {sys.argv[2]!r}")
-    key = secrets.token_hex(32)
-    db.execute(
-        "INSERT INTO res_user_application"
-        " (key, \"user\", application, state, create_uid, create_date)"
-        " VALUES (?, ?, 'rest', 'validated', 0, CURRENT_TIMESTAMP)",
-        (key, user[0]))
-print(key)
-"#;
-        let file = {
+        let key = {
             let pool = POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             let tryton = pool
                 .running
                 .iter()
                 .find(|tryton| tryton.url() == self.settings.url)
                 .unwrap_or_else(|| panic!("no trytond of this suite serves {}", self.settings.url));
-            tryton.data_dir().join(format!("{}.sqlite", self.settings.database))
+            tryton
+                .rest_key_for(&self.settings.database, login)
+                .unwrap_or_else(|e| panic!("{e}"))
         };
-        let python = std::env::var_os("DRAFTLINE_PYTHON").unwrap_or_else(|| "python3".into());
-        let minted = std::process::Command::new(python)
-            .arg("-c")
-            .arg(MINT)
-            .arg(&file)
-            .arg(login)
-            .output()
-            .unwrap();
-        assert!(
-            minted.status.success(),
-            "a REST key for {login}: {}",
-            String::from_utf8_lossy(&minted.stderr)
-        );
-        let key = String::from_utf8(minted.stdout).unwrap();
         let mut settings = self.settings.clone();
-        settings.key = draftline_erp_tryton::TrytonKey::new(key.trim());
+        settings.key = key;
         TrytonRest::new(settings)
     }
 

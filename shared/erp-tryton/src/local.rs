@@ -273,6 +273,45 @@ impl LocalTryton {
             .map(|d| TrytonSettings::new(self.url.clone(), d.name.clone(), d.key.clone()))
     }
 
+    /// A REST key of its own for Tryton user `login` (a person the seed
+    /// made, e.g. `approver-sby`) in `database`, written into the database
+    /// file as setup.sh writes the tools' key (trytond looks keys up on
+    /// every request): for a test that acts as that person in Tryton.
+    pub fn rest_key_for(&self, database: &str, login: &str) -> Result<TrytonKey, LocalError> {
+        const MINT: &str = r#"
+import secrets, sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=30)
+with db:
+    user = db.execute(
+        "SELECT id FROM res_user WHERE login = ?", (sys.argv[2],)).fetchone()
+    if user is None:
+        sys.exit(f"no Tryton user {sys.argv[2]!r}")
+    key = secrets.token_hex(32)
+    db.execute(
+        "INSERT INTO res_user_application"
+        " (key, \"user\", application, state, create_uid, create_date)"
+        " VALUES (?, ?, 'rest', 'validated', 0, CURRENT_TIMESTAMP)",
+        (key, user[0]))
+print(key)
+"#;
+        let python = std::env::var_os("DRAFTLINE_PYTHON").unwrap_or_else(|| "python3".into());
+        let minted = Command::new(python)
+            .arg("-c")
+            .arg(MINT)
+            .arg(self.data_dir.join(format!("{database}.sqlite")))
+            .arg(login)
+            .output()
+            .map_err(io("running python3 to mint a REST key"))?;
+        let key = String::from_utf8_lossy(&minted.stdout).trim().to_owned();
+        if !minted.status.success() || key.is_empty() {
+            return Err(LocalError::Setup {
+                database: database.to_owned(),
+                reason: format!("a REST key for {login}: {}", String::from_utf8_lossy(&minted.stderr)),
+            });
+        }
+        Ok(TrytonKey::new(key))
+    }
+
     /// Stops trytond and waits for it (also done on drop).
     pub fn stop(&mut self) {
         // Closing the watchdog's stdin makes it stop trytond and exit.

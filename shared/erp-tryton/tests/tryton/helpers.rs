@@ -12,7 +12,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE;
 use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
 use draftline_erp::port::Scope;
-use draftline_erp_tryton::{LocalTryton, TrytonErp, TrytonKey, TrytonSettings};
+use draftline_erp_tryton::{LocalTryton, TrytonErp, TrytonSettings};
 use serde_json::Value;
 
 /// Databases in the pool: two shared, the rest one per writing test.
@@ -65,42 +65,12 @@ impl Database {
     /// of that user's own, written into the database as setup.sh writes
     /// the tools' key (trytond looks keys up on every request).
     pub fn as_user(&self, login: &str) -> Database {
-        const MINT: &str = r#"
-import secrets, sqlite3, sys
-db = sqlite3.connect(sys.argv[1], timeout=30)
-with db:
-    user = db.execute(
-        "SELECT id FROM res_user WHERE login = ?", (sys.argv[2],)).fetchone()
-    if user is None:
-        sys.exit(f"no Tryton user {sys.argv[2]!r}")
-    key = secrets.token_hex(32)
-    db.execute(
-        "INSERT INTO res_user_application"
-        " (key, \"user\", application, state, create_uid, create_date)"
-        " VALUES (?, ?, 'rest', 'validated', 0, CURRENT_TIMESTAMP)",
-        (key, user[0]))
-print(key)
-"#;
-        let file = pool()
+        let key = pool()
             .tryton
-            .data_dir()
-            .join(format!("{}.sqlite", self.settings.database));
-        let python = std::env::var_os("DRAFTLINE_PYTHON").unwrap_or_else(|| "python3".into());
-        let minted = std::process::Command::new(python)
-            .arg("-c")
-            .arg(MINT)
-            .arg(&file)
-            .arg(login)
-            .output()
-            .unwrap();
-        assert!(
-            minted.status.success(),
-            "a REST key for {login}: {}",
-            String::from_utf8_lossy(&minted.stderr)
-        );
-        let key = String::from_utf8(minted.stdout).unwrap();
+            .rest_key_for(&self.settings.database, login)
+            .unwrap_or_else(|e| panic!("{e}"));
         let mut settings = self.settings.clone();
-        settings.key = TrytonKey::new(key.trim());
+        settings.key = key;
         Database { settings }
     }
 
