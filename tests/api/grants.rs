@@ -196,18 +196,12 @@ async fn on_the_builtin_backend(recorded: &mut Recorded) {
     .await;
     // A near-duplicate marker that does not parse (no version): the first
     // draft of its items writes it anew, in its own transaction.
-    app.inspect
-        .client()
-        .put_item()
-        .table_name(app.inspect.table())
-        .set_item(Some(std::collections::HashMap::from([
-            ("pk".to_owned(), S("T#demo#B#SBY-01#NEAR#PO#V-00231".to_owned())),
-            ("sk".to_owned(), S("ITEMS#BRG-0042".to_owned())),
-            ("kind".to_owned(), S("near_duplicate".to_owned())),
-        ])))
-        .send()
-        .await
-        .unwrap();
+    app.put_item(std::collections::HashMap::from([
+        ("pk".to_owned(), S("T#demo#B#SBY-01#NEAR#PO#V-00231".to_owned())),
+        ("sk".to_owned(), S("ITEMS#BRG-0042".to_owned())),
+        ("kind".to_owned(), S("near_duplicate".to_owned())),
+    ]))
+    .await;
     // Two drafts for the review pages to decide on (before the tools'
     // examples, whose item sets they would repeat).
     let drafted = crate::review::agent_po(

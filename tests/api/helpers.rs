@@ -295,15 +295,34 @@ impl TestApp {
             })
             .collect();
         for item in copies {
-            self.inspect
-                .client()
-                .put_item()
-                .table_name(self.inspect.table())
-                .set_item(Some(item))
-                .send()
-                .await
-                .unwrap();
+            self.put_item(item).await;
         }
+    }
+
+    /// Writes `item` straight into the table, over what is there (a test's
+    /// own state: a corrupt or hand-made item).
+    pub async fn put_item(&self, item: std::collections::HashMap<String, AttributeValue>) {
+        self.inspect
+            .client()
+            .put_item()
+            .table_name(self.inspect.table())
+            .set_item(Some(item))
+            .send()
+            .await
+            .unwrap();
+    }
+
+    /// Deletes the item at `pk`/`sk` straight from the table (by hand).
+    pub async fn delete_item(&self, pk: &str, sk: &str) {
+        self.inspect
+            .client()
+            .delete_item()
+            .table_name(self.inspect.table())
+            .key("pk", AttributeValue::S(pk.to_owned()))
+            .key("sk", AttributeValue::S(sk.to_owned()))
+            .send()
+            .await
+            .unwrap();
     }
 
     /// How many items of each `kind` the table holds.

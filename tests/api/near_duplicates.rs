@@ -46,6 +46,16 @@ fn asked_about(reply: &Reply) -> String {
         .to_owned()
 }
 
+/// The number of the draft run `run` creates when a person answers
+/// `asked` (its near-duplicate question) "create another".
+async fn create_another(app: &TestApp, run: &str, asked: &Reply) -> String {
+    let state = asked.body["error"]["inputRequired"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    number(&reorder(app, run, Some(format!("create-another {state}"))).await)
+}
+
 /// The drafts the marker lists, by number.
 async fn marked(app: &TestApp) -> BTreeSet<String> {
     let Some(marker) = app.item(MARKER.0, MARKER.1).await else {
@@ -96,11 +106,7 @@ async fn a_decision_on_the_review_pages_takes_its_draft_off_the_marker_and_leave
     // A person answers "create another": two open drafts of the same items.
     let asked = reorder(&app, "r-18", None).await;
     assert_eq!(asked_about(&asked), first);
-    let state = asked.body["error"]["inputRequired"]["requestState"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let second = number(&reorder(&app, "r-18", Some(format!("create-another {state}"))).await);
+    let second = create_another(&app, "r-18", &asked).await;
     assert_eq!(marked(&app).await, BTreeSet::from([first.clone(), second.clone()]));
     app.clock.advance(chrono::Duration::minutes(5));
 
@@ -162,13 +168,7 @@ async fn a_marker_lists_at_most_the_eight_newest_open_drafts_however_many_a_pers
         let asked = reorder(&app, &run, None).await;
         // The question names the newest open draft.
         assert_eq!(&asked_about(&asked), created.last().unwrap());
-        let state = asked.body["error"]["inputRequired"]["requestState"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        created.push(number(
-            &reorder(&app, &run, Some(format!("create-another {state}"))).await,
-        ));
+        created.push(create_another(&app, &run, &asked).await);
     }
     // Ten open drafts: the marker lists the newest eight, a small item.
     let newest: BTreeSet<String> = created[2..].iter().cloned().collect();
@@ -327,15 +327,7 @@ async fn after_a_decision_on_a_draft_whose_marker_was_deleted_by_hand_the_next_d
     let app = &app;
     let first = number(&reorder(app, "r-deleted", None).await);
     assert_eq!(marked(app).await, BTreeSet::from([first.clone()]));
-    app.inspect
-        .client()
-        .delete_item()
-        .table_name(app.inspect.table())
-        .key("pk", aws_sdk_dynamodb::types::AttributeValue::S(MARKER.0.to_owned()))
-        .key("sk", aws_sdk_dynamodb::types::AttributeValue::S(MARKER.1.to_owned()))
-        .send()
-        .await
-        .unwrap();
+    app.delete_item(MARKER.0, MARKER.1).await;
 
     let sby = crate::review::Reviewer::sign_in(&app.server.url(), "approver-sby").await;
     let decided = sby.decide(&first, "approve", "ordered").await;
@@ -393,14 +385,7 @@ async fn a_corrupt_marker_is_treated_as_absent_with_a_warning_and_written_anew_b
         if let Some(version) = version {
             item.insert("v".to_owned(), version);
         }
-        app.inspect
-            .client()
-            .put_item()
-            .table_name(app.inspect.table())
-            .set_item(Some(item))
-            .send()
-            .await
-            .unwrap();
+        app.put_item(item).await;
 
         let (reply, logs) = logged(reorder(&app, &format!("r-corrupt-{case}"), None)).await;
         let first = number(&reply);
@@ -432,11 +417,7 @@ async fn the_review_pages_and_the_check_read_one_record_of_open_drafts_and_a_dec
     app.clock.advance(chrono::Duration::minutes(3));
     let asked = reorder(&app, "r-two", None).await;
     assert_eq!(asked_about(&asked), first);
-    let state = asked.body["error"]["inputRequired"]["requestState"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let second = number(&reorder(&app, "r-two", Some(format!("create-another {state}"))).await);
+    let second = create_another(&app, "r-two", &asked).await;
     // The marker is the one record: nothing else in the table lists a draft as open.
     assert_eq!(marked(&app).await, BTreeSet::from([first.clone(), second.clone()]));
     let other_records: Vec<String> = app
@@ -465,25 +446,11 @@ async fn the_review_pages_and_the_check_read_one_record_of_open_drafts_and_a_dec
     assert_eq!(asked_about(&reorder(&app, "r-three", None).await), first);
 
     // Without its marker (deleted by hand) no page shows the first as anyone's twin either.
-    let third = {
-        let asked = reorder(&app, "r-three", None).await;
-        let state = asked.body["error"]["inputRequired"]["requestState"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        number(&reorder(&app, "r-three", Some(format!("create-another {state}"))).await)
-    };
+    let asked = reorder(&app, "r-three", None).await;
+    let third = create_another(&app, "r-three", &asked).await;
     let queue = approver.get("/review?status=draft").await;
     assert!(queue_row(&queue, &third).contains(&first));
-    app.inspect
-        .client()
-        .delete_item()
-        .table_name(app.inspect.table())
-        .key("pk", aws_sdk_dynamodb::types::AttributeValue::S(MARKER.0.to_owned()))
-        .key("sk", aws_sdk_dynamodb::types::AttributeValue::S(MARKER.1.to_owned()))
-        .send()
-        .await
-        .unwrap();
+    app.delete_item(MARKER.0, MARKER.1).await;
     let queue = approver.get("/review?status=draft").await;
     assert!(!queue_row(&queue, &third).contains("Possible duplicate"));
 }
@@ -563,14 +530,7 @@ async fn of_concurrent_drafts_that_find_a_corrupt_marker_one_writes_it_anew_and_
         ("kind".to_owned(), S("near_duplicate".to_owned())),
         ("v".to_owned(), S("not a number".to_owned())),
     ]);
-    app.inspect
-        .client()
-        .put_item()
-        .table_name(app.inspect.table())
-        .set_item(Some(item))
-        .send()
-        .await
-        .unwrap();
+    app.put_item(item).await;
     let before = app.documents("purchase_order").await;
     let runs: Vec<String> = (0..6).map(|i| format!("corrupt-race-{i}")).collect();
     let replies = futures::future::join_all(runs.iter().map(|run| reorder(&app, run, None))).await;
