@@ -1027,3 +1027,56 @@ async fn a_collector_that_never_answers_costs_no_throughput_and_its_queue_stays_
          {stats:?}"
     );
 }
+
+#[tokio::test]
+async fn a_stored_item_a_call_could_not_read_is_counted_by_tool_and_record() {
+    use aws_sdk_dynamodb::types::AttributeValue::S;
+    let receiver = OtlpReceiver::start().await;
+    let app = exporting_app(Backend::Builtin, &receiver.url, &[]).await;
+    // The marker of po_input's items, without a version.
+    app.put_item(std::collections::HashMap::from([
+        ("pk".to_owned(), S("T#demo#B#SBY-01#NEAR#PO#V-00231".to_owned())),
+        ("sk".to_owned(), S("ITEMS#BRG-0042,BRG-0043".to_owned())),
+        ("kind".to_owned(), S("near_duplicate".to_owned())),
+    ]))
+    .await;
+    let po = "purchasing_create_po_draft";
+    let reply = app
+        .call(
+            "buyer-sby",
+            po,
+            &po_input("unreadable-1"),
+            &[("idempotency-key", "otel-unreadable-1".to_owned())],
+        )
+        .await;
+    assert_eq!(reply.status, 201, "{:?}", reply.body);
+    let exported = receiver.metrics();
+    let last = exported.last().expect("metrics were exported");
+    let unreadable = |record: &str| total(last, "draftline.stored.unreadable", &[("tool", po), ("record", record)]);
+    assert_eq!(
+        unreadable("near_duplicate"),
+        1,
+        "{:?}",
+        points(last, "draftline.stored.unreadable")
+    );
+    // Written anew by that draft: the next one reads it and counts nothing more.
+    let again = app
+        .call(
+            "buyer-sby",
+            po,
+            &po_input("unreadable-2"),
+            &[("idempotency-key", "otel-unreadable-2".to_owned())],
+        )
+        .await;
+    assert_eq!(again.status, 409, "{:?}", again.body);
+    let exported = receiver.metrics();
+    let last = exported.last().expect("metrics were exported");
+    assert_eq!(
+        total(
+            last,
+            "draftline.stored.unreadable",
+            &[("tool", po), ("record", "near_duplicate")]
+        ),
+        1
+    );
+}
