@@ -21,7 +21,7 @@ use draftline_contract::canonical;
 use draftline_contract::error::ToolError;
 use draftline_contract::policy::Applied;
 use draftline_contract::request::AgentContext;
-use draftline_contract::store::{Found, TableKey};
+use draftline_contract::store::Found;
 use draftline_contract::tool::{Call, Decision, Draft, ErasedDraft, ParsedInput, Placement};
 use draftline_dynamo::{Item, same_key};
 
@@ -88,6 +88,7 @@ impl App {
             None
         } else {
             tool.reads(call, input)
+                .map(|keys| keys.iter().map(draftline_dynamo::writes::key).collect())
         };
         let Looked {
             record: found,
@@ -320,7 +321,7 @@ impl App {
         store: &IdempotencyStore<'_>,
         key: &IdempotencyKey,
         call: &Call<'_>,
-        reads: Option<Vec<TableKey>>,
+        reads: Option<Vec<Item>>,
     ) -> Result<Looked, ToolError> {
         let now = self.clock.now();
         let caller = call.caller;
@@ -351,7 +352,8 @@ impl App {
             along.push(policy::store::current_key(tenant));
         }
         along.extend(run_key.clone());
-        along.extend(reads.iter().flatten().map(draftline_dynamo::writes::key));
+        let reading = reads.is_some();
+        along.extend(reads.into_iter().flatten());
         let (record, found) = if along.is_empty() {
             (store.lookup(key).await?, Vec::new())
         } else {
@@ -375,18 +377,7 @@ impl App {
             record,
             applied,
             run_use,
-            // The backend gets what it asked for, and nothing else of the batch.
-            read: reads.map(|asked| {
-                Found(
-                    found
-                        .iter()
-                        .filter(|item| {
-                            draftline_dynamo::writes::table_key(item).is_some_and(|key| asked.contains(&key))
-                        })
-                        .filter_map(draftline_dynamo::writes::attributes)
-                        .collect(),
-                )
-            }),
+            read: reading.then(|| Found(found.iter().filter_map(draftline_dynamo::writes::attributes).collect())),
         })
     }
 
