@@ -43,9 +43,8 @@ impl App {
             cursors,
             review_pages: format!("{}/review", crate::auth::origin_of(&config.resource)),
             pages: None,
-            policies: crate::policy::PolicyCache::new(config.policy_cache),
+            limits: crate::policy::Limits::new(config.policy_cache, config.rate_limit_per_minute),
             answered: crate::idempotency::AnsweredKeys::default(),
-            runs: crate::policy::KnownRuns::default(),
             registry,
             db,
             clock,
@@ -93,7 +92,7 @@ impl App {
     /// What the tenant's policy leaves a caller or a run, read from the
     /// table with the instance's copy of each policy.
     pub fn examiner(&self) -> crate::policy::TableExaminer<'_> {
-        crate::policy::TableExaminer::new(&self.db, &self.policies)
+        crate::policy::TableExaminer::new(&self.db, self.limits.policies())
     }
 
     /// The configuration.

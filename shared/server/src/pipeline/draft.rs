@@ -3,27 +3,25 @@
 //! the atomic draft, written in one transaction with its key record, the
 //! consumption of that answer and its audit item.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use http::StatusCode;
 
 use super::external::{Generation, external_key};
-use super::held::{Held, Policed, in_flight};
+use super::held::{Held, in_flight};
 use super::{App, DRAFT_ATTEMPTS, Entry, Served, Success, Transport};
 use crate::audit::{Answered, CallFacts, KeyFacts};
 use crate::confirm::{self, Answer};
 use crate::edge;
 use crate::edge::trace::{self, Stage};
 use crate::idempotency::{CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, NextAction};
-use crate::policy::{self, Gate};
+use crate::policy::{Looked, Lookup};
 use draftline_contract::canonical;
 use draftline_contract::error::ToolError;
-use draftline_contract::policy::Applied;
 use draftline_contract::request::AgentContext;
 use draftline_contract::store::Found;
 use draftline_contract::tool::{Call, Decision, Draft, ErasedDraft, ParsedInput, Placement};
-use draftline_dynamo::{Item, same_key};
+use draftline_dynamo::Item;
 
 impl App {
     /// The idempotent draft path.
@@ -90,15 +88,14 @@ impl App {
             tool.reads(call, input)
                 .map(|keys| keys.iter().map(draftline_dynamo::writes::key).collect())
         };
-        let Looked {
-            record: found,
-            applied,
-            run_use,
-            read,
-        } = match trace::stage(Stage::Idempotency, self.lookup(&store, key, call, reads)).await {
-            Ok(found) => found,
-            Err(err) => return fail(err, key_facts),
-        };
+        let limits = self
+            .limits
+            .lookup(call.caller, call.agent.run_id.as_deref(), self.clock.now());
+        let (found, limits, read) =
+            match trace::stage(Stage::Idempotency, self.lookup(&store, key, limits, reads)).await {
+                Ok(found) => found,
+                Err(err) => return fail(err, key_facts),
+            };
         let continued = match found {
             Some(record) => match record.next_action(&key_facts.fingerprint, &owner, self.clock.now()) {
                 NextAction::Proceed => None,
@@ -114,28 +111,13 @@ impl App {
             },
             None => None,
         };
-        // Past a replay, a draft is held to the policy; one that cannot be
-        // read refuses it, before anything is prepared (fail closed).
-        let applied = match applied {
-            Ok(applied) => applied,
-            // A takeover carries on a claim that was held to the policy and
-            // counted, and may have written: it is not refused (the refusal
-            // would say nothing was created), and counts nothing again.
-            Err(_) if continued.is_some() => None,
+        // Past a replay, a draft is held to the policy (a takeover carries
+        // on a claim that was held and counted already).
+        let name = tool.definition().name;
+        let gate = match limits.hold(name, continued.is_some()) {
+            Ok(gate) => gate,
             Err(err) => return fail(err, key_facts),
         };
-        let mut gate = Gate::new(applied.clone());
-        // A new draft in a run already at its count is refused here, before
-        // the ERP is asked to price it: its counter came with the lookup. A
-        // takeover is not: its claim counted it already.
-        if continued.is_none()
-            && let (Some(applied), Some(run)) = (&applied, call.agent.run_id.as_deref())
-            && let Some(refusal) =
-                policy::Counting::run_at_its_count(applied, call.caller, run, run_use.as_ref(), self.clock.now())
-            && let Err(refusal) = gate.meet(refusal)
-        {
-            return fail(refusal, key_facts);
-        }
         let generation = match continued {
             Some((id, reserved)) => Generation::Continued { id, reserved },
             None => Generation::New(ulid::Ulid::new().to_string()),
@@ -144,7 +126,6 @@ impl App {
         if let Err(err) = checked {
             return fail(err, key_facts);
         }
-        let name = tool.definition().name;
         let fingerprint = key_facts.fingerprint.clone();
         let asked = confirm::Asked {
             caller: call.caller,
@@ -174,11 +155,7 @@ impl App {
             draft_key: Some(&draft_key),
             decision: confirmed.as_ref().map(|c| &c.decision),
             // The policy's window, if it sets one; else the deployment's.
-            near_duplicate_window: match applied.as_ref().and_then(|a| a.near_duplicate_hours) {
-                Some(0) => None,
-                Some(hours) => Some(Duration::from_secs(u64::from(hours) * 3600)),
-                None => call.near_duplicate_window,
-            },
+            near_duplicate_window: gate.near_duplicate_window(call.near_duplicate_window),
             ..*call
         };
         for attempt in 0..DRAFT_ATTEMPTS {
@@ -213,9 +190,8 @@ impl App {
             // backend: before the ERP is asked, too). Observe mode goes on
             // and the draft's audit item names the rule.
             let mut gate = gate.clone();
-            if let (Some(applied), Draft::Placed { stakes, .. }) = (&applied, &prepared)
-                && let Some(refusal) = policy::counterparty::outside(applied, stakes)
-                && let Err(refusal) = gate.meet(refusal)
+            if let Draft::Placed { stakes, .. } = &prepared
+                && let Err(refusal) = gate.check_priced(stakes)
             {
                 return fail(refusal, key_facts);
             }
@@ -229,22 +205,20 @@ impl App {
                 key,
                 consumption,
             };
-            let (created, writes, answer, stakes) = match prepared {
+            let (created, writes, answer) = match prepared {
                 Draft::Placed {
                     placement: Placement::Atomic { document, writes },
                     answer,
-                    stakes,
-                } => (document, writes, answer, stakes),
+                    ..
+                } => (document, writes, answer),
                 Draft::Placed {
                     placement: Placement::External(external),
                     answer,
-                    stakes,
+                    ..
                 } => {
-                    let policed = Policed { gate, stakes: &stakes };
                     // Boxed: the ERP path's future is large, and only
                     // drafts in an external ERP take it.
-                    return Box::pin(self.draft_external(&held, &generation, (external.as_ref(), answer), policed))
-                        .await;
+                    return Box::pin(self.draft_external(&held, &generation, (external.as_ref(), answer), gate)).await;
                 }
                 // A person chose the existing draft: nothing is written.
                 Draft::Existing { document, output } => {
@@ -268,8 +242,7 @@ impl App {
                 Ok(writes) => writes,
                 Err(err) => return fail(err, key_facts),
             };
-            let policed = Policed { gate, stakes: &stakes };
-            let committed = self.commit_held(&held, (output, document), writes, policed).await;
+            let committed = self.commit_held(&held, (&output, &document), &writes, &mut gate).await;
             let (committed, created) = match committed {
                 Ok(committed) => committed,
                 Err(err) => return fail(err, key_facts),
@@ -309,49 +282,18 @@ impl App {
         )
     }
 
-    /// The stored record of `key`, the limits of the tenant's policy that
-    /// apply to the caller's branch, and (when they limit a run's drafts)
-    /// the counter of the caller's run: the policy from the warm
-    /// instance's cache while fresh, else read in the same request as the
-    /// record, and the counter in that request too. A policy that cannot
-    /// be read is the draft's refusal, which a replay (answered by the
-    /// record) never meets.
-    async fn lookup(
+    /// The stored record of `key`, read in one request with what the
+    /// limits gate asks for (`limits`: the tenant's policy unless cached,
+    /// the run's counter) and the draft's own `reads`, if any: the record,
+    /// what the gate found, and what the draft's reads found.
+    async fn lookup<'a>(
         &self,
         store: &IdempotencyStore<'_>,
         key: &IdempotencyKey,
-        call: &Call<'_>,
+        limits: Lookup<'a>,
         reads: Option<Vec<Item>>,
-    ) -> Result<Looked, ToolError> {
-        let now = self.clock.now();
-        let caller = call.caller;
-        let tenant = caller.tenant();
-        let run_pk = call
-            .agent
-            .run_id
-            .as_deref()
-            .map(|run| policy::counters::run_pk(caller.owner(), run));
-        let cached = self.policies.fresh_for_draft(tenant, caller.branch(), now);
-        // Whether the run's counter is worth its place in the request: the
-        // cached policy limits the run's drafts and this instance does not
-        // know the run to have room for this draft ([`policy::runs`]), or
-        // the policy comes along.
-        let counts_runs = match &cached {
-            Some(Ok(Some(applied))) => applied
-                .run_drafts
-                .is_some_and(|max| !run_pk.as_deref().is_some_and(|pk| self.runs.has_room(pk, max, now))),
-            Some(_) => false,
-            None => true,
-        };
-        let run_key = run_pk
-            .as_deref()
-            .filter(|_| counts_runs)
-            .map(policy::counters::run_key_at);
-        let mut along = Vec::new();
-        if cached.is_none() {
-            along.push(policy::store::current_key(tenant));
-        }
-        along.extend(run_key.clone());
+    ) -> Result<(Option<IdempotencyRecord>, Looked<'a>, Option<Found>), ToolError> {
+        let mut along: Vec<Item> = limits.keys().collect();
         let reading = reads.is_some();
         along.extend(reads.into_iter().flatten());
         let (record, found) = if along.is_empty() {
@@ -359,26 +301,8 @@ impl App {
         } else {
             store.lookup_along(key, along).await?
         };
-        let find = |key: &Item| found.iter().find(|item| same_key(item, key));
-        let applied = cached.unwrap_or_else(|| {
-            let item = find(&policy::store::current_key(tenant));
-            self.policies.remember_for_draft(tenant, item, caller.branch(), now)
-        });
-        let run_use = run_key.as_ref().and_then(find).cloned();
-        if let (Some(pk), Some(_), Ok(Some(applied))) = (&run_pk, &run_key, &applied)
-            && applied.run_drafts.is_some()
-        {
-            let drafts = run_use
-                .as_ref()
-                .map_or(0, |item| policy::counters::used(item, policy::counters::DRAFTS));
-            self.runs.read(pk, drafts, now);
-        }
-        Ok(Looked {
-            record,
-            applied,
-            run_use,
-            read: reading.then(|| Found(found.iter().filter_map(draftline_dynamo::writes::attributes).collect())),
-        })
+        let read = reading.then(|| Found(found.iter().filter_map(draftline_dynamo::writes::attributes).collect()));
+        Ok((record, limits.found(&found), read))
     }
 
     /// What a stored record answers; `None` if the key is free after all.
@@ -391,16 +315,6 @@ impl App {
     ) -> Option<Result<Success, ToolError>> {
         answer_of(record.next_action(fingerprint, owner, self.clock.now()), key)
     }
-}
-
-/// What a draft's key lookup found: the key's record, the limits that
-/// hold the draft (or its refusal), and the run's counter as stored.
-struct Looked {
-    record: Option<IdempotencyRecord>,
-    applied: Result<Option<Arc<Applied>>, ToolError>,
-    run_use: Option<Item>,
-    /// What the batch found for the draft's own reads, when it asked any.
-    read: Option<Found>,
 }
 
 /// The answer a key record's next action gives a call, when it answers

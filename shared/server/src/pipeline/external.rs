@@ -2,17 +2,15 @@
 //! draftline's transaction: claim the key under a lease, find or create
 //! the document carrying the key, complete the key under the lease.
 
-use std::time::Duration;
-
 use serde_json::Value;
 
-use super::held::{Held, Policed, Recorded, in_flight};
+use super::held::{Held, Recorded, in_flight};
 use super::{App, DRAFT_ATTEMPTS, Served};
 use crate::confirm;
 use crate::edge::trace::{self, Stage};
 use crate::idempotency::record::seconds_until;
 use crate::idempotency::{Claim, ClaimedWith, Claiming, IdempotencyKey, LeaseToken};
-use crate::policy::Reservation;
+use crate::policy::{Attempt, Gate, Reservation, Sending};
 use draftline_contract::ErpError;
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
@@ -30,14 +28,14 @@ impl App {
         held: &Held<'_>,
         generation: &Generation,
         (external, answer): (&dyn ExternalDocument, Answer<Value>),
-        policed: Policed<'_>,
+        mut gate: Gate<'_>,
     ) -> Served {
         let key_facts = || Some(held.key_facts.clone());
         let fail = |err: ToolError| Served::unaudited(Err(err), key_facts());
         let (call, key) = (held.call, held.key);
         let claimed_at = self.clock.now();
-        let (token, reserved, policed) = match self.claim_external(held, generation, policed).await {
-            Ok(Claimed::Held(token, reserved, policed)) => (token, reserved, policed),
+        let (token, reserved) = match self.claim_external(held, generation, &mut gate).await {
+            Ok(Claimed::Held(token, reserved)) => (token, reserved),
             Ok(Claimed::Answered(answer)) => return Served::unaudited(answer, key_facts()),
             Err(err) => return fail(err),
         };
@@ -119,7 +117,7 @@ impl App {
             output,
             created.document,
         );
-        let audit_put = match policed.audited(audit).put(&self.db) {
+        let audit_put = match gate.label().on(audit).put(&self.db) {
             Ok(put) => put,
             Err(err) => return fail(err),
         };
@@ -138,26 +136,31 @@ impl App {
     }
 
     /// Claims the draft's key for `generation`, with the consumption of the
-    /// person's answer and the limit counters in the claim's transaction.
-    /// A new use of the key counts the draft (conditioned, unless observe
-    /// mode let a limit pass); a takeover of a lapsed claim carries on what
-    /// that claim reserved and counts nothing again.
-    async fn claim_external<'p>(
+    /// person's answer and the limit counters `gate` hands it in the
+    /// claim's transaction. A new use of the key counts the draft; a
+    /// takeover of a lapsed claim carries on what that claim reserved and
+    /// counts nothing again (its gate has no counters).
+    async fn claim_external(
         &self,
         held: &Held<'_>,
         generation: &Generation,
-        mut policed: Policed<'p>,
-    ) -> Result<Claimed<'p>, ToolError> {
+        gate: &mut Gate<'_>,
+    ) -> Result<Claimed, ToolError> {
         let (call, key) = (held.call, held.key);
-        let (mut counting, carried) = match generation {
-            Generation::New(_) => (policed.counting(held, self.clock.now()), None),
-            Generation::Continued { reserved, .. } => (None, reserved.clone()),
+        let reserved = match generation {
+            Generation::New(_) => gate.reservation(),
+            Generation::Continued { reserved, .. } => reserved.clone(),
         };
-        let reserved = counting.as_ref().map(|c| c.reservation()).or(carried);
-        // Each lost race is an attempt; a limit observe mode let pass is
-        // not (the claim is sent again at once, that counter unconditioned).
-        let mut attempt = 0;
-        while attempt < DRAFT_ATTEMPTS {
+        let reserving = reserved.as_ref();
+        let busy = || ToolError::Busy {
+            message: format!(
+                "Other drafts of this agent run or person were being counted against the tenant's limits at the \
+                 same moment, and this draft lost the race {DRAFT_ATTEMPTS} times. No draft was created and nothing \
+                 was counted. Retry this same call unchanged (key '{key}') in a second."
+            ),
+            retry_after_seconds: 1,
+        };
+        let claimed = gate.settle(&self.db, |Sending { counters, .. }| async move {
             // A person's "create another" is consumed with the claim, before
             // the ERP write. A lapsed claim of this same key taken over
             // consumed it already (the answer is bound to this key): it is
@@ -168,10 +171,6 @@ impl App {
                 }
                 _ => None,
             };
-            let counting_items = match &counting {
-                Some(counting) => counting.items(&self.db)?,
-                None => Vec::new(),
-            };
             let claiming = Claiming {
                 generation: generation.id(),
                 tool: held.name,
@@ -181,51 +180,34 @@ impl App {
                 now: self.clock.now(),
                 lease: self.config.lease,
                 ttl: self.config.idempotency_ttl,
-                reserved: reserved.as_ref(),
+                reserved: reserving,
             };
             let with = ClaimedWith {
                 consuming,
-                counting: counting_items,
+                counting: counters,
             };
             let claimed = trace::stage(Stage::Idempotency, held.store.claim(key, &claiming, with)).await?;
-            match claimed {
-                Claim::Acquired(token) => {
-                    if counting.is_some() {
-                        self.note_run(call, &policed.gate, true);
-                    }
-                    return Ok(Claimed::Held(token, reserved, policed));
-                }
-                Claim::AnswerUsed => return Err(confirm::already_used()),
-                Claim::Taken(record) => {
-                    let answer = self
-                        .answer_from_record(&record, key, &held.key_facts.fingerprint, held.owner)
-                        .unwrap_or_else(|| Err(in_flight(key, 1)));
-                    return Ok(Claimed::Answered(answer));
-                }
-                Claim::OverLimit { counter: kind, stored } => {
-                    self.note_run(call, &policed.gate, false);
-                    // Refused, or (observe mode) claimed again with that
-                    // counter unconditioned, the audit item naming the limit.
-                    let Some(counting) = counting.as_mut() else {
-                        return Err(ToolError::internal("a limit counter failed that was not sent"));
-                    };
-                    policed.gate.over(counting, kind, stored.as_ref(), self.clock.now())?;
-                }
+            Ok(match claimed {
+                Claim::Acquired(token) => Attempt::Counted(Ok(token)),
+                Claim::OverLimit { counter, stored } => Attempt::Over(counter, stored),
                 // Another draft moved the same counter at the same moment.
-                Claim::Contended => {
-                    tokio::time::sleep(Duration::from_millis(5 + 20 * attempt as u64)).await;
-                    attempt += 1;
-                }
+                Claim::Contended => Attempt::Contended(Err(Claim::Contended)),
+                refused => Attempt::Uncounted(Err(refused)),
+            })
+        });
+        match claimed.await? {
+            Ok(token) => Ok(Claimed::Held(token, reserved)),
+            Err(Claim::AnswerUsed) => Err(confirm::already_used()),
+            Err(Claim::Taken(record)) => {
+                let answer = self
+                    .answer_from_record(&record, key, &held.key_facts.fingerprint, held.owner)
+                    .unwrap_or_else(|| Err(in_flight(key, 1)));
+                Ok(Claimed::Answered(answer))
             }
+            // Still contended after a few attempts (an acquired claim or one
+            // over its limit never ends here).
+            Err(Claim::Contended | Claim::Acquired(_) | Claim::OverLimit { .. }) => Err(busy()),
         }
-        Err(ToolError::Busy {
-            message: format!(
-                "Other drafts of this agent run or person were being counted against the tenant's limits at the \
-                 same moment, and this draft lost the race {DRAFT_ATTEMPTS} times. No draft was created and nothing \
-                 was counted. Retry this same call unchanged (key '{key}') in a second."
-            ),
-            retry_after_seconds: 1,
-        })
     }
 
     /// Gives the claim of a new use of the key whose ERP write definitely
@@ -259,10 +241,10 @@ enum Placing {
 }
 
 /// What claiming a draft's key came to.
-enum Claimed<'p> {
+enum Claimed {
     /// This worker holds the key (and what its claim reserved) until the
     /// lease ends; observe mode may have let a limit pass.
-    Held(LeaseToken, Option<Reservation>, Policed<'p>),
+    Held(LeaseToken, Option<Reservation>),
     /// The key's record answers the call (a replay, a conflict, in flight).
     Answered(Result<super::Success, ToolError>),
 }

@@ -1,12 +1,11 @@
 //! What a draft holds once its key is looked up, for every way it is
-//! committed (in draftline's transaction: [`super::limits`]; in the ERP
+//! committed (in draftline's transaction: [`super::atomic`]; in the ERP
 //! under a lease: [`super::external`]): the call and its key ([`Held`]),
-//! how the tenant's policy holds it ([`Policed`]), what a created draft
-//! leaves ([`Recorded`]), and the answer for a key still in flight. Its
-//! siblings import it; it imports none of them.
+//! what a created draft leaves ([`Recorded`]), and the answer for a key
+//! still in flight. Its siblings import it; it imports none of them.
 
 use draftline_contract::error::ToolError;
-use draftline_contract::tool::{Call, Stakes};
+use draftline_contract::tool::Call;
 use http::StatusCode;
 
 use super::App;
@@ -14,7 +13,6 @@ use super::outcome::{Success, outcome};
 use crate::audit::{AuditRecord, CallFacts, KeyFacts};
 use crate::confirm::Consumption;
 use crate::idempotency::{IdempotencyKey, IdempotencyRecord, IdempotencyStore, StoredResponse};
-use crate::policy::{Counting, Gate};
 
 /// What a draft's commit is made of, besides its document: the call, its
 /// key and the person's answer it consumes.
@@ -27,35 +25,6 @@ pub(super) struct Held<'a> {
     pub(super) store: &'a IdempotencyStore<'a>,
     pub(super) key: &'a IdempotencyKey,
     pub(super) consumption: Option<&'a Consumption>,
-}
-
-/// How the tenant's policy holds one draft: its call at the gate (the
-/// limits that apply to its caller, and those observe mode let it pass
-/// so far, as the counterparty rule) and what the draft is worth.
-pub(super) struct Policed<'a> {
-    pub(super) gate: Gate,
-    pub(super) stakes: &'a Stakes,
-}
-
-impl Policed<'_> {
-    /// The counters the draft moves now, if any limit counts it.
-    pub(super) fn counting(&self, held: &Held<'_>, now: chrono::DateTime<chrono::Utc>) -> Option<Counting> {
-        let call = held.call;
-        self.gate.applied().and_then(|applied| {
-            Counting::of(
-                applied,
-                call.caller,
-                (held.name, call.agent.run_id.as_deref()),
-                self.stakes,
-                now,
-            )
-        })
-    }
-
-    /// `audit`, naming the limits observed or else the policy held to.
-    pub(super) fn audited(&self, audit: AuditRecord) -> AuditRecord {
-        self.gate.audited(audit)
-    }
 }
 
 pub(super) fn in_flight(key: &IdempotencyKey, after: u64) -> ToolError {

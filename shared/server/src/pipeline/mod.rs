@@ -21,16 +21,16 @@
 //! - [`draft`]: the idempotent draft path; the atomic draft, written in
 //!   one transaction with its key record and audit item;
 //! - [`external`]: the draft of a document in the ERP, under a lease;
-//! - [`limits`]: the atomic draft's transaction when a tenant's policy
-//!   holds it (its counters ride in it);
+//! - [`atomic`]: the atomic draft's one transaction, its parts named
+//!   (the limits gate's counters ride in it);
 //! - [`outcome`]: the outcome of a call, named once, for the audit item and
 //!   the log line.
 
 mod app;
+mod atomic;
 mod draft;
 mod external;
 mod held;
-mod limits;
 pub(crate) mod outcome;
 
 use std::sync::Arc;
@@ -164,12 +164,11 @@ pub struct App {
     pages: Option<Arc<dyn Pages>>,
     /// Where each call's spans go (`OTEL_*`); `None`: nowhere.
     exporter: Option<crate::export::Exporter>,
-    /// Each tenant's policy, as last read (for `config.policy_cache`).
-    policies: crate::policy::PolicyCache,
+    /// The limits gate: each tenant's policy as last read, the agent runs
+    /// this instance counted lately, the deployment's budget.
+    limits: crate::policy::Limits,
     /// The draft keys this instance answered lately ([`crate::idempotency::answered`]).
     answered: crate::idempotency::AnsweredKeys,
-    /// The agent runs this instance counted lately ([`crate::policy::runs`]).
-    runs: crate::policy::KnownRuns,
 }
 
 impl std::fmt::Debug for App {
@@ -361,18 +360,11 @@ impl App {
                 return (served.result, key);
             }
             let authorized = authorized.load(Ordering::Relaxed);
-            let mut record = AuditRecord::new(
+            let record = crate::policy::Label::of_outcome(&served.result, served.observed).on(AuditRecord::new(
                 &facts,
                 caller,
                 &outcome(&served.result, served.key.as_ref(), authorized),
-            );
-            if let Err(err) = &served.result
-                && let Some(limit) = err.limit()
-            {
-                record = record.reaching(std::slice::from_ref(limit), false);
-            } else if !served.observed.is_empty() {
-                record = record.reaching(&served.observed, true);
-            }
+            ));
             let written = trace::stage(
                 Stage::Audit,
                 tokio::time::timeout(
@@ -426,7 +418,7 @@ impl App {
             Ok(agent) => agent,
             Err(err) => return Served::unaudited(Err(err), None),
         };
-        let examiner = crate::policy::TableExaminer::new(&self.db, &self.policies);
+        let examiner = crate::policy::TableExaminer::new(&self.db, self.limits.policies());
         let call = Call {
             caller,
             clock: self.clock.as_ref(),
@@ -453,7 +445,8 @@ impl App {
                     // The policy's rate, before the ERP is asked: a valid
                     // call counts, a refused one reads nothing.
                     if read.definition().counts_against_the_rate() {
-                        observed = trace::stage(Stage::Auth, self.spend_read_rate(caller, name)).await?;
+                        let admitted = self.limits.admit_read(&self.db, caller, name, self.clock.as_ref());
+                        observed = trace::stage(Stage::Auth, admitted).await?;
                     }
                     let data = trace::stage(Stage::Erp, read.read(&call, &input)).await?;
                     Ok(Success {
@@ -504,7 +497,7 @@ impl App {
                 ),
             });
         }
-        self.spend_budget(caller).await?;
+        self.limits.admit(&self.db, caller, self.clock.now()).await?;
         Ok(tool)
     }
 

@@ -413,47 +413,6 @@ impl Counting {
         }
     }
 
-    /// Moves the counter of `kind` with one `UpdateItem` of its own,
-    /// outside any transaction (a read's rate, the deployment's budget:
-    /// there is no write to ride in), under its conditions unless lifted.
-    /// `Ok(Err(stored))`: its condition failed, with the counter as stored.
-    pub async fn spend(
-        &self,
-        db: &Db,
-        kind: CounterKind,
-    ) -> Result<Result<(), Option<HashMap<String, AttributeValue>>>, ToolError> {
-        let Some(counter) = self.counter(kind) else {
-            return Ok(Ok(()));
-        };
-        {
-            let update = counter.update();
-            let sent = db
-                .client()
-                .update_item()
-                .table_name(db.table())
-                .set_key(Some(counter.key()))
-                .update_expression(update.expression)
-                .set_expression_attribute_names(update.names)
-                .set_expression_attribute_values(Some(update.values))
-                .set_condition_expression(update.condition)
-                .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-                .send()
-                .boxed()
-                .await;
-            match sent {
-                Ok(_) => Ok(Ok(())),
-                Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => {
-                    let stored = match service.err() {
-                        UpdateItemError::ConditionalCheckFailedException(e) => e.item().cloned(),
-                        _ => None,
-                    };
-                    Ok(Err(stored))
-                }
-                Err(other) => Err(store_error(other, NOTHING_READ)),
-            }
-        }
-    }
-
     /// The refusals for every limit the counter of `kind` reached, stored
     /// as `old` when its condition failed at `now` (`None`: not counted
     /// yet). At least one: a failed condition whose stored use shows no
@@ -574,6 +533,43 @@ impl Counting {
             }),
             retry_after_seconds,
         }
+    }
+}
+
+/// Moves one counter with an `UpdateItem` of its own, outside any
+/// transaction (a read's rate, the deployment's budget: there is no write
+/// to ride in): `update` is its item as [`Counting::items`] built it.
+/// `Ok(Err(stored))`: its condition failed, with the counter as stored.
+pub async fn spend(
+    db: &Db,
+    (_, update): (CounterKind, TransactWriteItem),
+) -> Result<Result<(), Option<HashMap<String, AttributeValue>>>, ToolError> {
+    let Some(update) = update.update else {
+        return Err(ToolError::internal("a counter's item is not an update"));
+    };
+    let sent = db
+        .client()
+        .update_item()
+        .table_name(update.table_name)
+        .set_key(Some(update.key))
+        .update_expression(update.update_expression)
+        .set_expression_attribute_names(update.expression_attribute_names)
+        .set_expression_attribute_values(update.expression_attribute_values)
+        .set_condition_expression(update.condition_expression)
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        .send()
+        .boxed()
+        .await;
+    match sent {
+        Ok(_) => Ok(Ok(())),
+        Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => {
+            let stored = match service.err() {
+                UpdateItemError::ConditionalCheckFailedException(e) => e.item().cloned(),
+                _ => None,
+            };
+            Ok(Err(stored))
+        }
+        Err(other) => Err(store_error(other, NOTHING_READ)),
     }
 }
 

@@ -1,0 +1,78 @@
+//! The atomic draft's one transaction, by its named parts: the key record,
+//! the person's answer consumed, the document's writes, the audit item and
+//! the limit counters the gate hands it ([`crate::policy::gate`]), which
+//! also settles what a counter's failed condition means. A draft in the
+//! ERP reserves the same counters with its key's claim instead
+//! ([`super::external`]).
+
+use aws_sdk_dynamodb::types::TransactWriteItem;
+use draftline_contract::error::ToolError;
+use draftline_contract::tool::DocumentRef;
+
+use super::held::{Held, Recorded};
+use super::{App, Success};
+use crate::edge::trace::{self, Stage};
+use crate::idempotency::{CommitFailure, KeyTransaction};
+use crate::policy::{Attempt, Gate, Sending};
+
+/// A commit's outcome, with the answer it stands for.
+pub(super) type Committed = (Result<(), CommitFailure>, Result<Success, ToolError>);
+
+impl App {
+    /// Commits the draft answering `output` for `document` with `writes`,
+    /// counted as `gate` holds it. Returns the commit's outcome with the
+    /// answer it stands for, or the refusal.
+    pub(super) async fn commit_held(
+        &self,
+        held: &Held<'_>,
+        (output, document): (&serde_json::Value, &DocumentRef),
+        writes: &[TransactWriteItem],
+        gate: &mut Gate<'_>,
+    ) -> Result<Committed, ToolError> {
+        gate.settle(&self.db, |Sending { counters, label }| async move {
+            let call = held.call;
+            let Recorded {
+                now,
+                result: created,
+                record,
+                audit,
+            } = self.record_created(
+                call,
+                held.facts,
+                held.name,
+                held.key_facts,
+                held.owner,
+                output.clone(),
+                document.clone(),
+            );
+            let audit = label.on(audit);
+            let answer = match held.consumption {
+                Some(consumption) => Some(consumption.put(&self.db, call.caller, call.request_id)?),
+                None => None,
+            };
+            let transaction = KeyTransaction::of(held.store.put_record(held.key, &record, now)?)
+                .consuming(answer)
+                .placing(writes.to_vec())
+                .auditing(audit.put(&self.db)?)
+                .counting(counters);
+            let committed =
+                trace::stage(Stage::Idempotency, held.store.commit(held.key, transaction, audit.id())).await;
+            Ok(match committed {
+                Ok(()) => {
+                    // A retry of this key reaching this instance reads the record alone.
+                    self.answered.remember(call.caller, held.key, record.expires_at);
+                    Attempt::Counted((Ok(()), created))
+                }
+                Err(CommitFailure::OverLimit { counter, stored }) => Attempt::Over(counter, stored),
+                // Only the commit is sent again: the draft as prepared (its
+                // number, its price) stands.
+                Err(CommitFailure::CountersContended) => {
+                    Attempt::Contended((Err(CommitFailure::CountersContended), created))
+                }
+                // Cancelled by something else: the counters did not move.
+                Err(other) => Attempt::Uncounted((Err(other), created)),
+            })
+        })
+        .await
+    }
+}
