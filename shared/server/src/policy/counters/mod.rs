@@ -33,21 +33,32 @@
 //! definitely did not happen) gives exactly that back in the release's own
 //! transaction; a claim that may have written keeps it, and a worker taking
 //! a lapsed claim over carries it on without counting again.
+//!
+//! This file builds the counters a call moves ([`Counting`]); where they
+//! are stored is `layout`, how each is written `update`, and what one that
+//! failed its condition refuses `refusal`.
 
-use futures::FutureExt;
+mod layout;
+mod refusal;
+mod update;
+
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
-use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use chrono::{DateTime, Duration, Utc};
 
-use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
-use draftline_contract::error::{ReachedLimit, ToolError};
-use draftline_contract::identity::{Caller, Owner, TenantId, UserId};
+use draftline_contract::error::ToolError;
+use draftline_contract::identity::{Caller, Owner};
 use draftline_contract::policy::Applied;
 use draftline_contract::policy::amount::format_hundredths;
 use draftline_contract::tool::Stakes;
-use draftline_dynamo::{Db, store_error};
+use draftline_dynamo::{Db, Item};
+
+pub use layout::{
+    CALLS, DRAFTS, day_key, minute_of, rate_key, run_counted, run_key, run_key_at, run_pk, used, value_attribute,
+};
+use layout::{LIMIT_USE, RUN_SK, day_pk, key, minute_sk, rate_pk};
+pub use update::spend;
 
 /// How long a run's counter outlives its last draft: a run older than
 /// this starts counting again (agent runs last minutes or hours).
@@ -412,282 +423,6 @@ impl Counting {
             _ => false,
         }
     }
-
-    /// The refusals for every limit the counter of `kind` reached, stored
-    /// as `old` when its condition failed at `now` (`None`: not counted
-    /// yet). At least one: a failed condition whose stored use shows no
-    /// limit passed (it moved since) names the counter's first.
-    pub fn reached(
-        &self,
-        kind: CounterKind,
-        old: Option<&HashMap<String, AttributeValue>>,
-        now: DateTime<Utc>,
-    ) -> Vec<ToolError> {
-        let Some(counter) = self.counter(kind) else {
-            return Vec::new();
-        };
-        let used = |bound: &Bound| -> i64 { old.map_or(0, |item| used(item, &bound.attribute)) };
-        let mut passed: Vec<&Bound> = counter
-            .bounds
-            .iter()
-            .filter(|b| used(b).saturating_add(b.this) > b.max)
-            .collect();
-        if passed.is_empty() {
-            passed.extend(counter.bounds.first());
-        }
-        passed
-            .into_iter()
-            .map(|bound| self.refusal(counter, bound, used(bound), now))
-            .collect()
-    }
-
-    /// The refusal of one call by `bound` of `counter`, of which `used`
-    /// was used.
-    fn refusal(&self, counter: &Counter, bound: &Bound, used: i64, now: DateTime<Utc>) -> ToolError {
-        let wait = |ends: &DateTime<Utc>| {
-            let wait = ends.signed_duration_since(now).num_seconds().clamp(1, 60);
-            u64::try_from(wait).unwrap_or(1)
-        };
-        let resets_at = counter
-            .resets_at
-            .map(|at| at.to_rfc3339_opts(SecondsFormat::Secs, true));
-        let (this, max, version) = (bound.show(bound.this), bound.show(bound.max), self.version);
-        let left = format_hundredths(bound.max.saturating_sub(used).max(0));
-        let shown = bound.show(used);
-        let (applies_to, message, retry_after_seconds) = match &counter.whose {
-            Whose::Budget { ends } => {
-                let retry_after = wait(ends);
-                return ToolError::RateLimited {
-                    message: format!(
-                        "You have used your budget of {max} tool calls per minute. Nothing was read or written. \
-                         Wait {retry_after} second(s), then retry the same call; if you are looping, stop and tell \
-                         the person you act for what you were trying to do."
-                    ),
-                    retry_after_seconds: retry_after,
-                };
-            }
-            Whose::Rate {
-                tool,
-                user,
-                ends,
-                refused,
-            } => {
-                let wait = wait(ends);
-                let message = format!(
-                    "You have called {tool} {max} times this minute, the most the tenant's policy (version \
-                     {version}, per_tool_per_person.calls_per_minute) allows one person. {refused} Wait \
-                     {wait} second(s), then retry this same call unchanged; if you are looping, stop and tell the \
-                     person you act for what you were trying to do."
-                );
-                (format!("{user} calling {tool}"), message, Some(wait))
-            }
-            Whose::Run(run) if bound.unit == DRAFTS => {
-                let message = format!(
-                    "Agent run '{run}' has reached its limit of {max} (the tenant's policy, version {version}, \
-                     per_run.max_drafts): {used} created in this run, and this call would add 1. No draft was \
-                     created. Do not retry it in this run: stop drafting, tell the person you act for which drafts \
-                     this run created, and ask them to draft the rest or to raise the limit.",
-                    max = drafts(bound.max),
-                    used = if used == 1 {
-                        "1 was".to_owned()
-                    } else {
-                        format!("{used} were")
-                    },
-                );
-                (format!("agent run {run}"), message, None)
-            }
-            Whose::Run(run) => {
-                let currency = &bound.unit;
-                let message = format!(
-                    "This draft's total of {this} {currency} would take agent run '{run}' past its limit of {max} \
-                     {currency} (the tenant's policy, version {version}, per_run.max_value): {shown} {currency} was \
-                     drafted in this run, {left} {currency} is left. No draft was created. Split the order into \
-                     smaller drafts that fit what is left, or ask a person to draft this one."
-                );
-                (format!("agent run {run}"), message, None)
-            }
-            Whose::Day { user, day } => {
-                let currency = &bound.unit;
-                let message = format!(
-                    "This draft's total of {this} {currency} would take what was drafted for {user} on {day} past \
-                     the daily limit of {max} {currency} (the tenant's policy, version {version}, \
-                     per_person_per_day.max_value): {shown} {currency} was drafted today, {left} {currency} is left. \
-                     No draft was created. Split the order into smaller drafts that fit what is left, wait until the \
-                     limit resets at {resets} (midnight in the tenant's time zone), or ask a person to draft this one.",
-                    resets = resets_at.as_deref().unwrap_or("midnight"),
-                );
-                (format!("{user} on {day}"), message, None)
-            }
-        };
-        ToolError::LimitReached {
-            message,
-            limit: Box::new(ReachedLimit {
-                name: bound.name.to_owned(),
-                unit: bound.unit.clone(),
-                applies_to,
-                max: Some(max),
-                used: Some(shown),
-                this_call: this,
-                resets_at,
-                policy_version: version,
-            }),
-            retry_after_seconds,
-        }
-    }
-}
-
-/// Moves one counter with an `UpdateItem` of its own, outside any
-/// transaction (a read's rate, the deployment's budget: there is no write
-/// to ride in): `update` is its item as [`Counting::items`] built it.
-/// `Ok(Err(stored))`: its condition failed, with the counter as stored.
-pub async fn spend(
-    db: &Db,
-    (_, update): (CounterKind, TransactWriteItem),
-) -> Result<Result<(), Option<HashMap<String, AttributeValue>>>, ToolError> {
-    let Some(update) = update.update else {
-        return Err(ToolError::internal("a counter's item is not an update"));
-    };
-    let sent = db
-        .client()
-        .update_item()
-        .table_name(update.table_name)
-        .set_key(Some(update.key))
-        .update_expression(update.update_expression)
-        .set_expression_attribute_names(update.expression_attribute_names)
-        .set_expression_attribute_values(update.expression_attribute_values)
-        .set_condition_expression(update.condition_expression)
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .send()
-        .boxed()
-        .await;
-    match sent {
-        Ok(_) => Ok(Ok(())),
-        Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => {
-            let stored = match service.err() {
-                UpdateItemError::ConditionalCheckFailedException(e) => e.item().cloned(),
-                _ => None,
-            };
-            Ok(Err(stored))
-        }
-        Err(other) => Err(store_error(other, NOTHING_READ)),
-    }
-}
-
-/// One counter's update: `ADD` what it adds under its bounds.
-struct CounterUpdate {
-    expression: String,
-    condition: Option<String>,
-    names: Option<HashMap<String, String>>,
-    values: HashMap<String, AttributeValue>,
-}
-
-/// The placeholder `<sign><letter><i>` (`#a0`, `:r1`).
-fn placeholder(sign: char, letter: char, i: usize) -> String {
-    format!("{sign}{letter}{i}")
-}
-
-impl Counter {
-    /// Its item's key.
-    fn key(&self) -> HashMap<String, AttributeValue> {
-        key(self.pk.clone(), self.sk.clone())
-    }
-
-    /// Its update, under its limits' conditions unless they were lifted:
-    /// `ADD drafts :a0, v_IDR :a1 SET kind = :k, expires_at = :e`,
-    /// conditioned `(attribute_not_exists(drafts) OR drafts <= :r0) AND …`.
-    /// The counters' own attributes are named as themselves (none is a
-    /// reserved word, [`plain`]), and a bound names the attribute its
-    /// counter adds to: no names map travels with a draft's counters (the
-    /// bytes signed and sent with every draft under a policy). Any other
-    /// attribute goes through a placeholder (`#a0`, `#b0`).
-    fn update(&self) -> CounterUpdate {
-        let mut names = HashMap::new();
-        let mut values = HashMap::with_capacity(self.adds.len() + self.bounds.len() + 2);
-        let mut named = |attribute: &String, sign: char, i: usize| -> String {
-            if plain(attribute) {
-                return attribute.clone();
-            }
-            let name = placeholder('#', sign, i);
-            names.insert(name.clone(), attribute.clone());
-            name
-        };
-        let added: Vec<String> = self
-            .adds
-            .iter()
-            .enumerate()
-            .map(|(i, (attribute, _))| named(attribute, 'a', i))
-            .collect();
-        let mut expression = String::with_capacity(48 + 16 * self.adds.len());
-        expression.push_str("ADD ");
-        for (i, ((_, n), name)) in self.adds.iter().zip(&added).enumerate() {
-            let value = placeholder(':', 'a', i);
-            if i > 0 {
-                expression.push_str(", ");
-            }
-            expression.push_str(name);
-            expression.push(' ');
-            expression.push_str(&value);
-            values.insert(value, AttributeValue::N(n.to_string()));
-        }
-        expression.push_str(" SET kind = :k, expires_at = :e");
-        values.insert(":k".to_owned(), AttributeValue::S(LIMIT_USE.into()));
-        values.insert(":e".to_owned(), AttributeValue::N(self.expires_at.to_string()));
-        let mut condition = String::new();
-        if self.conditioned {
-            for (i, bound) in self.bounds.iter().enumerate() {
-                let name = match self
-                    .adds
-                    .iter()
-                    .position(|(attribute, _)| *attribute == bound.attribute)
-                    .and_then(|at| added.get(at))
-                {
-                    Some(name) => name.clone(),
-                    // A limit on what this counter does not add (none is
-                    // built so): its attribute is named on its own.
-                    None => named(&bound.attribute, 'b', i),
-                };
-                let room = placeholder(':', 'r', i);
-                if !condition.is_empty() {
-                    condition.push_str(" AND ");
-                }
-                let left = bound.max.saturating_sub(bound.this);
-                if left >= 0 {
-                    condition.push_str("(attribute_not_exists(");
-                    condition.push_str(&name);
-                    condition.push_str(") OR ");
-                    condition.push_str(&name);
-                    condition.push_str(" <= ");
-                    condition.push_str(&room);
-                    condition.push(')');
-                } else {
-                    // This draft alone is over the limit: no use passes.
-                    condition.push_str(&name);
-                    condition.push_str(" <= ");
-                    condition.push_str(&room);
-                }
-                values.insert(room, AttributeValue::N(left.to_string()));
-            }
-        }
-        CounterUpdate {
-            expression,
-            condition: (!condition.is_empty()).then_some(condition),
-            // DynamoDB refuses an empty map: none is sent.
-            names: (!names.is_empty()).then_some(names),
-            values,
-        }
-    }
-}
-
-/// Whether an expression may name `attribute` as itself: the counters'
-/// own attributes (`drafts`, `calls`, `v_<currency>` of ASCII letters and
-/// digits), none of them among DynamoDB's reserved words (which have no
-/// underscore). Anything else is named through a placeholder.
-fn plain(attribute: &str) -> bool {
-    attribute == DRAFTS
-        || attribute == CALLS
-        || attribute
-            .strip_prefix("v_")
-            .is_some_and(|code| !code.is_empty() && code.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
 /// What a refused draft did not do.
@@ -754,120 +489,9 @@ fn run_counter(
     }
 }
 
-/// The counter item of `owner`'s run `run` as if `adds` (`drafts`,
-/// `v_<currency>`) had been counted at `now`: what the demo seed writes for
-/// the drafts it seeds, in the layout drafts are counted in.
-pub fn run_counted(
-    owner: Owner<'_>,
-    run: &str,
-    adds: Vec<(String, i64)>,
-    now: DateTime<Utc>,
-) -> HashMap<String, AttributeValue> {
-    let counter = run_counter(owner, run, adds, Vec::new(), now);
-    let mut item = counter.key();
-    item.insert("kind".to_owned(), AttributeValue::S(LIMIT_USE.to_owned()));
-    item.insert(
-        "expires_at".to_owned(),
-        AttributeValue::N(counter.expires_at.to_string()),
-    );
-    for (attribute, n) in counter.adds {
-        item.insert(attribute, AttributeValue::N(n.to_string()));
-    }
-    item
-}
-
-/// `1 draft`, `10 drafts`.
-fn drafts(n: i64) -> String {
-    if n == 1 {
-        "1 draft".to_owned()
-    } else {
-        format!("{n} drafts")
-    }
-}
-
-/// The `kind` of every counter item.
-const LIMIT_USE: &str = "limit_use";
-
-/// A counter's attribute for the number of drafts.
-pub const DRAFTS: &str = "drafts";
-/// A rate counter's attribute for the number of calls.
-pub const CALLS: &str = "calls";
-
-/// A counter's attribute for the value drafted in `currency` (hundredths).
-pub fn value_attribute(currency: &str) -> String {
-    format!("v_{currency}")
-}
-
-/// What the counter `item` holds in `attribute` (0 when it has none).
-pub fn used(item: &HashMap<String, AttributeValue>, attribute: &str) -> i64 {
-    item.get(attribute)
-        .and_then(|v| v.as_n().ok())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
-/// The key of the counter of `owner`'s agent run `run` (the same run id
-/// sent by someone else is another run).
-pub fn run_key(owner: Owner<'_>, run: &str) -> HashMap<String, AttributeValue> {
-    run_key_at(&run_pk(owner, run))
-}
-
-/// The key of the run counter whose partition is `pk` ([`run_pk`]).
-pub fn run_key_at(pk: &str) -> HashMap<String, AttributeValue> {
-    key(pk.to_owned(), RUN_SK.to_owned())
-}
-
-/// The partition of the counter of `owner`'s agent run `run`.
-pub fn run_pk(owner: Owner<'_>, run: &str) -> String {
-    let Owner { tenant, branch, user } = owner;
-    format!("T#{tenant}#LIMIT#RUN#{branch}#{user}#{run}")
-}
-
-/// The sort key of a run's counter (one item per run).
-const RUN_SK: &str = "USE";
-
-/// The key of the counter of what was drafted for `user` on `day`
-/// (`YYYY-MM-DD`, the tenant's day).
-pub fn day_key(tenant: &TenantId, user: &UserId, day: &str) -> HashMap<String, AttributeValue> {
-    key(day_pk(tenant, user), day.to_owned())
-}
-
-/// The partition of `user`'s day counters (one item per day).
-fn day_pk(tenant: &TenantId, user: &UserId) -> String {
-    format!("T#{tenant}#LIMIT#DAY#{user}")
-}
-
-/// The key of `user`'s counter of calls of `tool` in epoch minute `minute`.
-pub fn rate_key(tenant: &TenantId, user: &UserId, tool: &str, minute: i64) -> HashMap<String, AttributeValue> {
-    key(rate_pk(tenant, user, tool), minute_sk(minute))
-}
-
-/// The partition of `user`'s counters of calls of `tool`.
-fn rate_pk(tenant: &TenantId, user: &UserId, tool: &str) -> String {
-    format!("T#{tenant}#LIMIT#RATE#{user}#{tool}")
-}
-
-/// The sort key of a counter of epoch minute `minute`.
-fn minute_sk(minute: i64) -> String {
-    format!("MINUTE#{minute}")
-}
-
-/// The epoch minute (UTC) `now` falls in, and when it ends.
-pub fn minute_of(now: DateTime<Utc>) -> (i64, DateTime<Utc>) {
-    let minute = now.timestamp().div_euclid(60);
-    let ends = DateTime::from_timestamp(minute.saturating_add(1).saturating_mul(60), 0).unwrap_or(now);
-    (minute, ends)
-}
-
-fn key(pk: String, sk: String) -> HashMap<String, AttributeValue> {
-    HashMap::from([
-        ("pk".to_owned(), AttributeValue::S(pk)),
-        ("sk".to_owned(), AttributeValue::S(sk)),
-    ])
-}
-
 #[cfg(test)]
 mod tests {
+    use super::update::plain;
     use super::*;
 
     fn counter(adds: &[(&str, i64)], bounds: Vec<Bound>) -> Counter {
