@@ -11,11 +11,11 @@ use super::external::{Generation, external_key};
 use super::held::{Held, in_flight};
 use super::{App, DRAFT_ATTEMPTS, Entry, Served, Success, Transport};
 use crate::audit::{Answered, CallFacts, KeyFacts};
-use crate::confirm::{self, Answer};
+use crate::confirm::{self, Answer, Confirmed};
 use crate::edge;
 use crate::edge::trace::{self, Stage};
 use crate::idempotency::{CommitFailure, IdempotencyKey, IdempotencyRecord, IdempotencyStore, NextAction};
-use crate::policy::{Looked, Lookup};
+use crate::policy::{Gate, Looked, Lookup};
 use draftline_contract::canonical;
 use draftline_contract::error::ToolError;
 use draftline_contract::request::AgentContext;
@@ -61,67 +61,18 @@ impl App {
         facts: &CallFacts,
         input: &ParsedInput,
         key: &IdempotencyKey,
-        key_facts: KeyFacts,
+        mut key_facts: KeyFacts,
         answer: Option<&Result<Answer, ToolError>>,
     ) -> Served {
         let owner = format!("{}/{}", call.caller.branch(), call.caller.user());
         let store = IdempotencyStore::new(&self.db, call.caller);
         let fail = |err: ToolError, key_facts: KeyFacts| Served::unaudited(Err(err), Some(key_facts));
-
-        // One read answers every retry: replay, conflict or in flight. It
-        // comes before the rules that depend on the clock, so a retry after
-        // midnight still finds yesterday's draft.
-        // Which use of the key this call continues: a claim whose lease
-        // lapsed (its worker died, perhaps after the ERP write) is continued,
-        // anything else starts a new one.
-        // The tenant's policy comes with it (cached, or in the same request),
-        // and the run's counter when the policy may limit its drafts.
-        // What the draft reads from the table (a backend that keeps its
-        // data there: the counterparty, items, prices, the near-duplicate
-        // marker) comes in that same request.
-        // Unless this instance answered the key already: then the call is
-        // almost certainly a replay, and the record is read alone (a record
-        // gone after all makes a draft that reads its data itself).
-        let reads = if self.answered.answered(call.caller, key, self.clock.now()) {
-            None
-        } else {
-            tool.reads(call, input)
-                .map(|keys| keys.iter().map(draftline_dynamo::writes::key).collect())
-        };
-        let limits = self
-            .limits
-            .lookup(call.caller, call.agent.run_id.as_deref(), self.clock.now());
-        let (found, limits, read) =
-            match trace::stage(Stage::Idempotency, self.lookup(&store, key, limits, reads)).await {
-                Ok(found) => found,
-                Err(err) => return fail(err, key_facts),
-            };
-        let continued = match found {
-            Some(record) => match record.next_action(&key_facts.fingerprint, &owner, self.clock.now()) {
-                NextAction::Proceed => None,
-                NextAction::LeaseExpired { generation, reserved } => Some((generation, reserved)),
-                answered => match answer_of(answered, key) {
-                    Some(Ok(replayed)) => {
-                        self.answered.remember(call.caller, key, record.expires_at);
-                        return Served::unaudited(Ok(replayed), Some(key_facts));
-                    }
-                    Some(answer) => return Served::unaudited(answer, Some(key_facts)),
-                    None => None,
-                },
-            },
-            None => None,
-        };
-        // Past a replay, a draft is held to the policy (a takeover carries
-        // on a claim that was held and counted already).
-        let name = tool.definition().name;
-        let gate = match limits.hold(name, continued.is_some()) {
-            Ok(gate) => gate,
+        let (gate, read, generation) = match self.look_up(tool, call, input, key, &key_facts, &owner).await {
+            Ok(Looking::Answered(answer)) => return Served::unaudited(answer, Some(key_facts)),
+            Ok(Looking::Goes { gate, read, generation }) => (gate, read, generation),
             Err(err) => return fail(err, key_facts),
         };
-        let generation = match continued {
-            Some((id, reserved)) => Generation::Continued { id, reserved },
-            None => Generation::New(ulid::Ulid::new().to_string()),
-        };
+        let name = tool.definition().name;
         let checked = trace::stage(Stage::Validation, async { tool.check_rules(input, &self.rules()) }).await;
         if let Err(err) = checked {
             return fail(err, key_facts);
@@ -133,28 +84,15 @@ impl App {
             fingerprint: &fingerprint,
             key,
         };
-        let confirmed = match answer {
-            None => None,
-            Some(Err(err)) => return fail(err.clone(), key_facts),
-            Some(Ok(answer)) => match confirm::decide(&self.cursors, answer, &asked, self.clock.now()) {
-                Ok(confirmed) => Some(confirmed),
-                Err(err) => return fail(err, key_facts),
-            },
+        let confirmed = match answer.map(|answer| self.confirmed(answer, &asked)).transpose() {
+            Ok(confirmed) => confirmed,
+            Err(err) => return fail(err, key_facts),
         };
-        let mut key_facts = key_facts;
-        key_facts.answered = confirmed.as_ref().map(|c| Answered {
-            decision: match c.decision {
-                Decision::CreateAnother => "create_another",
-                Decision::UseExisting(_) => "use_existing",
-            },
-            existing: c.existing.clone(),
-        });
-        let consumption = confirmed.as_ref().and_then(|c| c.consumption.as_ref());
+        key_facts.answered = confirmed.as_ref().map(answered);
         let draft_key = external_key(call.caller, key, generation.id());
         let call = Call {
             draft_key: Some(&draft_key),
             decision: confirmed.as_ref().map(|c| &c.decision),
-            // The policy's window, if it sets one; else the deployment's.
             near_duplicate_window: gate.near_duplicate_window(call.near_duplicate_window),
             ..*call
         };
@@ -165,36 +103,6 @@ impl App {
                 found: read.as_ref().filter(|_| attempt == 0),
                 ..call
             };
-            let prepared = match trace::stage(Stage::Erp, tool.prepare(&call, input)).await {
-                Ok(prepared) => prepared,
-                Err(ToolError::InputRequired { message, question, .. }) => {
-                    // Nothing was created: seal what the person is asked
-                    // about, so only their answer to this very call (under
-                    // its own key) counts, once.
-                    let state = confirm::seal(&self.cursors, &asked, &question.existing.number, self.clock.now());
-                    return match state {
-                        Ok(state) => fail(
-                            ToolError::InputRequired {
-                                message,
-                                question,
-                                request_state: Some(state),
-                            },
-                            key_facts,
-                        ),
-                        Err(err) => fail(err, key_facts),
-                    };
-                }
-                Err(err) => return fail(err, key_facts),
-            };
-            // The counterparty rule, before anything is written (on either
-            // backend: before the ERP is asked, too). Observe mode goes on
-            // and the draft's audit item names the rule.
-            let mut gate = gate.clone();
-            if let Draft::Placed { stakes, .. } = &prepared
-                && let Err(refusal) = gate.check_priced(stakes)
-            {
-                return fail(refusal, key_facts);
-            }
             let held = Held {
                 call: &call,
                 facts,
@@ -203,83 +111,207 @@ impl App {
                 owner: &owner,
                 store: &store,
                 key,
-                consumption,
+                consumption: confirmed.as_ref().and_then(|c| c.consumption.as_ref()),
             };
-            let (created, writes, answer) = match prepared {
-                Draft::Placed {
-                    placement: Placement::Atomic { document, writes },
-                    answer,
-                    ..
-                } => (document, writes, answer),
-                Draft::Placed {
-                    placement: Placement::External(external),
-                    answer,
-                    ..
-                } => {
-                    // Boxed: the ERP path's future is large, and only
-                    // drafts in an external ERP take it.
-                    return Box::pin(self.draft_external(&held, &generation, (external.as_ref(), answer), gate)).await;
-                }
-                // A person chose the existing draft: nothing is written.
-                Draft::Existing { document, output } => {
-                    return Served::unaudited(
-                        Ok(Success {
-                            status: StatusCode::OK,
-                            data: output,
-                            replayed: false,
-                            document: Some(document),
-                        }),
-                        Some(key_facts),
-                    );
-                }
-            };
-            let output = match answer(&created) {
-                Ok(output) => output,
-                Err(err) => return fail(err, key_facts),
-            };
-            let document = created.document;
-            let writes = match draftline_dynamo::transact_items(&self.db, &writes) {
-                Ok(writes) => writes,
-                Err(err) => return fail(err, key_facts),
-            };
-            let committed = self.commit_held(&held, (&output, &document), &writes, &mut gate).await;
-            let (committed, created) = match committed {
-                Ok(committed) => committed,
-                Err(err) => return fail(err, key_facts),
-            };
-            match committed {
-                Ok(()) => {
-                    return Served::audited(created, Some(key_facts));
-                }
-                Err(CommitFailure::KeyTaken(Some(record))) => {
-                    if let Some(answer) = self.answer_from_record(&record, key, &key_facts.fingerprint, &owner) {
-                        return Served::unaudited(answer, Some(key_facts));
-                    }
-                }
-                Err(CommitFailure::KeyTaken(None) | CommitFailure::KeyInFlight) => {
-                    return fail(in_flight(key, 1), key_facts);
-                }
-                Err(CommitFailure::Contention | CommitFailure::CountersContended) => {
-                    tokio::time::sleep(Duration::from_millis(5 + 20 * attempt as u64)).await;
-                }
-                Err(CommitFailure::AnswerUsed) => return fail(confirm::already_used(), key_facts),
-                Err(CommitFailure::Store(err)) => return fail(err, key_facts),
-                Err(CommitFailure::OverLimit { .. }) => {
-                    return fail(ToolError::internal("a limit was reached after it was read"), key_facts);
-                }
+            match self.attempt(tool, input, &held, &generation, &gate, &asked).await {
+                Attempted::Done { result, audited: true } => return Served::audited(result, Some(key_facts)),
+                Attempted::Done { result, .. } => return Served::unaudited(result, Some(key_facts)),
+                Attempted::Again => tokio::time::sleep(Duration::from_millis(5 + 20 * attempt as u64)).await,
             }
         }
-        fail(
-            ToolError::Busy {
-                message: format!(
-                    "Other drafts of your branch were being numbered at the same moment, and this draft lost the \
-                     race {DRAFT_ATTEMPTS} times. No draft was created. Retry this same call unchanged (key \
-                     '{key}') in a second."
-                ),
-                retry_after_seconds: 1,
+        fail(lost_the_numbering_race(key), key_facts)
+    }
+
+    /// Looks the key up: one read answers every retry (replay, conflict or
+    /// in flight). It comes before the rules that depend on the clock, so
+    /// a retry after midnight still finds yesterday's draft. The limits
+    /// gate's keys come with it (the tenant's policy unless cached, the
+    /// run's counter), and so do the draft's own reads from the table (a
+    /// backend that keeps its data there: the counterparty, items, prices,
+    /// the near-duplicate marker), unless this instance answered the key
+    /// already: then the call is almost certainly a replay, and the record
+    /// is read alone (a record gone after all makes a draft that reads its
+    /// data itself). A claim whose lease lapsed (its worker died, perhaps
+    /// after the ERP write) is continued; anything else starts a new use.
+    /// Past a replay, the draft is held at the limits gate.
+    async fn look_up<'a>(
+        &'a self,
+        tool: &dyn ErasedDraft,
+        call: &Call<'a>,
+        input: &ParsedInput,
+        key: &IdempotencyKey,
+        key_facts: &KeyFacts,
+        owner: &str,
+    ) -> Result<Looking<'a>, ToolError> {
+        let store = IdempotencyStore::new(&self.db, call.caller);
+        let reads = if self.answered.answered(call.caller, key, self.clock.now()) {
+            None
+        } else {
+            tool.reads(call, input)
+                .map(|keys| keys.iter().map(draftline_dynamo::writes::key).collect())
+        };
+        let limits = self
+            .limits
+            .lookup(call.caller, call.agent.run_id.as_deref(), self.clock.now());
+        let (found, limits, read) = trace::stage(Stage::Idempotency, self.lookup(&store, key, limits, reads)).await?;
+        let continued = match found {
+            Some(record) => match record.next_action(&key_facts.fingerprint, owner, self.clock.now()) {
+                NextAction::Proceed => None,
+                NextAction::LeaseExpired { generation, reserved } => Some((generation, reserved)),
+                answered => match answer_of(answered, key) {
+                    Some(answer) => {
+                        if answer.is_ok() {
+                            self.answered.remember(call.caller, key, record.expires_at);
+                        }
+                        return Ok(Looking::Answered(answer));
+                    }
+                    None => None,
+                },
             },
-            key_facts,
+            None => None,
+        };
+        // Past a replay, a draft is held to the policy (a takeover carries
+        // on a claim that was held and counted already).
+        let gate = limits.hold(tool.definition().name, continued.is_some())?;
+        let generation = match continued {
+            Some((id, reserved)) => Generation::Continued { id, reserved },
+            None => Generation::New(ulid::Ulid::new().to_string()),
+        };
+        Ok(Looking::Goes { gate, read, generation })
+    }
+
+    /// What a person's `answer` to an earlier question decides for the
+    /// call `asked` (refused if it does not answer this very call).
+    fn confirmed(
+        &self,
+        answer: &Result<Answer, ToolError>,
+        asked: &confirm::Asked<'_>,
+    ) -> Result<Confirmed, ToolError> {
+        confirm::decide(
+            &self.cursors,
+            answer.as_ref().map_err(Clone::clone)?,
+            asked,
+            self.clock.now(),
         )
+    }
+
+    /// Prepares the draft `held` once, checks it at the `gate` and places
+    /// it: in draftline's transaction, or in the ERP under a lease.
+    async fn attempt(
+        &self,
+        tool: &dyn ErasedDraft,
+        input: &ParsedInput,
+        held: &Held<'_>,
+        generation: &Generation,
+        gate: &Gate<'_>,
+        asked: &confirm::Asked<'_>,
+    ) -> Attempted {
+        let done = |result| Attempted::Done { result, audited: false };
+        let prepared = match trace::stage(Stage::Erp, tool.prepare(held.call, input)).await {
+            Ok(prepared) => prepared,
+            Err(err) => return done(Err(self.asking(err, asked))),
+        };
+        // The counterparty rule, before anything is written (on either
+        // backend: before the ERP is asked, too). Observe mode goes on and
+        // the draft's audit item names the rule.
+        let mut gate = gate.clone();
+        if let Draft::Placed { stakes, .. } = &prepared
+            && let Err(refusal) = gate.check_priced(stakes)
+        {
+            return done(Err(refusal));
+        }
+        let (created, writes, answer) = match prepared {
+            Draft::Placed {
+                placement: Placement::Atomic { document, writes },
+                answer,
+                ..
+            } => (document, writes, answer),
+            Draft::Placed {
+                placement: Placement::External(external),
+                answer,
+                ..
+            } => {
+                // Boxed: the ERP path's future is large, and only drafts in
+                // an external ERP take it.
+                let served = Box::pin(self.draft_external(held, generation, (external.as_ref(), answer), gate)).await;
+                return Attempted::Done {
+                    result: served.result,
+                    audited: served.audited,
+                };
+            }
+            // A person chose the existing draft: nothing is written.
+            Draft::Existing { document, output } => {
+                return done(Ok(Success {
+                    status: StatusCode::OK,
+                    data: output,
+                    replayed: false,
+                    document: Some(document),
+                }));
+            }
+        };
+        let placed = answer(&created).and_then(|output| {
+            let writes = draftline_dynamo::transact_items(&self.db, &writes)?;
+            Ok((output, writes))
+        });
+        let (output, writes) = match placed {
+            Ok(placed) => placed,
+            Err(err) => return done(Err(err)),
+        };
+        match self
+            .commit_held(held, (&output, &created.document), &writes, &mut gate)
+            .await
+        {
+            Ok((committed, created)) => self.settled(held, committed, created),
+            Err(err) => done(Err(err)),
+        }
+    }
+
+    /// What a draft's commit came to, for the call.
+    fn settled(
+        &self,
+        held: &Held<'_>,
+        committed: Result<(), CommitFailure>,
+        created: Result<Success, ToolError>,
+    ) -> Attempted {
+        let done = |result| Attempted::Done { result, audited: false };
+        let key = held.key;
+        match committed {
+            Ok(()) => Attempted::Done {
+                result: created,
+                audited: true,
+            },
+            Err(CommitFailure::KeyTaken(Some(record))) => {
+                match self.answer_from_record(&record, key, &held.key_facts.fingerprint, held.owner) {
+                    Some(answer) => done(answer),
+                    None => Attempted::Again,
+                }
+            }
+            Err(CommitFailure::KeyTaken(None) | CommitFailure::KeyInFlight) => done(Err(in_flight(key, 1))),
+            Err(CommitFailure::Contention | CommitFailure::CountersContended) => Attempted::Again,
+            Err(CommitFailure::AnswerUsed) => done(Err(confirm::already_used())),
+            Err(CommitFailure::Store(err)) => done(Err(err)),
+            Err(CommitFailure::OverLimit { .. }) => {
+                done(Err(ToolError::internal("a limit was reached after it was read")))
+            }
+        }
+    }
+
+    /// A preparation's refusal `err`; when it asks a person (a
+    /// near-duplicate), nothing was created, and what the person is asked
+    /// about is sealed into it, so only their answer to this very call
+    /// (under its own key) counts, once.
+    fn asking(&self, err: ToolError, asked: &confirm::Asked<'_>) -> ToolError {
+        let ToolError::InputRequired { message, question, .. } = err else {
+            return err;
+        };
+        match confirm::seal(&self.cursors, asked, &question.existing.number, self.clock.now()) {
+            Ok(state) => ToolError::InputRequired {
+                message,
+                question,
+                request_state: Some(state),
+            },
+            Err(err) => err,
+        }
     }
 
     /// The stored record of `key`, read in one request with what the
@@ -315,6 +347,53 @@ impl App {
     ) -> Option<Result<Success, ToolError>> {
         answer_of(record.next_action(fingerprint, owner, self.clock.now()), key)
     }
+}
+
+/// A draft that lost the race for its number [`DRAFT_ATTEMPTS`] times.
+fn lost_the_numbering_race(key: &IdempotencyKey) -> ToolError {
+    ToolError::Busy {
+        message: format!(
+            "Other drafts of your branch were being numbered at the same moment, and this draft lost the race \
+             {DRAFT_ATTEMPTS} times. No draft was created. Retry this same call unchanged (key '{key}') in a second."
+        ),
+        retry_after_seconds: 1,
+    }
+}
+
+/// What a call's audit item says of the person's answer it acted on.
+fn answered(confirmed: &Confirmed) -> Answered {
+    Answered {
+        decision: match confirmed.decision {
+            Decision::CreateAnother => "create_another",
+            Decision::UseExisting(_) => "use_existing",
+        },
+        existing: confirmed.existing.clone(),
+    }
+}
+
+/// What looking a draft's key up came to.
+enum Looking<'a> {
+    /// The key's record answers the call (a replay, a conflict, in flight).
+    Answered(Result<Success, ToolError>),
+    /// The call goes on, held at its gate: what the lookup found for the
+    /// draft's own reads, and which use of the key it is.
+    Goes {
+        gate: Gate<'a>,
+        read: Option<Found>,
+        generation: Generation,
+    },
+}
+
+/// What one preparation and commit of a draft came to.
+enum Attempted {
+    /// The call is answered; `audited`: its audit item was written in the
+    /// draft's own transaction.
+    Done {
+        result: Result<Success, ToolError>,
+        audited: bool,
+    },
+    /// It lost a race on a document item (its number was taken): prepare again.
+    Again,
 }
 
 /// The answer a key record's next action gives a call, when it answers
