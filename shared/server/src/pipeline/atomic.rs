@@ -61,7 +61,7 @@ impl App {
                 Ok(()) => {
                     // A retry of this key reaching this instance reads the record alone.
                     self.answered.remember(call.caller, held.key, record.expires_at);
-                    Attempt::Counted((Ok(()), created))
+                    Attempt::Done((Ok(()), created))
                 }
                 Err(CommitFailure::OverLimit { counter, stored }) => Attempt::Over(counter, stored),
                 // Only the commit is sent again: the draft as prepared (its
@@ -70,7 +70,7 @@ impl App {
                     Attempt::Contended((Err(CommitFailure::CountersContended), created))
                 }
                 // Cancelled by something else: the counters did not move.
-                Err(other) => Attempt::Uncounted((Err(other), created)),
+                Err(other) => Attempt::Done((Err(other), created)),
             })
         })
         .await

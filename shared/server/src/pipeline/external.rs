@@ -188,11 +188,11 @@ impl App {
             };
             let claimed = trace::stage(Stage::Idempotency, held.store.claim(key, &claiming, with)).await?;
             Ok(match claimed {
-                Claim::Acquired(token) => Attempt::Counted(Ok(token)),
+                Claim::Acquired(token) => Attempt::Done(Ok(token)),
                 Claim::OverLimit { counter, stored } => Attempt::Over(counter, stored),
                 // Another draft moved the same counter at the same moment.
                 Claim::Contended => Attempt::Contended(Err(Claim::Contended)),
-                refused => Attempt::Uncounted(Err(refused)),
+                refused => Attempt::Done(Err(refused)),
             })
         });
         match claimed.await? {

@@ -1,7 +1,6 @@
 //! The limits gate: the one place that decides anything about a limit
 //! (`docs/limits.md`). A warm instance holds one [`Limits`]: its copy of
-//! each tenant's policy ([`super::cache`]), the runs it counted lately
-//! (`super::runs`) and the deployment's budget. The pipeline meets it at
+//! each tenant's policy ([`super::cache`]) and the deployment's budget. The pipeline meets it at
 //! six named points:
 //!
 //! 1. **admit a call**: [`Limits::admit`], the deployment's budget
@@ -45,7 +44,6 @@ use draftline_contract::tool::Stakes;
 use draftline_dynamo::{Db, Item, same_key};
 
 use super::counters::{self, CounterKind, Counting, Reservation};
-use super::runs::KnownRuns;
 use super::{PolicyCache, PolicyStore};
 use crate::audit::AuditRecord;
 
@@ -53,12 +51,11 @@ use crate::audit::AuditRecord;
 /// one of its counters at the same moment.
 const CONTENDED_ATTEMPTS: usize = 3;
 
-/// A warm instance's limits: each tenant's policy as last read, the runs
-/// it counted lately, and the deployment's budget.
+/// A warm instance's limits: each tenant's policy as last read, and the
+/// deployment's budget.
 #[derive(Debug)]
 pub struct Limits {
     policies: PolicyCache,
-    runs: KnownRuns,
     /// `DRAFTLINE_RATE_LIMIT_PER_MINUTE`, if set.
     budget: Option<u32>,
 }
@@ -69,7 +66,6 @@ impl Limits {
     pub fn new(policy_cache: StdDuration, budget: Option<u32>) -> Self {
         Self {
             policies: PolicyCache::new(policy_cache),
-            runs: KnownRuns::default(),
             budget,
         }
     }
@@ -123,21 +119,21 @@ impl Limits {
 
     /// What a draft by `caller` (in agent run `run`) reads for its limits
     /// in its key lookup at `now`: the tenant's policy, unless the
-    /// instance's copy is fresh, and the run's counter when the policy may
-    /// limit the run's drafts and this instance does not know the run to
-    /// have room for this draft (`super::runs`).
+    /// instance's copy is fresh, and the run's counter whenever the policy
+    /// may limit the run's drafts (it is one more key of the same request;
+    /// a hint that left it out saved 1–1.5 % of a draft's instructions and
+    /// no request, `docs/benchmarks.md`, and was removed).
     pub fn lookup<'a>(&'a self, caller: &'a Caller, run: Option<&'a str>, now: DateTime<Utc>) -> Lookup<'a> {
         let tenant = caller.tenant();
-        let run_pk = run.map(|run| counters::run_pk(caller.owner(), run));
         let cached = self.policies.fresh_for_draft(tenant, caller.branch(), now);
         let counts_runs = match &cached {
-            Some(Ok(Some(applied))) => applied
-                .run_drafts
-                .is_some_and(|max| !run_pk.as_deref().is_some_and(|pk| self.runs.has_room(pk, max, now))),
+            Some(Ok(Some(applied))) => applied.run_drafts.is_some(),
             Some(_) => false,
             None => true,
         };
-        let run_key = run_pk.as_deref().filter(|_| counts_runs).map(counters::run_key_at);
+        let run_key = run
+            .filter(|_| counts_runs)
+            .map(|run| counters::run_key(caller.owner(), run));
         Lookup {
             limits: self,
             caller,
@@ -145,7 +141,6 @@ impl Limits {
             now,
             policy_key: cached.is_none().then(|| super::store::current_key(tenant)),
             cached,
-            run_pk,
             run_key,
         }
     }
@@ -160,7 +155,6 @@ pub struct Lookup<'a> {
     /// The limits from the instance's fresh copy of the policy, if it has one.
     cached: Option<Result<Option<Arc<Applied>>, ToolError>>,
     policy_key: Option<Item>,
-    run_pk: Option<String>,
     run_key: Option<Item>,
 }
 
@@ -171,8 +165,7 @@ impl<'a> Lookup<'a> {
     }
 
     /// What the lookup's `found` items mean for the draft's limits: the
-    /// policy read is kept in the instance's copy, and the run's counter
-    /// read is noted (`super::runs`).
+    /// policy read is kept in the instance's copy.
     pub fn found(self, found: &[Item]) -> Looked<'a> {
         let Self {
             limits,
@@ -181,7 +174,6 @@ impl<'a> Lookup<'a> {
             now,
             cached,
             policy_key,
-            run_pk,
             run_key,
         } = self;
         let find = |key: &Item| found.iter().find(|item| same_key(item, key));
@@ -192,22 +184,12 @@ impl<'a> Lookup<'a> {
                 .remember_for_draft(caller.tenant(), item, caller.branch(), now)
         });
         let run_use = run_key.as_ref().and_then(find).cloned();
-        if let (Some(pk), Some(_), Ok(Some(applied))) = (&run_pk, &run_key, &applied)
-            && applied.run_drafts.is_some()
-        {
-            let drafts = run_use
-                .as_ref()
-                .map_or(0, |item| counters::used(item, counters::DRAFTS));
-            limits.runs.read(pk, drafts, now);
-        }
         Looked {
-            limits,
             caller,
             run,
             now,
             applied,
             run_use,
-            run_pk,
         }
     }
 }
@@ -216,13 +198,11 @@ impl<'a> Lookup<'a> {
 /// to its caller (or the refusal of a policy that cannot be read), and the
 /// run's counter as stored, if it was read.
 pub struct Looked<'a> {
-    limits: &'a Limits,
     caller: &'a Caller,
     run: Option<&'a str>,
     now: DateTime<Utc>,
     applied: Result<Option<Arc<Applied>>, ToolError>,
     run_use: Option<Item>,
-    run_pk: Option<String>,
 }
 
 impl<'a> Looked<'a> {
@@ -239,7 +219,6 @@ impl<'a> Looked<'a> {
             Err(_) if continued => None,
             Err(refusal) => return Err(refusal),
         };
-        let limits_runs = applied.as_ref().is_some_and(|a| a.run_drafts.is_some());
         let mut gate = Gate {
             applied,
             observed: Vec::new(),
@@ -251,7 +230,6 @@ impl<'a> Looked<'a> {
                 run: self.run,
                 counts: !continued,
             }),
-            run: self.run_pk.filter(|_| limits_runs).map(|pk| (&self.limits.runs, pk)),
         };
         if !continued
             && let (Some(applied), Some(run)) = (&gate.applied, self.run)
@@ -284,19 +262,14 @@ pub struct Gate<'a> {
     counting: Option<Counting>,
     now: DateTime<Utc>,
     draft: Option<Drafting<'a>>,
-    /// The run whose count this instance notes ([`super::runs`]), when the
-    /// policy limits a run's drafts.
-    run: Option<(&'a KnownRuns, String)>,
 }
 
 /// What one attempt at a write carrying the gate's counters came to
 /// ([`Gate::settle`]).
 #[derive(Debug)]
 pub enum Attempt<T> {
-    /// Written: the counters moved with it.
-    Counted(T),
-    /// Ended without moving the counters (another part refused it).
-    Uncounted(T),
+    /// Ended: written with its counters, or refused by another part.
+    Done(T),
     /// The counter of this kind failed its condition, stored as this.
     Over(CounterKind, Option<Item>),
     /// Another call moved a counter at the same moment: the write is sent
@@ -359,7 +332,6 @@ impl<'a> Gate<'a> {
             counting: Some(counting),
             now,
             draft: None,
-            run: None,
         }
     }
 
@@ -414,8 +386,7 @@ impl<'a> Gate<'a> {
     /// updates in `db` and the audit item's label for each attempt, and
     /// settles what it came to: a counter over its limit is refused, or
     /// (observe mode) lifted and the write sent again at once; a write
-    /// contended on a counter is sent again as it is, a few times. Notes
-    /// the run's count for the instance.
+    /// contended on a counter is sent again as it is, a few times.
     pub async fn settle<T, Send, Sent>(&mut self, db: &Db, mut send: Send) -> Result<T, ToolError>
     where
         Send: FnMut(Sending) -> Sent,
@@ -432,17 +403,8 @@ impl<'a> Gate<'a> {
                 label: self.label(),
             };
             match send(sending).await? {
-                Attempt::Counted(done) => {
-                    if self.counting.is_some() {
-                        self.note_run(true);
-                    }
-                    return Ok(done);
-                }
-                Attempt::Uncounted(done) => return Ok(done),
-                Attempt::Over(kind, stored) => {
-                    self.note_run(false);
-                    self.over(kind, stored.as_ref())?;
-                }
+                Attempt::Done(done) => return Ok(done),
+                Attempt::Over(kind, stored) => self.over(kind, stored.as_ref())?,
                 Attempt::Contended(done) if contended == CONTENDED_ATTEMPTS => return Ok(done),
                 Attempt::Contended(_) => {
                     tokio::time::sleep(StdDuration::from_millis(5 + 20 * contended as u64)).await;
@@ -462,10 +424,10 @@ impl<'a> Gate<'a> {
         for kind in counting.kinds() {
             self.settle(db, |sending| async move {
                 let Some(counter) = sending.counters.into_iter().find(|(k, _)| *k == kind) else {
-                    return Ok(Attempt::Uncounted(()));
+                    return Ok(Attempt::Done(()));
                 };
                 Ok(match counters::spend(db, counter).await? {
-                    Ok(()) => Attempt::Counted(()),
+                    Ok(()) => Attempt::Done(()),
                     Err(stored) => Attempt::Over(kind, stored),
                 })
             })
@@ -515,20 +477,6 @@ impl<'a> Gate<'a> {
             Ok(())
         } else {
             Err(ToolError::internal("a limit counter failed without its conditions"))
-        }
-    }
-
-    /// Notes what the draft did to its run's counter: `counted` one, or
-    /// else a limit refused it (the run's next draft here reads its counter
-    /// again). Counting one that a release gives back later only makes a
-    /// lookup read the counter sooner.
-    fn note_run(&self, counted: bool) {
-        if let Some((runs, pk)) = &self.run {
-            if counted {
-                runs.counted(pk);
-            } else {
-                runs.forget(pk);
-            }
         }
     }
 }
@@ -624,12 +572,12 @@ mod tests {
     async fn settle(gate: &mut Gate<'_>, db: &Db) -> Result<Label, ToolError> {
         gate.settle(db, |Sending { counters, label }| async move {
             if counters.is_empty() {
-                return Ok(Attempt::Counted(label));
+                return Ok(Attempt::Done(label));
             }
             let kinds: Vec<CounterKind> = counters.iter().map(|(kind, _)| *kind).collect();
             let items = counters.into_iter().map(|(_, item)| item).collect();
             match transact(db, items, &ulid::Ulid::new().to_string(), "test").await {
-                Ok(()) => Ok(Attempt::Counted(label)),
+                Ok(()) => Ok(Attempt::Done(label)),
                 Err(TransactFailure::Cancelled(reasons)) => {
                     let (index, stored) = reasons
                         .iter()

@@ -4,8 +4,8 @@
 //! its mechanics: the policy in the table ([`store`]), the warm instance's
 //! bounded copy of it ([`cache`]), the counters that ride in the draft's
 //! own transaction ([`counters`]), the counterparty rule
-//! (`counterparty`), the runs a warm instance counted lately (`runs`),
-//! and what a caller has left, read for the examiner tool ([`examine`]).
+//! (`counterparty`), and what a caller has left, read for the examiner
+//! tool ([`examine`]).
 //!
 //! The document itself (its schema, its strict parsing, the limits that
 //! apply to a branch) is the contract's: [`draftline_contract::policy`].
@@ -15,7 +15,6 @@ mod counterparty;
 pub mod counters;
 pub mod examine;
 pub mod gate;
-mod runs;
 pub mod store;
 
 pub use cache::PolicyCache;
