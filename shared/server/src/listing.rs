@@ -122,57 +122,11 @@ pub fn openapi(registry: &Registry, scopes: &Scopes, resource: &str) -> Value {
     let error_ref = json!({"$ref": "#/components/responses/Error"});
     let mut paths = serde_json::Map::new();
     for d in registry.visible_to(scopes) {
-        let id = json!({"type": "string", "pattern": draftline_contract::request::ID_HEADER_PATTERN});
-        let text = json!({"type": "string"});
-        let mut parameters = vec![
-            header_param(
-                "X-Agent-Run-Id",
-                "The agent run this call belongs to; with client_ref it forms the idempotency key of a draft.",
-                &id,
-            ),
-            header_param(
-                "X-Tool-Call-Id",
-                "The executor's tool-call id, recorded in the audit item.",
-                &id,
-            ),
-            header_param(
-                "X-Agent-Model",
-                "The model that chose the call, recorded in the audit item (printable ASCII, at most 128 characters kept; other values are dropped, never refused).",
-                &text,
-            ),
-            header_param(
-                "X-Prompt-Version",
-                "The prompt version, recorded in the audit item (kept like X-Agent-Model).",
-                &text,
-            ),
-            header_param(
-                "X-Request-Id",
-                "Kept as the request id if 1-64 of [A-Za-z0-9._-], otherwise replaced (never refused).",
-                &text,
-            ),
-            header_param(
-                "X-Tool-Approval",
-                "What a person decided before this call, recorded in the audit item: approved, or not-required when the tool's policy asks nobody. A denied call is not sent at all.",
-                &json!({"type": "string", "enum": ["approved", "not-required"]}),
-            ),
-            header_param(
-                "X-Tool-Approval-Reason",
-                "The approver's reason, percent-encoded UTF-8 (encodeURIComponent) without control characters, at most 500 characters once decoded; recorded in the audit item. The pattern is exactly what is accepted.",
-                &json!({"type": "string", "pattern": draftline_contract::request::APPROVAL_REASON_PATTERN}),
-            ),
-        ];
+        let mut parameters = executor_headers();
         let mut responses = serde_json::Map::new();
-        responses.insert(
-            "200".into(),
-            ok_response(
-                d,
-                if d.tier == Tier::Draft {
-                    "The stored draft, replayed (header Idempotent-Replayed: true)."
-                } else {
-                    "The result."
-                },
-            ),
-        );
+        let replayed = "The stored draft, replayed (header Idempotent-Replayed: true).";
+        let ok = if d.tier == Tier::Draft { replayed } else { "The result." };
+        responses.insert("200".into(), ok_response(d, ok));
         if d.tier == Tier::Draft {
             parameters.push(header_param(
                 "Draftline-Confirm",
@@ -236,6 +190,50 @@ pub fn openapi(registry: &Registry, scopes: &Scopes, resource: &str) -> Value {
             }
         }
     })
+}
+
+/// The headers every tool function reads from its executor, each
+/// optional, recorded in the call's audit item.
+fn executor_headers() -> Vec<Value> {
+    let id = json!({"type": "string", "pattern": draftline_contract::request::ID_HEADER_PATTERN});
+    let text = json!({"type": "string"});
+    vec![
+        header_param(
+            "X-Agent-Run-Id",
+            "The agent run this call belongs to; with client_ref it forms the idempotency key of a draft.",
+            &id,
+        ),
+        header_param(
+            "X-Tool-Call-Id",
+            "The executor's tool-call id, recorded in the audit item.",
+            &id,
+        ),
+        header_param(
+            "X-Agent-Model",
+            "The model that chose the call, recorded in the audit item (printable ASCII, at most 128 characters kept; other values are dropped, never refused).",
+            &text,
+        ),
+        header_param(
+            "X-Prompt-Version",
+            "The prompt version, recorded in the audit item (kept like X-Agent-Model).",
+            &text,
+        ),
+        header_param(
+            "X-Request-Id",
+            "Kept as the request id if 1-64 of [A-Za-z0-9._-], otherwise replaced (never refused).",
+            &text,
+        ),
+        header_param(
+            "X-Tool-Approval",
+            "What a person decided before this call, recorded in the audit item: approved, or not-required when the tool's policy asks nobody. A denied call is not sent at all.",
+            &json!({"type": "string", "enum": ["approved", "not-required"]}),
+        ),
+        header_param(
+            "X-Tool-Approval-Reason",
+            "The approver's reason, percent-encoded UTF-8 (encodeURIComponent) without control characters, at most 500 characters once decoded; recorded in the audit item. The pattern is exactly what is accepted.",
+            &json!({"type": "string", "pattern": draftline_contract::request::APPROVAL_REASON_PATTERN}),
+        ),
+    ]
 }
 
 fn header_param(name: &str, description: &str, schema: &Value) -> Value {

@@ -9,7 +9,7 @@ use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status, TraceFlags, Tr
 use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
 
-use crate::edge::trace::{CallRecorder, Stage, StageSpan, span_id};
+use crate::edge::trace::{CallRecorder, DependencyRequest, Stage, StageSpan, span_id};
 use crate::pipeline::outcome::CallLine;
 
 /// The name of the call span: `tool <name>`.
@@ -30,49 +30,34 @@ pub(super) fn call_spans(
     scope: &InstrumentationScope,
 ) -> Vec<SpanData> {
     let context = recorder.context();
-    let trace_id = TraceId::from_bytes(context.trace_id_bytes());
-    let state = context
-        .tracestate()
-        .and_then(|state| state.parse::<TraceState>().ok())
-        .unwrap_or_default();
     let ran = recorder.started().elapsed();
     // The recorder's offsets are from an Instant; the wall clock is read once.
     let started = SystemTime::now().checked_sub(ran).unwrap_or_else(SystemTime::now);
     let at = |offset: Duration| started + offset;
-    let call_id = SpanId::from_bytes(recorder.span_id());
-    let span =
-        |id: SpanId, parent: SpanId, kind: SpanKind, name: Cow<'static, str>, from: SystemTime, to: SystemTime| {
-            SpanData {
-                span_context: SpanContext::new(trace_id, id, TraceFlags::SAMPLED, false, state.clone()),
-                parent_span_id: parent,
-                parent_span_is_remote: false,
-                span_kind: kind,
-                name,
-                start_time: from,
-                end_time: to,
-                attributes: Vec::new(),
-                dropped_attributes_count: 0,
-                events: SpanEvents::default(),
-                links: SpanLinks::default(),
-                status: Status::Unset,
-                instrumentation_scope: scope.clone(),
-            }
-        };
+    let trace = Trace {
+        id: TraceId::from_bytes(context.trace_id_bytes()),
+        state: context
+            .tracestate()
+            .and_then(|state| state.parse::<TraceState>().ok())
+            .unwrap_or_default(),
+        scope,
+        call: SpanId::from_bytes(recorder.span_id()),
+    };
     let recorded = &line.recorded;
     let mut spans = Vec::with_capacity(2 + recorded.stage_spans.len() + recorded.requests.len());
 
     // The caller was identified just before the recorder started: that time
     // is the call's too, and its first auth span.
     let begun = started.checked_sub(identified_in).unwrap_or(started);
-    let mut call = span(
-        call_id,
-        context
-            .parent_span_id_bytes()
-            .map_or(SpanId::INVALID, SpanId::from_bytes),
+    let parent = context
+        .parent_span_id_bytes()
+        .map_or(SpanId::INVALID, SpanId::from_bytes);
+    let mut call = trace.span(
+        trace.call,
+        parent,
         SpanKind::Server,
         call_span_name(tool).into(),
-        begun,
-        at(ran),
+        (begun, at(ran)),
     );
     call.parent_span_is_remote = context.parent_span_id_bytes().is_some();
     call.attributes = call_attributes(tool, line);
@@ -81,29 +66,16 @@ pub(super) fn call_spans(
     }
     spans.push(call);
 
-    let stage_span = |stage: Stage, from: SystemTime, to: SystemTime| {
-        let mut stage_span = span(
-            SpanId::from_bytes(span_id()),
-            call_id,
-            SpanKind::Internal,
-            format!("stage {}", stage.as_str()).into(),
-            from,
-            to,
-        );
-        stage_span.attributes = vec![KeyValue::new("stage", stage.as_str())];
-        stage_span
-    };
     if !identified_in.is_zero() {
-        spans.push(stage_span(Stage::Auth, begun, started));
+        spans.push(trace.stage(Stage::Auth, (begun, started)));
     }
     let stages: Vec<(StageSpan, SpanId)> = recorded
         .stage_spans
         .iter()
         .map(|passage| {
-            let data = stage_span(
+            let data = trace.stage(
                 passage.stage,
-                at(passage.started),
-                at(passage.started + passage.duration),
+                (at(passage.started), at(passage.started + passage.duration)),
             );
             let id = data.span_context.span_id();
             spans.push(data);
@@ -119,14 +91,72 @@ pub(super) fn call_spans(
             .iter()
             .filter(|(passage, _)| passage.started <= request.started && end <= passage.started + passage.duration)
             .min_by_key(|(passage, _)| passage.duration)
-            .map_or(call_id, |(_, id)| *id);
-        let mut data = span(
+            .map_or(trace.call, |(_, id)| *id);
+        spans.push(trace.request(request, parent, (at(request.started), at(end))));
+    }
+    spans
+}
+
+/// What every span of one call shares: its trace, the call span's id, and
+/// the instrumentation scope.
+struct Trace<'a> {
+    id: TraceId,
+    state: TraceState,
+    scope: &'a InstrumentationScope,
+    call: SpanId,
+}
+
+impl Trace<'_> {
+    /// A span of the call, from `.0` to `.1`, sampled.
+    fn span(
+        &self,
+        id: SpanId,
+        parent: SpanId,
+        kind: SpanKind,
+        name: Cow<'static, str>,
+        (from, to): (SystemTime, SystemTime),
+    ) -> SpanData {
+        SpanData {
+            span_context: SpanContext::new(self.id, id, TraceFlags::SAMPLED, false, self.state.clone()),
+            parent_span_id: parent,
+            parent_span_is_remote: false,
+            span_kind: kind,
+            name,
+            start_time: from,
+            end_time: to,
+            attributes: Vec::new(),
+            dropped_attributes_count: 0,
+            events: SpanEvents::default(),
+            links: SpanLinks::default(),
+            status: Status::Unset,
+            instrumentation_scope: self.scope.clone(),
+        }
+    }
+
+    /// The span of one passage through `stage`, a child of the call span.
+    fn stage(&self, stage: Stage, during: (SystemTime, SystemTime)) -> SpanData {
+        let name = format!("stage {}", stage.as_str()).into();
+        let mut span = self.span(
+            SpanId::from_bytes(span_id()),
+            self.call,
+            SpanKind::Internal,
+            name,
+            during,
+        );
+        span.attributes = vec![KeyValue::new("stage", stage.as_str())];
+        span
+    }
+
+    /// The CLIENT span of one DynamoDB attempt or Tryton request, with the
+    /// span id it was sent with.
+    fn request(&self, request: &DependencyRequest, parent: SpanId, during: (SystemTime, SystemTime)) -> SpanData {
+        let name = format!("{} {}", request.system, request.operation).into();
+        let mut data = self.span(
             SpanId::from_bytes(request.span_id),
             parent,
             SpanKind::Client,
-            format!("{} {}", request.system, request.operation).into(),
-            at(request.started),
-            at(end),
+            name,
+            during,
         );
         let mut attributes = vec![
             KeyValue::new("peer.service", request.system),
@@ -141,9 +171,8 @@ pub(super) fn call_spans(
         if !request.answered {
             data.status = Status::error("no answer");
         }
-        spans.push(data);
+        data
     }
-    spans
 }
 
 /// The call span's attributes: the log line's names and values, never a

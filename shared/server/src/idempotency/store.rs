@@ -367,26 +367,7 @@ impl<'a> IdempotencyStore<'a> {
             let transaction = KeyTransaction::of(TransactWriteItem::builder().put(put).build())
                 .consuming(with.consuming)
                 .counting(with.counting);
-            // Its own attempt name: completing the claim commits under the token itself.
-            let attempt = format!("claim-{}", token.0);
-            return match self.commit(key, transaction, &attempt).await {
-                Ok(()) => Ok(Claim::Acquired(token)),
-                Err(CommitFailure::KeyTaken(Some(record))) => Ok(Claim::Taken(record)),
-                Err(CommitFailure::KeyTaken(None)) => {
-                    Err(ToolError::internal("conditional check failed without the old item"))
-                }
-                Err(CommitFailure::AnswerUsed) => Ok(Claim::AnswerUsed),
-                Err(CommitFailure::OverLimit { counter, stored }) => Ok(Claim::OverLimit { counter, stored }),
-                Err(CommitFailure::Contention | CommitFailure::CountersContended) => Ok(Claim::Contended),
-                Err(CommitFailure::KeyInFlight) => Err(ToolError::Busy {
-                    message: format!(
-                        "Another call with key '{key}' was being claimed at the same moment. No draft was created. \
-                         Retry this same call unchanged in a second."
-                    ),
-                    retry_after_seconds: 1,
-                }),
-                Err(CommitFailure::Store(err)) => Err(err),
-            };
+            return self.claim_in_transaction(key, transaction, token).await;
         }
         let result = self
             .db
@@ -415,6 +396,36 @@ impl<'a> IdempotencyStore<'a> {
                     .ok_or_else(|| ToolError::internal("conditional check failed without the old item"))
             }
             Err(other) => Err(store_error(other, "Nothing was claimed.")),
+        }
+    }
+
+    /// Sends a claim that rides with other parts (a person's answer, the
+    /// limit counters) as its own transaction, and reads its outcome by part.
+    async fn claim_in_transaction(
+        &self,
+        key: &IdempotencyKey,
+        transaction: KeyTransaction,
+        token: LeaseToken,
+    ) -> Result<Claim, ToolError> {
+        // Its own attempt name: completing the claim commits under the token itself.
+        let attempt = format!("claim-{}", token.0);
+        match self.commit(key, transaction, &attempt).await {
+            Ok(()) => Ok(Claim::Acquired(token)),
+            Err(CommitFailure::KeyTaken(Some(record))) => Ok(Claim::Taken(record)),
+            Err(CommitFailure::KeyTaken(None)) => {
+                Err(ToolError::internal("conditional check failed without the old item"))
+            }
+            Err(CommitFailure::AnswerUsed) => Ok(Claim::AnswerUsed),
+            Err(CommitFailure::OverLimit { counter, stored }) => Ok(Claim::OverLimit { counter, stored }),
+            Err(CommitFailure::Contention | CommitFailure::CountersContended) => Ok(Claim::Contended),
+            Err(CommitFailure::KeyInFlight) => Err(ToolError::Busy {
+                message: format!(
+                    "Another call with key '{key}' was being claimed at the same moment. No draft was created. \
+                     Retry this same call unchanged in a second."
+                ),
+                retry_after_seconds: 1,
+            }),
+            Err(CommitFailure::Store(err)) => Err(err),
         }
     }
 

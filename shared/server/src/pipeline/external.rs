@@ -57,46 +57,8 @@ impl App {
         let created = match trace::stage(Stage::Erp, placing).await {
             Ok(created) => created,
             Err(failed) => {
-                // The claim's lease, from when it was taken: a retry before
-                // it ends is in flight.
-                let lease_ends = claimed_at
-                    .timestamp_millis()
-                    .saturating_add(self.config.lease.as_millis() as i64);
-                let lease_left = seconds_until(lease_ends, self.clock.now());
-                let err = match (generation, failed) {
-                    // Nothing was created by a new use: the key, the person's
-                    // answer consumed with it and the limits it reserved are
-                    // free again at once, in one transaction.
-                    (Generation::New(_), Placing::Create(err)) if !err.may_have_written() => {
-                        let released = trace::stage(
-                            Stage::Idempotency,
-                            self.release_external(held, &token, reserved.as_ref()),
-                        )
-                        .await;
-                        if let Err(release) = released {
-                            tracing::warn!(error = %release, "a claimed key was not released; its lease will lapse");
-                        }
-                        ToolError::from(err)
-                    }
-                    // The write may have happened: the claim, and what it
-                    // reserved, stays until its lease lapses; the next call
-                    // then looks for the document by its key, and counts
-                    // nothing again.
-                    (Generation::New(_), Placing::Create(err)) => ToolError::from(err),
-                    // A takeover never releases: the earlier use may have
-                    // written, whatever this attempt met. The record keeps
-                    // that use (its generation) and its reservation, and
-                    // whoever holds the key next looks for its document
-                    // before creating one.
-                    (Generation::Continued { .. }, Placing::Unchecked(err)) => {
-                        ToolError::erp_unchecked(err, lease_left)
-                    }
-                    (Generation::Continued { .. }, Placing::Create(err)) => {
-                        ToolError::from(err).retry_no_sooner_than(lease_left)
-                    }
-                    (Generation::New(_), Placing::Unchecked(err)) => ToolError::from(err),
-                };
-                return fail(err);
+                let claim = (&token, reserved.as_ref(), claimed_at);
+                return fail(self.placing_failed(held, generation, claim, failed).await);
             }
         };
         let output = match answer(&created) {
@@ -132,6 +94,49 @@ impl App {
             // finds this same document by its key and completes the record.
             Ok(false) => Served::unaudited(success, key_facts()),
             Err(err) => fail(err),
+        }
+    }
+
+    /// What a failed placing in the ERP tells the call, under the claim
+    /// `(token, reserved, claimed_at)`: a new use whose create definitely
+    /// wrote nothing gives the key back at once; any other keeps the claim
+    /// until its lease lapses, and a retry before then is in flight.
+    async fn placing_failed(
+        &self,
+        held: &Held<'_>,
+        generation: &Generation,
+        (token, reserved, claimed_at): (&LeaseToken, Option<&Reservation>, chrono::DateTime<chrono::Utc>),
+        failed: Placing,
+    ) -> ToolError {
+        // The claim's lease, from when it was taken.
+        let lease_ends = claimed_at
+            .timestamp_millis()
+            .saturating_add(self.config.lease.as_millis() as i64);
+        let lease_left = seconds_until(lease_ends, self.clock.now());
+        match (generation, failed) {
+            // Nothing was created by a new use: the key, the person's answer
+            // consumed with it and the limits it reserved are free again at
+            // once, in one transaction.
+            (Generation::New(_), Placing::Create(err)) if !err.may_have_written() => {
+                let released = trace::stage(Stage::Idempotency, self.release_external(held, token, reserved)).await;
+                if let Err(release) = released {
+                    tracing::warn!(error = %release, "a claimed key was not released; its lease will lapse");
+                }
+                ToolError::from(err)
+            }
+            // The write may have happened: the claim, and what it reserved,
+            // stays until its lease lapses; the next call then looks for the
+            // document by its key, and counts nothing again.
+            (Generation::New(_), Placing::Create(err)) => ToolError::from(err),
+            // A takeover never releases: the earlier use may have written,
+            // whatever this attempt met. The record keeps that use (its
+            // generation) and its reservation, and whoever holds the key
+            // next looks for its document before creating one.
+            (Generation::Continued { .. }, Placing::Unchecked(err)) => ToolError::erp_unchecked(err, lease_left),
+            (Generation::Continued { .. }, Placing::Create(err)) => {
+                ToolError::from(err).retry_no_sooner_than(lease_left)
+            }
+            (Generation::New(_), Placing::Unchecked(err)) => ToolError::from(err),
         }
     }
 

@@ -360,32 +360,10 @@ impl App {
                 return (served.result, key);
             }
             let authorized = authorized.load(Ordering::Relaxed);
-            let record = crate::policy::Label::of_outcome(&served.result, served.observed).on(AuditRecord::new(
-                &facts,
-                caller,
-                &outcome(&served.result, served.key.as_ref(), authorized),
-            ));
-            let written = trace::stage(
-                Stage::Audit,
-                tokio::time::timeout(
-                    deadline.saturating_sub(work).max(AUDIT_RESERVE / 3),
-                    Box::pin(record.write(&self.db)),
-                ),
-            )
-            .await
-            .unwrap_or_else(|_| Err(ToolError::deadline(deadline, false)));
-            let result = match (served.result, written) {
-                (result, Ok(())) => result,
-                (Err(err), Err(audit)) => {
-                    tracing::error!(request_id = %facts.request_id, error = %audit, "audit item not written");
-                    Err(err)
-                }
-                // A result that could not be recorded is not handed out.
-                (Ok(_), Err(audit)) => {
-                    tracing::error!(request_id = %facts.request_id, error = %audit, "audit item not written");
-                    Err(audit)
-                }
-            };
+            let audit_time = deadline.saturating_sub(work).max(AUDIT_RESERVE / 3);
+            let result = self
+                .audit(&facts, caller, served, authorized, (audit_time, deadline))
+                .await;
             (result, key)
         })
         .await;
@@ -398,6 +376,41 @@ impl App {
         self.finish(recorder, entry.identified_in, entry.time_left, &line, flight)
             .await;
         Invocation { request_id, result }
+    }
+
+    /// Writes the audit item of a call `served` (whose draft did not write
+    /// it in its own transaction) within `time`, and gives the call's
+    /// result: a result that could not be recorded is not handed out.
+    async fn audit(
+        &self,
+        facts: &CallFacts,
+        caller: &Caller,
+        served: Served,
+        authorized: bool,
+        (time, deadline): (Duration, Duration),
+    ) -> Result<Success, ToolError> {
+        let record = crate::policy::Label::of_outcome(&served.result, served.observed).on(AuditRecord::new(
+            facts,
+            caller,
+            &outcome(&served.result, served.key.as_ref(), authorized),
+        ));
+        let written = trace::stage(
+            Stage::Audit,
+            tokio::time::timeout(time, Box::pin(record.write(&self.db))),
+        )
+        .await
+        .unwrap_or_else(|_| Err(ToolError::deadline(deadline, false)));
+        match (served.result, written) {
+            (result, Ok(())) => result,
+            (Err(err), Err(audit)) => {
+                tracing::error!(request_id = %facts.request_id, error = %audit, "audit item not written");
+                Err(err)
+            }
+            (Ok(_), Err(audit)) => {
+                tracing::error!(request_id = %facts.request_id, error = %audit, "audit item not written");
+                Err(audit)
+            }
+        }
     }
 
     async fn serve(

@@ -9,6 +9,8 @@
 //! tenant's day can be (its offset is within a day of UTC) are read with
 //! it, and the one of the tenant's day is used.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Days, Utc};
 
@@ -17,6 +19,7 @@ use super::counters::{self, CALLS, DRAFTS};
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Owner;
 use draftline_contract::policy::standing::{Examiner, Standing, Use};
+use draftline_contract::policy::{Amount, Applied};
 use draftline_dynamo::{Db, Item, same_key};
 
 const NOTHING_READ: &str = "Nothing was read or changed.";
@@ -47,35 +50,13 @@ impl Examiner for TableExaminer<'_> {
         let tenant = owner.tenant;
         let cached = self.policies.fresh_for_draft(tenant, owner.branch, now);
         let policy_key = super::store::current_key(tenant);
-        // The days the tenant's day can be: the cached policy's own, or
-        // the three around UTC's. What a draft is held to, the examiner
-        // shows (a policy that cannot be read: the same refusal).
-        let days: Vec<String> = match &cached {
-            Some(Ok(Some(applied))) => vec![applied.day_of(now).to_string()],
-            Some(Ok(None)) => return Ok(None),
-            Some(Err(refusal)) => return Err(refusal.clone()),
-            None => {
-                let utc = now.date_naive();
-                [
-                    utc.checked_sub_days(Days::new(1)),
-                    Some(utc),
-                    utc.checked_add_days(Days::new(1)),
-                ]
-                .into_iter()
-                .flatten()
-                .map(|d| d.to_string())
-                .collect()
-            }
+        let Some(days) = days(cached.as_ref(), now)? else {
+            return Ok(None);
         };
         let (minute, minute_ends) = counters::minute_of(now);
         let run_key = run.map(|run| counters::run_key(owner, run));
-        let day_keys: Vec<(String, Item)> = days
-            .into_iter()
-            .map(|day| {
-                let key = counters::day_key(tenant, owner.user, &day);
-                (day, key)
-            })
-            .collect();
+        let day_key = |day: String| (counters::day_key(tenant, owner.user, &day), day);
+        let day_keys: Vec<(Item, String)> = days.into_iter().map(day_key).collect();
         let rate_keys: Vec<(&'static str, Item)> = draft_tools
             .iter()
             .map(|tool| (*tool, counters::rate_key(tenant, owner.user, tool, minute)))
@@ -85,7 +66,7 @@ impl Examiner for TableExaminer<'_> {
             keys.push(policy_key.clone());
         }
         keys.extend(run_key.clone());
-        keys.extend(day_keys.iter().map(|(_, k)| k.clone()));
+        keys.extend(day_keys.iter().map(|(k, _)| k.clone()));
         keys.extend(rate_keys.iter().map(|(_, k)| k.clone()));
         let items = self
             .db
@@ -93,7 +74,6 @@ impl Examiner for TableExaminer<'_> {
             .await
             .map_err(|e| e.into_tool_error(NOTHING_READ))?;
         let find = |key: &Item| items.iter().find(|item| same_key(item, key));
-
         let applied = match cached {
             Some(applied) => applied,
             None => self
@@ -105,27 +85,9 @@ impl Examiner for TableExaminer<'_> {
         };
         let empty = Item::new();
         let day = applied.day_of(now).to_string();
-        let day_item = day_keys
-            .iter()
-            .find(|(d, _)| *d == day)
-            .and_then(|(_, key)| find(key))
-            .unwrap_or(&empty);
+        let day_item = day_keys.iter().find(|(_, d)| *d == day);
+        let day_item = day_item.and_then(|(key, _)| find(key)).unwrap_or(&empty);
         let run_item = run_key.as_ref().map(|key| find(key).unwrap_or(&empty));
-        let value = |limits: &[draftline_contract::policy::Amount], item: &Item| -> Vec<(String, Use)> {
-            limits
-                .iter()
-                .map(|limit| {
-                    let used = counters::used(item, &counters::value_attribute(&limit.currency));
-                    (
-                        limit.currency.clone(),
-                        Use {
-                            max: limit.hundredths,
-                            used,
-                        },
-                    )
-                })
-                .collect()
-        };
         let standing = Standing {
             run: run.map(str::to_owned),
             run_drafts: applied.run_drafts.zip(run_item).map(|(max, item)| Use {
@@ -139,18 +101,11 @@ impl Examiner for TableExaminer<'_> {
             rates: applied
                 .calls_per_minute
                 .map(|max| {
+                    let max = i64::from(max);
+                    let used = |key| find(key).map_or(0, |item| counters::used(item, CALLS));
                     rate_keys
                         .iter()
-                        .map(|(tool, key)| {
-                            let used = find(key).map_or(0, |item| counters::used(item, CALLS));
-                            (
-                                *tool,
-                                Use {
-                                    max: i64::from(max),
-                                    used,
-                                },
-                            )
-                        })
+                        .map(|(tool, key)| (*tool, Use { max, used: used(key) }))
                         .collect()
                 })
                 .unwrap_or_default(),
@@ -159,4 +114,48 @@ impl Examiner for TableExaminer<'_> {
         };
         Ok(Some(standing))
     }
+}
+
+/// The days the tenant's day can be at `now`: the cached policy's own, or
+/// the three around UTC's; `None` when the cached policy says the tenant
+/// has none. What a draft is held to, the examiner shows (a policy that
+/// cannot be read: the same refusal).
+fn days(
+    cached: Option<&Result<Option<Arc<Applied>>, ToolError>>,
+    now: DateTime<Utc>,
+) -> Result<Option<Vec<String>>, ToolError> {
+    Ok(Some(match cached {
+        Some(Ok(Some(applied))) => vec![applied.day_of(now).to_string()],
+        Some(Ok(None)) => return Ok(None),
+        Some(Err(refusal)) => return Err(refusal.clone()),
+        None => {
+            let utc = now.date_naive();
+            [
+                utc.checked_sub_days(Days::new(1)),
+                Some(utc),
+                utc.checked_add_days(Days::new(1)),
+            ]
+            .into_iter()
+            .flatten()
+            .map(|d| d.to_string())
+            .collect()
+        }
+    }))
+}
+
+/// What a counter `item` holds of each of `limits`, by currency.
+fn value(limits: &[Amount], item: &Item) -> Vec<(String, Use)> {
+    limits
+        .iter()
+        .map(|limit| {
+            let used = counters::used(item, &counters::value_attribute(&limit.currency));
+            (
+                limit.currency.clone(),
+                Use {
+                    max: limit.hundredths,
+                    used,
+                },
+            )
+        })
+        .collect()
 }

@@ -35,10 +35,7 @@ impl Counting {
     /// The refusal of one call by `bound` of `counter`, of which `used`
     /// was used.
     fn refusal(&self, counter: &Counter, bound: &Bound, used: i64, now: DateTime<Utc>) -> ToolError {
-        let wait = |ends: &DateTime<Utc>| {
-            let wait = ends.signed_duration_since(now).num_seconds().clamp(1, 60);
-            u64::try_from(wait).unwrap_or(1)
-        };
+        let wait = |ends: &DateTime<Utc>| wait_until(*ends, now);
         let resets_at = counter
             .resets_at
             .map(|at| at.to_rfc3339_opts(SecondsFormat::Secs, true));
@@ -72,21 +69,11 @@ impl Counting {
                 );
                 (format!("{user} calling {tool}"), message, Some(wait))
             }
-            Whose::Run(run) if bound.unit == DRAFTS => {
-                let message = format!(
-                    "Agent run '{run}' has reached its limit of {max} (the tenant's policy, version {version}, \
-                     per_run.max_drafts): {used} created in this run, and this call would add 1. No draft was \
-                     created. Do not retry it in this run: stop drafting, tell the person you act for which drafts \
-                     this run created, and ask them to draft the rest or to raise the limit.",
-                    max = drafts(bound.max),
-                    used = if used == 1 {
-                        "1 was".to_owned()
-                    } else {
-                        format!("{used} were")
-                    },
-                );
-                (format!("agent run {run}"), message, None)
-            }
+            Whose::Run(run) if bound.unit == DRAFTS => (
+                format!("agent run {run}"),
+                run_at_its_count(run, bound.max, used, version),
+                None,
+            ),
             Whose::Run(run) => {
                 let currency = &bound.unit;
                 let message = format!(
@@ -125,6 +112,29 @@ impl Counting {
             retry_after_seconds,
         }
     }
+}
+
+/// The words of a refusal of agent run `run`, at its count of `max`
+/// drafts with `used` of them, under policy `version`.
+fn run_at_its_count(run: &str, max: i64, used: i64, version: u64) -> String {
+    format!(
+        "Agent run '{run}' has reached its limit of {max} (the tenant's policy, version {version}, \
+         per_run.max_drafts): {used} created in this run, and this call would add 1. No draft was \
+         created. Do not retry it in this run: stop drafting, tell the person you act for which drafts \
+         this run created, and ask them to draft the rest or to raise the limit.",
+        max = drafts(max),
+        used = if used == 1 {
+            "1 was".to_owned()
+        } else {
+            format!("{used} were")
+        },
+    )
+}
+
+/// The whole seconds from `now` until `ends`, 1 to 60.
+fn wait_until(ends: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
+    let wait = ends.signed_duration_since(now).num_seconds().clamp(1, 60);
+    u64::try_from(wait).unwrap_or(1)
 }
 
 /// `1 draft`, `10 drafts`.
