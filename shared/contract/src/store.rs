@@ -43,6 +43,46 @@ impl Value {
             _ => None,
         }
     }
+
+    /// The number's decimal text, if it is one.
+    pub fn as_n(&self) -> Option<&str> {
+        match self {
+            Self::N(number) => Some(number),
+            _ => None,
+        }
+    }
+
+    /// The boolean, if it is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Self::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The list, if it is one.
+    pub fn as_l(&self) -> Option<&[Value]> {
+        match self {
+            Self::L(values) => Some(values),
+            _ => None,
+        }
+    }
+
+    /// The map, if it is one.
+    pub fn as_m(&self) -> Option<&BTreeMap<String, Value>> {
+        match self {
+            Self::M(map) => Some(map),
+            _ => None,
+        }
+    }
+
+    /// The set of strings, if it is one.
+    pub fn as_ss(&self) -> Option<&[String]> {
+        match self {
+            Self::Ss(texts) => Some(texts),
+            _ => None,
+        }
+    }
 }
 
 /// An item: its attributes by name, its key (`pk`, `sk`) among them.

@@ -74,10 +74,15 @@ pub(crate) fn count_for_call(n: u64) {
 /// a count in the call's record (the `draftline.stored.unreadable` metric).
 pub fn unreadable(record: &'static str, key: &Item, what: &str) {
     let part = |name: &str| key.get(name).and_then(|v| v.as_s().ok()).map_or("", String::as_str);
+    unreadable_at(record, (part("pk"), part("sk")), what);
+}
+
+/// [`unreadable`], of the item at `(pk, sk)`.
+pub fn unreadable_at(record: &'static str, (pk, sk): (&str, &str), what: &str) {
     tracing::warn!(
         record,
-        pk = part("pk"),
-        sk = part("sk"),
+        pk,
+        sk,
         what,
         "a stored {record} could not be read; it is treated as absent"
     );

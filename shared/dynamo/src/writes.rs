@@ -67,14 +67,6 @@ pub fn key(key: &TableKey) -> Item {
     ])
 }
 
-/// The key of an SDK item or key (`None`: no string `pk` and `sk`).
-pub fn table_key(item: &Item) -> Option<TableKey> {
-    Some(TableKey {
-        pk: item.get("pk")?.as_s().ok()?.clone(),
-        sk: item.get("sk")?.as_s().ok()?.clone(),
-    })
-}
-
 /// An expression's name and value maps, each `None` when empty (DynamoDB
 /// refuses an empty map).
 type Maps = (Option<HashMap<String, String>>, Option<HashMap<String, AttributeValue>>);

@@ -12,15 +12,15 @@
 //! the items and their sales prices (one item each, every list), the
 //! tenant's tax types and its marker.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use draftline_contract::ErpError;
 use draftline_contract::store::{Found, TableKey};
-use draftline_dynamo::same_key;
 use draftline_erp::domain::{CreditStanding, Customer, Item, OpenDrafts, PriceEntry, TaxCode, TaxType, Vendor};
 use draftline_erp::port::{PoReads, QuoteReads, Scope, Wanted, Window};
 
-use crate::model::attrs::Item as Attrs;
+use crate::model::attrs::{Item as Attrs, same_key};
 use crate::model::near_duplicate::Marker;
 use crate::model::price_list;
 use crate::model::{CreditStandingRecord, CustomerRecord, ItemRecord, PriceEntryRecord, TaxTypeRecord, VendorRecord};
@@ -64,7 +64,7 @@ fn po_keys(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<Attrs> {
 
 /// The keys of `items`, store-neutral, for the key lookup's batch.
 fn neutral_keys(items: &[Attrs]) -> Vec<TableKey> {
-    items.iter().filter_map(draftline_dynamo::writes::table_key).collect()
+    items.iter().filter_map(TableKey::of).collect()
 }
 
 /// The reads of a purchase-order draft, for the key lookup's batch.
@@ -95,17 +95,21 @@ pub fn quote_reads(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<TableKey> {
     neutral_keys(&quote_keys(scope, wanted))
 }
 
-/// What the batch found for `keys`, or (without one) what one batch of
-/// their own finds.
-async fn found_or_read(store: &ErpStore<'_>, keys: Vec<Attrs>, found: Option<&Found>) -> Result<Vec<Attrs>, ErpError> {
+/// What the batch found for `keys` (borrowed: the model reads the same
+/// neutral attributes), or (without one) what one batch of their own finds.
+async fn found_or_read<'f>(
+    store: &ErpStore<'_>,
+    keys: Vec<Attrs>,
+    found: Option<&'f Found>,
+) -> Result<Vec<Cow<'f, Attrs>>, ErpError> {
     match found {
         Some(found) => Ok(keys
             .iter()
-            .filter_map(draftline_dynamo::writes::table_key)
+            .filter_map(TableKey::of)
             .filter_map(|key| found.get(&key))
-            .map(draftline_dynamo::writes::item)
+            .map(Cow::Borrowed)
             .collect()),
-        None => store.batch_get(keys).await,
+        None => Ok(store.batch_get(keys).await?.into_iter().map(Cow::Owned).collect()),
     }
 }
 
@@ -113,7 +117,7 @@ async fn found_or_read(store: &ErpStore<'_>, keys: Vec<Attrs>, found: Option<&Fo
 /// as: with no window but the check on (a person decided), its state alone,
 /// for the new draft's mark; with the check off, nothing (unread: no mark).
 fn open_drafts(
-    read: &[Attrs],
+    read: &[Cow<'_, Attrs>],
     marker: &Marker<'_>,
     wanted: &Wanted<'_>,
     open: Option<Window>,
@@ -121,12 +125,12 @@ fn open_drafts(
     if !wanted.marked {
         return Ok(OpenDrafts::default());
     }
-    let stored = at(read, &marker.key()).map(|i| &read[i]);
+    let stored = at(read, &marker.key()).map(|i| &*read[i]);
     Ok(Marker::read(stored, open.as_ref()))
 }
 
 /// Whether `item` is at `key`.
-fn at(items: &[Attrs], key: &Attrs) -> Option<usize> {
+fn at(items: &[Cow<'_, Attrs>], key: &Attrs) -> Option<usize> {
     items.iter().position(|item| same_key(item, key))
 }
 

@@ -28,7 +28,7 @@ use std::collections::HashMap;
 
 use async_trait::async_trait;
 use chrono::{DateTime, SecondsFormat, Utc};
-use draftline_contract::store::{Found, TableKey};
+use draftline_contract::store::{Found, TableKey, Value};
 use draftline_contract::{ErpError, Refusal};
 use draftline_dynamo::Db;
 use draftline_erp::domain::{
@@ -337,7 +337,7 @@ impl Review for BuiltinErp {
             DocumentKind::Quote => Quote::key(tenant, branch, number),
         };
         let item = store.raw(key).await?.ok_or_else(not_found)?;
-        let recorded_id = item.get("decision_id").and_then(|v| v.as_s().ok()).cloned();
+        let recorded_id = item.get("decision_id").and_then(Value::as_s).map(str::to_owned);
         let decided_at =
             chrono::DateTime::parse_from_rfc3339(&decision.decision.decided_at).map_or(0, |at| at.timestamp());
         let (document, decided, entry, open) = match kind {

@@ -6,8 +6,9 @@ use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
 use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
+use draftline_contract::store::Value;
 
-use draftline_dynamo::{Db, HttpResponse, erp_store_error};
+use draftline_dynamo::{Db, HttpResponse, erp_store_error, writes};
 use draftline_erp::demo::{
     self, BANDUNG_AGENT_QUOTE_COUNT, BRANCHES, JAKARTA_PO_COUNT, SURABAYA_AGENT_PO_COUNT, TENANT,
 };
@@ -52,7 +53,7 @@ pub async fn seed_demo(db: &Db) -> Result<Seeded, ErpError> {
     // past the demo documents it writes.
     let (sequences, items): (Vec<_>, Vec<_>) = all_items()?
         .into_iter()
-        .partition(|item| item.get("kind").and_then(|k| k.as_s().ok()).map(String::as_str) == Some("sequence"));
+        .partition(|item| item.get("kind").and_then(Value::as_s) == Some("sequence"));
     let count = items.len().saturating_add(sequences.len());
     for sequence in sequences {
         let put = db
@@ -64,9 +65,9 @@ pub async fn seed_demo(db: &Db) -> Result<Seeded, ErpError> {
             .set_expression_attribute_values(
                 sequence
                     .get("last")
-                    .map(|last| std::collections::HashMap::from([(":last".to_owned(), last.clone())])),
+                    .map(|last| std::collections::HashMap::from([(":last".to_owned(), writes::attribute(last))])),
             )
-            .set_item(Some(sequence))
+            .set_item(Some(writes::item(&sequence)))
             .send()
             .await;
         match put {
@@ -83,7 +84,7 @@ pub async fn seed_demo(db: &Db) -> Result<Seeded, ErpError> {
             .iter()
             .map(|item| {
                 PutRequest::builder()
-                    .set_item(Some(item.clone()))
+                    .set_item(Some(writes::item(item)))
                     .build()
                     .map(|put| WriteRequest::builder().put_request(put).build())
                     .map_err(ErpError::internal)
@@ -149,13 +150,13 @@ async fn seed_agent_drafts(db: &Db) -> Result<usize, ErpError> {
     }
     let mut wrote = 0usize;
     for (document, entry) in drafts {
-        if !db.put_new(document).await.map_err(partly_written)? {
+        if !db.put_new(writes::item(&document)).await.map_err(partly_written)? {
             continue;
         }
         db.client()
             .put_item()
             .table_name(db.table())
-            .set_item(Some(entry))
+            .set_item(Some(writes::item(&entry)))
             .send()
             .await
             .map_err(partly_written)?;

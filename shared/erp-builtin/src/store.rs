@@ -9,8 +9,8 @@ use std::collections::{BTreeSet, HashMap};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
-use draftline_contract::store::{Attributes, Condition, Value, Write, WriteSet};
-use draftline_dynamo::{Db, erp_store_error};
+use draftline_contract::store::{Condition, Value, Write, WriteSet};
+use draftline_dynamo::{Db, Item as SdkItem, erp_store_error};
 use draftline_erp::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, DraftFilter, Item, ListPrice, OpenDraft, PriceEntry,
     PurchaseOrder, Quote, ReorderPolicy, SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
@@ -32,11 +32,26 @@ const MARKER_PAGES: usize = 8;
 /// How many items one `Query` page of a filtered listing evaluates.
 const QUERY_PAGE: i32 = 200;
 
-/// A stored item as a store-neutral one (every attribute the built-in
-/// model writes has a neutral value).
-fn neutral(item: &Attrs) -> Result<Attributes, ErpError> {
+/// An item as DynamoDB returned it, as the model reads it: the one place
+/// the built-in backend's reads meet the SDK's types.
+fn neutral(item: &SdkItem) -> Result<Attrs, ErpError> {
     draftline_dynamo::writes::attributes(item)
-        .ok_or_else(|| ErpError::internal("a document item holds a value no write set carries"))
+        .ok_or_else(|| ErpError::internal("a stored item holds a value draftline never writes"))
+}
+
+/// Every item of a page, as the model reads them.
+fn neutral_all(items: &[SdkItem]) -> Result<Vec<Attrs>, ErpError> {
+    items.iter().map(neutral).collect()
+}
+
+/// A string, as a request's expression or key sends it.
+fn s_attr(value: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(value.into())
+}
+
+/// A key (or item) of the model, as a request sends it.
+fn sdk(item: &Attrs) -> SdkItem {
+    draftline_dynamo::writes::item(item)
 }
 
 /// A new numbered document as the writes of a draft's one transaction: the
@@ -49,10 +64,7 @@ fn neutral(item: &Attrs) -> Result<Attributes, ErpError> {
 /// to its near-duplicate marker (none while the near-duplicate check is
 /// off).
 pub fn document_writes(items: Vec<Attrs>, marked: Option<Write>) -> Result<WriteSet, ErpError> {
-    let mut writes = items
-        .iter()
-        .map(|item| neutral(item).map(Write::PutNew))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut writes: Vec<Write> = items.into_iter().map(Write::PutNew).collect();
     writes.extend(marked);
     Ok(WriteSet(writes))
 }
@@ -74,8 +86,8 @@ pub fn decision_writes(
         Condition::Absent("decision_id".to_owned()),
     ]);
     Ok(WriteSet(vec![
-        Write::PutIf(neutral(&document)?, Some(undecided)),
-        Write::PutIf(neutral(&entry)?, None),
+        Write::PutIf(document, Some(undecided)),
+        Write::PutIf(entry, None),
         unmarked,
     ]))
 }
@@ -100,10 +112,12 @@ impl<'a> ErpStore<'a> {
 
     /// Gets `keys` in as few `BatchGetItem` calls as possible (strongly consistent).
     pub async fn batch_get(&self, keys: Vec<Attrs>) -> Result<Vec<Attrs>, ErpError> {
-        self.db
-            .batch_get(keys)
+        let found = self
+            .db
+            .batch_get(keys.iter().map(sdk).collect())
             .await
-            .map_err(draftline_dynamo::BatchGetFailure::into_erp_error)
+            .map_err(draftline_dynamo::BatchGetFailure::into_erp_error)?;
+        neutral_all(&found)
     }
 
     /// The open drafts of `kind` (`PO`, `QT`) for `counterparty` in `branch`
@@ -129,7 +143,7 @@ impl<'a> ErpStore<'a> {
                 .key_condition_expression("pk = :pk")
                 .expression_attribute_values(
                     ":pk",
-                    sv(keys::near_duplicates(self.tenant, branch, kind, counterparty)),
+                    s_attr(keys::near_duplicates(self.tenant, branch, kind, counterparty)),
                 )
                 .set_exclusive_start_key(after)
                 .consistent_read(true)
@@ -137,7 +151,7 @@ impl<'a> ErpStore<'a> {
                 .boxed()
                 .await
                 .map_err(erp_store_error)?;
-            open.extend(near_duplicate::listed(out.items(), window));
+            open.extend(near_duplicate::listed(&neutral_all(out.items())?, window));
             after = out.last_evaluated_key;
             if after.is_none() {
                 break;
@@ -156,10 +170,10 @@ impl<'a> ErpStore<'a> {
         limit: usize,
     ) -> Result<Page<AgentDraft>, ErpError> {
         let mut found = Vec::new();
-        let mut start: Option<Attrs> = after.map(|sk| {
-            Attrs::from([
-                ("pk".to_owned(), sv(keys::review_queue(self.tenant, branch))),
-                ("sk".to_owned(), sv(sk)),
+        let mut start: Option<SdkItem> = after.map(|sk| {
+            SdkItem::from([
+                ("pk".to_owned(), s_attr(keys::review_queue(self.tenant, branch))),
+                ("sk".to_owned(), s_attr(sk)),
             ])
         });
         for _ in 0..5 {
@@ -169,28 +183,29 @@ impl<'a> ErpStore<'a> {
                 .query()
                 .table_name(self.db.table())
                 .key_condition_expression("pk = :pk")
-                .expression_attribute_values(":pk", sv(keys::review_queue(self.tenant, branch)))
+                .expression_attribute_values(":pk", s_attr(keys::review_queue(self.tenant, branch)))
                 .scan_index_forward(false)
                 .limit(QUERY_PAGE)
                 .set_exclusive_start_key(start.take());
             let mut conditions = Vec::new();
             if let Some(kind) = filter.kind {
                 conditions.push("document_kind = :kind");
-                query = query.expression_attribute_values(":kind", sv(kind.code()));
+                query = query.expression_attribute_values(":kind", s_attr(kind.code()));
             }
             if let Some(status) = &filter.status {
                 conditions.push("#status = :status");
                 query = query
                     .expression_attribute_names("#status", "status")
-                    .expression_attribute_values(":status", sv(status));
+                    .expression_attribute_values(":status", s_attr(status));
             }
             if !conditions.is_empty() {
                 query = query.filter_expression(conditions.join(" AND "));
             }
             let out = query.send().boxed().await.map_err(erp_store_error)?;
             for item in out.items() {
-                let sk = attrs::s(item, "agent draft", "sk")?;
-                found.push((sk, AgentDraft::from_item(item)?));
+                let item = neutral(item)?;
+                let sk = attrs::s(&item, "agent draft", "sk")?;
+                found.push((sk, AgentDraft::from_item(&item)?));
                 if found.len() > limit {
                     break;
                 }
@@ -210,13 +225,13 @@ impl<'a> ErpStore<'a> {
             .client()
             .get_item()
             .table_name(self.db.table())
-            .set_key(Some(key))
+            .set_key(Some(sdk(&key)))
             .consistent_read(true)
             .send()
             .boxed()
             .await
             .map_err(erp_store_error)?;
-        Ok(out.item().cloned())
+        out.item().map(neutral).transpose()
     }
 
     /// Items by code (one `BatchGetItem`; missing codes are simply absent from the map).
@@ -242,12 +257,12 @@ impl<'a> ErpStore<'a> {
             .client()
             .update_item()
             .table_name(self.db.table())
-            .key("pk", sv(keys::sequences(self.tenant, branch)))
-            .key("sk", sv(sequence))
+            .key("pk", s_attr(keys::sequences(self.tenant, branch)))
+            .key("sk", s_attr(sequence))
             .update_expression("ADD #last :one SET kind = :kind")
             .expression_attribute_names("#last", "last")
             .expression_attribute_values(":one", AttributeValue::N("1".to_owned()))
-            .expression_attribute_values(":kind", sv("sequence"))
+            .expression_attribute_values(":kind", s_attr("sequence"))
             .return_values(ReturnValue::UpdatedNew)
             .send()
             .boxed()
@@ -256,7 +271,7 @@ impl<'a> ErpStore<'a> {
                 ErpError::StoreUnavailable(cause) => ErpError::NumberUnavailable(cause),
                 bug => bug,
             })?;
-        let attributes = out.attributes().cloned().unwrap_or_default();
+        let attributes = out.attributes().map(neutral).transpose()?.unwrap_or_default();
         attrs::int(&attributes, "sequence", "last")
     }
 
@@ -367,7 +382,7 @@ impl<'a> ErpStore<'a> {
                 }
             }
         };
-        let mut start: Option<Attrs> = None;
+        let mut start: Option<SdkItem> = None;
         loop {
             let mut query = self
                 .db
@@ -385,6 +400,7 @@ impl<'a> ErpStore<'a> {
             };
             let out = query.send().boxed().await.map_err(erp_store_error)?;
             for found in out.items() {
+                let found = &neutral(found)?;
                 let item = attrs::s(found, "stock record", "item")?;
                 if current.as_ref().is_none_or(|(code, _, _)| *code != item) {
                     finish(current.take(), &mut due);
@@ -493,23 +509,23 @@ impl<'a> ErpStore<'a> {
         if let Some(status) = filter.status {
             conditions.push("#status = :status");
             names.insert("#status".into(), "status".into());
-            values.insert(":status".into(), sv(status.code()));
+            values.insert(":status".into(), s_attr(status.code()));
         }
         if let Some(vendor) = &filter.vendor_code {
             conditions.push("vendor_code = :vendor");
-            values.insert(":vendor".into(), sv(vendor));
+            values.insert(":vendor".into(), s_attr(vendor));
         }
         if let Some(from) = filter.created_from {
             conditions.push("created_at >= :from");
-            values.insert(":from".into(), sv(from.to_string()));
+            values.insert(":from".into(), s_attr(from.to_string()));
         }
         if let Some(to) = filter.created_to {
             // created_at is RFC 3339: everything of day `to` sorts below the next day.
             conditions.push("created_at < :before");
             let next = to.succ_opt().unwrap_or(to);
-            values.insert(":before".into(), sv(next.to_string()));
+            values.insert(":before".into(), s_attr(next.to_string()));
         }
-        let mut start: Option<Attrs> = after.map(|number| PurchaseOrder::key(self.tenant, branch, number));
+        let mut start: Option<SdkItem> = after.map(|number| sdk(&PurchaseOrder::key(self.tenant, branch, number)));
         let mut found: Vec<PurchaseOrder> = Vec::new();
         let mut pages: usize = 0;
         let next_after = loop {
@@ -532,7 +548,7 @@ impl<'a> ErpStore<'a> {
             }
             let out = query.send().boxed().await.map_err(erp_store_error)?;
             for item in out.items() {
-                found.push(PurchaseOrder::from_item(item)?);
+                found.push(PurchaseOrder::from_item(&neutral(item)?)?);
             }
             if found.len() > limit {
                 found.truncate(limit);
@@ -546,7 +562,8 @@ impl<'a> ErpStore<'a> {
                 Some(key) if !key.is_empty() => {
                     if pages >= max_pages {
                         // Out of budget: continue after the last order evaluated.
-                        break attrs::s_opt(key, "sk").and_then(|sk| sk.strip_prefix("PO#").map(str::to_owned));
+                        let sk = key.get("sk").and_then(|sk| sk.as_s().ok());
+                        break sk.and_then(|sk| sk.strip_prefix("PO#").map(str::to_owned));
                     }
                     start = Some(key.clone());
                 }
@@ -627,12 +644,12 @@ impl<'a> ErpStore<'a> {
             .client()
             .get_item()
             .table_name(self.db.table())
-            .set_key(Some(key))
+            .set_key(Some(sdk(&key)))
             .send()
             .boxed()
             .await
             .map_err(erp_store_error)?;
-        out.item().map(read).transpose()
+        out.item().map(|item| read(&neutral(item)?)).transpose()
     }
 
     /// Every item of a partition (optionally under a sort-key prefix), read with `read`.
@@ -648,7 +665,7 @@ impl<'a> ErpStore<'a> {
     /// Every item of a partition (optionally under a sort-key prefix), following pages.
     async fn query_partition(&self, pk: &str, sk_prefix: Option<&str>) -> Result<Vec<Attrs>, ErpError> {
         let mut items = Vec::new();
-        let mut start: Option<Attrs> = None;
+        let mut start: Option<SdkItem> = None;
         loop {
             let mut query = self
                 .db
@@ -664,7 +681,7 @@ impl<'a> ErpStore<'a> {
                 None => query.key_condition_expression("pk = :pk"),
             };
             let out = query.send().boxed().await.map_err(erp_store_error)?;
-            items.extend(out.items().iter().cloned());
+            items.extend(neutral_all(out.items())?);
             match out.last_evaluated_key() {
                 Some(key) if !key.is_empty() => start = Some(key.clone()),
                 _ => return Ok(items),

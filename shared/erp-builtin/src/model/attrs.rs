@@ -1,13 +1,20 @@
-//! Reading typed values out of DynamoDB items.
+//! Reading typed values out of stored items, and making them: the model
+//! works on store-neutral attributes ([`draftline_contract::store`]) alone;
+//! only the backend's store (`crate::store`) meets the DynamoDB SDK.
 
 use std::str::FromStr;
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use draftline_contract::ErpError;
+use draftline_contract::store::Value;
 use rust_decimal::Decimal;
 
-/// An item as the SDK returns it.
-pub use draftline_dynamo::Item;
+/// A stored item: its attributes by name, its key among them.
+pub type Item = draftline_contract::store::Attributes;
+
+/// Whether `a` and `b` are at the same key.
+pub fn same_key(a: &Item, b: &Item) -> bool {
+    a.get("pk") == b.get("pk") && a.get("sk") == b.get("sk")
+}
 
 /// A stored item is missing an attribute or has the wrong type: our bug, not the caller's.
 pub fn corrupt(what: &str, name: &str) -> ErpError {
@@ -17,14 +24,14 @@ pub fn corrupt(what: &str, name: &str) -> ErpError {
 /// A string attribute.
 pub fn s(item: &Item, what: &str, name: &str) -> Result<String, ErpError> {
     item.get(name)
-        .and_then(|v| v.as_s().ok())
-        .cloned()
+        .and_then(Value::as_s)
+        .map(str::to_owned)
         .ok_or_else(|| corrupt(what, name))
 }
 
 /// An optional string attribute.
 pub fn s_opt(item: &Item, name: &str) -> Option<String> {
-    item.get(name).and_then(|v| v.as_s().ok()).cloned()
+    item.get(name).and_then(Value::as_s).map(str::to_owned)
 }
 
 /// The largest whole number a stored quantity, factor or count may hold.
@@ -41,7 +48,7 @@ pub fn max_stored_amount() -> Decimal {
 /// An integer attribute, within ±[`MAX_STORED_INT`].
 pub fn int(item: &Item, what: &str, name: &str) -> Result<i64, ErpError> {
     item.get(name)
-        .and_then(|v| v.as_n().ok())
+        .and_then(Value::as_n)
         .and_then(|n| n.parse::<i64>().ok())
         .filter(|n| (-MAX_STORED_INT..=MAX_STORED_INT).contains(n))
         .ok_or_else(|| corrupt(what, name))
@@ -51,41 +58,44 @@ pub fn int(item: &Item, what: &str, name: &str) -> Result<i64, ErpError> {
 /// ±[`max_stored_amount`] and with at most 4 decimals.
 pub fn dec(item: &Item, what: &str, name: &str) -> Result<Decimal, ErpError> {
     item.get(name)
-        .and_then(|v| v.as_n().ok())
+        .and_then(Value::as_n)
         .and_then(|n| Decimal::from_str(n).ok())
         .filter(|d| d.abs() <= max_stored_amount() && d.scale() <= 4)
         .ok_or_else(|| corrupt(what, name))
 }
 
 /// A string attribute value.
-pub fn sv(value: impl Into<String>) -> AttributeValue {
-    AttributeValue::S(value.into())
+pub fn sv(value: impl Into<String>) -> Value {
+    Value::S(value.into())
 }
 
 /// A number attribute value.
-pub fn nv(value: impl ToString) -> AttributeValue {
-    AttributeValue::N(value.to_string())
+pub fn nv(value: impl ToString) -> Value {
+    Value::N(value.to_string())
 }
 
 /// A date attribute (stored as `YYYY-MM-DD`).
 pub fn date(item: &Item, what: &str, name: &str) -> Result<chrono::NaiveDate, ErpError> {
     item.get(name)
-        .and_then(|v| v.as_s().ok())
+        .and_then(Value::as_s)
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| corrupt(what, name))
 }
 
 /// A boolean attribute; absent means `false`.
 pub fn flag(item: &Item, name: &str) -> bool {
-    item.get(name).and_then(|v| v.as_bool().ok()).copied().unwrap_or(false)
+    item.get(name).and_then(Value::as_bool).unwrap_or(false)
 }
 
 /// A string-set attribute; absent means empty.
 pub fn string_set(item: &Item, name: &str) -> Vec<String> {
-    item.get(name).and_then(|v| v.as_ss().ok()).cloned().unwrap_or_default()
+    item.get(name)
+        .and_then(Value::as_ss)
+        .map(<[String]>::to_vec)
+        .unwrap_or_default()
 }
 
 /// A boolean attribute value.
-pub fn bv(value: bool) -> AttributeValue {
-    AttributeValue::Bool(value)
+pub fn bv(value: bool) -> Value {
+    Value::Bool(value)
 }

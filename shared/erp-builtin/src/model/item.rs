@@ -1,8 +1,8 @@
 //! How the domain's item types are stored: keys and item mappings.
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
+use draftline_contract::store::Value;
 use draftline_erp::domain::*;
 use draftline_erp::units::Uom;
 
@@ -35,11 +35,11 @@ fn fields(item: &Item) -> Attrs {
         ("base_uom".to_owned(), sv(item.base_uom.code())),
         (
             "units".to_owned(),
-            AttributeValue::L(
+            Value::L(
                 item.units
                     .iter()
                     .map(|u| {
-                        AttributeValue::M(
+                        Value::M(
                             [
                                 ("uom".to_owned(), sv(u.uom.code())),
                                 ("factor".to_owned(), nv(u.factor)),
@@ -85,11 +85,11 @@ impl ItemRecord for Item {
         let base = attrs::s(item, what, "base_uom")?;
         let units = item
             .get("units")
-            .and_then(|v| v.as_l().ok())
+            .and_then(|v| v.as_l())
             .ok_or_else(|| attrs::corrupt(what, "units"))?
             .iter()
             .map(|u| {
-                let m = u.as_m().map_err(|_| attrs::corrupt(what, "units"))?;
+                let m = u.as_m().ok_or_else(|| attrs::corrupt(what, "units"))?;
                 Ok(UnitConversion {
                     uom: Uom::from_code(&attrs::s(m, what, "uom")?).ok_or_else(|| attrs::corrupt(what, "uom"))?,
                     factor: attrs::int(m, what, "factor")?,

@@ -70,7 +70,6 @@ fn entries(stored: &Attrs, now: Option<DateTime<Utc>>) -> (Vec<OpenDraft>, Vec<S
         };
         match value
             .as_s()
-            .ok()
             .and_then(|text| serde_json::from_str::<OpenDraft>(text).ok())
         {
             Some(draft)
@@ -82,7 +81,7 @@ fn entries(stored: &Attrs, now: Option<DateTime<Utc>>) -> (Vec<OpenDraft>, Vec<S
             }
             Some(draft) => listed.push(draft),
             None => {
-                draftline_dynamo::unreadable(KIND, stored, name);
+                unreadable(stored, name);
                 stale.push(number.to_owned());
             }
         }
@@ -97,12 +96,16 @@ fn version(stored: &Attrs) -> Option<u64> {
         .and_then(|v| u64::try_from(v).ok())
 }
 
-/// The stored version of an unreadable marker (`None`: there is none;
-/// `Null`: a value of a type no write carries).
+/// A marker (or one of its entries, `what`) that cannot be read: one
+/// warning line and a count ([`draftline_dynamo::unreadable_at`]).
+fn unreadable(stored: &Attrs, what: &str) {
+    let part = |name: &str| stored.get(name).and_then(Value::as_s).unwrap_or("");
+    draftline_dynamo::unreadable_at(KIND, (part("pk"), part("sk")), what);
+}
+
+/// The stored version of an unreadable marker (`None`: there is none).
 fn stored_version(stored: &Attrs) -> Option<Value> {
-    stored
-        .get("v")
-        .map(|v| draftline_dynamo::writes::value(v).unwrap_or(Value::Null))
+    stored.get("v").cloned()
 }
 
 /// The open drafts `markers` (a counterparty's, as its partition's `Query`
@@ -137,7 +140,8 @@ pub struct Marker<'a> {
 impl Marker<'_> {
     /// The marker's key, as the key lookup's batch reads it.
     pub fn key(&self) -> Attrs {
-        draftline_dynamo::writes::key(&self.table_key())
+        let TableKey { pk, sk } = self.table_key();
+        Attrs::from([("pk".to_owned(), Value::S(pk)), ("sk".to_owned(), Value::S(sk))])
     }
 
     /// The open drafts `stored` lists that were drafted within `window`,
@@ -159,7 +163,7 @@ impl Marker<'_> {
             };
         };
         let Some(version) = version(stored) else {
-            draftline_dynamo::unreadable(KIND, stored, "no valid version 'v'");
+            unreadable(stored, "no valid version 'v'");
             let listed = stored
                 .keys()
                 .filter_map(|name| name.strip_prefix(ENTRY))
@@ -303,7 +307,7 @@ fn unreadable_condition(version: Option<&Value>) -> (Condition, bool) {
 mod tests {
     use chrono::{TimeZone, Utc};
 
-    use aws_sdk_dynamodb::types::AttributeValue;
+    use draftline_contract::store::Value;
 
     use crate::model::attrs::{nv, sv};
 
@@ -391,7 +395,7 @@ mod tests {
         text_version.insert("v".to_owned(), sv("3"));
         let negative = stored(-1, &[("PO-1", 0)]);
         let mut fraction = stored(3, &[("PO-1", 0)]);
-        fraction.insert("v".to_owned(), AttributeValue::N("1.5".to_owned()));
+        fraction.insert("v".to_owned(), Value::N("1.5".to_owned()));
         for (marker, stored_as) in [
             (no_version, None),
             (text_version, Some(Value::s("3"))),

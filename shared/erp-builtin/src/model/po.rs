@@ -1,8 +1,8 @@
 //! How the domain's po types are stored: keys and item mappings.
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
+use draftline_contract::store::Value;
 use draftline_erp::domain::*;
 
 use super::attrs::{self, Item as Attrs, sv};
@@ -37,7 +37,7 @@ impl PurchaseOrderRecord for PurchaseOrder {
         item.insert("vendor_code".into(), sv(&self.vendor.code));
         item.insert("needed_by".into(), sv(self.needed_by.to_string()));
         item.insert("created_at".into(), sv(&self.created_at));
-        item.insert("total".into(), AttributeValue::N(self.total.amount.clone()));
+        item.insert("total".into(), Value::N(self.total.amount.clone()));
         item.insert("drafted_on_behalf_of".into(), sv(&self.drafted_on_behalf_of));
         if let Some(run) = &self.drafted_by_agent_run {
             item.insert("drafted_by_agent_run".into(), sv(run));

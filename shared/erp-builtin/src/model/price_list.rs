@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use draftline_contract::ErpError;
 use draftline_contract::identity::TenantId;
+use draftline_contract::store::Value;
 use draftline_erp::domain::*;
 use draftline_erp::units::Uom;
 use rust_decimal::Decimal;
@@ -42,7 +42,7 @@ pub fn to_items(tenant: &TenantId, prices: &[ListPrice]) -> Vec<Attrs> {
             item.extend([
                 ("kind".to_owned(), sv("sales_prices")),
                 ("item".to_owned(), sv(code)),
-                ("prices".to_owned(), AttributeValue::M(map)),
+                ("prices".to_owned(), Value::M(map)),
             ]);
             item
         })
@@ -55,7 +55,7 @@ pub fn on_list(stored: &Attrs, list: &str) -> Result<Vec<ListPrice>, ErpError> {
     let Some(map) = stored.get("prices") else {
         return Err(attrs::corrupt(WHAT, "prices"));
     };
-    let map = map.as_m().map_err(|_| attrs::corrupt(WHAT, "prices"))?;
+    let map = map.as_m().ok_or_else(|| attrs::corrupt(WHAT, "prices"))?;
     let mut prices = Vec::new();
     for (name, value) in map {
         let Some((on, uom)) = name.rsplit_once('#') else {

@@ -2,6 +2,7 @@
 
 use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
+use draftline_contract::store::Value;
 use draftline_erp::domain::*;
 
 use super::attrs::{self, Item as Attrs, sv};
@@ -36,10 +37,7 @@ impl QuoteRecord for Quote {
             ("status".to_owned(), sv(self.status.code())),
             ("customer_code".to_owned(), sv(&self.customer.code)),
             ("created_at".to_owned(), sv(&self.created_at)),
-            (
-                "total".to_owned(),
-                aws_sdk_dynamodb::types::AttributeValue::N(self.total.amount.clone()),
-            ),
+            ("total".to_owned(), Value::N(self.total.amount.clone())),
             ("drafted_on_behalf_of".to_owned(), sv(&self.drafted_on_behalf_of)),
             (
                 "document".to_owned(),

@@ -2,9 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
+use draftline_contract::store::Value;
 use draftline_erp::domain::*;
 use draftline_erp::units::Uom;
 
@@ -38,7 +38,7 @@ impl VendorRecord for Vendor {
             ("code".to_owned(), sv(&self.code)),
             ("name".to_owned(), sv(&self.name)),
             ("currency".to_owned(), sv(&self.currency)),
-            ("branches".to_owned(), AttributeValue::Ss(self.branches.clone())),
+            ("branches".to_owned(), Value::Ss(self.branches.clone())),
             ("payment_terms_days".to_owned(), nv(self.payment_terms_days)),
         ])
     }
@@ -52,8 +52,8 @@ impl VendorRecord for Vendor {
             currency: attrs::s(item, what, "currency")?,
             branches: item
                 .get("branches")
-                .and_then(|v| v.as_ss().ok())
-                .cloned()
+                .and_then(|v| v.as_ss())
+                .map(<[String]>::to_vec)
                 .unwrap_or_default(),
             payment_terms_days: attrs::int(item, what, "payment_terms_days")?,
         })
@@ -100,7 +100,7 @@ impl PriceEntryRecord for PriceEntry {
                     ("kind".to_owned(), sv("prices")),
                     ("vendor".to_owned(), sv(vendor)),
                     ("item".to_owned(), sv(code)),
-                    ("prices".to_owned(), AttributeValue::M(prices)),
+                    ("prices".to_owned(), Value::M(prices)),
                 ]);
                 item
             })
@@ -112,7 +112,7 @@ impl PriceEntryRecord for PriceEntry {
         let code = attrs::s(item, PRICES, "item")?;
         let prices = item
             .get("prices")
-            .and_then(|m| m.as_m().ok())
+            .and_then(|m| m.as_m())
             .ok_or_else(|| attrs::corrupt(PRICES, "prices"))?;
         // A unit this build does not know is the data's fault, not a price
         // to leave out silently.
@@ -167,7 +167,7 @@ impl BranchVendorRecord for BranchVendor {
         ]);
         // DynamoDB refuses an empty string set.
         if !self.items.is_empty() {
-            item.insert("items".to_owned(), AttributeValue::Ss(self.items.clone()));
+            item.insert("items".to_owned(), Value::Ss(self.items.clone()));
         }
         item
     }
@@ -215,7 +215,7 @@ mod tests {
         assert_eq!(items.len(), 3, "{items:?}");
         let a = items
             .iter()
-            .find(|item| same_key(item, &PriceEntry::key(&tenant, "V-1", "A")))
+            .find(|item| attrs::same_key(item, &PriceEntry::key(&tenant, "V-1", "A")))
             .unwrap();
         assert_eq!(
             PriceEntry::from_item(a).unwrap(),
@@ -234,14 +234,10 @@ mod tests {
     fn a_stored_price_in_a_unit_this_build_does_not_know_is_an_error_not_a_gap() {
         let tenant = TenantId::parse("demo").unwrap();
         let mut item = PriceEntry::to_items(&tenant, &[entry("V-1", "A", Uom::Pcs, 100)]).remove(0);
-        if let Some(AttributeValue::M(prices)) = item.get_mut("prices") {
+        if let Some(Value::M(prices)) = item.get_mut("prices") {
             prices.insert("DOZEN".into(), nv(Decimal::ONE));
         }
         let err = PriceEntry::from_item(&item).unwrap_err();
         assert!(format!("{err:?}").contains("DOZEN"), "{err:?}");
-    }
-
-    fn same_key(a: &Attrs, b: &Attrs) -> bool {
-        a.get("pk") == b.get("pk") && a.get("sk") == b.get("sk")
     }
 }
