@@ -20,6 +20,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, ReturnValuesOnConditi
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
+use super::answered::AnsweredKeys;
 use super::key::IdempotencyKey;
 use super::record::{IdempotencyRecord, RecordStatus};
 use super::transaction::{KeyTransaction, Part};
@@ -158,12 +159,58 @@ pub(crate) fn record_pk(caller: &Caller, key: &IdempotencyKey) -> String {
 pub struct IdempotencyStore<'a> {
     db: &'a Db,
     caller: &'a Caller,
+    /// The keys this instance answered lately, when it keeps them.
+    answered: Option<&'a AnsweredKeys>,
 }
 
 impl<'a> IdempotencyStore<'a> {
     /// The store for `caller`'s keys.
     pub fn new(db: &'a Db, caller: &'a Caller) -> Self {
-        Self { db, caller }
+        Self {
+            db,
+            caller,
+            answered: None,
+        }
+    }
+
+    /// The store, noting the keys it finds or writes completed in
+    /// `answered`, so that their retries look the record up alone
+    /// ([`Self::look_up`]).
+    pub fn remembering(self, answered: &'a AnsweredKeys) -> Self {
+        Self {
+            answered: Some(answered),
+            ..self
+        }
+    }
+
+    /// The stored record of `key`, read in one request with the items at
+    /// `along` and those `reads` gives (a draft's own), unless this
+    /// instance answered the key lately: then the call is almost certainly
+    /// a replay, and `reads` is not asked (a record gone after all makes a
+    /// draft that reads its data itself). Returns the record, what was
+    /// found along, and whether `reads` was read.
+    pub async fn look_up(
+        &self,
+        key: &IdempotencyKey,
+        mut along: Vec<HashMap<String, AttributeValue>>,
+        reads: impl FnOnce() -> Option<Vec<HashMap<String, AttributeValue>>>,
+        now: DateTime<Utc>,
+    ) -> Result<(Option<IdempotencyRecord>, Vec<HashMap<String, AttributeValue>>, bool), ToolError> {
+        let answered = self.answered.is_some_and(|known| known.answered(self.caller, key, now));
+        let reads = if answered { None } else { reads() };
+        let reading = reads.is_some();
+        along.extend(reads.into_iter().flatten());
+        let (record, found) = if along.is_empty() {
+            (self.lookup(key).await?, Vec::new())
+        } else {
+            self.lookup_along(key, along).await?
+        };
+        if let (Some(known), Some(record)) = (self.answered, &record)
+            && record.status == RecordStatus::Completed
+        {
+            known.remember(self.caller, key, record.expires_at);
+        }
+        Ok((record, found, reading))
     }
 
     fn key(&self, key: &IdempotencyKey) -> HashMap<String, AttributeValue> {
@@ -221,13 +268,14 @@ impl<'a> IdempotencyStore<'a> {
         Ok((record, found))
     }
 
-    /// The transaction item that writes `record` if the key is free.
+    /// The transaction that writes `record` if the key is free; its other
+    /// parts are added to it.
     pub fn put_record(
         &self,
         key: &IdempotencyKey,
         record: &IdempotencyRecord,
         now: DateTime<Utc>,
-    ) -> Result<TransactWriteItem, ToolError> {
+    ) -> Result<KeyTransaction, ToolError> {
         let mut item = record.to_attributes();
         item.extend(self.key(key));
         let put = Put::builder()
@@ -239,7 +287,9 @@ impl<'a> IdempotencyStore<'a> {
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
             .map_err(ToolError::internal)?;
-        Ok(TransactWriteItem::builder().put(put).build())
+        let mut transaction = KeyTransaction::of(TransactWriteItem::builder().put(put).build());
+        transaction.answers_until = (record.status == RecordStatus::Completed).then_some(record.expires_at);
+        Ok(transaction)
     }
 
     /// Commits `transaction` (its record from [`put_record`](Self::put_record),
@@ -262,9 +312,16 @@ impl<'a> IdempotencyStore<'a> {
             digest.update([0]);
         }
         let token = hex::encode(digest.finalize());
+        let answers_until = transaction.answers_until;
         let (items, parts) = transaction.into_items();
         let failure = match transact(self.db, items, &token[..36], NO_DRAFT).await {
-            Ok(()) => return Ok(()),
+            Ok(()) => {
+                // A retry of this key reaching this instance reads the record alone.
+                if let (Some(known), Some(until)) = (self.answered, answers_until) {
+                    known.remember(self.caller, key, until);
+                }
+                return Ok(());
+            }
             Err(failure) => failure,
         };
         let TransactFailure::Cancelled(reasons) = &failure else {

@@ -21,6 +21,10 @@ pub struct KeyTransaction {
     /// Items written with the key's own (a release's give-backs), which
     /// refuse nothing of their own.
     along: Vec<TransactWriteItem>,
+    /// Until when (epoch seconds) the record it writes answers every
+    /// retry of the key, when it completes the key: the store notes the
+    /// key once it committed ([`super::answered`]).
+    pub(super) answers_until: Option<i64>,
 }
 
 /// Which part of a [`KeyTransaction`] an item of it is.
@@ -50,6 +54,7 @@ impl KeyTransaction {
             audit: None,
             counters: Vec::new(),
             along: Vec::new(),
+            answers_until: None,
         }
     }
 

@@ -12,7 +12,7 @@ use draftline_contract::tool::DocumentRef;
 use super::held::{Held, Recorded};
 use super::{App, Success};
 use crate::edge::trace::{self, Stage};
-use crate::idempotency::{CommitFailure, KeyTransaction};
+use crate::idempotency::CommitFailure;
 use crate::policy::{Attempt, Gate, Sending};
 
 /// A commit's outcome, with the answer it stands for.
@@ -50,7 +50,7 @@ impl App {
                 Some(consumption) => Some(consumption.put(&self.db, call.caller, call.request_id)?),
                 None => None,
             };
-            let transaction = KeyTransaction::of(held.store.put_record(held.key, &record, now)?)
+            let transaction = (held.store.put_record(held.key, &record, now)?)
                 .consuming(answer)
                 .placing(writes.to_vec())
                 .auditing(audit.put(&self.db)?)
@@ -58,11 +58,7 @@ impl App {
             let committed =
                 trace::stage(Stage::Idempotency, held.store.commit(held.key, transaction, audit.id())).await;
             Ok(match committed {
-                Ok(()) => {
-                    // A retry of this key reaching this instance reads the record alone.
-                    self.answered.remember(call.caller, held.key, record.expires_at);
-                    Attempt::Done((Ok(()), created))
-                }
+                Ok(()) => Attempt::Done((Ok(()), created)),
                 Err(CommitFailure::OverLimit { counter, stored }) => Attempt::Over(counter, stored),
                 // Only the commit is sent again: the draft as prepared (its
                 // number, its price) stands.

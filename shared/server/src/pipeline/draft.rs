@@ -65,9 +65,9 @@ impl App {
         answer: Option<&Result<Answer, ToolError>>,
     ) -> Served {
         let owner = format!("{}/{}", call.caller.branch(), call.caller.user());
-        let store = IdempotencyStore::new(&self.db, call.caller);
+        let store = IdempotencyStore::new(&self.db, call.caller).remembering(&self.answered);
         let fail = |err: ToolError, key_facts: KeyFacts| Served::unaudited(Err(err), Some(key_facts));
-        let (gate, read, generation) = match self.look_up(tool, call, input, key, &key_facts, &owner).await {
+        let (gate, read, generation) = match self.look_up(tool, call, input, key, &key_facts, (&store, &owner)).await {
             Ok(Looking::Answered(answer)) => return Served::unaudited(answer, Some(key_facts)),
             Ok(Looking::Goes { gate, read, generation }) => (gate, read, generation),
             Err(err) => return fail(err, key_facts),
@@ -128,11 +128,10 @@ impl App {
     /// gate's keys come with it (the tenant's policy unless cached, the
     /// run's counter), and so do the draft's own reads from the table (a
     /// backend that keeps its data there: the counterparty, items, prices,
-    /// the near-duplicate marker), unless this instance answered the key
-    /// already: then the call is almost certainly a replay, and the record
-    /// is read alone (a record gone after all makes a draft that reads its
-    /// data itself). A claim whose lease lapsed (its worker died, perhaps
-    /// after the ERP write) is continued; anything else starts a new use.
+    /// the near-duplicate marker), unless the store knows the key answered
+    /// already ([`crate::idempotency::answered`]). A claim whose lease
+    /// lapsed (its worker died, perhaps after the ERP write) is continued;
+    /// anything else starts a new use.
     /// Past a replay, the draft is held at the limits gate.
     async fn look_up<'a>(
         &'a self,
@@ -141,30 +140,22 @@ impl App {
         input: &ParsedInput,
         key: &IdempotencyKey,
         key_facts: &KeyFacts,
-        owner: &str,
+        (store, owner): (&IdempotencyStore<'_>, &str),
     ) -> Result<Looking<'a>, ToolError> {
-        let store = IdempotencyStore::new(&self.db, call.caller);
-        let reads = if self.answered.answered(call.caller, key, self.clock.now()) {
-            None
-        } else {
+        let reads = || {
             tool.reads(call, input)
                 .map(|keys| keys.iter().map(draftline_dynamo::writes::key).collect())
         };
         let limits = self
             .limits
             .lookup(call.caller, call.agent.run_id.as_deref(), self.clock.now());
-        let (found, limits, read) = trace::stage(Stage::Idempotency, self.lookup(&store, key, limits, reads)).await?;
+        let (found, limits, read) = trace::stage(Stage::Idempotency, self.lookup(store, key, limits, reads)).await?;
         let continued = match found {
             Some(record) => match record.next_action(&key_facts.fingerprint, owner, self.clock.now()) {
                 NextAction::Proceed => None,
                 NextAction::LeaseExpired { generation, reserved } => Some((generation, reserved)),
                 answered => match answer_of(answered, key) {
-                    Some(answer) => {
-                        if answer.is_ok() {
-                            self.answered.remember(call.caller, key, record.expires_at);
-                        }
-                        return Ok(Looking::Answered(answer));
-                    }
+                    Some(answer) => return Ok(Looking::Answered(answer)),
                     None => None,
                 },
             },
@@ -316,23 +307,18 @@ impl App {
 
     /// The stored record of `key`, read in one request with what the
     /// limits gate asks for (`limits`: the tenant's policy unless cached,
-    /// the run's counter) and the draft's own `reads`, if any: the record,
-    /// what the gate found, and what the draft's reads found.
+    /// the run's counter) and the draft's own `reads`, when the store asks
+    /// for them: the record, what the gate found, and what the draft's
+    /// reads found.
     async fn lookup<'a>(
         &self,
         store: &IdempotencyStore<'_>,
         key: &IdempotencyKey,
         limits: Lookup<'a>,
-        reads: Option<Vec<Item>>,
+        reads: impl FnOnce() -> Option<Vec<Item>>,
     ) -> Result<(Option<IdempotencyRecord>, Looked<'a>, Option<Found>), ToolError> {
-        let mut along: Vec<Item> = limits.keys().collect();
-        let reading = reads.is_some();
-        along.extend(reads.into_iter().flatten());
-        let (record, found) = if along.is_empty() {
-            (store.lookup(key).await?, Vec::new())
-        } else {
-            store.lookup_along(key, along).await?
-        };
+        let along: Vec<Item> = limits.keys().collect();
+        let (record, found, reading) = store.look_up(key, along, reads, self.clock.now()).await?;
         let read = reading.then(|| Found(found.iter().filter_map(draftline_dynamo::writes::attributes).collect()));
         Ok((record, limits.found(&found), read))
     }
