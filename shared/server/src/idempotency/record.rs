@@ -163,88 +163,114 @@ impl IdempotencyRecord {
 
     /// The item attributes (without the key).
     pub fn to_attributes(&self) -> HashMap<String, AttributeValue> {
-        let status = self.response.as_ref().map_or(0, |r| r.status.as_u16());
-        let mut item = HashMap::from([
-            ("tool".to_owned(), AttributeValue::S(self.tool.clone())),
-            ("fingerprint".to_owned(), AttributeValue::S(self.fingerprint.clone())),
-            ("owner".to_owned(), AttributeValue::S(self.owner.clone())),
-            ("status".to_owned(), AttributeValue::S(self.status.as_str().to_owned())),
-            ("http_status".to_owned(), AttributeValue::N(status.to_string())),
-            ("request_id".to_owned(), AttributeValue::S(self.request_id.clone())),
-            ("created_at".to_owned(), AttributeValue::S(self.created_at.to_rfc3339())),
-            ("expires_at".to_owned(), AttributeValue::N(self.expires_at.to_string())),
-            ("kind".to_owned(), AttributeValue::S("idempotency_key".to_owned())),
-        ]);
-        if let Some(response) = &self.response {
-            item.insert("response".into(), AttributeValue::S(response.data.to_string()));
-            if let Some(document) = &response.document {
-                item.insert("document_id".into(), AttributeValue::S(document.id.clone()));
-                item.insert("document_number".into(), AttributeValue::S(document.number.clone()));
-                item.insert("document_kind".into(), AttributeValue::S(document.kind.clone()));
-            }
-        }
-        if let Some(until) = self.lease_until_ms {
-            item.insert("lease_until".into(), AttributeValue::N(until.to_string()));
-        }
-        if let Some(token) = &self.lease_token {
-            item.insert("lease_token".into(), AttributeValue::S(token.clone()));
-        }
-        if let Some(generation) = &self.generation {
-            item.insert("generation".into(), AttributeValue::S(generation.clone()));
-        }
-        if let Some(reserved) = &self.reserved {
-            item.insert("reserved".into(), reserved.to_attribute());
-        }
-        item
+        let document = self.response.as_ref().and_then(|r| r.document.as_ref());
+        let stored = Stored {
+            tool: self.tool.clone(),
+            fingerprint: self.fingerprint.clone(),
+            owner: self.owner.clone(),
+            status: self.status.as_str().to_owned(),
+            http_status: self.response.as_ref().map_or(0, |r| r.status.as_u16()),
+            request_id: self.request_id.clone(),
+            created_at: self.created_at.to_rfc3339(),
+            expires_at: self.expires_at,
+            kind: KIND.to_owned(),
+            response: self.response.as_ref().map(|r| r.data.to_string()),
+            document_id: document.map(|d| d.id.clone()),
+            document_number: document.map(|d| d.number.clone()),
+            document_kind: document.map(|d| d.kind.clone()),
+            lease_until: self.lease_until_ms,
+            lease_token: self.lease_token.clone(),
+            generation: self.generation.clone(),
+            reserved: self.reserved.as_ref().map(Reservation::to_text),
+        };
+        // Strings, numbers and absent options only: serialising cannot fail.
+        serde_dynamo::to_item(stored).unwrap_or_default()
     }
 
     /// Reads a record from an item; `None` if the item is not a key record.
-    pub fn from_item(item: &HashMap<String, AttributeValue>) -> Option<Self> {
-        let s = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
-        let n = |name: &str| {
-            item.get(name)
-                .and_then(|v| v.as_n().ok())
-                .and_then(|v| v.parse::<i64>().ok())
-        };
-        let status = match s("status")?.as_str() {
+    pub fn from_item(item: HashMap<String, AttributeValue>) -> Option<Self> {
+        let stored: Stored = serde_dynamo::from_item(item).ok()?;
+        let status = match stored.status.as_str() {
             "IN_PROGRESS" => RecordStatus::InProgress,
             "COMPLETED" => RecordStatus::Completed,
             _ => return None,
         };
-        let response = s("response")
+        let document = stored
+            .document_id
+            .zip(stored.document_number)
+            .map(|(id, number)| DocumentRef {
+                id,
+                number,
+                kind: stored.document_kind.unwrap_or_default(),
+            });
+        let response = stored
+            .response
             .and_then(|text| serde_json::from_str(&text).ok())
             .map(|data| StoredResponse {
-                status: n("http_status")
-                    .and_then(|v| u16::try_from(v).ok())
-                    .and_then(|v| StatusCode::from_u16(v).ok())
-                    .unwrap_or(StatusCode::OK),
+                status: StatusCode::from_u16(stored.http_status).unwrap_or(StatusCode::OK),
                 data,
-                document: s("document_id")
-                    .zip(s("document_number"))
-                    .map(|(id, number)| DocumentRef {
-                        id,
-                        number,
-                        kind: s("document_kind").unwrap_or_default(),
-                    }),
+                document,
             });
         Some(Self {
-            tool: s("tool")?,
-            fingerprint: s("fingerprint")?,
-            owner: s("owner")?,
+            tool: stored.tool,
+            fingerprint: stored.fingerprint,
+            owner: stored.owner,
             status,
             response,
-            request_id: s("request_id").unwrap_or_default(),
-            created_at: s("created_at")
-                .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
+            request_id: stored.request_id,
+            created_at: DateTime::parse_from_rfc3339(&stored.created_at)
                 .map(|t| t.with_timezone(&Utc))
                 .unwrap_or_default(),
-            expires_at: n("expires_at")?,
-            lease_until_ms: n("lease_until"),
-            lease_token: s("lease_token"),
-            generation: s("generation"),
-            reserved: item.get("reserved").and_then(Reservation::from_attribute),
+            expires_at: stored.expires_at,
+            lease_until_ms: stored.lease_until,
+            lease_token: stored.lease_token,
+            generation: stored.generation,
+            reserved: stored.reserved.as_deref().and_then(Reservation::from_text),
         })
     }
+}
+
+/// The `kind` of every key record.
+const KIND: &str = "idempotency_key";
+
+/// A key record as the table stores it (DESIGN.md, table layout), mapped by
+/// `serde_dynamo`: strings as `S`, numbers as `N`, an absent option absent.
+/// Other attributes of the item (its key) are ignored when read.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Stored {
+    tool: String,
+    fingerprint: String,
+    owner: String,
+    status: String,
+    /// The stored answer's HTTP status (0 while in progress).
+    #[serde(default)]
+    http_status: u16,
+    #[serde(default)]
+    request_id: String,
+    #[serde(default)]
+    created_at: String,
+    expires_at: i64,
+    #[serde(default)]
+    kind: String,
+    /// The answer's body, as JSON text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    response: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    document_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    document_number: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    document_kind: Option<String>,
+    /// When the claim's lease ends (epoch milliseconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lease_until: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lease_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    generation: Option<String>,
+    /// What the claim reserved of the tenant's limits, as JSON text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reserved: Option<String>,
 }
 
 #[cfg(test)]
@@ -273,10 +299,59 @@ mod tests {
     }
 
     #[test]
+    fn a_record_is_stored_attribute_for_attribute_as_before_serde_dynamo_mapped_it() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 29, 10, 0, 0).unwrap();
+        let s = |v: &str| AttributeValue::S(v.to_owned());
+        let n = |v: i64| AttributeValue::N(v.to_string());
+        let completed = HashMap::from([
+            ("tool".to_owned(), s("t")),
+            ("fingerprint".to_owned(), s("fp")),
+            ("owner".to_owned(), s("SBY-01/buyer-sby")),
+            ("status".to_owned(), s("COMPLETED")),
+            ("http_status".to_owned(), n(201)),
+            ("request_id".to_owned(), s("r1")),
+            ("created_at".to_owned(), s("2026-11-29T10:00:00+00:00")),
+            ("expires_at".to_owned(), n(now.timestamp() + 86_400)),
+            ("kind".to_owned(), s("idempotency_key")),
+            ("response".to_owned(), s(r#"{"n":1}"#)),
+            ("document_id".to_owned(), s("d1")),
+            ("document_number".to_owned(), s("PO-SBY-000001")),
+            ("document_kind".to_owned(), s("purchase_order")),
+        ]);
+        assert_eq!(record(now).to_attributes(), completed);
+
+        let mut claim = record(now);
+        claim.status = RecordStatus::InProgress;
+        claim.response = None;
+        claim.lease_until_ms = Some(1_764_410_404_500);
+        claim.lease_token = Some("lt".into());
+        claim.generation = Some("g1".into());
+        let mut claimed = completed.clone();
+        for gone in ["response", "document_id", "document_number", "document_kind"] {
+            claimed.remove(gone);
+        }
+        claimed.insert("status".into(), s("IN_PROGRESS"));
+        claimed.insert("http_status".into(), n(0));
+        claimed.insert("lease_until".into(), n(1_764_410_404_500));
+        claimed.insert("lease_token".into(), s("lt"));
+        claimed.insert("generation".into(), s("g1"));
+        assert_eq!(claim.to_attributes(), claimed);
+        assert_eq!(IdempotencyRecord::from_item(claimed), Some(claim));
+
+        // Not a key record: no status, or one no draftline writes.
+        let mut odd = completed.clone();
+        odd.insert("status".into(), s("DONE"));
+        assert_eq!(IdempotencyRecord::from_item(odd), None);
+        odd = completed;
+        odd.remove("expires_at");
+        assert_eq!(IdempotencyRecord::from_item(odd), None);
+    }
+
+    #[test]
     fn a_record_round_trips_through_its_item() {
         let now = Utc.with_ymd_and_hms(2026, 11, 29, 10, 0, 0).unwrap();
         let rec = record(now);
-        assert_eq!(IdempotencyRecord::from_item(&rec.to_attributes()), Some(rec));
+        assert_eq!(IdempotencyRecord::from_item(rec.to_attributes()), Some(rec));
     }
 
     #[test]

@@ -244,7 +244,7 @@ impl<'a> IdempotencyStore<'a> {
             .boxed()
             .await
             .map_err(|e| store_error(e, NO_DRAFT))?;
-        Ok(out.item().and_then(IdempotencyRecord::from_item))
+        Ok(out.item.and_then(IdempotencyRecord::from_item))
     }
 
     /// The stored record for `key` and, in the same request, the items at
@@ -264,7 +264,7 @@ impl<'a> IdempotencyStore<'a> {
             .iter()
             .position(|item| same_key(item, &record_key))
             .map(|at| found.swap_remove(at))
-            .and_then(|item| IdempotencyRecord::from_item(&item));
+            .and_then(IdempotencyRecord::from_item);
         Ok((record, found))
     }
 
@@ -339,7 +339,7 @@ impl<'a> IdempotencyStore<'a> {
         for (part, reason) in &refused {
             match (part, reason) {
                 (Part::Record, Cancelled::ConditionFailed(item)) => {
-                    let record = item.as_ref().and_then(IdempotencyRecord::from_item).map(Box::new);
+                    let record = item.clone().and_then(IdempotencyRecord::from_item).map(Box::new);
                     return Err(CommitFailure::KeyTaken(record));
                 }
                 (Part::Record, Cancelled::Conflict) => return Err(CommitFailure::KeyInFlight),
@@ -444,7 +444,7 @@ impl<'a> IdempotencyStore<'a> {
             Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => {
                 let record = match service.err() {
                     aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(e) => {
-                        e.item().and_then(IdempotencyRecord::from_item)
+                        e.item().cloned().and_then(IdempotencyRecord::from_item)
                     }
                     _ => None,
                 };

@@ -185,18 +185,14 @@ struct Reserved {
 }
 
 impl Reservation {
-    /// The reservation as the key record stores it.
-    pub fn to_attribute(&self) -> AttributeValue {
-        AttributeValue::S(serde_json::to_string(&self.0).unwrap_or_default())
+    /// The reservation as the key record stores it (a JSON text).
+    pub fn to_text(&self) -> String {
+        serde_json::to_string(&self.0).unwrap_or_default()
     }
 
     /// The reservation a key record stored; `None` if it holds none.
-    pub fn from_attribute(value: &AttributeValue) -> Option<Self> {
-        value
-            .as_s()
-            .ok()
-            .and_then(|text| serde_json::from_str(text).ok())
-            .map(Self)
+    pub fn from_text(text: &str) -> Option<Self> {
+        serde_json::from_str(text).ok().map(Self)
     }
 
     /// The transaction items that give it back: each counter less what it
