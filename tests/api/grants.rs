@@ -277,6 +277,19 @@ async fn on_the_builtin_backend(recorded: &mut Recorded) {
     )
     .await;
     assert_eq!(confirmed.status, 201, "{:?}", confirmed.body);
+    // A replay on the instance that created the key, in no agent run: the
+    // key store knows the key answered, so its lookup is the record alone
+    // (a GetItem; in a run whose drafts the policy limits, the run's
+    // counter comes along in a batch).
+    let replayed = call(
+        &app,
+        "buyer-sby",
+        "purchasing_create_po_draft",
+        &po_input("grants-near"),
+        &[("idempotency-key", "grants-near-1".into())],
+    )
+    .await;
+    assert_eq!(replayed.status, 200, "{:?}", replayed.body);
 
     // MCP on both revisions: the listing, the examiner, a read and a draft.
     for revision in ["2025-11-25", "2026-07-28"] {
