@@ -1,0 +1,251 @@
+//! A key claimed for work that cannot share a transaction (a document in
+//! the ERP): the claim under a lease, its completion under the lease's
+//! token, and its release when the work definitely did not happen.
+
+use super::*;
+
+impl IdempotencyStore<'_> {
+    /// Claims `key` for work that cannot share a transaction, as
+    /// `claiming` says. The lease lasts `claiming.lease`; after it, another
+    /// caller may take the key over. The items of `with` are written in the
+    /// same transaction: the consumption of a person's answer (when its
+    /// condition fails, nothing is claimed: [`Claim::AnswerUsed`]) and
+    /// the limit counters (a failed condition is [`Claim::OverLimit`]).
+    pub async fn claim(
+        &self,
+        key: &IdempotencyKey,
+        claiming: &Claiming<'_>,
+        with: ClaimedWith,
+    ) -> Result<Claim, ToolError> {
+        let Claiming { now, lease, ttl, .. } = *claiming;
+        let token = LeaseToken(ulid::Ulid::new().to_string());
+        let record = IdempotencyRecord {
+            tool: claiming.tool.to_owned(),
+            fingerprint: claiming.fingerprint.to_owned(),
+            owner: claiming.owner.to_owned(),
+            status: RecordStatus::InProgress,
+            response: None,
+            request_id: claiming.request_id.to_owned(),
+            created_at: now,
+            expires_at: now.timestamp() + ttl.as_secs() as i64,
+            lease_until_ms: Some(now.timestamp_millis() + lease.as_millis() as i64),
+            lease_token: Some(token.0.clone()),
+            generation: Some(claiming.generation.to_owned()),
+            reserved: claiming.reserved.cloned(),
+        };
+        let mut item = record.to_attributes();
+        item.extend(self.key(key));
+        let mut values = Self::free_values(now);
+        values.insert(
+            ":generation".to_owned(),
+            AttributeValue::S(claiming.generation.to_owned()),
+        );
+        if with.consuming.is_some() || !with.counting.is_empty() {
+            let put = Put::builder()
+                .table_name(self.db.table())
+                .set_item(Some(item))
+                .condition_expression(CLAIMABLE)
+                .expression_attribute_names("#status", "status")
+                .set_expression_attribute_values(Some(values))
+                .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+                .build()
+                .map_err(ToolError::internal)?;
+            let transaction = KeyTransaction::of(TransactWriteItem::builder().put(put).build())
+                .consuming(with.consuming)
+                .counting(with.counting);
+            return self.claim_in_transaction(key, transaction, token).await;
+        }
+        let result = self
+            .db
+            .client()
+            .put_item()
+            .table_name(self.db.table())
+            .set_item(Some(item))
+            .condition_expression(CLAIMABLE)
+            .expression_attribute_names("#status", "status")
+            .set_expression_attribute_values(Some(values))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .boxed()
+            .await;
+        match result {
+            Ok(_) => Ok(Claim::Acquired(token)),
+            Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => {
+                let record = match service.err() {
+                    aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(e) => {
+                        e.item().cloned().and_then(IdempotencyRecord::from_item)
+                    }
+                    _ => None,
+                };
+                record
+                    .map(|r| Claim::Taken(Box::new(r)))
+                    .ok_or_else(|| ToolError::internal("conditional check failed without the old item"))
+            }
+            Err(other) => Err(store_error(other, "Nothing was claimed.")),
+        }
+    }
+
+    /// Sends a claim that rides with other parts (a person's answer, the
+    /// limit counters) as its own transaction, and reads its outcome by part.
+    async fn claim_in_transaction(
+        &self,
+        key: &IdempotencyKey,
+        transaction: KeyTransaction,
+        token: LeaseToken,
+    ) -> Result<Claim, ToolError> {
+        // Its own attempt name: completing the claim commits under the token itself.
+        let attempt = format!("claim-{}", token.0);
+        match self.commit(key, transaction, &attempt).await {
+            Ok(()) => Ok(Claim::Acquired(token)),
+            Err(CommitFailure::KeyTaken(Some(record))) => Ok(Claim::Taken(record)),
+            Err(CommitFailure::KeyTaken(None)) => {
+                Err(ToolError::internal("conditional check failed without the old item"))
+            }
+            Err(CommitFailure::AnswerUsed) => Ok(Claim::AnswerUsed),
+            Err(CommitFailure::OverLimit { counter, stored }) => Ok(Claim::OverLimit { counter, stored }),
+            Err(CommitFailure::Contention | CommitFailure::CountersContended) => Ok(Claim::Contended),
+            Err(CommitFailure::KeyInFlight) => Err(ToolError::Busy {
+                message: format!(
+                    "Another call with key '{key}' was being claimed at the same moment. No draft was created. \
+                     Retry this same call unchanged in a second."
+                ),
+                retry_after_seconds: 1,
+            }),
+            Err(CommitFailure::Store(err)) => Err(err),
+        }
+    }
+
+    /// Completes a claimed key with its response, only if `token` still holds
+    /// the lease. Returns `false` when the lease was lost (nothing written).
+    pub async fn complete(
+        &self,
+        key: &IdempotencyKey,
+        token: &LeaseToken,
+        http_status: u16,
+        data: &serde_json::Value,
+    ) -> Result<bool, ToolError> {
+        let result = self
+            .db
+            .client()
+            .update_item()
+            .table_name(self.db.table())
+            .set_key(Some(self.key(key)))
+            .update_expression(
+                "SET #status = :completed, http_status = :http, #response = :response REMOVE lease_until, lease_token",
+            )
+            .condition_expression("#status = :in_progress AND lease_token = :token")
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_names("#response", "response")
+            .expression_attribute_values(":completed", AttributeValue::S("COMPLETED".into()))
+            .expression_attribute_values(":in_progress", AttributeValue::S("IN_PROGRESS".into()))
+            .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
+            .expression_attribute_values(":http", AttributeValue::N(http_status.to_string()))
+            .expression_attribute_values(":response", AttributeValue::S(data.to_string()))
+            .send()
+            .boxed()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => Ok(false),
+            Err(other) => Err(store_error(other, "The result was not recorded.")),
+        }
+    }
+
+    /// Completes a claimed key with `record` (status `COMPLETED`, the stored
+    /// response and document) and, in the same transaction, the call's
+    /// `audit` item, only if `token` still holds the lease.
+    /// Returns `false` when the lease was lost (nothing written: a worker
+    /// that took the key over completes it instead).
+    pub async fn complete_with(
+        &self,
+        key: &IdempotencyKey,
+        token: &LeaseToken,
+        record: &IdempotencyRecord,
+        audit: TransactWriteItem,
+    ) -> Result<bool, ToolError> {
+        let mut item = record.to_attributes();
+        item.extend(self.key(key));
+        let put = Put::builder()
+            .table_name(self.db.table())
+            .set_item(Some(item))
+            .condition_expression("#status = :in_progress AND lease_token = :token")
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(":in_progress", AttributeValue::S("IN_PROGRESS".into()))
+            .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
+            .build()
+            .map_err(ToolError::internal)?;
+        let transaction = KeyTransaction::of(TransactWriteItem::builder().put(put).build()).auditing(audit);
+        match self.commit(key, transaction, &token.0).await {
+            Ok(()) => Ok(true),
+            Err(CommitFailure::KeyTaken(_)) => Ok(false),
+            Err(
+                CommitFailure::KeyInFlight
+                | CommitFailure::Contention
+                | CommitFailure::CountersContended
+                | CommitFailure::AnswerUsed
+                | CommitFailure::OverLimit { .. },
+            ) => Err(ToolError::Busy {
+                message: format!(
+                    "The draft was created in the ERP, but recording its result met a concurrent write. Retry this \
+                     same call unchanged (key '{key}') in a second: it returns that draft."
+                ),
+                retry_after_seconds: 1,
+            }),
+            Err(CommitFailure::Store(err)) => Err(err),
+        }
+    }
+
+    /// Gives a claimed key back (the work failed and may be retried), only if
+    /// `token` still holds the lease; `giving_back` (the consumption of a
+    /// person's answer made with the claim, the limits it reserved) is
+    /// written in the same transaction, so the same call may be retried and
+    /// has counted nothing.
+    pub async fn release(
+        &self,
+        key: &IdempotencyKey,
+        token: &LeaseToken,
+        giving_back: Vec<TransactWriteItem>,
+    ) -> Result<bool, ToolError> {
+        if !giving_back.is_empty() {
+            let delete = Delete::builder()
+                .table_name(self.db.table())
+                .set_key(Some(self.key(key)))
+                .condition_expression("#status = :in_progress AND lease_token = :token")
+                .expression_attribute_names("#status", "status")
+                .expression_attribute_values(":in_progress", AttributeValue::S("IN_PROGRESS".into()))
+                .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
+                .build()
+                .map_err(ToolError::internal)?;
+            let transaction =
+                KeyTransaction::of(TransactWriteItem::builder().delete(delete).build()).along(giving_back);
+            let attempt = format!("release-{}", token.0);
+            return match self.commit(key, transaction, &attempt).await {
+                Ok(()) => Ok(true),
+                Err(CommitFailure::KeyTaken(_)) => Ok(false),
+                Err(CommitFailure::Store(err)) => Err(err),
+                Err(_) => Err(ToolError::dependency(
+                    "the key's release met a concurrent write",
+                    "The key was not released.",
+                )),
+            };
+        }
+        let result = self
+            .db
+            .client()
+            .delete_item()
+            .table_name(self.db.table())
+            .set_key(Some(self.key(key)))
+            .condition_expression("#status = :in_progress AND lease_token = :token")
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(":in_progress", AttributeValue::S("IN_PROGRESS".into()))
+            .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
+            .send()
+            .boxed()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => Ok(false),
+            Err(other) => Err(store_error(other, "The key was not released.")),
+        }
+    }
+}
