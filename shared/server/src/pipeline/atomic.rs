@@ -36,15 +36,7 @@ impl App {
                 result: created,
                 record,
                 audit,
-            } = self.record_created(
-                call,
-                held.facts,
-                held.name,
-                held.key_facts,
-                held.owner,
-                output.clone(),
-                document.clone(),
-            );
+            } = self.record_created(held, output.clone(), document.clone());
             let audit = label.on(audit);
             let answer = match held.consumption {
                 Some(consumption) => Some(consumption.put(&self.db, call.caller, call.request_id)?),

@@ -32,7 +32,7 @@ impl App {
     ) -> Served {
         let key_facts = || Some(held.key_facts.clone());
         let fail = |err: ToolError| Served::unaudited(Err(err), key_facts());
-        let (call, key) = (held.call, held.key);
+        let key = held.key;
         let claimed_at = self.clock.now();
         let (token, reserved) = match self.claim_external(held, generation, &mut gate).await {
             Ok(Claimed::Held(token, reserved)) => (token, reserved),
@@ -70,15 +70,7 @@ impl App {
             record,
             audit,
             ..
-        } = self.record_created(
-            call,
-            held.facts,
-            held.name,
-            held.key_facts,
-            held.owner,
-            output,
-            created.document,
-        );
+        } = self.record_created(held, output, created.document);
         let audit_put = match gate.label().on(audit).put(&self.db) {
             Ok(put) => put,
             Err(err) => return fail(err),

@@ -48,18 +48,21 @@ pub(super) struct Recorded {
 }
 
 impl App {
-    /// The [`Recorded`] of a draft `name` created as `document`, answering `data`.
-    #[allow(clippy::too_many_arguments)]
+    /// The [`Recorded`] of the draft `held` created as `document`, answering `data`.
     pub(super) fn record_created(
         &self,
-        call: &Call<'_>,
-        facts: &CallFacts,
-        name: &str,
-        key_facts: &KeyFacts,
-        owner: &str,
+        held: &Held<'_>,
         data: serde_json::Value,
         document: draftline_contract::tool::DocumentRef,
     ) -> Recorded {
+        let Held {
+            call,
+            facts,
+            name,
+            key_facts,
+            owner,
+            ..
+        } = *held;
         let now = self.clock.now();
         let stored = StoredResponse {
             status: StatusCode::CREATED,

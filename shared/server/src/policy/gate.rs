@@ -423,10 +423,10 @@ impl<'a> Gate<'a> {
         };
         for kind in counting.kinds() {
             self.settle(db, |sending| async move {
-                let Some(counter) = sending.counters.into_iter().find(|(k, _)| *k == kind) else {
+                let Some((_, update)) = sending.counters.into_iter().find(|(k, _)| *k == kind) else {
                     return Ok(Attempt::Done(()));
                 };
-                Ok(match counters::spend(db, counter).await? {
+                Ok(match counters::spend(db, update).await? {
                     Ok(()) => Attempt::Done(()),
                     Err(stored) => Attempt::Over(kind, stored),
                 })

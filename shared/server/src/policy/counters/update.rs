@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailur
 use draftline_contract::error::ToolError;
 use draftline_dynamo::{Db, store_error};
 
-use super::{CALLS, Counter, CounterKind, DRAFTS, LIMIT_USE, NOTHING_READ, key};
+use super::{CALLS, Counter, DRAFTS, LIMIT_USE, NOTHING_READ, key};
 
 /// Moves one counter with an `UpdateItem` of its own, outside any
 /// transaction (a read's rate, the deployment's budget: there is no write
@@ -18,7 +18,7 @@ use super::{CALLS, Counter, CounterKind, DRAFTS, LIMIT_USE, NOTHING_READ, key};
 /// `Ok(Err(stored))`: its condition failed, with the counter as stored.
 pub async fn spend(
     db: &Db,
-    (_, update): (CounterKind, TransactWriteItem),
+    update: TransactWriteItem,
 ) -> Result<Result<(), Option<HashMap<String, AttributeValue>>>, ToolError> {
     let Some(update) = update.update else {
         return Err(ToolError::internal("a counter's item is not an update"));
