@@ -25,6 +25,7 @@ use draftline_server::App;
 use draftline_server::auth::mint::{TokenClaims, mint_hs256};
 use draftline_server::config::{Config, LOCAL_DEV_SECRET, LOCAL_ISSUER};
 use draftline_server::runtime::local;
+use draftline_server::storage::DynamoTable;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
@@ -298,7 +299,7 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
     let backend = Backend::connect(&erp, &db)?;
     let pages = draftline_review::ReviewPages::new(&config, &review, backend.erp())?;
     if seeded.is_some() {
-        draftline_review::demo::seed_trail(&db, backend.erp().as_ref())
+        draftline_review::demo::seed_trail(&DynamoTable::new(db.clone()), backend.erp().as_ref())
             .await
             .context("seeding the demo drafts' audit trail")?;
     }

@@ -11,6 +11,7 @@ use draftline_contract::identity::TenantId;
 use draftline_contract::policy::Policy;
 use draftline_dynamo::Db;
 use draftline_server::policy::{InForce, PolicyStore, SetFailure, StoredPolicy};
+use draftline_server::storage::DynamoTable;
 
 /// Why `policy set` changed nothing.
 #[derive(Debug, thiserror::Error)]
@@ -56,7 +57,7 @@ fn describe(issues: &[FieldIssue]) -> String {
 /// `version` set), or `None` when it has none. One stored that cannot be
 /// read is an error naming the problem (its drafts are refused).
 pub async fn show(db: &Db, tenant: &TenantId) -> anyhow::Result<Option<String>> {
-    let in_force = PolicyStore::new(db, tenant)
+    let in_force = PolicyStore::new(&DynamoTable::new(db.clone()), tenant)
         .in_force()
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -83,7 +84,7 @@ pub async fn set(
     now: DateTime<Utc>,
 ) -> Result<StoredPolicy, Refused> {
     let policy = Policy::parse(file).map_err(Refused::Invalid)?;
-    PolicyStore::new(db, tenant)
+    PolicyStore::new(&DynamoTable::new(db.clone()), tenant)
         .set(&policy, by, now)
         .await
         .map_err(|failure| match failure {
@@ -101,7 +102,7 @@ pub async fn set(
 pub async fn seed_demo(db: &Db, now: DateTime<Utc>) -> anyhow::Result<()> {
     let tenant = TenantId::parse(draftline_erp::demo::TENANT).map_err(anyhow::Error::msg)?;
     let policy = draftline_erp::demo::agent_policy().map_err(|issues| anyhow::anyhow!("{}", describe(&issues)))?;
-    PolicyStore::new(db, &tenant)
+    PolicyStore::new(&DynamoTable::new(db.clone()), &tenant)
         .seed(&policy, "demo seed", now)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -161,7 +162,7 @@ async fn seed_demo_runs(db: &Db, tenant: &TenantId, now: DateTime<Utc>) -> anyho
         );
         let item = counters::run_counted(owner, &run, adds, now);
         // Only if absent: a second seed, or a run that went on, is kept.
-        db.put_new(item)
+        db.put_new(draftline_dynamo::writes::item(&item))
             .await
             .map_err(|err| anyhow::anyhow!("seeding the counter of run {run}: {err}"))?;
     }

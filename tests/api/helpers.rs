@@ -470,7 +470,11 @@ impl TestApp {
 
     /// Round trips of the app's own client so far, by operation.
     pub fn round_trips(&self) -> BTreeMap<String, u64> {
-        self.server.app.db().round_trips().snapshot()
+        self.server
+            .app
+            .db()
+            .map(|db| db.round_trips().snapshot())
+            .unwrap_or_default()
     }
 }
 

@@ -1,5 +1,6 @@
 //! The in-progress lease and its fencing condition, against the real engine.
 
+use draftline_server::storage::DynamoTable;
 use std::time::Duration;
 
 use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
@@ -43,9 +44,9 @@ fn claiming<'a>(
 #[tokio::test]
 async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
     let app = spawn_app().await;
-    let db = &app.inspect;
+    let table = DynamoTable::new(app.inspect.clone());
     let caller = buyer();
-    let store = IdempotencyStore::new(db, &caller);
+    let store = IdempotencyStore::new(&table, &caller);
     let key = IdempotencyKey::parse_header("external-1").unwrap();
     let now = test_now();
 
@@ -125,7 +126,8 @@ async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
 async fn a_released_key_can_be_claimed_again() {
     let app = spawn_app().await;
     let caller = buyer();
-    let store = IdempotencyStore::new(&app.inspect, &caller);
+    let table = DynamoTable::new(app.inspect.clone());
+    let store = IdempotencyStore::new(&table, &caller);
     let key = IdempotencyKey::parse_header("external-2").unwrap();
     let now = test_now();
     let Claim::Acquired(token) = store

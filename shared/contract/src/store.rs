@@ -6,6 +6,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::ToolError;
+
 /// A stored value, as draftline's table holds them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {
@@ -138,12 +140,49 @@ pub enum ValueType {
 pub enum Condition {
     /// The attribute is absent.
     Absent(String),
+    /// The attribute is stored (with any value).
+    Exists(String),
     /// The attribute is stored with this value.
     Equals(String, Value),
     /// The attribute is not stored as a value of this type.
     NotOfType(String, ValueType),
     /// Every one of them holds.
     All(Vec<Condition>),
+    /// At least one of them holds.
+    Any(Vec<Condition>),
+    /// It does not hold.
+    Not(Box<Condition>),
+    /// The attribute is a string that begins with this.
+    BeginsWith(String, String),
+    /// The attribute is stored as a whole number no greater than this
+    /// (absent, or of another type: it does not hold).
+    AtMost(String, i64),
+}
+
+impl Condition {
+    /// Whether it holds of `stored` (`None`: no item has the key).
+    pub fn holds(&self, stored: Option<&Attributes>) -> bool {
+        let get = |name: &str| stored.and_then(|item| item.get(name));
+        match self {
+            Self::Absent(name) => get(name).is_none(),
+            Self::Exists(name) => get(name).is_some(),
+            Self::Equals(name, value) => get(name) == Some(value),
+            Self::NotOfType(name, kind) => !matches!(
+                (get(name), kind),
+                (Some(Value::N(_)), ValueType::N) | (Some(Value::S(_)), ValueType::S)
+            ),
+            Self::All(all) => all.iter().all(|c| c.holds(stored)),
+            Self::Any(any) => any.iter().any(|c| c.holds(stored)),
+            Self::Not(condition) => !condition.holds(stored),
+            Self::BeginsWith(name, prefix) => get(name)
+                .and_then(Value::as_s)
+                .is_some_and(|text| text.starts_with(prefix.as_str())),
+            Self::AtMost(name, max) => get(name)
+                .and_then(Value::as_n)
+                .and_then(|n| n.parse::<i64>().ok())
+                .is_some_and(|n| n <= *max),
+        }
+    }
 }
 
 /// An update of one item's attributes (the item is made if absent).
@@ -186,7 +225,75 @@ pub enum Write {
     PutIf(Attributes, Option<Condition>),
     /// An update of one item.
     Update(Update),
+    /// The item at the key removed, if `condition` holds (`None`: always).
+    Delete(TableKey, Option<Condition>),
 }
+
+/// A secondary index: its name and the attributes of its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Index {
+    /// The index's name.
+    pub name: &'static str,
+    /// Its partition key's attribute.
+    pub pk: &'static str,
+    /// Its sort key's attribute.
+    pub sk: &'static str,
+}
+
+/// The items of one partition (of the table, or of an index), in sort-key
+/// order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Query {
+    /// The index read (`None`: the table itself).
+    pub index: Option<Index>,
+    /// The partition.
+    pub pk: String,
+    /// What their sort keys begin with, if only some are wanted.
+    pub sk_prefix: Option<String>,
+    /// Which of the items read are returned (they are read, and count
+    /// towards `limit`, either way).
+    pub filter: Option<Condition>,
+    /// Highest sort key first.
+    pub newest_first: bool,
+    /// At most this many items read (`None`: one page's worth).
+    pub limit: Option<i32>,
+    /// Start after this item's key (a page's [`Page::last`]).
+    pub after: Option<Attributes>,
+    /// Return the items' keys alone.
+    pub keys_only: bool,
+    /// Read strongly consistent (the table only; an index cannot be).
+    pub consistent: bool,
+}
+
+impl Query {
+    /// Every item of partition `pk` of the table, oldest first.
+    pub fn partition(pk: impl Into<String>) -> Self {
+        Self {
+            index: None,
+            pk: pk.into(),
+            sk_prefix: None,
+            filter: None,
+            newest_first: false,
+            limit: None,
+            after: None,
+            keys_only: false,
+            consistent: false,
+        }
+    }
+}
+
+/// One page of a query.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Page {
+    /// The items read that passed the filter, in order.
+    pub items: Vec<Attributes>,
+    /// The key of the last item read, when more may follow.
+    pub last: Option<Attributes>,
+}
+
+/// A write's condition did not hold; nothing of it was applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConditionFailed;
 
 impl Write {
     /// The key of the item it writes (`None`: a put of an item without one).
@@ -194,7 +301,65 @@ impl Write {
         match self {
             Self::PutNew(item) | Self::PutIf(item, _) => TableKey::of(item),
             Self::Update(update) => Some(update.key.clone()),
+            Self::Delete(key, _) => Some(key.clone()),
         }
+    }
+
+    /// What it leaves at its key when applied over `stored` (`None`: no
+    /// item), as a table applies it: its condition first.
+    pub fn apply(&self, stored: Option<&Attributes>) -> Result<Option<Attributes>, ConditionFailed> {
+        let check = |condition: Option<&Condition>| match condition {
+            Some(condition) if !condition.holds(stored) => Err(ConditionFailed),
+            _ => Ok(()),
+        };
+        match self {
+            Self::PutNew(item) => {
+                check(Some(&Condition::Absent("pk".to_owned())))?;
+                Ok(Some(item.clone()))
+            }
+            Self::PutIf(item, condition) => {
+                check(condition.as_ref())?;
+                Ok(Some(item.clone()))
+            }
+            Self::Delete(_, condition) => {
+                check(condition.as_ref())?;
+                Ok(None)
+            }
+            Self::Update(update) => {
+                check(update.condition.as_ref())?;
+                Ok(Some(update.applied(stored)))
+            }
+        }
+    }
+}
+
+impl Update {
+    /// The item it leaves over `stored` (made from its key if absent).
+    fn applied(&self, stored: Option<&Attributes>) -> Attributes {
+        let mut item = stored.cloned().unwrap_or_else(|| {
+            Attributes::from([
+                ("pk".to_owned(), Value::s(&self.key.pk)),
+                ("sk".to_owned(), Value::s(&self.key.sk)),
+            ])
+        });
+        for (name, value) in &self.set {
+            item.insert(name.clone(), value.clone());
+        }
+        for (name, value) in &self.set_if_absent {
+            item.entry(name.clone()).or_insert_with(|| value.clone());
+        }
+        for (name, n) in &self.add {
+            let was = item
+                .get(name)
+                .and_then(Value::as_n)
+                .and_then(|text| text.parse::<i64>().ok())
+                .unwrap_or(0);
+            item.insert(name.clone(), Value::n(was.saturating_add(*n)));
+        }
+        for name in &self.remove {
+            item.remove(name);
+        }
+        item
     }
 }
 
@@ -212,4 +377,68 @@ impl WriteSet {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+}
+
+/// Why the table cancelled one item of a transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cancelled {
+    /// The item was fine; another one cancelled the transaction.
+    Fine,
+    /// Its condition failed; the item as stored, when the put asked for it
+    /// (`ReturnValuesOnConditionCheckFailure = ALL_OLD`), neutral.
+    ConditionFailed(Option<Attributes>),
+    /// Another transaction was writing it at the same moment.
+    Conflict,
+    /// Throttling or capacity: nothing was applied.
+    Other(String),
+}
+
+/// Why a transaction did not commit. Nothing of it was applied, except
+/// with [`TransactFailure::Failed`] of an uncertain outcome.
+#[derive(Debug)]
+pub enum TransactFailure {
+    /// The table cancelled it: one reason per item, in the items' order.
+    Cancelled(Vec<Cancelled>),
+    /// Another transaction held an item, or the request token was used for
+    /// other items: nothing was applied.
+    InProgress,
+    /// The table failed; the error says whether the write may have applied.
+    Failed(ToolError),
+}
+
+impl TransactFailure {
+    /// The reason of item `index`, when the transaction was cancelled.
+    pub fn reason(&self, index: usize) -> Option<&Cancelled> {
+        match self {
+            Self::Cancelled(reasons) => reasons.get(index),
+            _ => None,
+        }
+    }
+
+    /// Whether an item's condition failed or another transaction touched
+    /// it: the transaction lost a race and may be prepared again.
+    pub fn lost_a_race(&self) -> bool {
+        match self {
+            Self::Cancelled(reasons) => reasons
+                .iter()
+                .any(|r| matches!(r, Cancelled::ConditionFailed(_) | Cancelled::Conflict)),
+            Self::InProgress => true,
+            Self::Failed(_) => false,
+        }
+    }
+}
+
+/// The error of a transaction cancelled for throttling or capacity: nothing
+/// was applied, retry.
+pub fn cancelled_error(reasons: &[Cancelled], what_did_not_happen: &str) -> ToolError {
+    let codes: Vec<&str> = reasons
+        .iter()
+        .map(|reason| match reason {
+            Cancelled::Fine => "None",
+            Cancelled::ConditionFailed(_) => "ConditionalCheckFailed",
+            Cancelled::Conflict => "TransactionConflict",
+            Cancelled::Other(code) => code,
+        })
+        .collect();
+    ToolError::dependency(format!("transaction cancelled: {codes:?}"), what_did_not_happen)
 }

@@ -42,13 +42,15 @@ pub mod credentials;
 pub mod grants;
 mod http;
 mod options;
+pub mod query;
 mod transact;
 pub mod writes;
 pub use batch_get::{BatchGetFailure, Item, same_key};
 pub use credentials::AwsEnvironment;
+pub use draftline_contract::store::{Cancelled, TransactFailure, cancelled_error};
 pub use http::operation_of;
 pub use options::{ClientOptions, Retries, SdkHeaders};
-pub use transact::{Cancelled, TransactFailure, cancelled_error, transact};
+pub use transact::transact;
 pub use writes::transact_items;
 
 tokio::task_local! {

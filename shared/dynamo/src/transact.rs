@@ -4,63 +4,13 @@
 //! typed errors and the cancellation reasons' codes, never by message text.
 
 use futures::FutureExt;
-use std::collections::HashMap;
 
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
-use draftline_contract::ToolError;
+use aws_sdk_dynamodb::types::TransactWriteItem;
+use draftline_contract::store::{Cancelled, TransactFailure};
 
 use crate::{Db, uncertain_write_error};
-
-/// Why DynamoDB cancelled one item of a transaction.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cancelled {
-    /// The item was fine; another one cancelled the transaction.
-    Fine,
-    /// Its condition failed; the item as stored, when the put asked for it
-    /// (`ReturnValuesOnConditionCheckFailure = ALL_OLD`).
-    ConditionFailed(Option<HashMap<String, AttributeValue>>),
-    /// Another transaction was writing it at the same moment.
-    Conflict,
-    /// Throttling or capacity: nothing was applied.
-    Other(String),
-}
-
-/// Why a transaction did not commit. Nothing of it was applied, except
-/// with [`TransactFailure::Failed`] of an uncertain outcome.
-#[derive(Debug)]
-pub enum TransactFailure {
-    /// DynamoDB cancelled it: one reason per item, in the items' order.
-    Cancelled(Vec<Cancelled>),
-    /// Another transaction held an item, or the request token was used for
-    /// other items: nothing was applied.
-    InProgress,
-    /// DynamoDB failed; the error says whether the write may have applied.
-    Failed(ToolError),
-}
-
-impl TransactFailure {
-    /// The reason of item `index`, when the transaction was cancelled.
-    pub fn reason(&self, index: usize) -> Option<&Cancelled> {
-        match self {
-            Self::Cancelled(reasons) => reasons.get(index),
-            _ => None,
-        }
-    }
-
-    /// Whether an item's condition failed or another transaction touched
-    /// it: the transaction lost a race and may be prepared again.
-    pub fn lost_a_race(&self) -> bool {
-        match self {
-            Self::Cancelled(reasons) => reasons
-                .iter()
-                .any(|r| matches!(r, Cancelled::ConditionFailed(_) | Cancelled::Conflict)),
-            Self::InProgress => true,
-            Self::Failed(_) => false,
-        }
-    }
-}
 
 /// Writes `items` in one transaction with `token` as its
 /// `ClientRequestToken` (the SDK's own retries of it are then idempotent).
@@ -96,7 +46,9 @@ pub async fn transact(
                 .iter()
                 .map(|reason| match reason.code() {
                     None | Some("None") => Cancelled::Fine,
-                    Some("ConditionalCheckFailed") => Cancelled::ConditionFailed(reason.item().cloned()),
+                    Some("ConditionalCheckFailed") => {
+                        Cancelled::ConditionFailed(reason.item().and_then(crate::writes::attributes))
+                    }
                     Some("TransactionConflict") => Cancelled::Conflict,
                     Some(other) => Cancelled::Other(other.to_owned()),
                 })
@@ -109,19 +61,4 @@ pub async fn transact(
             what_did_not_happen,
         ))),
     }
-}
-
-/// The error of a transaction cancelled for throttling or capacity: nothing
-/// was applied, retry.
-pub fn cancelled_error(reasons: &[Cancelled], what_did_not_happen: &str) -> ToolError {
-    let codes: Vec<&str> = reasons
-        .iter()
-        .map(|reason| match reason {
-            Cancelled::Fine => "None",
-            Cancelled::ConditionFailed(_) => "ConditionalCheckFailed",
-            Cancelled::Conflict => "TransactionConflict",
-            Cancelled::Other(code) => code,
-        })
-        .collect();
-    ToolError::dependency(format!("transaction cancelled: {codes:?}"), what_did_not_happen)
 }

@@ -319,20 +319,6 @@ fn memory_key(branch: &str, prefix: &str, number: &str) -> TableKey {
     }
 }
 
-/// Whether `condition` holds of an item whose attributes `get` reads.
-fn holds(condition: &Condition, get: &dyn Fn(&str) -> Option<Value>) -> bool {
-    match condition {
-        Condition::Absent(name) => get(name).is_none(),
-        Condition::Equals(name, value) => get(name).as_ref() == Some(value),
-        Condition::NotOfType(name, kind) => !matches!(
-            (get(name), kind),
-            (Some(Value::N(_)), draftline_contract::store::ValueType::N)
-                | (Some(Value::S(_)), draftline_contract::store::ValueType::S)
-        ),
-        Condition::All(all) => all.iter().all(|c| holds(c, get)),
-    }
-}
-
 /// Applies one write of a write set this ERP made to `books`, as the
 /// server's transaction would: a new document put only if its number is
 /// free; a decision only while its condition holds.
@@ -360,14 +346,15 @@ fn apply<D: Filing>(books: &mut Books, branch: &str, number: &str, write: &Write
                 .iter_mut()
                 .find(|f| f.branch == branch && f.document.identity().1 == number)
                 .ok_or_else(|| ErpError::internal(format!("{number} vanished before its decision")))?;
-            let stored = |name: &str| match name {
-                "pk" => Some(Value::s(number)),
-                "status" => Some(Value::s(filed.document.status())),
-                "decision_id" => filed.decision_id.clone().map(Value::S),
-                _ => None,
-            };
+            let mut stored = Attributes::from([
+                ("pk".to_owned(), Value::s(number)),
+                ("status".to_owned(), Value::s(filed.document.status())),
+            ]);
+            if let Some(decision_id) = &filed.decision_id {
+                stored.insert("decision_id".to_owned(), Value::s(decision_id));
+            }
             if let Some(condition) = &update.condition
-                && !holds(condition, &stored)
+                && !condition.holds(Some(&stored))
             {
                 return Err(ErpError::internal(format!(
                     "{number} was decided meanwhile; nothing was written"
@@ -383,7 +370,9 @@ fn apply<D: Filing>(books: &mut Books, branch: &str, number: &str, write: &Write
             filed.open = false;
             Ok(())
         }
-        Write::PutIf(..) => Err(ErpError::internal("the in-memory ERP makes no conditional puts")),
+        Write::PutIf(..) | Write::Delete(..) => Err(ErpError::internal(
+            "the in-memory ERP makes no conditional puts or deletes",
+        )),
     }
 }
 

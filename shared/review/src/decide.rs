@@ -27,17 +27,17 @@
 
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::TransactWriteItem;
 use bytes::Bytes;
 use draftline_contract::ToolError;
 use draftline_contract::identity::Caller;
 use draftline_contract::request::AgentContext;
+use draftline_contract::store::{TransactFailure, Write, cancelled_error};
 use draftline_contract::tool::DocumentRef;
-use draftline_dynamo::{Db, TransactFailure, cancelled_error, transact};
 use draftline_erp::domain::{Decision, DocumentKind, NewDecision, Verdict};
 use draftline_erp::port::{Approvals, DecisionPlacement, Scope};
 use draftline_server::App;
 use draftline_server::audit::{AuditRecord, CallFacts, Outcome, OutcomeKind, StoredArguments};
+use draftline_server::storage::Table;
 use http::{Request, Response, StatusCode};
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -108,7 +108,7 @@ pub async fn refuse_bearer(
     if let Ok(caller) = app.identify(request.headers()).await {
         let facts = facts(app, request_id, verb, "http", number, None, None);
         let record = AuditRecord::new(&facts, &caller, &refusal(&err));
-        if let Err(audit) = record.write(app.db()).await {
+        if let Err(audit) = record.write(app.table()).await {
             tracing::error!(request_id, error = %audit, "audit item not written");
         }
     }
@@ -224,7 +224,7 @@ pub async fn post(cx: &Context<'_>, body: &Bytes, number: &str, verb: &str) -> R
         Ok(Decided::Before) => web::see_other(&format!("/review/documents/{}?decided=already", web::encode(number))),
         Err(err) => {
             let record = AuditRecord::new(&facts, cx.person(), &refusal(&err));
-            if let Err(audit) = record.write(cx.app.db()).await {
+            if let Err(audit) = record.write(cx.app.table()).await {
                 tracing::error!(request_id = cx.request_id, error = %audit, "audit item not written");
             }
             cx.error_page(&err)
@@ -315,7 +315,7 @@ async fn decide(
                 return Ok(Decided::Before);
             }
             DecisionPlacement::Atomic { document, writes } => {
-                let mut items = draftline_dynamo::transact_items(cx.app.db(), &writes)?;
+                let mut items = writes.0;
                 let outcome = Outcome {
                     kind: OutcomeKind::Ok,
                     http_status: StatusCode::SEE_OTHER.as_u16(),
@@ -326,9 +326,9 @@ async fn decide(
                     authorized: true,
                 };
                 let audit = AuditRecord::new(facts, person, &outcome);
-                items.push(audit.put(cx.app.db())?);
+                items.push(audit.put());
                 let token = request_token(person, number, &decision_id, audit.id());
-                match commit(cx.app.db(), items, &token).await {
+                match commit(cx.app.table(), items, &token).await {
                     Ok(()) => {
                         tracing::info!(
                             request_id = cx.request_id,
@@ -368,7 +368,9 @@ async fn replayed(cx: &Context<'_>, facts: &CallFacts, document: &DocumentRef) -
         key: None,
         authorized: true,
     };
-    AuditRecord::new(facts, cx.person(), &outcome).write(cx.app.db()).await
+    AuditRecord::new(facts, cx.person(), &outcome)
+        .write(cx.app.table())
+        .await
 }
 
 /// The `ClientRequestToken` of one attempt: the SDK's retries of it are
@@ -391,8 +393,8 @@ enum Commit {
     Failed(ToolError),
 }
 
-async fn commit(db: &Db, items: Vec<TransactWriteItem>, token: &str) -> Result<(), Commit> {
-    match transact(db, items, token, NOTHING_CHANGED).await {
+async fn commit(table: &dyn Table, writes: Vec<Write>, token: &str) -> Result<(), Commit> {
+    match table.transact(writes, token, NOTHING_CHANGED).await {
         Ok(()) => Ok(()),
         Err(failure) if failure.lost_a_race() => Err(Commit::Lost),
         Err(TransactFailure::Cancelled(reasons)) => Err(Commit::Failed(cancelled_error(&reasons, NOTHING_CHANGED))),

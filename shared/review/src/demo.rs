@@ -18,11 +18,11 @@ use draftline_contract::ToolError;
 use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
 use draftline_contract::request::AgentContext;
 use draftline_contract::tool::DocumentRef;
-use draftline_dynamo::Db;
 use draftline_erp::demo::{self, AgentProvenance};
 use draftline_erp::domain::{Decision, PurchaseOrder, Quote, Reviewable, Verdict};
 use draftline_erp::port::{Erp, Scope};
 use draftline_server::audit::{AuditRecord, CallFacts, Outcome, OutcomeKind, StoredArguments};
+use draftline_server::storage::Table;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
@@ -183,7 +183,7 @@ fn quote_arguments(quote: &Quote) -> String {
 
 /// Writes the audit trail of every seeded agent draft `erp` holds as the
 /// demo's own; returns how many drafts got one. Idempotent.
-pub async fn seed_trail(db: &Db, erp: &dyn Erp) -> Result<usize, ToolError> {
+pub async fn seed_trail(table: &dyn Table, erp: &dyn Erp) -> Result<usize, ToolError> {
     let missing = || ToolError::internal("a demo person does not parse");
     let buyer = demo_person("buyer-sby").ok_or_else(missing)?;
     let seller = demo_person("sales-bdg").ok_or_else(missing)?;
@@ -206,7 +206,7 @@ pub async fn seed_trail(db: &Db, erp: &dyn Erp) -> Result<usize, ToolError> {
             &buyer,
             decision,
         ) {
-            entry.record().write(db).await?;
+            entry.record().write(table).await?;
         }
         seeded += 1;
     }
@@ -226,7 +226,7 @@ pub async fn seed_trail(db: &Db, erp: &dyn Erp) -> Result<usize, ToolError> {
             &seller,
             decision,
         ) {
-            entry.record().write(db).await?;
+            entry.record().write(table).await?;
         }
         seeded += 1;
     }

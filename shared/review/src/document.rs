@@ -139,7 +139,7 @@ pub async fn page(cx: &Context<'_>, request: &Request<Bytes>, number: &str) -> R
         Ok(document) => document,
         Err(err) => return cx.error_page(&err),
     };
-    let history = trail::document_calls(cx.app.db(), cx.person(), document.id(), HISTORY_LIMIT)
+    let history = trail::document_calls(cx.app.table(), cx.person(), document.id(), HISTORY_LIMIT)
         .await
         .unwrap_or_else(|err| {
             tracing::warn!(error = %err, number, "history not read");

@@ -122,7 +122,7 @@ impl ReviewPages {
         else {
             return Ok(None);
         };
-        if session::is_revoked(app.db(), &session).await? {
+        if session::is_revoked(app.table(), &session).await? {
             return Ok(None);
         }
         Ok(Some(session))

@@ -174,14 +174,17 @@ async fn render(cx: &Context<'_>, request: &Request<Bytes>) -> Result<String, To
         futures::future::join_all(
             page.items
                 .iter()
-                .map(|draft| trail::creating_call(cx.app.db(), person, &draft.id)),
+                .map(|draft| trail::creating_call(cx.app.table(), person, &draft.id)),
         ),
         futures::future::join_all(
             groups
                 .iter()
                 .map(|(kind, code, since)| duplicates::open_drafts(cx, *kind, code, since)),
         ),
-        futures::future::join_all(runs.iter().map(|run| trail::reached_a_limit(cx.app.db(), person, run))),
+        futures::future::join_all(
+            runs.iter()
+                .map(|run| trail::reached_a_limit(cx.app.table(), person, run)),
+        ),
     )
     .await;
     let limited: Vec<&str> = runs

@@ -87,7 +87,7 @@ async fn render(cx: &Context<'_>, request: &Request<Bytes>, run: &str) -> Result
     let after: Option<Position> = cursors.open(query.get("cursor"))?;
     let view = RunView::of(person, cx.app.registry().modules().iter().map(|m| m.name));
     let page = trail::run_calls(
-        cx.app.db(),
+        cx.app.table(),
         person,
         &view,
         run,

@@ -28,9 +28,6 @@
 //! - **Other sealed values** (the OpenID Connect state of a sign-in in
 //!   progress) use the same key under their own purpose label.
 
-use std::collections::HashMap;
-
-use aws_sdk_dynamodb::types::AttributeValue;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
@@ -38,8 +35,9 @@ use draftline_contract::ToolError;
 use draftline_contract::cursor::{CursorKey, KeySource};
 use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
 use draftline_contract::settings::ConfigError;
-use draftline_dynamo::{Db, store_error};
+use draftline_contract::store::{Attributes, TableKey, Value, Write};
 use draftline_server::config::Config;
+use draftline_server::storage::Table;
 
 use crate::settings::ReviewSettings;
 use serde::de::DeserializeOwned;
@@ -106,49 +104,36 @@ impl Session {
     }
 }
 
-fn revoked_key(session: &Session) -> HashMap<String, AttributeValue> {
-    HashMap::from([
-        (
-            "pk".to_owned(),
-            AttributeValue::S(format!("T#{}#SESSION#{}", session.person.tenant(), session.id)),
-        ),
-        ("sk".to_owned(), AttributeValue::S("REVOKED".to_owned())),
-    ])
+fn revoked_key(session: &Session) -> TableKey {
+    TableKey {
+        pk: format!("T#{}#SESSION#{}", session.person.tenant(), session.id),
+        sk: "REVOKED".to_owned(),
+    }
 }
 
 /// Records that `session` was signed out: one item, kept until the session
 /// would have ended (DynamoDB's TTL removes it then).
-pub async fn revoke(db: &Db, session: &Session, now: DateTime<Utc>) -> Result<(), ToolError> {
-    let mut item = revoked_key(session);
-    item.insert("kind".to_owned(), AttributeValue::S("revoked_session".to_owned()));
-    item.insert("revoked_at".to_owned(), AttributeValue::N(now.timestamp().to_string()));
-    item.insert(
-        "expires_at".to_owned(),
-        AttributeValue::N(session.expires_at.saturating_add(60).to_string()),
-    );
-    db.client()
-        .put_item()
-        .table_name(db.table())
-        .set_item(Some(item))
-        .send()
-        .await
-        .map_err(|e| store_error(e, "You were not signed out."))?;
-    Ok(())
+pub async fn revoke(table: &dyn Table, session: &Session, now: DateTime<Utc>) -> Result<(), ToolError> {
+    let TableKey { pk, sk } = revoked_key(session);
+    let item = Attributes::from([
+        ("pk".to_owned(), Value::S(pk)),
+        ("sk".to_owned(), Value::S(sk)),
+        ("kind".to_owned(), Value::s("revoked_session")),
+        ("revoked_at".to_owned(), Value::n(now.timestamp())),
+        ("expires_at".to_owned(), Value::n(session.expires_at.saturating_add(60))),
+    ]);
+    let written = table
+        .write(Write::PutIf(item, None), "You were not signed out.")
+        .await?;
+    written.map_err(|_| ToolError::internal("an unconditional put was refused"))
 }
 
 /// Whether `session` was signed out (one strongly consistent read).
-pub async fn is_revoked(db: &Db, session: &Session) -> Result<bool, ToolError> {
-    let out = db
-        .client()
-        .get_item()
-        .table_name(db.table())
-        .set_key(Some(revoked_key(session)))
-        .consistent_read(true)
-        .projection_expression("pk")
-        .send()
-        .await
-        .map_err(|e| store_error(e, "Nothing was read or changed."))?;
-    Ok(out.item().is_some())
+pub async fn is_revoked(table: &dyn Table, session: &Session) -> Result<bool, ToolError> {
+    let found = table
+        .get(vec![revoked_key(session)], "Nothing was read or changed.")
+        .await?;
+    Ok(!found.is_empty())
 }
 
 #[derive(Serialize, Deserialize)]

@@ -194,7 +194,7 @@ pub async fn sign_out(pages: &ReviewPages, app: &App, request: &Request<Bytes>, 
         return anonymous_page(StatusCode::FORBIDDEN, "Not signed out", &main);
     }
     if let Some(session) = &session
-        && let Err(err) = crate::session::revoke(app.db(), session, app.clock().now()).await
+        && let Err(err) = crate::session::revoke(app.table(), session, app.clock().now()).await
     {
         // The cookie stays: signing out half-way would leave a live copy.
         return crate::anonymous_error(&err, request_id);

@@ -5,13 +5,11 @@
 //! every read is filtered by the reviewer's branch in DynamoDB itself, and
 //! another branch's calls are never returned, counted or hinted at.
 
-use std::collections::HashMap;
-
-use aws_sdk_dynamodb::types::AttributeValue;
 use draftline_contract::ToolError;
 use draftline_contract::identity::Caller;
-use draftline_dynamo::{Db, store_error};
+use draftline_contract::store::{Attributes, Condition, Index, Query, Value};
 use draftline_server::audit;
+use draftline_server::storage::Table;
 
 /// How many items one DynamoDB page of a run reads.
 const QUERY_PAGE: i32 = 100;
@@ -90,21 +88,15 @@ impl RunView {
             .is_some_and(|module| self.readable.iter().any(|m| m == module))
     }
 
-    /// The DynamoDB filter of the calls [`RunView::shows`], on top of the
-    /// branch (`:branch`): its expression and values.
-    fn filter(&self) -> (String, HashMap<String, AttributeValue>) {
-        let mut values = HashMap::new();
-        let mut prefix = |name: String, value: String| {
-            values.insert(name.clone(), AttributeValue::S(value));
-            name
-        };
-        let mut shown = Vec::new();
-        for (i, module) in self.readable.iter().enumerate() {
-            let name = prefix(format!(":read{i}"), format!("{module}_"));
-            shown.push(format!("begins_with({}, {name})", audit::attr::TOOL));
-        }
-        let decisions = prefix(":decisions".to_owned(), DECISIONS.to_owned());
-        let kinds: Vec<String> = self
+    /// The filter of the calls [`RunView::shows`] in `person`'s branch.
+    fn filter(&self, person: &Caller) -> Condition {
+        let tool_begins = |prefix: String| Condition::BeginsWith(audit::attr::TOOL.to_owned(), prefix);
+        let mut shown: Vec<Condition> = self
+            .readable
+            .iter()
+            .map(|module| tool_begins(format!("{module}_")))
+            .collect();
+        let kinds: Vec<Condition> = self
             .readable
             .iter()
             .filter_map(|module| match module.as_str() {
@@ -112,28 +104,24 @@ impl RunView {
                 "sales" => Some("quote"),
                 _ => None,
             })
-            .enumerate()
-            .map(|(i, kind)| prefix(format!(":kind{i}"), kind.to_owned()))
+            .map(|kind| Condition::Equals(audit::attr::DOCUMENT_KIND.to_owned(), Value::s(kind)))
             .collect();
         if !kinds.is_empty() {
-            shown.push(format!(
-                "(begins_with({tool}, {decisions}) AND {kind} IN ({}))",
-                kinds.join(", "),
-                tool = audit::attr::TOOL,
-                kind = audit::attr::DOCUMENT_KIND,
-            ));
+            shown.push(Condition::All(vec![
+                tool_begins(DECISIONS.to_owned()),
+                Condition::Any(kinds),
+            ]));
         }
-        let mut owned = vec![format!("begins_with({}, {decisions})", audit::attr::TOOL)];
-        for (i, module) in self.known.iter().enumerate() {
-            let name = prefix(format!(":known{i}"), format!("{module}_"));
-            owned.push(format!("begins_with({}, {name})", audit::attr::TOOL));
-        }
-        shown.push(format!("NOT ({})", owned.join(" OR ")));
-        (
-            format!("{} = :branch AND ({})", audit::attr::BRANCH, shown.join(" OR ")),
-            values,
-        )
+        let mut owned = vec![tool_begins(DECISIONS.to_owned())];
+        owned.extend(self.known.iter().map(|module| tool_begins(format!("{module}_"))));
+        shown.push(Condition::Not(Box::new(Condition::Any(owned))));
+        Condition::All(vec![in_branch(person), Condition::Any(shown)])
     }
+}
+
+/// The filter of the items of `person`'s branch.
+fn in_branch(person: &Caller) -> Condition {
+    Condition::Equals(audit::attr::BRANCH.to_owned(), Value::s(person.branch().as_str()))
 }
 
 /// A page of a run.
@@ -150,7 +138,7 @@ pub struct RunPage {
 /// run). Reads at most a few DynamoDB pages; a page may be short and still
 /// have more after it.
 pub async fn run_calls(
-    db: &Db,
+    table: &dyn Table,
     person: &Caller,
     view: &RunView,
     run: &str,
@@ -158,27 +146,16 @@ pub async fn run_calls(
     limit: usize,
 ) -> Result<RunPage, ToolError> {
     let pk = audit::run_partition(person.tenant(), run);
-    let (filter, values) = view.filter();
-    let mut start = after.map(|sk| {
-        HashMap::from([
-            ("pk".to_owned(), AttributeValue::S(pk.clone())),
-            ("sk".to_owned(), AttributeValue::S(sk.to_owned())),
-        ])
-    });
+    let mut query = Query {
+        filter: Some(view.filter(person)),
+        limit: Some(QUERY_PAGE),
+        after: after.map(|sk| Attributes::from([("pk".to_owned(), Value::s(&pk)), ("sk".to_owned(), Value::s(sk))])),
+        ..Query::partition(&pk)
+    };
     let mut calls = Vec::new();
     for _ in 0..MAX_QUERY_PAGES {
-        let out = run_query(db, person, &pk)
-            .filter_expression(filter.as_str())
-            .set_expression_attribute_values(Some(values.clone()))
-            .expression_attribute_values(":pk", AttributeValue::S(pk.clone()))
-            .expression_attribute_values(":branch", AttributeValue::S(person.branch().to_string()))
-            .scan_index_forward(true)
-            .limit(QUERY_PAGE)
-            .set_exclusive_start_key(start.take())
-            .send()
-            .await
-            .map_err(|e| store_error(e, NOTHING))?;
-        for item in out.items() {
+        let page = table.query(&query, NOTHING).await?;
+        for item in &page.items {
             calls.push(CallRecord::from_item(item));
             if calls.len() > limit {
                 calls.truncate(limit);
@@ -186,9 +163,9 @@ pub async fn run_calls(
                 return Ok(RunPage { calls, more_after });
             }
         }
-        match out.last_evaluated_key() {
-            Some(key) if !key.is_empty() => start = Some(key.clone()),
-            _ => {
+        match page.last {
+            Some(last) => query.after = Some(last),
+            None => {
                 return Ok(RunPage {
                     calls,
                     more_after: None,
@@ -197,53 +174,33 @@ pub async fn run_calls(
         }
     }
     // Out of budget: continue after the last item evaluated.
-    let more_after = start.and_then(|key| key.get("sk").and_then(|v| v.as_s().ok()).cloned());
+    let more_after = query
+        .after
+        .and_then(|key| key.get("sk").and_then(Value::as_s).map(str::to_owned));
     Ok(RunPage { calls, more_after })
-}
-
-/// A query of the run partition `pk`, its items of the person's branch
-/// (`:pk` and `:branch` set; values set after replace them, so a caller
-/// that sets its own sets these again).
-fn run_query(db: &Db, person: &Caller, pk: &str) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
-    db.client()
-        .query()
-        .table_name(db.table())
-        .key_condition_expression("pk = :pk")
-        .expression_attribute_values(":pk", AttributeValue::S(pk.to_owned()))
-        .expression_attribute_values(":branch", AttributeValue::S(person.branch().to_string()))
 }
 
 /// Whether a call of agent run `run` in the person's branch reached a limit
 /// of the tenant's policy (its audit item names one: refused, or let
 /// through by observe mode). Reads the run's partition for keys only, at
 /// most [`MAX_QUERY_PAGES`] pages: a longer run is looked at so far.
-pub async fn reached_a_limit(db: &Db, person: &Caller, run: &str) -> Result<bool, ToolError> {
-    let pk = audit::run_partition(person.tenant(), run);
-    let mut start = None;
+pub async fn reached_a_limit(table: &dyn Table, person: &Caller, run: &str) -> Result<bool, ToolError> {
+    let mut query = Query {
+        filter: Some(Condition::All(vec![
+            Condition::Exists(audit::attr::LIMIT.to_owned()),
+            in_branch(person),
+        ])),
+        keys_only: true,
+        ..Query::partition(audit::run_partition(person.tenant(), run))
+    };
     for _ in 0..MAX_QUERY_PAGES {
-        let out = db
-            .client()
-            .query()
-            .table_name(db.table())
-            .key_condition_expression("pk = :pk")
-            .filter_expression(format!(
-                "attribute_exists(#limit) AND {} = :branch",
-                audit::attr::BRANCH
-            ))
-            .expression_attribute_names("#limit", audit::attr::LIMIT)
-            .expression_attribute_values(":pk", AttributeValue::S(pk.clone()))
-            .expression_attribute_values(":branch", AttributeValue::S(person.branch().to_string()))
-            .projection_expression("sk")
-            .set_exclusive_start_key(start.take())
-            .send()
-            .await
-            .map_err(|e| store_error(e, NOTHING))?;
-        if !out.items().is_empty() {
+        let page = table.query(&query, NOTHING).await?;
+        if !page.items.is_empty() {
             return Ok(true);
         }
-        match out.last_evaluated_key() {
-            Some(key) if !key.is_empty() => start = Some(key.clone()),
-            _ => return Ok(false),
+        match page.last {
+            Some(last) => query.after = Some(last),
+            None => return Ok(false),
         }
     }
     Ok(false)
@@ -251,26 +208,28 @@ pub async fn reached_a_limit(db: &Db, person: &Caller, run: &str) -> Result<bool
 
 /// The calls that touched document `id` in the person's branch, oldest
 /// first, at most `limit` (the `gsi1` index: `T#<tenant>#DOC#<id>`).
-pub async fn document_calls(db: &Db, person: &Caller, id: &str, limit: i32) -> Result<Vec<CallRecord>, ToolError> {
-    let out = db
-        .client()
-        .query()
-        .table_name(db.table())
-        .index_name(audit::DOCUMENT_INDEX)
-        .key_condition_expression(format!("{} = :pk", audit::attr::DOCUMENT_PARTITION))
-        .filter_expression(format!("{} = :branch", audit::attr::BRANCH))
-        .expression_attribute_values(":pk", AttributeValue::S(audit::document_partition(person.tenant(), id)))
-        .expression_attribute_values(":branch", AttributeValue::S(person.branch().to_string()))
-        .scan_index_forward(true)
-        .limit(limit)
-        .send()
-        .await
-        .map_err(|e| store_error(e, NOTHING))?;
-    Ok(out.items().iter().map(CallRecord::from_item).collect())
+pub async fn document_calls(
+    table: &dyn Table,
+    person: &Caller,
+    id: &str,
+    limit: i32,
+) -> Result<Vec<CallRecord>, ToolError> {
+    let query = Query {
+        index: Some(Index {
+            name: audit::DOCUMENT_INDEX,
+            pk: audit::attr::DOCUMENT_PARTITION,
+            sk: audit::attr::DOCUMENT_SORT,
+        }),
+        filter: Some(in_branch(person)),
+        limit: Some(limit),
+        ..Query::partition(audit::document_partition(person.tenant(), id))
+    };
+    let page = table.query(&query, NOTHING).await?;
+    Ok(page.items.iter().map(CallRecord::from_item).collect())
 }
 
 /// The call that created document `id` (its first audit item in the
 /// person's branch): where the queue reads model and prompt version.
-pub async fn creating_call(db: &Db, person: &Caller, id: &str) -> Result<Option<CallRecord>, ToolError> {
-    Ok(document_calls(db, person, id, 3).await?.into_iter().next())
+pub async fn creating_call(table: &dyn Table, person: &Caller, id: &str) -> Result<Option<CallRecord>, ToolError> {
+    Ok(document_calls(table, person, id, 3).await?.into_iter().next())
 }

@@ -19,10 +19,10 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, SecondsFormat, Utc};
 
-use draftline_dynamo::Db;
+use crate::storage::Table;
+use draftline_contract::store::{TableKey, Update, Value, Write};
 
 /// The partition of every trace item.
 pub const TRACE_PK: &str = "T#_anonymous#DENIED";
@@ -57,7 +57,7 @@ impl AnonymousTrace {
     /// Counts one refused call of `tool` (a registered name or
     /// [`UNKNOWN_TOOL`]) for `reason`, and writes the counts when the
     /// instance has not written them for [`FLUSH_EVERY`].
-    pub async fn record(&self, db: &Db, tool: &str, reason: &'static str, now: DateTime<Utc>) {
+    pub async fn record(&self, table: &dyn Table, tool: &str, reason: &'static str, now: DateTime<Utc>) {
         let due = {
             let mut pending = self.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             *pending.counts.entry((tool.to_owned(), reason)).or_default() += 1;
@@ -77,24 +77,23 @@ impl AnonymousTrace {
         let expires_at = now.timestamp() + TRACE_RETENTION.as_secs() as i64;
         let writes = due.into_iter().map(|((tool, reason), count)| {
             let sk = format!("{minute}#{tool}#{reason}");
-            db.client()
-                .update_item()
-                .table_name(db.table())
-                .key("pk", AttributeValue::S(TRACE_PK.to_owned()))
-                .key("sk", AttributeValue::S(sk))
-                .update_expression(
-                    "ADD #count :count SET expires_at = :expires, kind = :kind, tool = :tool, reason = :reason",
-                )
-                .expression_attribute_names("#count", "count")
-                .expression_attribute_values(":count", AttributeValue::N(count.to_string()))
-                .expression_attribute_values(":expires", AttributeValue::N(expires_at.to_string()))
-                .expression_attribute_values(":kind", AttributeValue::S("denied_trace".to_owned()))
-                .expression_attribute_values(":tool", AttributeValue::S(tool))
-                .expression_attribute_values(":reason", AttributeValue::S(reason.to_owned()))
-                .send()
+            let mut update = Update::of(TableKey {
+                pk: TRACE_PK.to_owned(),
+                sk,
+            });
+            update.add = vec![("count".to_owned(), i64::try_from(count).unwrap_or(i64::MAX))];
+            update.set = vec![
+                ("expires_at".to_owned(), Value::n(expires_at)),
+                ("kind".to_owned(), Value::s("denied_trace")),
+                ("tool".to_owned(), Value::S(tool)),
+                ("reason".to_owned(), Value::s(reason)),
+            ];
+            table.write(Write::Update(update), "The trace was not written.")
         });
         for result in futures::future::join_all(writes).await {
-            if let Err(err) = result {
+            if let Err(err) = result.and_then(|written| {
+                written.map_err(|_| draftline_contract::error::ToolError::internal("an unconditional update refused"))
+            }) {
                 tracing::warn!(error = %err, "the trace of refused anonymous calls was not written");
             }
         }

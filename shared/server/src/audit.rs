@@ -15,18 +15,16 @@
 //! Calls refused before anyone was identified have no trusted tenant: they
 //! are not written here but counted in [`crate::anonymous`]'s bounded trace.
 
-use std::collections::HashMap;
-
-use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use draftline_contract::error::{ReachedLimit, ToolError};
 use draftline_contract::identity::{Caller, TenantId};
 use draftline_contract::request::AgentContext;
+use draftline_contract::store::{Attributes, Value, Write};
 use draftline_contract::tool::DocumentRef;
-use draftline_dynamo::Db;
 
 use crate::edge::trace::{self, Stage, TraceContext};
+use crate::storage::Table;
 
 /// What became of a call, as stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,7 +176,7 @@ pub struct Outcome<'a> {
 #[derive(Debug, Clone)]
 pub struct AuditRecord {
     id: String,
-    item: HashMap<String, AttributeValue>,
+    item: Attributes,
 }
 
 impl AuditRecord {
@@ -191,12 +189,12 @@ impl AuditRecord {
     /// and again that must stay one item, such as the demo trail a seed
     /// writes at every start. Calls always get a fresh id ([`Self::new`]).
     pub fn with_id(id: String, facts: &CallFacts, caller: &Caller, outcome: &Outcome<'_>) -> Self {
-        let s = |v: &str| AttributeValue::S(v.to_owned());
+        let s = |v: &str| Value::s(v);
         let at = facts.at.to_rfc3339_opts(SecondsFormat::Millis, true);
         let tenant = caller.tenant().as_str();
         let sk = format!("AUDIT#{at}#{id}");
         let pk = run_partition(caller.tenant(), facts.agent.run_id.as_deref().unwrap_or("none"));
-        let mut item = HashMap::from([
+        let mut item = Attributes::from([
             ("pk".to_owned(), s(&pk)),
             ("sk".to_owned(), s(&sk)),
             ("kind".to_owned(), s("audit")),
@@ -206,10 +204,7 @@ impl AuditRecord {
             (attr::TOOL.to_owned(), s(&facts.tool)),
             ("transport".to_owned(), s(facts.transport)),
             ("outcome".to_owned(), s(outcome.kind.as_str())),
-            (
-                "http_status".to_owned(),
-                AttributeValue::N(outcome.http_status.to_string()),
-            ),
+            ("http_status".to_owned(), Value::n(i64::from(outcome.http_status))),
             ("tenant_id".to_owned(), s(tenant)),
             (attr::BRANCH.to_owned(), s(caller.branch().as_str())),
             ("on_behalf_of".to_owned(), s(caller.user().as_str())),
@@ -249,21 +244,21 @@ impl AuditRecord {
                 attr::DOCUMENT_PARTITION,
                 Some(&document_partition(caller.tenant(), &doc.id)),
             );
-            opt("gsi1sk", Some(&sk));
+            opt(attr::DOCUMENT_SORT, Some(&sk));
         }
         if outcome.authorized {
-            item.insert("authorized".to_owned(), AttributeValue::Bool(true));
+            item.insert("authorized".to_owned(), Value::Bool(true));
         }
         // Where the call's time went until this item was made (a draft's
         // own transaction, which writes it, is not in it yet).
         if let Some((recorded, elapsed)) = trace::current() {
-            let us = |spent: std::time::Duration| AttributeValue::N(spent.as_micros().to_string());
+            let us = |spent: std::time::Duration| Value::N(spent.as_micros().to_string());
             let stages = recorded
                 .stages
                 .iter()
                 .map(|(stage, spent)| (stage.as_str().to_owned(), us(spent)))
                 .collect();
-            item.insert(attr::STAGES_US.to_owned(), AttributeValue::M(stages));
+            item.insert(attr::STAGES_US.to_owned(), Value::M(stages));
             item.insert(attr::ELAPSED_US.to_owned(), us(elapsed));
         }
         Self { id, item }
@@ -273,7 +268,7 @@ impl AuditRecord {
     /// held to.
     pub fn under_policy(mut self, version: u64) -> Self {
         self.item
-            .insert("policy_version".to_owned(), AttributeValue::N(version.to_string()));
+            .insert("policy_version".to_owned(), Value::N(version.to_string()));
         self
     }
 
@@ -286,8 +281,8 @@ impl AuditRecord {
         let Some(limit) = limits.first() else {
             return self;
         };
-        let s = |v: &str| AttributeValue::S(v.to_owned());
-        let fields = |limit: &ReachedLimit| -> HashMap<String, AttributeValue> {
+        let s = |v: &str| Value::s(v);
+        let fields = |limit: &ReachedLimit| -> Attributes {
             [
                 ("name", Some(limit.name.as_str())),
                 ("unit", Some(&limit.unit)),
@@ -306,20 +301,20 @@ impl AuditRecord {
         }
         self.item.insert(
             attr::LIMITS.to_owned(),
-            AttributeValue::L(limits.iter().map(|l| AttributeValue::M(fields(l))).collect()),
+            Value::L(limits.iter().map(|l| Value::M(fields(l))).collect()),
         );
         self.item
             .insert("limit_mode".to_owned(), s(if observed { "observe" } else { "enforce" }));
         if observed {
             self.item
-                .insert("would_have_been_refused".to_owned(), AttributeValue::Bool(true));
+                .insert("would_have_been_refused".to_owned(), Value::Bool(true));
         }
         self.under_policy(limit.policy_version)
     }
 
     /// The item's sort key (`AUDIT#<time>#<audit id>`).
     pub fn sort_key(&self) -> Option<&str> {
-        self.item.get("sk").and_then(|v| v.as_s().ok()).map(String::as_str)
+        self.item.get("sk").and_then(Value::as_s)
     }
 
     /// This item's own id (unique per item, not per request).
@@ -328,25 +323,20 @@ impl AuditRecord {
     }
 
     /// The item's attributes.
-    pub fn item(&self) -> &HashMap<String, AttributeValue> {
+    pub fn item(&self) -> &Attributes {
         &self.item
     }
 
-    /// The transaction item that writes this record (append-only).
-    pub fn put(&self, db: &Db) -> Result<TransactWriteItem, ToolError> {
-        let put = Put::builder()
-            .table_name(db.table())
-            .set_item(Some(self.item.clone()))
-            .condition_expression("attribute_not_exists(pk)")
-            .build()
-            .map_err(ToolError::internal)?;
-        Ok(TransactWriteItem::builder().put(put).build())
+    /// The write of this record in a transaction (append-only).
+    pub fn put(&self) -> Write {
+        Write::PutNew(self.item.clone())
     }
 
     /// Writes this record (append-only); records written at the same time
-    /// on this instance share one request ([`Db::append`]).
-    pub async fn write(self, db: &Db) -> Result<(), ToolError> {
-        db.append(self.item, "The call could not be recorded, so its result was withheld.")
+    /// on this instance may share one request ([`Table::append`]).
+    pub async fn write(self, table: &dyn Table) -> Result<(), ToolError> {
+        table
+            .append(self.item, "The call could not be recorded, so its result was withheld.")
             .await
     }
 }
@@ -364,6 +354,8 @@ pub mod attr {
     pub const DOCUMENT_KIND: &str = "document_kind";
     /// The partition key of [`super::DOCUMENT_INDEX`].
     pub const DOCUMENT_PARTITION: &str = "gsi1pk";
+    /// The sort key of [`super::DOCUMENT_INDEX`].
+    pub const DOCUMENT_SORT: &str = "gsi1sk";
     /// Where the call's time went, per stage, in microseconds (a map).
     pub const STAGES_US: &str = "stages_us";
     /// The call's time until its item was made, in microseconds.
@@ -453,9 +445,9 @@ pub struct Timing {
 
 impl StoredCall {
     /// Reads an audit item.
-    pub fn from_item(item: &HashMap<String, AttributeValue>) -> Self {
-        let s = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
-        let n = |name: &str| item.get(name).and_then(|v| v.as_n().ok()).cloned();
+    pub fn from_item(item: &Attributes) -> Self {
+        let s = |name: &str| item.get(name).and_then(Value::as_s).map(str::to_owned);
+        let n = |name: &str| item.get(name).and_then(Value::as_n).map(str::to_owned);
         Self {
             position: s("sk").unwrap_or_default(),
             at: s("at").unwrap_or_default(),
@@ -474,7 +466,7 @@ impl StoredCall {
             document: s("document_number").map(|number| (number, s("document_kind").unwrap_or_default())),
             arguments: s("arguments").map(|a| (a, s("arguments_truncated").is_some())),
             request_id: s("request_id").unwrap_or_default(),
-            authorized: item.get("authorized").and_then(|v| v.as_bool().ok()).copied(),
+            authorized: item.get("authorized").and_then(Value::as_bool),
             confirmed: s("confirmed").map(|decision| (decision, s("near_duplicate_of").unwrap_or_default())),
             trace_id: s("trace_id"),
             timing: timing_of(item),
@@ -504,10 +496,10 @@ fn flat_attribute(field: &str) -> String {
 
 /// The limits an audit item names: its `limits` list, or (an item
 /// written before the list was kept) its one `limit_*` set.
-fn limits_of(item: &HashMap<String, AttributeValue>) -> Vec<ReachedLimit> {
+fn limits_of(item: &Attributes) -> Vec<ReachedLimit> {
     let policy_version = item
         .get("policy_version")
-        .and_then(|v| v.as_n().ok())
+        .and_then(Value::as_n)
         .and_then(|v| v.parse().ok())
         .unwrap_or_default();
     let limit = |get: &dyn Fn(&str) -> Option<String>| -> Option<ReachedLimit> {
@@ -522,23 +514,27 @@ fn limits_of(item: &HashMap<String, AttributeValue>) -> Vec<ReachedLimit> {
             policy_version,
         })
     };
-    if let Some(Ok(list)) = item.get(attr::LIMITS).map(AttributeValue::as_l) {
+    if let Some(list) = item.get(attr::LIMITS).and_then(Value::as_l) {
         return list
             .iter()
             .filter_map(|entry| {
-                let map = entry.as_m().ok()?;
-                limit(&|name| map.get(name).and_then(|v| v.as_s().ok()).cloned())
+                let map = entry.as_m()?;
+                limit(&|name| map.get(name).and_then(Value::as_s).map(str::to_owned))
             })
             .collect();
     }
-    let flat = |field: &str| item.get(&flat_attribute(field)).and_then(|v| v.as_s().ok()).cloned();
+    let flat = |field: &str| {
+        item.get(&flat_attribute(field))
+            .and_then(Value::as_s)
+            .map(str::to_owned)
+    };
     limit(&flat).into_iter().collect()
 }
 
 /// The timing an audit item keeps, if it keeps one.
-fn timing_of(item: &HashMap<String, AttributeValue>) -> Option<Timing> {
-    let number = |value: &AttributeValue| value.as_n().ok().and_then(|n| n.parse::<u64>().ok());
-    let stages = item.get(attr::STAGES_US)?.as_m().ok()?;
+fn timing_of(item: &Attributes) -> Option<Timing> {
+    let number = |value: &Value| value.as_n().and_then(|n| n.parse::<u64>().ok());
+    let stages = item.get(attr::STAGES_US)?.as_m()?;
     let elapsed = item.get(attr::ELAPSED_US).and_then(number)?;
     Some(Timing {
         stages: Stage::ALL

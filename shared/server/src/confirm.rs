@@ -28,17 +28,14 @@
 //! first). A claim given back because the ERP wrote nothing gives the
 //! nonce back too, so the same confirmed call may be retried.
 
-use std::collections::HashMap;
-
-use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
 use draftline_contract::ToolError;
 use draftline_contract::cursor::CursorKey;
 use draftline_contract::identity::Caller;
+use draftline_contract::store::{Attributes, TableKey, Value, Write};
 use draftline_contract::tool::Decision;
-use draftline_dynamo::Db;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -139,41 +136,30 @@ pub struct Consumption {
 }
 
 impl Consumption {
-    fn key(&self, caller: &Caller) -> HashMap<String, AttributeValue> {
-        HashMap::from([
-            (
-                "pk".to_owned(),
-                AttributeValue::S(format!("T#{}#CONFIRM#{}", caller.tenant(), self.nonce)),
-            ),
-            ("sk".to_owned(), AttributeValue::S("CONFIRM".to_owned())),
-        ])
+    fn key(&self, caller: &Caller) -> TableKey {
+        TableKey {
+            pk: format!("T#{}#CONFIRM#{}", caller.tenant(), self.nonce),
+            sk: "CONFIRM".to_owned(),
+        }
     }
 
-    /// The transaction item that consumes the answer: it fails (condition)
-    /// when the answer was used already.
-    pub fn put(&self, db: &Db, caller: &Caller, request_id: &str) -> Result<TransactWriteItem, ToolError> {
-        let mut item = self.key(caller);
-        item.insert("kind".to_owned(), AttributeValue::S("confirmation".to_owned()));
-        item.insert("request_id".to_owned(), AttributeValue::S(request_id.to_owned()));
-        item.insert("expires_at".to_owned(), AttributeValue::N(self.expires_at.to_string()));
-        let put = Put::builder()
-            .table_name(db.table())
-            .set_item(Some(item))
-            .condition_expression("attribute_not_exists(pk)")
-            .build()
-            .map_err(ToolError::internal)?;
-        Ok(TransactWriteItem::builder().put(put).build())
+    /// The write that consumes the answer: it fails (condition) when the
+    /// answer was used already.
+    pub fn put(&self, caller: &Caller, request_id: &str) -> Write {
+        let TableKey { pk, sk } = self.key(caller);
+        Write::PutNew(Attributes::from([
+            ("pk".to_owned(), Value::S(pk)),
+            ("sk".to_owned(), Value::S(sk)),
+            ("kind".to_owned(), Value::s("confirmation")),
+            ("request_id".to_owned(), Value::s(request_id)),
+            ("expires_at".to_owned(), Value::n(self.expires_at)),
+        ]))
     }
 
-    /// The transaction item that gives the answer back (the claim it was
-    /// consumed with is released: nothing was created).
-    pub fn give_back(&self, db: &Db, caller: &Caller) -> Result<TransactWriteItem, ToolError> {
-        let delete = Delete::builder()
-            .table_name(db.table())
-            .set_key(Some(self.key(caller)))
-            .build()
-            .map_err(ToolError::internal)?;
-        Ok(TransactWriteItem::builder().delete(delete).build())
+    /// The write that gives the answer back (the claim it was consumed
+    /// with is released: nothing was created).
+    pub fn give_back(&self, caller: &Caller) -> Write {
+        Write::Delete(self.key(caller), None)
     }
 }
 

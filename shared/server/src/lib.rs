@@ -48,6 +48,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod response;
 pub mod runtime;
+pub mod storage;
 
 pub use pipeline::App;
 

@@ -2,13 +2,12 @@
 //! status, data, document), and what a new call with that key does next
 //! ([`NextAction`], decided here once).
 
-use std::collections::HashMap;
-
-use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 use http::StatusCode;
 
 use crate::policy::Reservation;
+use crate::storage::mapped;
+use draftline_contract::store::Attributes;
 use draftline_contract::tool::DocumentRef;
 
 /// The record's state.
@@ -162,7 +161,7 @@ impl IdempotencyRecord {
     }
 
     /// The item attributes (without the key).
-    pub fn to_attributes(&self) -> HashMap<String, AttributeValue> {
+    pub fn to_attributes(&self) -> Attributes {
         let document = self.response.as_ref().and_then(|r| r.document.as_ref());
         let stored = Stored {
             tool: self.tool.clone(),
@@ -184,12 +183,12 @@ impl IdempotencyRecord {
             reserved: self.reserved.as_ref().map(Reservation::to_text),
         };
         // Strings, numbers and absent options only: serialising cannot fail.
-        serde_dynamo::to_item(stored).unwrap_or_default()
+        mapped::to_attributes(&stored).unwrap_or_default()
     }
 
     /// Reads a record from an item; `None` if the item is not a key record.
-    pub fn from_item(item: HashMap<String, AttributeValue>) -> Option<Self> {
-        let stored: Stored = serde_dynamo::from_item(item).ok()?;
+    pub fn from_item(item: &Attributes) -> Option<Self> {
+        let stored: Stored = mapped::from_attributes(item)?;
         let status = match stored.status.as_str() {
             "IN_PROGRESS" => RecordStatus::InProgress,
             "COMPLETED" => RecordStatus::Completed,
@@ -277,6 +276,7 @@ struct Stored {
 mod tests {
     use super::*;
     use chrono::TimeZone;
+    use draftline_contract::store::Value;
 
     fn record(now: DateTime<Utc>) -> IdempotencyRecord {
         IdempotencyRecord::completed(
@@ -301,9 +301,9 @@ mod tests {
     #[test]
     fn a_record_is_stored_attribute_for_attribute_as_before_serde_dynamo_mapped_it() {
         let now = Utc.with_ymd_and_hms(2026, 11, 29, 10, 0, 0).unwrap();
-        let s = |v: &str| AttributeValue::S(v.to_owned());
-        let n = |v: i64| AttributeValue::N(v.to_string());
-        let completed = HashMap::from([
+        let s = Value::s;
+        let n = Value::n;
+        let completed = Attributes::from([
             ("tool".to_owned(), s("t")),
             ("fingerprint".to_owned(), s("fp")),
             ("owner".to_owned(), s("SBY-01/buyer-sby")),
@@ -336,22 +336,22 @@ mod tests {
         claimed.insert("lease_token".into(), s("lt"));
         claimed.insert("generation".into(), s("g1"));
         assert_eq!(claim.to_attributes(), claimed);
-        assert_eq!(IdempotencyRecord::from_item(claimed), Some(claim));
+        assert_eq!(IdempotencyRecord::from_item(&claimed), Some(claim));
 
         // Not a key record: no status, or one no draftline writes.
         let mut odd = completed.clone();
         odd.insert("status".into(), s("DONE"));
-        assert_eq!(IdempotencyRecord::from_item(odd), None);
+        assert_eq!(IdempotencyRecord::from_item(&odd), None);
         odd = completed;
         odd.remove("expires_at");
-        assert_eq!(IdempotencyRecord::from_item(odd), None);
+        assert_eq!(IdempotencyRecord::from_item(&odd), None);
     }
 
     #[test]
     fn a_record_round_trips_through_its_item() {
         let now = Utc.with_ymd_and_hms(2026, 11, 29, 10, 0, 0).unwrap();
         let rec = record(now);
-        assert_eq!(IdempotencyRecord::from_item(rec.to_attributes()), Some(rec));
+        assert_eq!(IdempotencyRecord::from_item(&rec.to_attributes()), Some(rec));
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! One transaction of a key, by its named parts: what a draft commits (its
 //! key record, a person's answer consumed, the document's writes, the
 //! audit item, the limit counters) and what a claim, its completion or its
-//! release commit. The store sends the parts in one `TransactWriteItems`
-//! and reads a cancellation back by part ([`Part`]), so no caller knows
-//! where in the transaction an item went.
+//! release commit, each part a store-neutral [`Write`]. The store sends
+//! the parts in one transaction of its [`crate::storage::Table`] and reads
+//! a cancellation back by part ([`Part`]), so no caller knows where in the
+//! transaction an item went.
 
-use aws_sdk_dynamodb::types::TransactWriteItem;
+use draftline_contract::store::{Write, WriteSet};
 
 use crate::policy::CounterKind;
 
@@ -13,14 +14,14 @@ use crate::policy::CounterKind;
 /// first item: a replay wins over every other reason it was cancelled.
 #[derive(Debug, Clone)]
 pub struct KeyTransaction {
-    record: TransactWriteItem,
-    answer: Option<TransactWriteItem>,
-    document: Vec<TransactWriteItem>,
-    audit: Option<TransactWriteItem>,
-    counters: Vec<(CounterKind, TransactWriteItem)>,
+    record: Write,
+    answer: Option<Write>,
+    document: Vec<Write>,
+    audit: Option<Write>,
+    counters: Vec<(CounterKind, Write)>,
     /// Items written with the key's own (a release's give-backs), which
     /// refuse nothing of their own.
-    along: Vec<TransactWriteItem>,
+    along: Vec<Write>,
     /// Until when (epoch seconds) the record it writes answers every
     /// retry of the key, when it completes the key: the store notes the
     /// key once it committed ([`super::answered`]).
@@ -46,7 +47,7 @@ pub enum Part {
 
 impl KeyTransaction {
     /// A transaction of the key's `record` write alone.
-    pub fn of(record: TransactWriteItem) -> Self {
+    pub fn of(record: Write) -> Self {
         Self {
             record,
             answer: None,
@@ -59,37 +60,37 @@ impl KeyTransaction {
     }
 
     /// With a person's answer consumed (its condition: not used before).
-    pub fn consuming(mut self, answer: Option<TransactWriteItem>) -> Self {
+    pub fn consuming(mut self, answer: Option<Write>) -> Self {
         self.answer = answer;
         self
     }
 
     /// With the document's writes (the ERP backend's).
-    pub fn placing(mut self, document: Vec<TransactWriteItem>) -> Self {
-        self.document = document;
+    pub fn placing(mut self, document: WriteSet) -> Self {
+        self.document = document.0;
         self
     }
 
     /// With the call's audit item.
-    pub fn auditing(mut self, audit: TransactWriteItem) -> Self {
+    pub fn auditing(mut self, audit: Write) -> Self {
         self.audit = Some(audit);
         self
     }
 
     /// With the limit counters, each by the kind of limit it counts.
-    pub fn counting(mut self, counters: Vec<(CounterKind, TransactWriteItem)>) -> Self {
+    pub fn counting(mut self, counters: Vec<(CounterKind, Write)>) -> Self {
         self.counters = counters;
         self
     }
 
     /// With items that go along and refuse nothing of their own.
-    pub fn along(mut self, items: Vec<TransactWriteItem>) -> Self {
+    pub fn along(mut self, items: Vec<Write>) -> Self {
         self.along = items;
         self
     }
 
-    /// The items in the order sent, each with its part.
-    pub fn into_items(self) -> (Vec<TransactWriteItem>, Vec<Part>) {
+    /// The writes in the order sent, each with its part.
+    pub fn into_writes(self) -> (Vec<Write>, Vec<Part>) {
         let mut items = Vec::with_capacity(4 + self.document.len() + self.counters.len() + self.along.len());
         let mut parts = Vec::with_capacity(items.capacity());
         let mut add = |item, part| {
@@ -119,20 +120,18 @@ impl KeyTransaction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aws_sdk_dynamodb::types::Delete;
+    use draftline_contract::store::TableKey;
 
-    fn item(name: &str) -> TransactWriteItem {
-        let key = std::collections::HashMap::from([(
-            "pk".to_owned(),
-            aws_sdk_dynamodb::types::AttributeValue::S(name.to_owned()),
-        )]);
-        TransactWriteItem::builder()
-            .delete(Delete::builder().table_name("t").set_key(Some(key)).build().unwrap())
-            .build()
+    fn item(name: &str) -> Write {
+        let key = TableKey {
+            pk: name.to_owned(),
+            sk: "S".to_owned(),
+        };
+        Write::Delete(key, None)
     }
 
-    fn name(item: &TransactWriteItem) -> &str {
-        item.delete().unwrap().key()["pk"].as_s().unwrap()
+    fn name(item: &Write) -> String {
+        item.key().unwrap().pk
     }
 
     #[test]
@@ -140,10 +139,10 @@ mod tests {
         let transaction = KeyTransaction::of(item("record"))
             .counting(vec![(CounterKind::Run, item("run")), (CounterKind::Day, item("day"))])
             .auditing(item("audit"))
-            .placing(vec![item("po"), item("queue")])
+            .placing(WriteSet(vec![item("po"), item("queue")]))
             .consuming(Some(item("answer")));
-        let (items, parts) = transaction.into_items();
-        let names: Vec<&str> = items.iter().map(name).collect();
+        let (items, parts) = transaction.into_writes();
+        let names: Vec<String> = items.iter().map(name).collect();
         assert_eq!(names, ["record", "answer", "po", "queue", "audit", "run", "day"]);
         assert_eq!(
             parts,

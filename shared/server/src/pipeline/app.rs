@@ -10,6 +10,7 @@ use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::export::Exporter;
 use crate::pages::Pages;
+use crate::storage::{DynamoTable, Table};
 use draftline_contract::clock::{Clock, SystemClock};
 use draftline_contract::cursor::{CursorKey, KeySource};
 use draftline_contract::tool::Registry;
@@ -22,8 +23,16 @@ impl App {
         Self::with_parts(registry, config, db, Arc::new(SystemClock))
     }
 
-    /// Builds the app from parts (tests inject a clock).
+    /// Builds the app from parts on DynamoDB (tests inject a clock).
     pub fn with_parts(registry: Registry, config: Config, db: Db, clock: Arc<dyn Clock>) -> Self {
+        let table = Arc::new(DynamoTable::new(db.clone()));
+        let mut app = Self::on_table(registry, config, table, clock);
+        app.db = Some(db);
+        app
+    }
+
+    /// Builds the app on `table` (the pipeline's unit tests: in memory).
+    pub fn on_table(registry: Registry, config: Config, table: Arc<dyn Table>, clock: Arc<dyn Clock>) -> Self {
         let cursors = config.cursor_key();
         if cursors.source() == KeySource::PublicFacts {
             tracing::warn!(
@@ -46,7 +55,8 @@ impl App {
             limits: crate::policy::Limits::new(config.policy_cache, config.rate_limit_per_minute),
             answered: crate::idempotency::AnsweredKeys::default(),
             registry,
-            db,
+            table,
+            db: None,
             clock,
             config,
             anonymous: AnonymousTrace::new(),
@@ -84,15 +94,29 @@ impl App {
         self.exporter.as_ref()
     }
 
-    /// The table.
-    pub fn db(&self) -> &Db {
-        &self.db
+    /// The table the pipeline keeps its records in.
+    pub fn table(&self) -> &dyn Table {
+        self.table.as_ref()
+    }
+
+    /// Runs `fut` as deployed function `function` would serve it: on
+    /// DynamoDB, its requests are recorded for the grants it needs.
+    pub async fn serving<F: std::future::Future>(&self, function: &'static str, fut: F) -> F::Output {
+        match &self.db {
+            Some(db) => db.serving(function, fut).await,
+            None => fut.await,
+        }
+    }
+
+    /// The DynamoDB connection, when the table is DynamoDB's.
+    pub fn db(&self) -> Option<&Db> {
+        self.db.as_ref()
     }
 
     /// What the tenant's policy leaves a caller or a run, read from the
     /// table with the instance's copy of each policy.
     pub fn examiner(&self) -> crate::policy::TableExaminer<'_> {
-        crate::policy::TableExaminer::new(&self.db, self.limits.policies())
+        crate::policy::TableExaminer::new(self.table.as_ref(), self.limits.policies())
     }
 
     /// The configuration.

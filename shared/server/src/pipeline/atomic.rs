@@ -5,8 +5,8 @@
 //! ERP reserves the same counters with its key's claim instead
 //! ([`super::external`]).
 
-use aws_sdk_dynamodb::types::TransactWriteItem;
 use draftline_contract::error::ToolError;
+use draftline_contract::store::WriteSet;
 use draftline_contract::tool::DocumentRef;
 
 use super::held::{Held, Recorded};
@@ -26,40 +26,42 @@ impl App {
         &self,
         held: &Held<'_>,
         (output, document): (&serde_json::Value, &DocumentRef),
-        writes: &[TransactWriteItem],
+        writes: WriteSet,
         gate: &mut Gate<'_>,
     ) -> Result<Committed, ToolError> {
-        gate.settle(&self.db, |Sending { counters, label }| async move {
-            let call = held.call;
-            let Recorded {
-                now,
-                result: created,
-                record,
-                audit,
-            } = self.record_created(held, output.clone(), document.clone());
-            let audit = label.on(audit);
-            let answer = match held.consumption {
-                Some(consumption) => Some(consumption.put(&self.db, call.caller, call.request_id)?),
-                None => None,
-            };
-            let transaction = (held.store.put_record(held.key, &record, now)?)
-                .consuming(answer)
-                .placing(writes.to_vec())
-                .auditing(audit.put(&self.db)?)
-                .counting(counters);
-            let committed =
-                trace::stage(Stage::Idempotency, held.store.commit(held.key, transaction, audit.id())).await;
-            Ok(match committed {
-                Ok(()) => Attempt::Done((Ok(()), created)),
-                Err(CommitFailure::OverLimit { counter, stored }) => Attempt::Over(counter, stored),
-                // Only the commit is sent again: the draft as prepared (its
-                // number, its price) stands.
-                Err(CommitFailure::CountersContended) => {
-                    Attempt::Contended((Err(CommitFailure::CountersContended), created))
-                }
-                // Cancelled by something else: the counters did not move.
-                Err(other) => Attempt::Done((Err(other), created)),
-            })
+        gate.settle(|Sending { counters, label }| {
+            let writes = writes.clone();
+            async move {
+                let call = held.call;
+                let Recorded {
+                    now,
+                    result: created,
+                    record,
+                    audit,
+                } = self.record_created(held, output.clone(), document.clone());
+                let audit = label.on(audit);
+                let answer = held
+                    .consumption
+                    .map(|consumption| consumption.put(call.caller, call.request_id));
+                let transaction = (held.store.put_record(held.key, &record, now))
+                    .consuming(answer)
+                    .placing(writes)
+                    .auditing(audit.put())
+                    .counting(counters);
+                let committed =
+                    trace::stage(Stage::Idempotency, held.store.commit(held.key, transaction, audit.id())).await;
+                Ok(match committed {
+                    Ok(()) => Attempt::Done((Ok(()), created)),
+                    Err(CommitFailure::OverLimit { counter, stored }) => Attempt::Over(counter, stored),
+                    // Only the commit is sent again: the draft as prepared (its
+                    // number, its price) stands.
+                    Err(CommitFailure::CountersContended) => {
+                        Attempt::Contended((Err(CommitFailure::CountersContended), created))
+                    }
+                    // Cancelled by something else: the counters did not move.
+                    Err(other) => Attempt::Done((Err(other), created)),
+                })
+            }
         })
         .await
     }

@@ -19,9 +19,8 @@ use crate::policy::{Gate, Looked, Lookup};
 use draftline_contract::canonical;
 use draftline_contract::error::ToolError;
 use draftline_contract::request::AgentContext;
-use draftline_contract::store::Found;
+use draftline_contract::store::{Found, TableKey};
 use draftline_contract::tool::{Call, Decision, Draft, ErasedDraft, ParsedInput, Placement};
-use draftline_dynamo::Item;
 
 impl App {
     /// The idempotent draft path.
@@ -65,7 +64,7 @@ impl App {
         answer: Option<&Result<Answer, ToolError>>,
     ) -> Served {
         let owner = format!("{}/{}", call.caller.branch(), call.caller.user());
-        let store = IdempotencyStore::new(&self.db, call.caller).remembering(&self.answered);
+        let store = IdempotencyStore::new(self.table.as_ref(), call.caller).remembering(&self.answered);
         let fail = |err: ToolError, key_facts: KeyFacts| Served::unaudited(Err(err), Some(key_facts));
         let (gate, read, generation) = match self.look_up(tool, call, input, key, &key_facts, (&store, &owner)).await {
             Ok(Looking::Answered(answer)) => return Served::unaudited(answer, Some(key_facts)),
@@ -142,10 +141,7 @@ impl App {
         key_facts: &KeyFacts,
         (store, owner): (&IdempotencyStore<'_>, &str),
     ) -> Result<Looking<'a>, ToolError> {
-        let reads = || {
-            tool.reads(call, input)
-                .map(|keys| keys.iter().map(draftline_dynamo::writes::key).collect())
-        };
+        let reads = || tool.reads(call, input);
         let limits = self
             .limits
             .lookup(call.caller, call.agent.run_id.as_deref(), self.clock.now());
@@ -240,16 +236,12 @@ impl App {
                 }));
             }
         };
-        let placed = answer(&created).and_then(|output| {
-            let writes = draftline_dynamo::transact_items(&self.db, &writes)?;
-            Ok((output, writes))
-        });
-        let (output, writes) = match placed {
-            Ok(placed) => placed,
+        let output = match answer(&created) {
+            Ok(output) => output,
             Err(err) => return done(Err(err)),
         };
         match self
-            .commit_held(held, (&output, &created.document), &writes, &mut gate)
+            .commit_held(held, (&output, &created.document), writes, &mut gate)
             .await
         {
             Ok((committed, created)) => self.settled(held, committed, created),
@@ -315,12 +307,12 @@ impl App {
         store: &IdempotencyStore<'_>,
         key: &IdempotencyKey,
         limits: Lookup<'a>,
-        reads: impl FnOnce() -> Option<Vec<Item>>,
+        reads: impl FnOnce() -> Option<Vec<TableKey>>,
     ) -> Result<(Option<IdempotencyRecord>, Looked<'a>, Option<Found>), ToolError> {
-        let along: Vec<Item> = limits.keys().collect();
+        let along: Vec<TableKey> = limits.keys().collect();
         let (record, found, reading) = store.look_up(key, along, reads, self.clock.now()).await?;
-        let read = reading.then(|| Found(found.iter().filter_map(draftline_dynamo::writes::attributes).collect()));
-        Ok((record, limits.found(&found), read))
+        let looked = limits.found(&found);
+        Ok((record, looked, reading.then_some(Found(found))))
     }
 
     /// What a stored record answers; `None` if the key is free after all.

@@ -71,10 +71,7 @@ impl App {
             audit,
             ..
         } = self.record_created(held, output, created.document);
-        let audit_put = match gate.label().on(audit).put(&self.db) {
-            Ok(put) => put,
-            Err(err) => return fail(err),
-        };
+        let audit_put = gate.label().on(audit).put();
         let completed = trace::stage(
             Stage::Idempotency,
             held.store.complete_with(key, &token, &record, audit_put),
@@ -157,15 +154,13 @@ impl App {
             ),
             retry_after_seconds: 1,
         };
-        let claimed = gate.settle(&self.db, |Sending { counters, .. }| async move {
+        let claimed = gate.settle(|Sending { counters, .. }| async move {
             // A person's "create another" is consumed with the claim, before
             // the ERP write. A lapsed claim of this same key taken over
             // consumed it already (the answer is bound to this key): it is
             // not consumed again.
             let consuming = match (held.consumption, generation) {
-                (Some(consumption), Generation::New(_)) => {
-                    Some(consumption.put(&self.db, call.caller, call.request_id)?)
-                }
+                (Some(consumption), Generation::New(_)) => Some(consumption.put(call.caller, call.request_id)),
                 _ => None,
             };
             let claiming = Claiming {
@@ -219,10 +214,10 @@ impl App {
     ) -> Result<bool, ToolError> {
         let mut giving_back = Vec::new();
         if let Some(consumption) = held.consumption {
-            giving_back.push(consumption.give_back(&self.db, held.call.caller)?);
+            giving_back.push(consumption.give_back(held.call.caller));
         }
         if let Some(reserved) = reserved {
-            giving_back.extend(reserved.give_back(&self.db)?);
+            giving_back.extend(reserved.give_back());
         }
         held.store.release(held.key, token, giving_back).await
     }

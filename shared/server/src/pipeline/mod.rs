@@ -32,6 +32,8 @@ mod draft;
 mod external;
 mod held;
 pub(crate) mod outcome;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,6 +51,7 @@ use crate::edge::Admitted;
 use crate::edge::trace::{self, CallRecorder, Stage, TraceContext};
 use crate::pages::Pages;
 use crate::response;
+use crate::storage::Table;
 use draftline_contract::clock::Clock;
 use draftline_contract::cursor::CursorKey;
 use draftline_contract::error::ToolError;
@@ -155,7 +158,10 @@ pub struct App {
     /// Each tool's contract version ([`outcome::contract_version`]), by name.
     contracts: std::collections::HashMap<String, String>,
     auth: Authenticator,
-    db: Db,
+    table: Arc<dyn Table>,
+    /// The DynamoDB connection, when the table is DynamoDB's (the review
+    /// pages' sessions and decisions, the local server's grants).
+    db: Option<Db>,
     clock: Arc<dyn Clock>,
     config: Config,
     cursors: CursorKey,
@@ -193,7 +199,7 @@ impl App {
             UNKNOWN_TOOL
         };
         self.anonymous
-            .record(&self.db, tool, err.refusal_reason(), self.clock.now())
+            .record(self.table.as_ref(), tool, err.refusal_reason(), self.clock.now())
             .await;
     }
 
@@ -396,7 +402,7 @@ impl App {
         ));
         let written = trace::stage(
             Stage::Audit,
-            tokio::time::timeout(time, Box::pin(record.write(&self.db))),
+            tokio::time::timeout(time, Box::pin(record.write(self.table.as_ref()))),
         )
         .await
         .unwrap_or_else(|_| Err(ToolError::deadline(deadline, false)));
@@ -431,7 +437,7 @@ impl App {
             Ok(agent) => agent,
             Err(err) => return Served::unaudited(Err(err), None),
         };
-        let examiner = crate::policy::TableExaminer::new(&self.db, self.limits.policies());
+        let examiner = crate::policy::TableExaminer::new(self.table.as_ref(), self.limits.policies());
         let call = Call {
             caller,
             clock: self.clock.as_ref(),
@@ -458,7 +464,9 @@ impl App {
                     // The policy's rate, before the ERP is asked: a valid
                     // call counts, a refused one reads nothing.
                     if read.definition().counts_against_the_rate() {
-                        let admitted = self.limits.admit_read(&self.db, caller, name, self.clock.as_ref());
+                        let admitted = self
+                            .limits
+                            .admit_read(self.table.as_ref(), caller, name, self.clock.as_ref());
                         observed = trace::stage(Stage::Auth, admitted).await?;
                     }
                     let data = trace::stage(Stage::Erp, read.read(&call, &input)).await?;
@@ -510,7 +518,7 @@ impl App {
                 ),
             });
         }
-        self.limits.admit(&self.db, caller, self.clock.now()).await?;
+        self.limits.admit(self.table.as_ref(), caller, self.clock.now()).await?;
         Ok(tool)
     }
 

@@ -21,7 +21,7 @@ use draftline_contract::clock::Clock;
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_contract::policy::Applied;
-use draftline_dynamo::Item;
+use draftline_contract::store::Attributes;
 
 /// The most tenants one instance keeps; past it the entry read longest
 /// ago (that no call is reading) makes room.
@@ -120,7 +120,7 @@ impl PolicyCache {
     pub fn remember_for_draft(
         &self,
         tenant: &TenantId,
-        item: Option<&Item>,
+        item: Option<&Attributes>,
         branch: &BranchId,
         now: DateTime<Utc>,
     ) -> Result<Option<Arc<Applied>>, ToolError> {

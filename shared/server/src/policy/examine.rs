@@ -20,21 +20,23 @@ use draftline_contract::error::ToolError;
 use draftline_contract::identity::Owner;
 use draftline_contract::policy::standing::{Examiner, Standing, Use};
 use draftline_contract::policy::{Amount, Applied};
-use draftline_dynamo::{Db, Item, same_key};
+use draftline_contract::store::{Attributes, TableKey};
+
+use crate::storage::Table;
 
 const NOTHING_READ: &str = "Nothing was read or changed.";
 
-/// Reads standings from `db`, with the policy from `policies` while fresh.
+/// Reads standings from `table`, with the policy from `policies` while fresh.
 #[derive(Debug, Clone, Copy)]
 pub struct TableExaminer<'a> {
-    db: &'a Db,
+    table: &'a dyn Table,
     policies: &'a PolicyCache,
 }
 
 impl<'a> TableExaminer<'a> {
-    /// The examiner over `db` and the instance's policy cache.
-    pub fn new(db: &'a Db, policies: &'a PolicyCache) -> Self {
-        Self { db, policies }
+    /// The examiner over `table` and the instance's policy cache.
+    pub fn new(table: &'a dyn Table, policies: &'a PolicyCache) -> Self {
+        Self { table, policies }
     }
 }
 
@@ -56,24 +58,20 @@ impl Examiner for TableExaminer<'_> {
         let (minute, minute_ends) = counters::minute_of(now);
         let run_key = run.map(|run| counters::run_key(owner, run));
         let day_key = |day: String| (counters::day_key(tenant, owner.user, &day), day);
-        let day_keys: Vec<(Item, String)> = days.into_iter().map(day_key).collect();
-        let rate_keys: Vec<(&'static str, Item)> = draft_tools
+        let day_keys: Vec<(TableKey, String)> = days.into_iter().map(day_key).collect();
+        let rate_keys: Vec<(&'static str, TableKey)> = draft_tools
             .iter()
             .map(|tool| (*tool, counters::rate_key(tenant, owner.user, tool, minute)))
             .collect();
-        let mut keys: Vec<Item> = Vec::new();
+        let mut keys: Vec<TableKey> = Vec::new();
         if cached.is_none() {
             keys.push(policy_key.clone());
         }
         keys.extend(run_key.clone());
         keys.extend(day_keys.iter().map(|(k, _)| k.clone()));
         keys.extend(rate_keys.iter().map(|(_, k)| k.clone()));
-        let items = self
-            .db
-            .batch_get(keys)
-            .await
-            .map_err(|e| e.into_tool_error(NOTHING_READ))?;
-        let find = |key: &Item| items.iter().find(|item| same_key(item, key));
+        let items = self.table.get(keys, NOTHING_READ).await?;
+        let find = |key: &TableKey| items.iter().find(|item| TableKey::of(item).as_ref() == Some(key));
         let applied = match cached {
             Some(applied) => applied,
             None => self
@@ -83,7 +81,7 @@ impl Examiner for TableExaminer<'_> {
         let Some(applied) = applied? else {
             return Ok(None);
         };
-        let empty = Item::new();
+        let empty = Attributes::new();
         let day = applied.day_of(now).to_string();
         let day_item = day_keys.iter().find(|(_, d)| *d == day);
         let day_item = day_item.and_then(|(key, _)| find(key)).unwrap_or(&empty);
@@ -144,7 +142,7 @@ fn days(
 }
 
 /// What a counter `item` holds of each of `limits`, by currency.
-fn value(limits: &[Amount], item: &Item) -> Vec<(String, Use)> {
+fn value(limits: &[Amount], item: &Attributes) -> Vec<(String, Use)> {
     limits
         .iter()
         .map(|limit| {

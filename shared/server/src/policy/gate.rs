@@ -33,19 +33,19 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
-use aws_sdk_dynamodb::types::TransactWriteItem;
 use chrono::{DateTime, Utc};
 
 use draftline_contract::clock::Clock;
 use draftline_contract::error::{ReachedLimit, ToolError};
 use draftline_contract::identity::Caller;
 use draftline_contract::policy::{Applied, Mode};
+use draftline_contract::store::{Attributes, TableKey, Write};
 use draftline_contract::tool::Stakes;
-use draftline_dynamo::{Db, Item, same_key};
 
 use super::counters::{self, CounterKind, Counting, Reservation};
 use super::{PolicyCache, PolicyStore};
 use crate::audit::AuditRecord;
+use crate::storage::Table;
 
 /// How many times a write is sent again as it is, after another call moved
 /// one of its counters at the same moment.
@@ -79,12 +79,12 @@ impl Limits {
     /// Admits any call of `caller` at `now`: spends one call of the
     /// deployment's budget, if one is set (one conditional `UpdateItem`,
     /// before the call is read); refused `RATE_LIMITED`.
-    pub async fn admit(&self, db: &Db, caller: &Caller, now: DateTime<Utc>) -> Result<(), ToolError> {
+    pub async fn admit(&self, table: &dyn Table, caller: &Caller, now: DateTime<Utc>) -> Result<(), ToolError> {
         let Some(limit) = self.budget else {
             return Ok(());
         };
         let mut gate = Gate::counting(None, Counting::of_budget(caller, limit, now), now);
-        gate.spend(db).await
+        gate.spend(table).await
     }
 
     /// Admits a call of read tool `tool` by `caller` now: counts it
@@ -94,7 +94,7 @@ impl Limits {
     /// reads nothing. A policy that cannot be read holds no read.
     pub async fn admit_read(
         &self,
-        db: &Db,
+        table: &dyn Table,
         caller: &Caller,
         tool: &str,
         clock: &dyn Clock,
@@ -104,7 +104,7 @@ impl Limits {
         let in_force = self
             .policies
             .current(tenant, clock, || async {
-                PolicyStore::new(db, tenant).in_force().await
+                PolicyStore::new(table, tenant).in_force().await
             })
             .await?;
         let now = clock.now();
@@ -113,7 +113,7 @@ impl Limits {
             return Ok(Vec::new());
         };
         let mut gate = Gate::counting(applied, counting, now);
-        gate.spend(db).await?;
+        gate.spend(table).await?;
         Ok(gate.observed)
     }
 
@@ -154,19 +154,19 @@ pub struct Lookup<'a> {
     now: DateTime<Utc>,
     /// The limits from the instance's fresh copy of the policy, if it has one.
     cached: Option<Result<Option<Arc<Applied>>, ToolError>>,
-    policy_key: Option<Item>,
-    run_key: Option<Item>,
+    policy_key: Option<TableKey>,
+    run_key: Option<TableKey>,
 }
 
 impl<'a> Lookup<'a> {
     /// The keys to read along the key's record.
-    pub fn keys(&self) -> impl Iterator<Item = Item> + '_ {
+    pub fn keys(&self) -> impl Iterator<Item = TableKey> + '_ {
         self.policy_key.iter().chain(&self.run_key).cloned()
     }
 
     /// What the lookup's `found` items mean for the draft's limits: the
     /// policy read is kept in the instance's copy.
-    pub fn found(self, found: &[Item]) -> Looked<'a> {
+    pub fn found(self, found: &[Attributes]) -> Looked<'a> {
         let Self {
             limits,
             caller,
@@ -176,7 +176,7 @@ impl<'a> Lookup<'a> {
             policy_key,
             run_key,
         } = self;
-        let find = |key: &Item| found.iter().find(|item| same_key(item, key));
+        let find = |key: &TableKey| found.iter().find(|item| TableKey::of(item).as_ref() == Some(key));
         let applied = cached.unwrap_or_else(|| {
             let item = policy_key.as_ref().and_then(find);
             limits
@@ -202,7 +202,7 @@ pub struct Looked<'a> {
     run: Option<&'a str>,
     now: DateTime<Utc>,
     applied: Result<Option<Arc<Applied>>, ToolError>,
-    run_use: Option<Item>,
+    run_use: Option<Attributes>,
 }
 
 impl<'a> Looked<'a> {
@@ -271,7 +271,7 @@ pub enum Attempt<T> {
     /// Ended: written with its counters, or refused by another part.
     Done(T),
     /// The counter of this kind failed its condition, stored as this.
-    Over(CounterKind, Option<Item>),
+    Over(CounterKind, Option<Attributes>),
     /// Another call moved a counter at the same moment: the write is sent
     /// again as it is, a few times, and then ends as this.
     Contended(T),
@@ -282,7 +282,7 @@ pub enum Attempt<T> {
 /// and what the call's audit item says of its limits.
 #[derive(Debug)]
 pub struct Sending {
-    pub counters: Vec<(CounterKind, TransactWriteItem)>,
+    pub counters: Vec<(CounterKind, Write)>,
     pub label: Label,
 }
 
@@ -383,11 +383,11 @@ impl<'a> Gate<'a> {
     }
 
     /// Sends the call's write with `send`, which gets the counters'
-    /// updates in `db` and the audit item's label for each attempt, and
+    /// updates and the audit item's label for each attempt, and
     /// settles what it came to: a counter over its limit is refused, or
     /// (observe mode) lifted and the write sent again at once; a write
     /// contended on a counter is sent again as it is, a few times.
-    pub async fn settle<T, Send, Sent>(&mut self, db: &Db, mut send: Send) -> Result<T, ToolError>
+    pub async fn settle<T, Send, Sent>(&mut self, mut send: Send) -> Result<T, ToolError>
     where
         Send: FnMut(Sending) -> Sent,
         Sent: Future<Output = Result<Attempt<T>, ToolError>>,
@@ -395,7 +395,7 @@ impl<'a> Gate<'a> {
         let mut contended = 0;
         loop {
             let counters = match &self.counting {
-                Some(counting) => counting.items(db)?,
+                Some(counting) => counting.items(),
                 None => Vec::new(),
             };
             let sending = Sending {
@@ -417,16 +417,16 @@ impl<'a> Gate<'a> {
     /// Moves each counter with an `UpdateItem` of its own, one at a time
     /// (a read's rate, the deployment's budget: there is no write for them
     /// to ride in), through [`Self::settle`].
-    async fn spend(&mut self, db: &Db) -> Result<(), ToolError> {
+    async fn spend(&mut self, table: &dyn Table) -> Result<(), ToolError> {
         let Some(counting) = &self.counting else {
             return Ok(());
         };
         for kind in counting.kinds() {
-            self.settle(db, |sending| async move {
+            self.settle(|sending| async move {
                 let Some((_, update)) = sending.counters.into_iter().find(|(k, _)| *k == kind) else {
                     return Ok(Attempt::Done(()));
                 };
-                Ok(match counters::spend(db, update).await? {
+                Ok(match counters::spend(table, update).await? {
                     Ok(()) => Attempt::Done(()),
                     Err(stored) => Attempt::Over(kind, stored),
                 })
@@ -462,7 +462,7 @@ impl<'a> Gate<'a> {
     /// The counter of `kind` failed its condition, stored as `stored`:
     /// meets every limit it reached and, when all of them were let pass,
     /// lifts its conditions for the next attempt.
-    fn over(&mut self, kind: CounterKind, stored: Option<&Item>) -> Result<(), ToolError> {
+    fn over(&mut self, kind: CounterKind, stored: Option<&Attributes>) -> Result<(), ToolError> {
         let Some(counting) = &self.counting else {
             return Err(ToolError::internal("a limit counter failed that was not sent"));
         };
@@ -491,26 +491,21 @@ mod tests {
     use draftline_contract::clock::ManualClock;
     use draftline_contract::identity::{BranchCode, BranchId, Scopes, TenantId, UserId};
     use draftline_contract::policy::{Amount, Policy};
-    use draftline_dynamo::{Cancelled, TransactFailure, transact};
-    use draftline_infra::embedded::EmbeddedDynamo;
+    use draftline_contract::store::{Cancelled, TransactFailure};
 
     use super::*;
+    use crate::storage::{MemoryTable, Table as _};
 
     const TOOL: &str = "purchasing_create_po_draft";
 
-    /// A table on a fresh embedded engine (dropped with it).
+    /// A fresh table in memory, which applies the counters' conditions as
+    /// DynamoDB does.
     struct Table {
-        db: Db,
-        _engine: EmbeddedDynamo,
+        db: MemoryTable,
     }
 
     async fn table() -> Table {
-        let engine = EmbeddedDynamo::start(None).await.unwrap();
-        let db = Db::connect("draftline-gate", Some(&engine.endpoint())).await;
-        draftline_infra::table::create_table(db.client(), db.table())
-            .await
-            .unwrap();
-        Table { db, _engine: engine }
+        Table { db: MemoryTable::new() }
     }
 
     fn caller(tenant: &str) -> Caller {
@@ -530,7 +525,7 @@ mod tests {
     }
 
     /// Sets the tenant's policy: `mode`, with `limits` (JSON).
-    async fn policy(db: &Db, caller: &Caller, mode: &str, limits: &str) -> u64 {
+    async fn policy(db: &MemoryTable, caller: &Caller, mode: &str, limits: &str) -> u64 {
         let document = format!(
             r#"{{"version": null, "mode": "{mode}", "time_zone": "+07:00", "limits": {limits}, "branches": null}}"#
         );
@@ -547,7 +542,7 @@ mod tests {
     /// `GetItem` of its own here; the pipeline reads them in its batch).
     async fn held<'a>(
         limits: &'a Limits,
-        db: &Db,
+        db: &MemoryTable,
         caller: &'a Caller,
         run: Option<&'a str>,
         now: DateTime<Utc>,
@@ -555,28 +550,21 @@ mod tests {
         let lookup = limits.lookup(caller, run, now);
         let mut found = Vec::new();
         for key in lookup.keys() {
-            let read = db
-                .client()
-                .get_item()
-                .table_name(db.table())
-                .set_key(Some(key))
-                .send()
-                .await;
-            found.extend(read.unwrap().item);
+            found.extend(db.item(&key));
         }
         lookup.found(&found).hold(TOOL, false)
     }
 
     /// Sends the gate's counters in a transaction of their own until the
     /// gate settles it: the label the audit item would carry, or the refusal.
-    async fn settle(gate: &mut Gate<'_>, db: &Db) -> Result<Label, ToolError> {
-        gate.settle(db, |Sending { counters, label }| async move {
+    async fn settle(gate: &mut Gate<'_>, db: &MemoryTable) -> Result<Label, ToolError> {
+        gate.settle(|Sending { counters, label }| async move {
             if counters.is_empty() {
                 return Ok(Attempt::Done(label));
             }
             let kinds: Vec<CounterKind> = counters.iter().map(|(kind, _)| *kind).collect();
             let items = counters.into_iter().map(|(_, item)| item).collect();
-            match transact(db, items, &ulid::Ulid::new().to_string(), "test").await {
+            match db.transact(items, &ulid::Ulid::new().to_string(), "test").await {
                 Ok(()) => Ok(Attempt::Done(label)),
                 Err(TransactFailure::Cancelled(reasons)) => {
                     let (index, stored) = reasons
@@ -608,7 +596,7 @@ mod tests {
     /// Holds, prices at `units` IDR and settles one draft in `run`.
     async fn draft(
         limits: &Limits,
-        db: &Db,
+        db: &MemoryTable,
         caller: &Caller,
         run: &str,
         units: i64,
@@ -671,15 +659,8 @@ mod tests {
         policy(db, &agent, "observe", r#"{"per_run": {"max_drafts": 2}}"#).await;
         let label = draft(&limits, db, &agent, "r-1", 10, now).await.unwrap();
         assert_eq!(observed(&label), ["per_run.max_drafts"]);
-        let stored = db
-            .client()
-            .get_item()
-            .table_name(db.table())
-            .set_key(Some(counters::run_key(agent.owner(), "r-1")))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(counters::used(stored.item().unwrap(), counters::DRAFTS), 3);
+        let stored = db.item(&counters::run_key(agent.owner(), "r-1")).unwrap();
+        assert_eq!(counters::used(&stored, counters::DRAFTS), 3);
     }
 
     #[tokio::test]

@@ -11,17 +11,17 @@
 //! version's item under `attribute_not_exists`: two concurrent sets cannot
 //! both win, and a version number is never given twice.
 
-use futures::FutureExt;
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 use chrono::{DateTime, SecondsFormat, Utc};
 
+use crate::storage::Table;
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_contract::policy::{Applied, Policy};
-use draftline_dynamo::{Cancelled, Db, TransactFailure, cancelled_error, store_error, transact};
+use draftline_contract::store::{
+    Attributes, Cancelled, Condition, Query, TableKey, TransactFailure, Value, Write, cancelled_error,
+};
 
 /// The sort key of the policy in force.
 const CURRENT_SK: &str = "CURRENT";
@@ -69,11 +69,11 @@ pub fn partition(tenant: &TenantId) -> String {
 }
 
 /// The key of `tenant`'s policy in force (read with the key record, [`super::PolicyCache`]).
-pub fn current_key(tenant: &TenantId) -> HashMap<String, AttributeValue> {
-    HashMap::from([
-        ("pk".to_owned(), AttributeValue::S(partition(tenant))),
-        ("sk".to_owned(), AttributeValue::S(CURRENT_SK.to_owned())),
-    ])
+pub fn current_key(tenant: &TenantId) -> TableKey {
+    TableKey {
+        pk: partition(tenant),
+        sk: CURRENT_SK.to_owned(),
+    }
 }
 
 impl StoredPolicy {
@@ -105,33 +105,25 @@ impl StoredPolicy {
         Arc::clone(named.map_or(&applying.other, |(_, applied)| applied))
     }
 
-    fn attributes(
-        &self,
-        sk: String,
-        kind: &str,
-        tenant: &TenantId,
-    ) -> Result<HashMap<String, AttributeValue>, ToolError> {
+    fn attributes(&self, sk: String, kind: &str, tenant: &TenantId) -> Result<Attributes, ToolError> {
         let document = serde_json::to_string(&self.policy).map_err(ToolError::internal)?;
-        let s = |v: &str| AttributeValue::S(v.to_owned());
-        Ok(HashMap::from([
-            ("pk".to_owned(), AttributeValue::S(partition(tenant))),
-            ("sk".to_owned(), AttributeValue::S(sk)),
-            ("kind".to_owned(), s(kind)),
-            ("version".to_owned(), AttributeValue::N(self.version.to_string())),
-            ("document".to_owned(), AttributeValue::S(document)),
-            ("updated_at".to_owned(), s(&self.updated_at)),
-            ("updated_by".to_owned(), s(&self.updated_by)),
+        let version = i64::try_from(self.version).map_err(ToolError::internal)?;
+        Ok(Attributes::from([
+            ("pk".to_owned(), Value::S(partition(tenant))),
+            ("sk".to_owned(), Value::S(sk)),
+            ("kind".to_owned(), Value::s(kind)),
+            ("version".to_owned(), Value::n(version)),
+            ("document".to_owned(), Value::S(document)),
+            ("updated_at".to_owned(), Value::s(&self.updated_at)),
+            ("updated_by".to_owned(), Value::s(&self.updated_by)),
         ]))
     }
 
     /// The stored policy of a policy item, or why it cannot be read (a
     /// document written into the table by hand, or by a newer draftline).
-    pub fn from_item(item: &HashMap<String, AttributeValue>) -> Result<Self, Unreadable> {
-        let s = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
-        let version = item
-            .get("version")
-            .and_then(|v| v.as_n().ok())
-            .and_then(|v| v.parse().ok());
+    pub fn from_item(item: &Attributes) -> Result<Self, Unreadable> {
+        let s = |name: &str| item.get(name).and_then(Value::as_s).map(str::to_owned);
+        let version = version_of(item);
         let unreadable = |problem: String| Unreadable { version, problem };
         let Some(version) = version else {
             return Err(unreadable("the item has no version".to_owned()));
@@ -213,7 +205,7 @@ pub enum InForce {
 
 impl InForce {
     /// What the policy item `item` holds (`None`: the tenant has none).
-    pub fn of(item: Option<&HashMap<String, AttributeValue>>) -> Self {
+    pub fn of(item: Option<&Attributes>) -> Self {
         match item.map(StoredPolicy::from_item) {
             None => Self::Nothing,
             Some(Ok(stored)) => Self::Policy(Arc::new(stored)),
@@ -263,31 +255,24 @@ enum Based {
 /// Reads and writes one tenant's policy.
 #[derive(Debug, Clone, Copy)]
 pub struct PolicyStore<'a> {
-    db: &'a Db,
+    table: &'a dyn Table,
     tenant: &'a TenantId,
 }
 
 impl<'a> PolicyStore<'a> {
     /// The store of `tenant`'s policy.
-    pub fn new(db: &'a Db, tenant: &'a TenantId) -> Self {
-        Self { db, tenant }
+    pub fn new(table: &'a dyn Table, tenant: &'a TenantId) -> Self {
+        Self { table, tenant }
     }
 
     /// The policy in force, or that none is, or that the one stored cannot
     /// be read (one strongly consistent `GetItem`).
     pub async fn in_force(&self) -> Result<InForce, ToolError> {
-        let out = self
-            .db
-            .client()
-            .get_item()
-            .table_name(self.db.table())
-            .set_key(Some(current_key(self.tenant)))
-            .consistent_read(true)
-            .send()
-            .boxed()
-            .await
-            .map_err(|e| store_error(e, "Nothing was read."))?;
-        Ok(InForce::of(out.item()))
+        let found = self
+            .table
+            .get(vec![current_key(self.tenant)], "Nothing was read.")
+            .await?;
+        Ok(InForce::of(found.first()))
     }
 
     /// Stores `policy` as the next version, if the stored one is still
@@ -321,19 +306,16 @@ impl<'a> PolicyStore<'a> {
             now.to_rfc3339_opts(SecondsFormat::Millis, true),
             by.to_owned(),
         );
-        let items = self.put_items(&stored, based_on).map_err(SetFailure::Store)?;
+        let writes = self.put_items(&stored, based_on).map_err(SetFailure::Store)?;
         // A token of its own per set (26 characters, within the 36 allowed).
         let token = ulid::Ulid::new().to_string();
-        match transact(self.db, items, &token, "The policy was not changed.").await {
+        match self.table.transact(writes, &token, "The policy was not changed.").await {
             Ok(()) => Ok(stored),
             Err(TransactFailure::Cancelled(reasons))
                 if reasons.iter().any(|r| matches!(r, Cancelled::ConditionFailed(_))) =>
             {
                 let stored = match reasons.first() {
-                    Some(Cancelled::ConditionFailed(Some(item))) => item
-                        .get("version")
-                        .and_then(|v| v.as_n().ok())
-                        .and_then(|n| n.parse().ok()),
+                    Some(Cancelled::ConditionFailed(Some(item))) => version_of(item),
                     Some(Cancelled::ConditionFailed(None)) => Some(0),
                     _ => None,
                 };
@@ -369,11 +351,9 @@ impl<'a> PolicyStore<'a> {
             (format!("V#{:010}", 1), "policy_version"),
             (CURRENT_SK.to_owned(), "policy"),
         ] {
-            let written = self.db.put_new(stored.attributes(sk, kind, self.tenant)?).await;
-            match written {
-                Ok(true) => {}
-                Ok(false) => return Ok(false),
-                Err(err) => return Err(store_error(err, "The policy was not seeded.")),
+            let put = Write::PutNew(stored.attributes(sk, kind, self.tenant)?);
+            if self.table.write(put, "The policy was not seeded.").await?.is_err() {
+                return Ok(false);
             }
         }
         Ok(true)
@@ -382,61 +362,43 @@ impl<'a> PolicyStore<'a> {
     /// The last version in the tenant's history (0 when it has none): one
     /// `Query`, newest first.
     async fn last_version(&self) -> Result<u64, SetFailure> {
-        let out = self
-            .db
-            .client()
-            .query()
-            .table_name(self.db.table())
-            .key_condition_expression("pk = :pk AND begins_with(sk, :history)")
-            .expression_attribute_values(":pk", AttributeValue::S(partition(self.tenant)))
-            .expression_attribute_values(":history", AttributeValue::S("V#".to_owned()))
-            .scan_index_forward(false)
-            .limit(1)
-            .consistent_read(true)
-            .send()
-            .boxed()
-            .await
-            .map_err(|e| SetFailure::Store(store_error(e, "The policy was not changed.")))?;
-        Ok(out
-            .items()
+        let newest = Query {
+            sk_prefix: Some("V#".to_owned()),
+            newest_first: true,
+            limit: Some(1),
+            consistent: true,
+            ..Query::partition(partition(self.tenant))
+        };
+        let found = self.table.query(&newest, "The policy was not changed.").await;
+        Ok(found
+            .map_err(SetFailure::Store)?
+            .items
             .first()
-            .and_then(|item| item.get("version"))
-            .and_then(|v| v.as_n().ok())
-            .and_then(|n| n.parse().ok())
+            .and_then(version_of)
             .unwrap_or(0))
     }
 
-    fn put_items(&self, stored: &StoredPolicy, based_on: Based) -> Result<Vec<TransactWriteItem>, ToolError> {
+    fn put_items(&self, stored: &StoredPolicy, based_on: Based) -> Result<Vec<Write>, ToolError> {
         let current = stored.attributes(CURRENT_SK.to_owned(), "policy", self.tenant)?;
         let condition = match based_on {
-            Based::Nothing => "attribute_not_exists(pk)",
-            Based::Version(_) => "version = :based_on",
+            Based::Nothing => Condition::Absent("pk".to_owned()),
+            Based::Version(version) => {
+                let version = i64::try_from(version).map_err(ToolError::internal)?;
+                Condition::Equals("version".to_owned(), Value::n(version))
+            }
             // One written by hand without a version: it cannot be read,
             // and `set` replaces it.
-            Based::Unversioned => "attribute_exists(pk) AND attribute_not_exists(version)",
+            Based::Unversioned => Condition::All(vec![
+                Condition::Exists("pk".to_owned()),
+                Condition::Absent("version".to_owned()),
+            ]),
         };
-        let mut put = Put::builder()
-            .table_name(self.db.table())
-            .set_item(Some(current))
-            .condition_expression(condition)
-            .return_values_on_condition_check_failure(
-                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
-            );
-        if let Based::Version(version) = based_on {
-            put = put.expression_attribute_values(":based_on", AttributeValue::N(version.to_string()));
-        }
         let version = stored.attributes(format!("V#{:010}", stored.version), "policy_version", self.tenant)?;
-        let history = Put::builder()
-            .table_name(self.db.table())
-            .set_item(Some(version))
-            .condition_expression("attribute_not_exists(pk)");
-        Ok(vec![
-            TransactWriteItem::builder()
-                .put(put.build().map_err(ToolError::internal)?)
-                .build(),
-            TransactWriteItem::builder()
-                .put(history.build().map_err(ToolError::internal)?)
-                .build(),
-        ])
+        Ok(vec![Write::PutIf(current, Some(condition)), Write::PutNew(version)])
     }
+}
+
+/// The version a policy item says it is.
+fn version_of(item: &Attributes) -> Option<u64> {
+    item.get("version").and_then(Value::as_n).and_then(|n| n.parse().ok())
 }

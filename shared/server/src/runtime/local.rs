@@ -45,7 +45,7 @@ pub async fn route(app: &App, request: Admitted) -> Response<Bytes> {
         || path == "/api/oauth_protected_resource"
     {
         let response = async { metadata_response(app, &request) };
-        return app.db().serving("oauth_protected_resource", response).await;
+        return app.serving("oauth_protected_resource", response).await;
     }
     if path == "/healthz" {
         return response::json(StatusCode::OK, &json!({"ok": true}), request.request_id());
@@ -55,19 +55,19 @@ pub async fn route(app: &App, request: Admitted) -> Response<Bytes> {
     {
         // The pages function is named by its prefix (`/review`: `review`).
         let function = pages.prefix().trim_start_matches('/');
-        return app.db().serving(function, pages.handle(app, request)).await;
+        return app.serving(function, pages.handle(app, request)).await;
     }
     if path == "/api/tools" {
-        return app.db().serving("tools", crate::listing::handle(app, request)).await;
+        return app.serving("tools", crate::listing::handle(app, request)).await;
     }
     if path == "/api/mcp" {
-        return app.db().serving("mcp", crate::mcp::handle(app, request)).await;
+        return app.serving("mcp", crate::mcp::handle(app, request)).await;
     }
     if let Some(name) = path.strip_prefix("/api/")
         && let Some(tool) = app.registry().get(name)
     {
         let name = tool.definition().name;
-        return app.db().serving(name, app.handle_tool(name, request)).await;
+        return app.serving(name, app.handle_tool(name, request)).await;
     }
     let request_id = request.request_id();
     response::json(

@@ -3,6 +3,7 @@
 //! token, and its release when the work definitely did not happen.
 
 use super::*;
+use draftline_contract::store::Update;
 
 impl IdempotencyStore<'_> {
     /// Claims `key` for work that cannot share a transaction, as
@@ -33,55 +34,20 @@ impl IdempotencyStore<'_> {
             generation: Some(claiming.generation.to_owned()),
             reserved: claiming.reserved.cloned(),
         };
-        let mut item = record.to_attributes();
-        item.extend(self.key(key));
-        let mut values = Self::free_values(now);
-        values.insert(
-            ":generation".to_owned(),
-            AttributeValue::S(claiming.generation.to_owned()),
-        );
+        let put = Write::PutIf(self.item(key, &record), Some(claimable(now, claiming.generation)));
         if with.consuming.is_some() || !with.counting.is_empty() {
-            let put = Put::builder()
-                .table_name(self.db.table())
-                .set_item(Some(item))
-                .condition_expression(CLAIMABLE)
-                .expression_attribute_names("#status", "status")
-                .set_expression_attribute_values(Some(values))
-                .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-                .build()
-                .map_err(ToolError::internal)?;
-            let transaction = KeyTransaction::of(TransactWriteItem::builder().put(put).build())
+            let transaction = KeyTransaction::of(put)
                 .consuming(with.consuming)
                 .counting(with.counting);
             return self.claim_in_transaction(key, transaction, token).await;
         }
-        let result = self
-            .db
-            .client()
-            .put_item()
-            .table_name(self.db.table())
-            .set_item(Some(item))
-            .condition_expression(CLAIMABLE)
-            .expression_attribute_names("#status", "status")
-            .set_expression_attribute_values(Some(values))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .send()
-            .boxed()
-            .await;
-        match result {
-            Ok(_) => Ok(Claim::Acquired(token)),
-            Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => {
-                let record = match service.err() {
-                    aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(e) => {
-                        e.item().cloned().and_then(IdempotencyRecord::from_item)
-                    }
-                    _ => None,
-                };
-                record
-                    .map(|r| Claim::Taken(Box::new(r)))
-                    .ok_or_else(|| ToolError::internal("conditional check failed without the old item"))
-            }
-            Err(other) => Err(store_error(other, "Nothing was claimed.")),
+        match self.table.write(put, "Nothing was claimed.").await? {
+            Ok(()) => Ok(Claim::Acquired(token)),
+            Err(stored) => stored
+                .as_ref()
+                .and_then(IdempotencyRecord::from_item)
+                .map(|r| Claim::Taken(Box::new(r)))
+                .ok_or_else(|| ToolError::internal("conditional check failed without the old item")),
         }
     }
 
@@ -124,31 +90,16 @@ impl IdempotencyStore<'_> {
         http_status: u16,
         data: &serde_json::Value,
     ) -> Result<bool, ToolError> {
-        let result = self
-            .db
-            .client()
-            .update_item()
-            .table_name(self.db.table())
-            .set_key(Some(self.key(key)))
-            .update_expression(
-                "SET #status = :completed, http_status = :http, #response = :response REMOVE lease_until, lease_token",
-            )
-            .condition_expression("#status = :in_progress AND lease_token = :token")
-            .expression_attribute_names("#status", "status")
-            .expression_attribute_names("#response", "response")
-            .expression_attribute_values(":completed", AttributeValue::S("COMPLETED".into()))
-            .expression_attribute_values(":in_progress", AttributeValue::S("IN_PROGRESS".into()))
-            .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
-            .expression_attribute_values(":http", AttributeValue::N(http_status.to_string()))
-            .expression_attribute_values(":response", AttributeValue::S(data.to_string()))
-            .send()
-            .boxed()
-            .await;
-        match result {
-            Ok(_) => Ok(true),
-            Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => Ok(false),
-            Err(other) => Err(store_error(other, "The result was not recorded.")),
-        }
+        let mut update = Update::of(self.key(key));
+        update.set = vec![
+            ("status".to_owned(), Value::s("COMPLETED")),
+            ("http_status".to_owned(), Value::n(i64::from(http_status))),
+            ("response".to_owned(), Value::S(data.to_string())),
+        ];
+        update.remove = vec!["lease_until".to_owned(), "lease_token".to_owned()];
+        update.condition = Some(held_by(token));
+        let written = self.table.write(Write::Update(update), "The result was not recorded.");
+        Ok(written.await?.is_ok())
     }
 
     /// Completes a claimed key with `record` (status `COMPLETED`, the stored
@@ -161,20 +112,10 @@ impl IdempotencyStore<'_> {
         key: &IdempotencyKey,
         token: &LeaseToken,
         record: &IdempotencyRecord,
-        audit: TransactWriteItem,
+        audit: Write,
     ) -> Result<bool, ToolError> {
-        let mut item = record.to_attributes();
-        item.extend(self.key(key));
-        let put = Put::builder()
-            .table_name(self.db.table())
-            .set_item(Some(item))
-            .condition_expression("#status = :in_progress AND lease_token = :token")
-            .expression_attribute_names("#status", "status")
-            .expression_attribute_values(":in_progress", AttributeValue::S("IN_PROGRESS".into()))
-            .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
-            .build()
-            .map_err(ToolError::internal)?;
-        let transaction = KeyTransaction::of(TransactWriteItem::builder().put(put).build()).auditing(audit);
+        let put = Write::PutIf(self.item(key, record), Some(held_by(token)));
+        let transaction = KeyTransaction::of(put).auditing(audit);
         match self.commit(key, transaction, &token.0).await {
             Ok(()) => Ok(true),
             Err(CommitFailure::KeyTaken(_)) => Ok(false),
@@ -204,20 +145,11 @@ impl IdempotencyStore<'_> {
         &self,
         key: &IdempotencyKey,
         token: &LeaseToken,
-        giving_back: Vec<TransactWriteItem>,
+        giving_back: Vec<Write>,
     ) -> Result<bool, ToolError> {
+        let delete = Write::Delete(self.key(key), Some(held_by(token)));
         if !giving_back.is_empty() {
-            let delete = Delete::builder()
-                .table_name(self.db.table())
-                .set_key(Some(self.key(key)))
-                .condition_expression("#status = :in_progress AND lease_token = :token")
-                .expression_attribute_names("#status", "status")
-                .expression_attribute_values(":in_progress", AttributeValue::S("IN_PROGRESS".into()))
-                .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
-                .build()
-                .map_err(ToolError::internal)?;
-            let transaction =
-                KeyTransaction::of(TransactWriteItem::builder().delete(delete).build()).along(giving_back);
+            let transaction = KeyTransaction::of(delete).along(giving_back);
             let attempt = format!("release-{}", token.0);
             return match self.commit(key, transaction, &attempt).await {
                 Ok(()) => Ok(true),
@@ -229,23 +161,6 @@ impl IdempotencyStore<'_> {
                 )),
             };
         }
-        let result = self
-            .db
-            .client()
-            .delete_item()
-            .table_name(self.db.table())
-            .set_key(Some(self.key(key)))
-            .condition_expression("#status = :in_progress AND lease_token = :token")
-            .expression_attribute_names("#status", "status")
-            .expression_attribute_values(":in_progress", AttributeValue::S("IN_PROGRESS".into()))
-            .expression_attribute_values(":token", AttributeValue::S(token.0.clone()))
-            .send()
-            .boxed()
-            .await;
-        match result {
-            Ok(_) => Ok(true),
-            Err(SdkError::ServiceError(service)) if service.err().is_conditional_check_failed_exception() => Ok(false),
-            Err(other) => Err(store_error(other, "The key was not released.")),
-        }
+        Ok(self.table.write(delete, "The key was not released.").await?.is_ok())
     }
 }

@@ -12,12 +12,8 @@
 //! overwrite the new holder's result (fencing): `lease.rs`.
 
 mod lease;
-use futures::FutureExt;
-use std::collections::HashMap;
 use std::time::Duration;
 
-use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem};
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
@@ -26,28 +22,69 @@ use super::key::IdempotencyKey;
 use super::record::{IdempotencyRecord, RecordStatus};
 use super::transaction::{KeyTransaction, Part};
 use crate::policy::{CounterKind, Reservation};
+use crate::storage::Table;
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
-use draftline_dynamo::{Cancelled, Db, TransactFailure, cancelled_error, same_key, store_error, transact};
+use draftline_contract::store::{
+    Attributes, Cancelled, Condition, TableKey, TransactFailure, Value, Write, cancelled_error,
+};
 
 const NO_DRAFT: &str = "No draft was created.";
 
 /// The sort key of every key record.
 const RECORD_SK: &str = "IDEM";
 
-/// Condition under which a key may be (re)written: absent, expired but not yet
-/// swept by TTL, or in progress with a lapsed lease.
-const KEY_IS_FREE: &str = "attribute_not_exists(pk) OR expires_at <= :now_s \
-     OR (#status = :in_progress AND lease_until <= :now_ms)";
+/// A record's `status` while its key is claimed.
+const IN_PROGRESS: &str = "IN_PROGRESS";
 
-/// A key a draft in another system may claim for `:generation`: free, and
+/// Whether a claim's lease lapsed by `now`.
+fn lapsed(now: DateTime<Utc>) -> Condition {
+    Condition::All(vec![
+        Condition::Equals("status".to_owned(), Value::s(IN_PROGRESS)),
+        Condition::AtMost("lease_until".to_owned(), now.timestamp_millis()),
+    ])
+}
+
+/// Whether no record answers for the key at `now`: absent, or expired
+/// but not yet swept by TTL.
+fn unanswered(now: DateTime<Utc>) -> [Condition; 2] {
+    [
+        Condition::Absent("pk".to_owned()),
+        Condition::AtMost("expires_at".to_owned(), now.timestamp()),
+    ]
+}
+
+/// Condition under which a key may be (re)written: absent, expired but not
+/// yet swept by TTL, or in progress with a lapsed lease.
+fn key_is_free(now: DateTime<Utc>) -> Condition {
+    let [absent, expired] = unanswered(now);
+    Condition::Any(vec![absent, expired, lapsed(now)])
+}
+
+/// A key a draft in another system may claim for `generation`: free, and
 /// either new (absent or expired: any generation starts) or a lapsed claim
 /// of that same generation (a takeover continues the same use of the key;
 /// a call that chose a new generation before another worker claimed and
 /// lapsed must look again rather than create a second document).
-const CLAIMABLE: &str = "(attribute_not_exists(pk) OR expires_at <= :now_s) \
-     OR (#status = :in_progress AND lease_until <= :now_ms \
-         AND (generation = :generation OR attribute_not_exists(generation)))";
+fn claimable(now: DateTime<Utc>, generation: &str) -> Condition {
+    let [absent, expired] = unanswered(now);
+    let Condition::All(mut lapsed) = lapsed(now) else {
+        return Condition::Any(vec![absent, expired]);
+    };
+    lapsed.push(Condition::Any(vec![
+        Condition::Equals("generation".to_owned(), Value::s(generation)),
+        Condition::Absent("generation".to_owned()),
+    ]));
+    Condition::Any(vec![absent, expired, Condition::All(lapsed)])
+}
+
+/// Whether `token` still holds the key's lease.
+fn held_by(token: &LeaseToken) -> Condition {
+    Condition::All(vec![
+        Condition::Equals("status".to_owned(), Value::s(IN_PROGRESS)),
+        Condition::Equals("lease_token".to_owned(), Value::s(&token.0)),
+    ])
+}
 
 /// Why a draft's transaction did not commit. In every case nothing of it
 /// was written, except [`CommitFailure::Store`] with an uncertain outcome.
@@ -73,7 +110,7 @@ pub enum CommitFailure {
         /// Which counter.
         counter: CounterKind,
         /// The counter as stored (`None`: nothing counted yet).
-        stored: Option<HashMap<String, AttributeValue>>,
+        stored: Option<Attributes>,
     },
     /// The person's "create another" answer the draft consumes was used
     /// already ([`crate::confirm::Consumption`]).
@@ -108,7 +145,7 @@ pub enum Claim {
         /// Which counter.
         counter: CounterKind,
         /// The counter as stored (`None`: nothing counted yet).
-        stored: Option<HashMap<String, AttributeValue>>,
+        stored: Option<Attributes>,
     },
     /// Another transaction wrote a counter of the claim at the same moment:
     /// nothing was claimed or counted; claim again.
@@ -144,9 +181,9 @@ pub struct Claiming<'a> {
 #[derive(Debug, Default)]
 pub struct ClaimedWith {
     /// The consumption of a person's "create another" answer.
-    pub consuming: Option<TransactWriteItem>,
+    pub consuming: Option<Write>,
     /// The limit counters' updates, by kind ([`crate::policy::Counting::items`]).
-    pub counting: Vec<(CounterKind, TransactWriteItem)>,
+    pub counting: Vec<(CounterKind, Write)>,
 }
 
 /// Key records of one caller (tenant, branch, user).
@@ -158,7 +195,7 @@ pub(crate) fn record_pk(caller: &Caller, key: &IdempotencyKey) -> String {
 
 #[derive(Debug, Clone, Copy)]
 pub struct IdempotencyStore<'a> {
-    db: &'a Db,
+    table: &'a dyn Table,
     caller: &'a Caller,
     /// The keys this instance answered lately, when it keeps them.
     answered: Option<&'a AnsweredKeys>,
@@ -166,9 +203,9 @@ pub struct IdempotencyStore<'a> {
 
 impl<'a> IdempotencyStore<'a> {
     /// The store for `caller`'s keys.
-    pub fn new(db: &'a Db, caller: &'a Caller) -> Self {
+    pub fn new(table: &'a dyn Table, caller: &'a Caller) -> Self {
         Self {
-            db,
+            table,
             caller,
             answered: None,
         }
@@ -193,19 +230,15 @@ impl<'a> IdempotencyStore<'a> {
     pub async fn look_up(
         &self,
         key: &IdempotencyKey,
-        mut along: Vec<HashMap<String, AttributeValue>>,
-        reads: impl FnOnce() -> Option<Vec<HashMap<String, AttributeValue>>>,
+        mut along: Vec<TableKey>,
+        reads: impl FnOnce() -> Option<Vec<TableKey>>,
         now: DateTime<Utc>,
-    ) -> Result<(Option<IdempotencyRecord>, Vec<HashMap<String, AttributeValue>>, bool), ToolError> {
+    ) -> Result<(Option<IdempotencyRecord>, Vec<Attributes>, bool), ToolError> {
         let answered = self.answered.is_some_and(|known| known.answered(self.caller, key, now));
         let reads = if answered { None } else { reads() };
         let reading = reads.is_some();
         along.extend(reads.into_iter().flatten());
-        let (record, found) = if along.is_empty() {
-            (self.lookup(key).await?, Vec::new())
-        } else {
-            self.lookup_along(key, along).await?
-        };
+        let (record, found) = self.lookup_along(key, along).await?;
         if let (Some(known), Some(record)) = (self.answered, &record)
             && record.status == RecordStatus::Completed
         {
@@ -214,83 +247,56 @@ impl<'a> IdempotencyStore<'a> {
         Ok((record, found, reading))
     }
 
-    fn key(&self, key: &IdempotencyKey) -> HashMap<String, AttributeValue> {
-        HashMap::from([
-            ("pk".to_owned(), AttributeValue::S(record_pk(self.caller, key))),
-            ("sk".to_owned(), AttributeValue::S(RECORD_SK.to_owned())),
-        ])
+    fn key(&self, key: &IdempotencyKey) -> TableKey {
+        TableKey {
+            pk: record_pk(self.caller, key),
+            sk: RECORD_SK.to_owned(),
+        }
     }
 
-    fn free_values(now: DateTime<Utc>) -> HashMap<String, AttributeValue> {
-        HashMap::from([
-            (":now_s".to_owned(), AttributeValue::N(now.timestamp().to_string())),
-            (
-                ":now_ms".to_owned(),
-                AttributeValue::N(now.timestamp_millis().to_string()),
-            ),
-            (":in_progress".to_owned(), AttributeValue::S("IN_PROGRESS".to_owned())),
-        ])
+    /// `record` as the item of `key`.
+    fn item(&self, key: &IdempotencyKey, record: &IdempotencyRecord) -> Attributes {
+        let TableKey { pk, sk } = self.key(key);
+        let mut item = record.to_attributes();
+        item.insert("pk".to_owned(), Value::S(pk));
+        item.insert("sk".to_owned(), Value::S(sk));
+        item
     }
 
     /// The stored record for `key` (one strongly consistent read).
     pub async fn lookup(&self, key: &IdempotencyKey) -> Result<Option<IdempotencyRecord>, ToolError> {
-        let out = self
-            .db
-            .client()
-            .get_item()
-            .table_name(self.db.table())
-            .set_key(Some(self.key(key)))
-            .consistent_read(true)
-            .send()
-            .boxed()
-            .await
-            .map_err(|e| store_error(e, NO_DRAFT))?;
-        Ok(out.item.and_then(IdempotencyRecord::from_item))
+        Ok(self.lookup_along(key, Vec::new()).await?.0)
     }
 
     /// The stored record for `key` and, in the same request, the items at
-    /// `along` that exist (the tenant's policy, the run's counter): one
-    /// strongly consistent `BatchGetItem`, so what the draft also needs
-    /// costs no round trip of its own.
+    /// `along` that exist (the tenant's policy, the run's counter, a
+    /// draft's own reads): one strongly consistent read, so what the draft
+    /// also needs costs no round trip of its own.
     pub async fn lookup_along(
         &self,
         key: &IdempotencyKey,
-        along: Vec<HashMap<String, AttributeValue>>,
-    ) -> Result<(Option<IdempotencyRecord>, Vec<HashMap<String, AttributeValue>>), ToolError> {
+        along: Vec<TableKey>,
+    ) -> Result<(Option<IdempotencyRecord>, Vec<Attributes>), ToolError> {
         let record_key = self.key(key);
-        let mut keys = vec![record_key.clone()];
+        let mut keys = Vec::with_capacity(1 + along.len());
+        keys.push(record_key.clone());
         keys.extend(along);
-        let mut found = self.db.batch_get(keys).await.map_err(|e| e.into_tool_error(NO_DRAFT))?;
+        let mut found = self.table.get(keys, NO_DRAFT).await?;
         let record = found
             .iter()
-            .position(|item| same_key(item, &record_key))
+            .position(|item| TableKey::of(item).as_ref() == Some(&record_key))
             .map(|at| found.swap_remove(at))
-            .and_then(IdempotencyRecord::from_item);
+            .and_then(|item| IdempotencyRecord::from_item(&item));
         Ok((record, found))
     }
 
     /// The transaction that writes `record` if the key is free; its other
     /// parts are added to it.
-    pub fn put_record(
-        &self,
-        key: &IdempotencyKey,
-        record: &IdempotencyRecord,
-        now: DateTime<Utc>,
-    ) -> Result<KeyTransaction, ToolError> {
-        let mut item = record.to_attributes();
-        item.extend(self.key(key));
-        let put = Put::builder()
-            .table_name(self.db.table())
-            .set_item(Some(item))
-            .condition_expression(KEY_IS_FREE)
-            .expression_attribute_names("#status", "status")
-            .set_expression_attribute_values(Some(Self::free_values(now)))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .build()
-            .map_err(ToolError::internal)?;
-        let mut transaction = KeyTransaction::of(TransactWriteItem::builder().put(put).build());
+    pub fn put_record(&self, key: &IdempotencyKey, record: &IdempotencyRecord, now: DateTime<Utc>) -> KeyTransaction {
+        let put = Write::PutIf(self.item(key, record), Some(key_is_free(now)));
+        let mut transaction = KeyTransaction::of(put);
         transaction.answers_until = (record.status == RecordStatus::Completed).then_some(record.expires_at);
-        Ok(transaction)
+        transaction
     }
 
     /// Commits `transaction` (its record from [`put_record`](Self::put_record),
@@ -314,8 +320,8 @@ impl<'a> IdempotencyStore<'a> {
         }
         let token = hex::encode(digest.finalize());
         let answers_until = transaction.answers_until;
-        let (items, parts) = transaction.into_items();
-        let failure = match transact(self.db, items, &token[..36], NO_DRAFT).await {
+        let (writes, parts) = transaction.into_writes();
+        let failure = match self.table.transact(writes, &token[..36], NO_DRAFT).await {
             Ok(()) => {
                 // A retry of this key reaching this instance reads the record alone.
                 if let (Some(known), Some(until)) = (self.answered, answers_until) {
@@ -340,7 +346,7 @@ impl<'a> IdempotencyStore<'a> {
         for (part, reason) in &refused {
             match (part, reason) {
                 (Part::Record, Cancelled::ConditionFailed(item)) => {
-                    let record = item.clone().and_then(IdempotencyRecord::from_item).map(Box::new);
+                    let record = item.as_ref().and_then(IdempotencyRecord::from_item).map(Box::new);
                     return Err(CommitFailure::KeyTaken(record));
                 }
                 (Part::Record, Cancelled::Conflict) => return Err(CommitFailure::KeyInFlight),

@@ -1,33 +1,26 @@
 //! Where the counters are stored: their keys and attributes (the layout
 //! the demo seed writes too).
 
-use std::collections::HashMap;
-
-use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
 use draftline_contract::identity::{Owner, TenantId, UserId};
+use draftline_contract::store::{Attributes, TableKey, Value};
 
 use super::run_counter;
 
 /// The counter item of `owner`'s run `run` as if `adds` (`drafts`,
 /// `v_<currency>`) had been counted at `now`: what the demo seed writes for
 /// the drafts it seeds, in the layout drafts are counted in.
-pub fn run_counted(
-    owner: Owner<'_>,
-    run: &str,
-    adds: Vec<(String, i64)>,
-    now: DateTime<Utc>,
-) -> HashMap<String, AttributeValue> {
+pub fn run_counted(owner: Owner<'_>, run: &str, adds: Vec<(String, i64)>, now: DateTime<Utc>) -> Attributes {
     let counter = run_counter(owner, run, adds, Vec::new(), now);
-    let mut item = counter.key();
-    item.insert("kind".to_owned(), AttributeValue::S(LIMIT_USE.to_owned()));
-    item.insert(
-        "expires_at".to_owned(),
-        AttributeValue::N(counter.expires_at.to_string()),
-    );
+    let mut item = Attributes::from([
+        ("pk".to_owned(), Value::S(counter.pk)),
+        ("sk".to_owned(), Value::S(counter.sk)),
+        ("kind".to_owned(), Value::s(LIMIT_USE)),
+        ("expires_at".to_owned(), Value::n(counter.expires_at)),
+    ]);
     for (attribute, n) in counter.adds {
-        item.insert(attribute, AttributeValue::N(n.to_string()));
+        item.insert(attribute, Value::n(n));
     }
     item
 }
@@ -46,21 +39,21 @@ pub fn value_attribute(currency: &str) -> String {
 }
 
 /// What the counter `item` holds in `attribute` (0 when it has none).
-pub fn used(item: &HashMap<String, AttributeValue>, attribute: &str) -> i64 {
+pub fn used(item: &Attributes, attribute: &str) -> i64 {
     item.get(attribute)
-        .and_then(|v| v.as_n().ok())
+        .and_then(Value::as_n)
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
 }
 
 /// The key of the counter of `owner`'s agent run `run` (the same run id
 /// sent by someone else is another run).
-pub fn run_key(owner: Owner<'_>, run: &str) -> HashMap<String, AttributeValue> {
+pub fn run_key(owner: Owner<'_>, run: &str) -> TableKey {
     run_key_at(&run_pk(owner, run))
 }
 
 /// The key of the run counter whose partition is `pk` ([`run_pk`]).
-pub fn run_key_at(pk: &str) -> HashMap<String, AttributeValue> {
+pub fn run_key_at(pk: &str) -> TableKey {
     key(pk.to_owned(), RUN_SK.to_owned())
 }
 
@@ -75,7 +68,7 @@ pub(super) const RUN_SK: &str = "USE";
 
 /// The key of the counter of what was drafted for `user` on `day`
 /// (`YYYY-MM-DD`, the tenant's day).
-pub fn day_key(tenant: &TenantId, user: &UserId, day: &str) -> HashMap<String, AttributeValue> {
+pub fn day_key(tenant: &TenantId, user: &UserId, day: &str) -> TableKey {
     key(day_pk(tenant, user), day.to_owned())
 }
 
@@ -85,7 +78,7 @@ pub(super) fn day_pk(tenant: &TenantId, user: &UserId) -> String {
 }
 
 /// The key of `user`'s counter of calls of `tool` in epoch minute `minute`.
-pub fn rate_key(tenant: &TenantId, user: &UserId, tool: &str, minute: i64) -> HashMap<String, AttributeValue> {
+pub fn rate_key(tenant: &TenantId, user: &UserId, tool: &str, minute: i64) -> TableKey {
     key(rate_pk(tenant, user, tool), minute_sk(minute))
 }
 
@@ -106,9 +99,6 @@ pub fn minute_of(now: DateTime<Utc>) -> (i64, DateTime<Utc>) {
     (minute, ends)
 }
 
-pub(super) fn key(pk: String, sk: String) -> HashMap<String, AttributeValue> {
-    HashMap::from([
-        ("pk".to_owned(), AttributeValue::S(pk)),
-        ("sk".to_owned(), AttributeValue::S(sk)),
-    ])
+pub(super) fn key(pk: String, sk: String) -> TableKey {
+    TableKey { pk, sk }
 }

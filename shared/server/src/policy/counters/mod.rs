@@ -42,17 +42,14 @@ mod layout;
 mod refusal;
 mod update;
 
-use std::collections::HashMap;
-
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
 use chrono::{DateTime, Duration, Utc};
 
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::{Caller, Owner};
 use draftline_contract::policy::Applied;
 use draftline_contract::policy::amount::format_hundredths;
+use draftline_contract::store::{Attributes, Update, Write};
 use draftline_contract::tool::Stakes;
-use draftline_dynamo::{Db, Item};
 
 pub use layout::{
     CALLS, DRAFTS, day_key, minute_of, rate_key, run_counted, run_key, run_key_at, run_pk, used, value_attribute,
@@ -197,31 +194,17 @@ impl Reservation {
 
     /// The transaction items that give it back: each counter less what it
     /// added, unconditionally (what was added is there to take away).
-    pub fn give_back(&self, db: &Db) -> Result<Vec<TransactWriteItem>, ToolError> {
+    pub fn give_back(&self) -> Vec<Write> {
         self.0
             .iter()
             .map(|reserved| {
-                let mut names = HashMap::new();
-                let mut values = HashMap::new();
-                let takes: Vec<String> = reserved
+                let mut update = Update::of(key(reserved.pk.clone(), reserved.sk.clone()));
+                update.add = reserved
                     .adds
                     .iter()
-                    .enumerate()
-                    .map(|(i, (attribute, n))| {
-                        names.insert(format!("#a{i}"), attribute.clone());
-                        values.insert(format!(":a{i}"), AttributeValue::N(n.saturating_neg().to_string()));
-                        format!("#a{i} :a{i}")
-                    })
+                    .map(|(attribute, n)| (attribute.clone(), n.saturating_neg()))
                     .collect();
-                let update = Update::builder()
-                    .table_name(db.table())
-                    .set_key(Some(key(reserved.pk.clone(), reserved.sk.clone())))
-                    .update_expression(format!("ADD {}", takes.join(", ")))
-                    .set_expression_attribute_names(Some(names))
-                    .set_expression_attribute_values(Some(values))
-                    .build()
-                    .map_err(ToolError::internal)?;
-                Ok(TransactWriteItem::builder().update(update).build())
+                Write::Update(update)
             })
             .collect()
     }
@@ -328,7 +311,7 @@ impl Counting {
         applied: &Applied,
         caller: &Caller,
         run: &str,
-        stored: Option<&HashMap<String, AttributeValue>>,
+        stored: Option<&Attributes>,
         now: DateTime<Utc>,
     ) -> Option<ToolError> {
         let bound = run_drafts_bound(applied)?;
@@ -384,26 +367,10 @@ impl Counting {
 
     /// The transaction items: each counter's update, by its kind, under its
     /// limits' conditions unless observe mode lifted them ([`Self::lift`]).
-    pub fn items(&self, db: &Db) -> Result<Vec<(CounterKind, TransactWriteItem)>, ToolError> {
+    pub fn items(&self) -> Vec<(CounterKind, Write)> {
         self.counters
             .iter()
-            .map(|counter| {
-                let update = counter.update();
-                let mut builder = Update::builder()
-                    .table_name(db.table())
-                    .set_key(Some(counter.key()))
-                    .update_expression(update.expression)
-                    .set_expression_attribute_names(update.names)
-                    .set_expression_attribute_values(Some(update.values))
-                    .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-                if let Some(condition) = update.condition {
-                    builder = builder.condition_expression(condition);
-                }
-                let item = TransactWriteItem::builder()
-                    .update(builder.build().map_err(ToolError::internal)?)
-                    .build();
-                Ok((counter.whose.kind(), item))
-            })
+            .map(|counter| (counter.whose.kind(), Write::Update(counter.update())))
             .collect()
     }
 
@@ -487,8 +454,8 @@ fn run_counter(
 
 #[cfg(test)]
 mod tests {
-    use super::update::plain;
     use super::*;
+    use draftline_contract::store::Value;
 
     fn counter(adds: &[(&str, i64)], bounds: Vec<Bound>) -> Counter {
         Counter {
@@ -513,12 +480,16 @@ mod tests {
         }
     }
 
-    fn n(text: &str) -> AttributeValue {
-        AttributeValue::N(text.to_owned())
+    /// A stored counter with `drafts` and `v_IDR` as given.
+    fn stored(drafts: i64, value: i64) -> Attributes {
+        Attributes::from([
+            (DRAFTS.to_owned(), Value::n(drafts)),
+            ("v_IDR".to_owned(), Value::n(value)),
+        ])
     }
 
     #[test]
-    fn a_counter_names_its_own_attributes_as_themselves_and_a_bound_those_its_counter_adds_to() {
+    fn a_counter_adds_its_use_and_passes_while_each_bound_leaves_room_for_this_call() {
         let run = counter(
             &[(DRAFTS, 1), ("v_IDR", 28_800_000)],
             vec![
@@ -527,64 +498,33 @@ mod tests {
             ],
         );
         let update = run.update();
+        assert_eq!(update.add, [(DRAFTS.to_owned(), 1), ("v_IDR".to_owned(), 28_800_000)]);
         assert_eq!(
-            update.expression,
-            "ADD drafts :a0, v_IDR :a1 SET kind = :k, expires_at = :e"
+            update.set,
+            [
+                ("kind".to_owned(), Value::s(LIMIT_USE)),
+                ("expires_at".to_owned(), Value::n(1_800_000_000)),
+            ]
         );
-        assert_eq!(
-            update.condition.as_deref(),
-            Some("(attribute_not_exists(drafts) OR drafts <= :r0) AND (attribute_not_exists(v_IDR) OR v_IDR <= :r1)")
-        );
-        assert_eq!(update.names, None, "no names map travels");
-        let values = HashMap::from([
-            (":a0".to_owned(), n("1")),
-            (":a1".to_owned(), n("28800000")),
-            (":k".to_owned(), AttributeValue::S(LIMIT_USE.to_owned())),
-            (":e".to_owned(), n("1800000000")),
-            (":r0".to_owned(), n("49")),
-            (":r1".to_owned(), n("71200000")),
-        ]);
-        assert_eq!(update.values, values);
+        let condition = update.condition.expect("conditioned");
+        assert!(condition.holds(None), "nothing counted yet");
+        assert!(condition.holds(Some(&stored(49, 71_200_000))));
+        assert!(!condition.holds(Some(&stored(50, 0))), "the 51st draft");
+        assert!(!condition.holds(Some(&stored(0, 71_200_001))), "one hundredth over");
+        let after = Write::Update(run.update())
+            .apply(Some(&stored(49, 1)))
+            .unwrap()
+            .unwrap();
+        assert_eq!(used(&after, DRAFTS), 50);
+        assert_eq!(used(&after, "v_IDR"), 28_800_001);
     }
 
     #[test]
     fn a_draft_alone_over_its_limit_passes_no_use_and_a_lifted_counter_is_unconditioned() {
         let mut day = counter(&[("v_IDR", 500)], vec![value_bound(400, 500)]);
-        assert_eq!(day.update().condition.as_deref(), Some("v_IDR <= :r0"));
-        assert_eq!(day.update().values[":r0"], n("-100"));
+        let condition = day.update().condition.expect("conditioned");
+        assert!(!condition.holds(None) && !condition.holds(Some(&stored(0, 0))));
         day.conditioned = false;
-        let update = day.update();
-        assert_eq!(update.condition, None);
-        assert!(!update.values.contains_key(":r0"), "{:?}", update.values);
-    }
-
-    #[test]
-    fn an_attribute_that_is_not_a_counters_own_goes_through_a_placeholder() {
-        let mut odd = value_bound(400, 0);
-        odd.attribute = "v_X-1".to_owned();
-        let update = counter(&[(CALLS, 1), ("v_X-1", 5)], vec![odd.clone()]).update();
-        assert_eq!(
-            update.expression,
-            "ADD calls :a0, #a1 :a1 SET kind = :k, expires_at = :e"
-        );
-        assert_eq!(
-            update.condition.as_deref(),
-            Some("(attribute_not_exists(#a1) OR #a1 <= :r0)")
-        );
-        assert_eq!(
-            update.names,
-            Some(HashMap::from([("#a1".to_owned(), "v_X-1".to_owned())]))
-        );
-        // A bound on what the counter does not add is named on its own.
-        let update = counter(&[(CALLS, 1)], vec![odd]).update();
-        assert_eq!(
-            update.condition.as_deref(),
-            Some("(attribute_not_exists(#b0) OR #b0 <= :r0)")
-        );
-        assert_eq!(
-            update.names,
-            Some(HashMap::from([("#b0".to_owned(), "v_X-1".to_owned())]))
-        );
-        assert!(!plain("v_") && !plain("kind") && plain("v_IDR") && plain(CALLS));
+        assert_eq!(day.update().condition, None);
     }
 }

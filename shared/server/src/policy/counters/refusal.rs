@@ -6,14 +6,15 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use draftline_contract::error::{ReachedLimit, ToolError};
 use draftline_contract::policy::amount::format_hundredths;
 
-use super::{Bound, Counter, CounterKind, Counting, DRAFTS, Item, Whose, used};
+use super::{Bound, Counter, CounterKind, Counting, DRAFTS, Whose, used};
+use draftline_contract::store::Attributes;
 
 impl Counting {
     /// The refusals for every limit the counter of `kind` reached, stored
     /// as `old` when its condition failed at `now` (`None`: not counted
     /// yet). At least one: a failed condition whose stored use shows no
     /// limit passed (it moved since) names the counter's first.
-    pub fn reached(&self, kind: CounterKind, old: Option<&Item>, now: DateTime<Utc>) -> Vec<ToolError> {
+    pub fn reached(&self, kind: CounterKind, old: Option<&Attributes>, now: DateTime<Utc>) -> Vec<ToolError> {
         let Some(counter) = self.counter(kind) else {
             return Vec::new();
         };
