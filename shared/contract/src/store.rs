@@ -100,6 +100,12 @@ pub struct TableKey {
 }
 
 impl TableKey {
+    /// Whether `item` is the item at this key.
+    pub fn is_key_of(&self, item: &Attributes) -> bool {
+        item.get("pk").and_then(Value::as_s) == Some(self.pk.as_str())
+            && item.get("sk").and_then(Value::as_s) == Some(self.sk.as_str())
+    }
+
     /// The key of an item (`None` when it has no string `pk` and `sk`).
     pub fn of(item: &Attributes) -> Option<Self> {
         Some(Self {
@@ -118,10 +124,7 @@ pub struct Found(pub Vec<Attributes>);
 impl Found {
     /// The item at `key`, if it was found.
     pub fn get(&self, key: &TableKey) -> Option<&Attributes> {
-        self.0.iter().find(|item| {
-            item.get("pk").and_then(Value::as_s) == Some(key.pk.as_str())
-                && item.get("sk").and_then(Value::as_s) == Some(key.sk.as_str())
-        })
+        self.0.iter().find(|item| key.is_key_of(item))
     }
 }
 

@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, Select};
 use draftline_contract::ToolError;
 use draftline_contract::store::{Page, Query};
 
-use crate::writes::{Placeholders, attributes, item};
+use crate::writes::{Placeholders, into_attributes, item};
 use crate::{Db, store_error};
 
 /// One page of `query`; `failed` is what a failure tells the caller did not
@@ -52,11 +52,17 @@ pub async fn query(db: &Db, query: &Query, failed: &str) -> Result<Page, ToolErr
         .boxed()
         .await
         .map_err(|e| store_error(e, failed))?;
+    let last = out
+        .last_evaluated_key
+        .filter(|key| !key.is_empty())
+        .and_then(into_attributes);
     Ok(Page {
-        items: out.items().iter().filter_map(attributes).collect(),
-        last: out
-            .last_evaluated_key()
-            .filter(|key| !key.is_empty())
-            .and_then(attributes),
+        items: out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(into_attributes)
+            .collect(),
+        last,
     })
 }

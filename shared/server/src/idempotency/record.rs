@@ -187,7 +187,7 @@ impl IdempotencyRecord {
     }
 
     /// Reads a record from an item; `None` if the item is not a key record.
-    pub fn from_item(item: &Attributes) -> Option<Self> {
+    pub fn from_item(item: Attributes) -> Option<Self> {
         let stored: Stored = mapped::from_attributes(item)?;
         let status = match stored.status.as_str() {
             "IN_PROGRESS" => RecordStatus::InProgress,
@@ -336,22 +336,22 @@ mod tests {
         claimed.insert("lease_token".into(), s("lt"));
         claimed.insert("generation".into(), s("g1"));
         assert_eq!(claim.to_attributes(), claimed);
-        assert_eq!(IdempotencyRecord::from_item(&claimed), Some(claim));
+        assert_eq!(IdempotencyRecord::from_item(claimed.clone()), Some(claim));
 
         // Not a key record: no status, or one no draftline writes.
         let mut odd = completed.clone();
         odd.insert("status".into(), s("DONE"));
-        assert_eq!(IdempotencyRecord::from_item(&odd), None);
+        assert_eq!(IdempotencyRecord::from_item(odd.clone()), None);
         odd = completed;
         odd.remove("expires_at");
-        assert_eq!(IdempotencyRecord::from_item(&odd), None);
+        assert_eq!(IdempotencyRecord::from_item(odd.clone()), None);
     }
 
     #[test]
     fn a_record_round_trips_through_its_item() {
         let now = Utc.with_ymd_and_hms(2026, 11, 29, 10, 0, 0).unwrap();
         let rec = record(now);
-        assert_eq!(IdempotencyRecord::from_item(&rec.to_attributes()), Some(rec));
+        assert_eq!(IdempotencyRecord::from_item(rec.to_attributes()), Some(rec));
     }
 
     #[test]

@@ -71,7 +71,7 @@ impl Examiner for TableExaminer<'_> {
         keys.extend(day_keys.iter().map(|(k, _)| k.clone()));
         keys.extend(rate_keys.iter().map(|(_, k)| k.clone()));
         let items = self.table.get(keys, NOTHING_READ).await?;
-        let find = |key: &TableKey| items.iter().find(|item| TableKey::of(item).as_ref() == Some(key));
+        let find = |key: &TableKey| items.iter().find(|item| key.is_key_of(item));
         let applied = match cached {
             Some(applied) => applied,
             None => self

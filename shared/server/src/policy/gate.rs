@@ -176,7 +176,7 @@ impl<'a> Lookup<'a> {
             policy_key,
             run_key,
         } = self;
-        let find = |key: &TableKey| found.iter().find(|item| TableKey::of(item).as_ref() == Some(key));
+        let find = |key: &TableKey| found.iter().find(|item| key.is_key_of(item));
         let applied = cached.unwrap_or_else(|| {
             let item = policy_key.as_ref().and_then(find);
             limits

@@ -43,20 +43,20 @@ impl Table for DynamoTable {
                 .boxed()
                 .await
                 .map_err(|e| draftline_dynamo::store_error(e, failed))?;
-            return Ok(out.item.as_ref().and_then(writes::attributes).into_iter().collect());
+            return Ok(out.item.and_then(writes::into_attributes).into_iter().collect());
         }
         let keys = keys.iter().map(writes::key).collect();
         let found = self.db.batch_get(keys).await.map_err(|e| e.into_tool_error(failed))?;
-        Ok(found.iter().filter_map(writes::attributes).collect())
+        Ok(found.into_iter().filter_map(writes::into_attributes).collect())
     }
 
     async fn transact(&self, writes: Vec<Write>, token: &str, failed: &str) -> Result<(), TransactFailure> {
-        let items = writes::transact_items(&self.db, &WriteSet(writes)).map_err(TransactFailure::Failed)?;
+        let items = writes::transact_items(&self.db, WriteSet(writes)).map_err(TransactFailure::Failed)?;
         draftline_dynamo::transact(&self.db, items, token, failed).await
     }
 
     async fn write(&self, write: Write, failed: &str) -> Result<Result<(), Refused>, ToolError> {
-        writes::write_one(&self.db, &write, failed).await
+        writes::write_one(&self.db, write, failed).await
     }
 
     async fn query(&self, query: &Query, failed: &str) -> Result<Page, ToolError> {
@@ -64,6 +64,6 @@ impl Table for DynamoTable {
     }
 
     async fn append(&self, item: Attributes, failed: &'static str) -> Result<(), ToolError> {
-        self.db.append(writes::item(&item), failed).await
+        self.db.append(writes::into_item(item), failed).await
     }
 }

@@ -44,7 +44,6 @@ impl IdempotencyStore<'_> {
         match self.table.write(put, "Nothing was claimed.").await? {
             Ok(()) => Ok(Claim::Acquired(token)),
             Err(stored) => stored
-                .as_ref()
                 .and_then(IdempotencyRecord::from_item)
                 .map(|r| Claim::Taken(Box::new(r)))
                 .ok_or_else(|| ToolError::internal("conditional check failed without the old item")),

@@ -284,9 +284,9 @@ impl<'a> IdempotencyStore<'a> {
         let mut found = self.table.get(keys, NO_DRAFT).await?;
         let record = found
             .iter()
-            .position(|item| TableKey::of(item).as_ref() == Some(&record_key))
+            .position(|item| record_key.is_key_of(item))
             .map(|at| found.swap_remove(at))
-            .and_then(|item| IdempotencyRecord::from_item(&item));
+            .and_then(IdempotencyRecord::from_item);
         Ok((record, found))
     }
 
@@ -346,7 +346,7 @@ impl<'a> IdempotencyStore<'a> {
         for (part, reason) in &refused {
             match (part, reason) {
                 (Part::Record, Cancelled::ConditionFailed(item)) => {
-                    let record = item.as_ref().and_then(IdempotencyRecord::from_item).map(Box::new);
+                    let record = item.clone().and_then(IdempotencyRecord::from_item).map(Box::new);
                     return Err(CommitFailure::KeyTaken(record));
                 }
                 (Part::Record, Cancelled::Conflict) => return Err(CommitFailure::KeyInFlight),
