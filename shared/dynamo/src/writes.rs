@@ -19,42 +19,19 @@ use crate::{Db, Item};
 
 /// `value` as DynamoDB stores it.
 pub fn attribute(value: &Value) -> AttributeValue {
-    match value {
-        Value::S(text) => AttributeValue::S(text.clone()),
-        Value::N(number) => AttributeValue::N(number.clone()),
-        Value::Bool(b) => AttributeValue::Bool(*b),
-        Value::Null => AttributeValue::Null(true),
-        Value::L(values) => AttributeValue::L(values.iter().map(attribute).collect()),
-        Value::M(map) => AttributeValue::M(map.iter().map(|(k, v)| (k.clone(), attribute(v))).collect()),
-        Value::Ss(texts) => AttributeValue::Ss(texts.clone()),
-    }
+    into_attribute(value.clone())
 }
 
 /// A stored `AttributeValue` as a neutral value (`None`: a type draftline
 /// never stores, such as binary).
 pub fn value(attribute: &AttributeValue) -> Option<Value> {
-    Some(match attribute {
-        AttributeValue::S(text) => Value::S(text.clone()),
-        AttributeValue::N(number) => Value::N(number.clone()),
-        AttributeValue::Bool(b) => Value::Bool(*b),
-        AttributeValue::Null(_) => Value::Null,
-        AttributeValue::L(values) => Value::L(values.iter().map(value).collect::<Option<_>>()?),
-        AttributeValue::M(map) => Value::M(
-            map.iter()
-                .map(|(k, v)| value(v).map(|v| (k.clone(), v)))
-                .collect::<Option<_>>()?,
-        ),
-        AttributeValue::Ss(texts) => Value::Ss(texts.clone()),
-        _ => return None,
-    })
+    into_value(attribute.clone())
 }
 
 /// An SDK item as neutral attributes (`None`: it holds a type draftline
 /// never stores).
 pub fn attributes(item: &Item) -> Option<Attributes> {
-    item.iter()
-        .map(|(name, v)| value(v).map(|v| (name.clone(), v)))
-        .collect()
+    into_attributes(item.clone())
 }
 
 /// `value` as DynamoDB stores it, moved.
@@ -106,10 +83,7 @@ pub fn into_item(attributes: Attributes) -> Item {
 
 /// Neutral attributes as an SDK item.
 pub fn item(attributes: &Attributes) -> Item {
-    attributes
-        .iter()
-        .map(|(name, v)| (name.clone(), attribute(v)))
-        .collect()
+    into_item(attributes.clone())
 }
 
 /// A neutral key as an SDK key.
