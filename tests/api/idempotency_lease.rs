@@ -46,12 +46,12 @@ async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
     let app = spawn_app().await;
     let table = DynamoTable::new(app.inspect.clone());
     let caller = buyer();
-    let store = IdempotencyStore::new(&table, &caller);
     let key = IdempotencyKey::parse_header("external-1").unwrap();
+    let store = IdempotencyStore::new(&table, &caller, &key);
     let now = test_now();
 
     let Claim::Acquired(first) = store
-        .claim(&key, &claiming("g1", "SBY-01/u", "r1", now), ClaimedWith::default())
+        .claim(&claiming("g1", "SBY-01/u", "r1", now), ClaimedWith::default())
         .await
         .unwrap()
     else {
@@ -59,7 +59,7 @@ async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
     };
     // While the lease lives, a second worker learns it is in flight.
     let Claim::Taken(record) = store
-        .claim(&key, &claiming("g1", "SBY-01/u", "r2", now), ClaimedWith::default())
+        .claim(&claiming("g1", "SBY-01/u", "r2", now), ClaimedWith::default())
         .await
         .unwrap()
     else {
@@ -76,50 +76,31 @@ async fn a_stale_worker_cannot_complete_a_key_taken_over_after_its_lease() {
     let later = now + chrono::Duration::seconds(31);
     assert!(matches!(
         store
-            .claim(
-                &key,
-                &claiming("g-other", "SBY-01/u", "r3", later),
-                ClaimedWith::default()
-            )
+            .claim(&claiming("g-other", "SBY-01/u", "r3", later), ClaimedWith::default())
             .await
             .unwrap(),
         Claim::Taken(_)
     ));
     // ... while a worker continuing that use takes the key over ...
     let Claim::Acquired(second) = store
-        .claim(&key, &claiming("g1", "SBY-01/u", "r3", later), ClaimedWith::default())
+        .claim(&claiming("g1", "SBY-01/u", "r3", later), ClaimedWith::default())
         .await
         .unwrap()
     else {
         panic!("a lapsed lease can be taken over");
     };
     // ... and the first, stale worker can neither complete nor release it.
-    assert!(
-        !store
-            .complete(&key, &first, 201, &json!({"by": "stale"}))
-            .await
-            .unwrap()
-    );
-    assert!(!store.release(&key, &first, Vec::new()).await.unwrap());
-    assert!(
-        store
-            .complete(&key, &second, 201, &json!({"by": "second"}))
-            .await
-            .unwrap()
-    );
+    assert!(!store.complete(&first, 201, &json!({"by": "stale"})).await.unwrap());
+    assert!(!store.release(&first, Vec::new()).await.unwrap());
+    assert!(store.complete(&second, 201, &json!({"by": "second"})).await.unwrap());
 
-    let stored = store.lookup(&key).await.unwrap().unwrap();
+    let stored = store.lookup().await.unwrap().unwrap();
     match stored.next_action("fp", "SBY-01/u", later) {
         NextAction::Replay(stored) => assert_eq!(stored.data, json!({"by": "second"})),
         other => panic!("expected a replay, got {other:?}"),
     }
     // Completing twice is refused too: the lease is gone.
-    assert!(
-        !store
-            .complete(&key, &second, 201, &json!({"by": "again"}))
-            .await
-            .unwrap()
-    );
+    assert!(!store.complete(&second, 201, &json!({"by": "again"})).await.unwrap());
 }
 
 #[tokio::test]
@@ -127,20 +108,20 @@ async fn a_released_key_can_be_claimed_again() {
     let app = spawn_app().await;
     let caller = buyer();
     let table = DynamoTable::new(app.inspect.clone());
-    let store = IdempotencyStore::new(&table, &caller);
     let key = IdempotencyKey::parse_header("external-2").unwrap();
+    let store = IdempotencyStore::new(&table, &caller, &key);
     let now = test_now();
     let Claim::Acquired(token) = store
-        .claim(&key, &claiming("g1", "o", "r1", now), ClaimedWith::default())
+        .claim(&claiming("g1", "o", "r1", now), ClaimedWith::default())
         .await
         .unwrap()
     else {
         panic!("claimed");
     };
-    assert!(store.release(&key, &token, Vec::new()).await.unwrap());
+    assert!(store.release(&token, Vec::new()).await.unwrap());
     assert!(matches!(
         store
-            .claim(&key, &claiming("g2", "o", "r2", now), ClaimedWith::default())
+            .claim(&claiming("g2", "o", "r2", now), ClaimedWith::default())
             .await
             .unwrap(),
         Claim::Acquired(_)

@@ -21,9 +21,6 @@ use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 
-use super::IdempotencyKey;
-use draftline_contract::identity::Caller;
-
 /// How many keys an instance remembers; past it, it starts again from none
 /// (a hint lost costs the draft's reads in one lookup, nothing more).
 const REMEMBERED: usize = 4096;
@@ -36,74 +33,77 @@ const REMEMBERED: usize = 4096;
 pub struct AnsweredKeys(Mutex<HashMap<String, i64>>);
 
 impl AnsweredKeys {
-    /// Notes that `caller`'s `key` has a completed record until `expires_at`.
-    pub fn remember(&self, caller: &Caller, key: &IdempotencyKey, expires_at: i64) {
+    /// Notes that the key whose record is at partition `pk` has a
+    /// completed record until `expires_at`.
+    pub fn remember(&self, pk: &str, expires_at: i64) {
         if let Ok(mut answered) = self.0.lock() {
             if answered.len() >= REMEMBERED {
                 answered.clear();
             }
-            answered.insert(Self::entry(caller, key), expires_at);
+            answered.insert(pk.to_owned(), expires_at);
         }
     }
 
-    /// Whether this instance answered `caller`'s `key` with a record that
-    /// has not expired at `now`.
-    pub fn answered(&self, caller: &Caller, key: &IdempotencyKey, now: DateTime<Utc>) -> bool {
-        self.0.lock().is_ok_and(|answered| {
-            answered
-                .get(&Self::entry(caller, key))
-                .is_some_and(|&expires_at| expires_at > now.timestamp())
-        })
-    }
-
-    fn entry(caller: &Caller, key: &IdempotencyKey) -> String {
-        super::store::record_pk(caller, key)
+    /// Whether this instance answered the key whose record is at partition
+    /// `pk` with a record that has not expired at `now`.
+    pub fn answered(&self, pk: &str, now: DateTime<Utc>) -> bool {
+        self.0
+            .lock()
+            .is_ok_and(|answered| answered.get(pk).is_some_and(|&expires_at| expires_at > now.timestamp()))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::idempotency::{IdempotencyKey, IdempotencyStore};
+    use crate::storage::MemoryTable;
 
-    fn caller(tenant: &str, user: &str) -> Caller {
-        crate::testing::caller(tenant, "SBY-01", user, "purchasing:draft")
-    }
-
-    fn key(value: &str) -> IdempotencyKey {
-        IdempotencyKey::parse_header(value).unwrap()
+    /// The record partition of `tenant`'s `user`'s key `value`, as the key
+    /// store names it.
+    fn record(tenant: &str, user: &str, value: &str) -> String {
+        let caller = crate::testing::caller(tenant, "SBY-01", user, "purchasing:draft");
+        let key = IdempotencyKey::parse_header(value).unwrap();
+        IdempotencyStore::new(&MemoryTable::new(), &caller, &key)
+            .record_key()
+            .pk
     }
 
     #[test]
     fn a_key_is_answered_for_its_caller_until_its_record_expires() {
         let answered = AnsweredKeys::default();
-        let buyer = caller("demo", "buyer-sby");
         let now = DateTime::from_timestamp(1_000, 0).unwrap();
-        answered.remember(&buyer, &key("k-1"), 1_060);
-        assert!(answered.answered(&buyer, &key("k-1"), now));
+        answered.remember(&record("demo", "buyer-sby", "k-1"), 1_060);
+        assert!(answered.answered(&record("demo", "buyer-sby", "k-1"), now));
         assert!(
-            !answered.answered(&caller("other", "buyer-sby"), &key("k-1"), now),
+            !answered.answered(&record("other", "buyer-sby", "k-1"), now),
             "another tenant's key"
         );
         assert!(
-            !answered.answered(&caller("demo", "approver-sby"), &key("k-1"), now),
+            !answered.answered(&record("demo", "approver-sby", "k-1"), now),
             "another user's key"
         );
-        assert!(!answered.answered(&buyer, &key("k-2"), now), "another key");
+        assert!(
+            !answered.answered(&record("demo", "buyer-sby", "k-2"), now),
+            "another key"
+        );
         let expired = DateTime::from_timestamp(1_060, 0).unwrap();
-        assert!(!answered.answered(&buyer, &key("k-1"), expired), "the record expired");
+        assert!(
+            !answered.answered(&record("demo", "buyer-sby", "k-1"), expired),
+            "the record expired"
+        );
     }
 
     #[test]
     fn it_remembers_a_bounded_number_of_keys() {
         let answered = AnsweredKeys::default();
-        let buyer = caller("demo", "buyer-sby");
         let now = DateTime::from_timestamp(1_000, 0).unwrap();
         for n in 0..=REMEMBERED {
-            answered.remember(&buyer, &key(&format!("k-{n}")), 2_000);
+            answered.remember(&format!("T#demo#IDEM#k-{n}"), 2_000);
         }
         assert!(answered.0.lock().unwrap().len() <= REMEMBERED);
         assert!(
-            answered.answered(&buyer, &key(&format!("k-{REMEMBERED}")), now),
+            answered.answered(&format!("T#demo#IDEM#k-{REMEMBERED}"), now),
             "the last one stays"
         );
     }

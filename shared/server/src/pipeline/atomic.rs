@@ -43,13 +43,12 @@ impl App {
                 let answer = held
                     .consumption
                     .map(|consumption| consumption.put(call.caller, call.request_id));
-                let transaction = (held.store.put_record(held.key, &record, now))
+                let transaction = (held.store.put_record(&record, now))
                     .consuming(answer)
                     .placing(writes)
                     .auditing(audit.put())
                     .counting(counters);
-                let committed =
-                    trace::stage(Stage::Idempotency, held.store.commit(held.key, transaction, audit.id())).await;
+                let committed = trace::stage(Stage::Idempotency, held.store.commit(transaction, audit.id())).await;
                 Ok(match committed {
                     Ok(()) => Attempt::Done((Ok(()), created)),
                     Err(CommitFailure::OverLimit { counter, stored }) => Attempt::Over(counter, stored),

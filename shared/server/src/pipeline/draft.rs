@@ -64,7 +64,7 @@ impl App {
         answer: Option<&Result<Answer, ToolError>>,
     ) -> Served {
         let owner = format!("{}/{}", call.caller.branch(), call.caller.user());
-        let store = IdempotencyStore::new(self.table.as_ref(), call.caller).remembering(&self.answered);
+        let store = IdempotencyStore::new(self.table.as_ref(), call.caller, key).remembering(&self.answered);
         let fail = |err: ToolError, key_facts: KeyFacts| Served::unaudited(Err(err), Some(key_facts));
         let (gate, read, generation) = match self.look_up(tool, call, input, key, &key_facts, (&store, &owner)).await {
             Ok(Looking::Answered(answer)) => return Served::unaudited(answer, Some(key_facts)),
@@ -88,7 +88,7 @@ impl App {
             Err(err) => return fail(err, key_facts),
         };
         key_facts.answered = confirmed.as_ref().map(answered);
-        let draft_key = external_key(call.caller, key, generation.id());
+        let draft_key = external_key(call.caller, store.stored_key(), generation.id());
         let call = Call {
             draft_key: Some(&draft_key),
             decision: confirmed.as_ref().map(|c| &c.decision),
@@ -145,7 +145,7 @@ impl App {
         let limits = self
             .limits
             .lookup(call.caller, call.agent.run_id.as_deref(), self.clock.now());
-        let (found, limits, read) = trace::stage(Stage::Idempotency, self.lookup(store, key, limits, reads)).await?;
+        let (found, limits, read) = trace::stage(Stage::Idempotency, self.lookup(store, limits, reads)).await?;
         let continued = match found {
             Some(record) => match record.next_action(&key_facts.fingerprint, owner, self.clock.now()) {
                 NextAction::Proceed => None,
@@ -297,7 +297,7 @@ impl App {
         }
     }
 
-    /// The stored record of `key`, read in one request with what the
+    /// The key's stored record, read in one request with what the
     /// limits gate asks for (`limits`: the tenant's policy unless cached,
     /// the run's counter) and the draft's own `reads`, when the store asks
     /// for them: the record, what the gate found, and what the draft's
@@ -305,12 +305,11 @@ impl App {
     async fn lookup<'a>(
         &self,
         store: &IdempotencyStore<'_>,
-        key: &IdempotencyKey,
         limits: Lookup<'a>,
         reads: impl FnOnce() -> Option<Vec<TableKey>>,
     ) -> Result<(Option<IdempotencyRecord>, Looked<'a>, Option<Found>), ToolError> {
         let along: Vec<TableKey> = limits.keys().collect();
-        let (record, found, reading) = store.look_up(key, along, reads, self.clock.now()).await?;
+        let (record, found, reading) = store.look_up(along, reads, self.clock.now()).await?;
         let looked = limits.found(&found);
         Ok((record, looked, reading.then_some(Found(found))))
     }

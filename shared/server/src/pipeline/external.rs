@@ -9,7 +9,7 @@ use super::{App, DRAFT_ATTEMPTS, Served};
 use crate::confirm;
 use crate::edge::trace::{self, Stage};
 use crate::idempotency::record::seconds_until;
-use crate::idempotency::{Claim, ClaimedWith, Claiming, IdempotencyKey, LeaseToken};
+use crate::idempotency::{Claim, ClaimedWith, Claiming, LeaseToken};
 use crate::policy::{Attempt, Gate, Reservation, Sending};
 use draftline_contract::ErpError;
 use draftline_contract::error::ToolError;
@@ -32,7 +32,6 @@ impl App {
     ) -> Served {
         let key_facts = || Some(held.key_facts.clone());
         let fail = |err: ToolError| Served::unaudited(Err(err), key_facts());
-        let key = held.key;
         let claimed_at = self.clock.now();
         let (token, reserved) = match self.claim_external(held, generation, &mut gate).await {
             Ok(Claimed::Held(token, reserved)) => (token, reserved),
@@ -72,11 +71,7 @@ impl App {
             ..
         } = self.record_created(held, output, created.document);
         let audit_put = gate.label().on(audit).put();
-        let completed = trace::stage(
-            Stage::Idempotency,
-            held.store.complete_with(key, &token, &record, audit_put),
-        )
-        .await;
+        let completed = trace::stage(Stage::Idempotency, held.store.complete_with(&token, &record, audit_put)).await;
         match completed {
             Ok(true) => Served::audited(success, key_facts()),
             // Another worker took the key over after our lease lapsed; it
@@ -178,7 +173,7 @@ impl App {
                 consuming,
                 counting: counters,
             };
-            let claimed = trace::stage(Stage::Idempotency, held.store.claim(key, &claiming, with)).await?;
+            let claimed = trace::stage(Stage::Idempotency, held.store.claim(&claiming, with)).await?;
             Ok(match claimed {
                 Claim::Acquired(token) => Attempt::Done(Ok(token)),
                 Claim::OverLimit { counter, stored } => Attempt::Over(counter, stored),
@@ -219,7 +214,7 @@ impl App {
         if let Some(reserved) = reserved {
             giving_back.extend(reserved.give_back());
         }
-        held.store.release(held.key, token, giving_back).await
+        held.store.release(token, giving_back).await
     }
 }
 
@@ -269,10 +264,10 @@ impl Generation {
 /// of the tenant, the stored key and the use of it (`generation`, kept by a
 /// worker that takes a lapsed claim over), so it is unique per tenant,
 /// caller's key and use, bounded in length, and says nothing about either.
-pub(super) fn external_key(caller: &Caller, key: &IdempotencyKey, generation: &str) -> String {
+pub(super) fn external_key(caller: &Caller, stored_key: &str, generation: &str) -> String {
     use sha2::Digest;
     let mut digest = sha2::Sha256::new();
-    for part in [caller.tenant().as_str(), &key.storage_key(caller), generation] {
+    for part in [caller.tenant().as_str(), stored_key, generation] {
         digest.update(part.as_bytes());
         digest.update([0u8]);
     }
@@ -320,14 +315,14 @@ mod tests {
                 Scopes::from_claim(""),
             );
             for draft in drafts["documents"].as_array().unwrap() {
-                let key = IdempotencyKey::from_run(
+                let key = crate::idempotency::IdempotencyKey::from_run(
                     draft["provenance"]["run_id"].as_str().unwrap(),
                     draft["provenance"]["client_ref"].as_str().unwrap(),
                 )
                 .unwrap();
                 assert_eq!(
                     draft["provenance"]["draftline_key"].as_str().unwrap(),
-                    external_key(&caller, &key, DEMO_SEED_USE),
+                    external_key(&caller, &key.storage_key(&caller), DEMO_SEED_USE),
                     "{}",
                     draft["number"]
                 );

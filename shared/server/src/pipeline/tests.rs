@@ -101,15 +101,15 @@ impl Flow {
         (status, serde_json::from_slice(response.body()).unwrap())
     }
 
-    /// The key store of the demo buyer's keys.
-    fn keys(&self) -> IdempotencyStore<'_> {
-        IdempotencyStore::new(self.table.as_ref(), &self.caller)
+    /// The key store of the demo buyer's `key`.
+    fn keys<'a>(&'a self, key: &'a IdempotencyKey) -> IdempotencyStore<'a> {
+        IdempotencyStore::new(self.table.as_ref(), &self.caller, key)
     }
 
     /// The stored record of `key`.
     async fn record(&self, key: &str) -> Option<crate::idempotency::IdempotencyRecord> {
         let key = IdempotencyKey::parse_header(key).unwrap();
-        self.keys().lookup(&key).await.unwrap()
+        self.keys(&key).lookup().await.unwrap()
     }
 
     /// The audit items of agent run `run`.
@@ -230,9 +230,8 @@ async fn a_key_another_worker_holds_under_a_live_lease_is_in_flight_and_creates_
     let fingerprint = flow.fingerprint(&po("r-1"));
     let owner = format!("{}/{}", flow.caller.branch(), flow.caller.user());
     let claimed = flow
-        .keys()
+        .keys(&key)
         .claim(
-            &key,
             &claiming("g-1", &fingerprint, &owner, flow.now()),
             ClaimedWith::default(),
         )
@@ -257,9 +256,8 @@ async fn a_claim_whose_lease_lapsed_is_taken_over_and_completed_under_its_own_ge
     let key = IdempotencyKey::parse_header("k-lapsed").unwrap();
     let fingerprint = flow.fingerprint(&po("r-1"));
     let owner = format!("{}/{}", flow.caller.branch(), flow.caller.user());
-    flow.keys()
+    flow.keys(&key)
         .claim(
-            &key,
             &claiming("g-dead", &fingerprint, &owner, flow.now()),
             ClaimedWith::default(),
         )
@@ -272,7 +270,7 @@ async fn a_claim_whose_lease_lapsed_is_taken_over_and_completed_under_its_own_ge
     assert_eq!(record.status, crate::idempotency::RecordStatus::Completed);
     // The ERP's document carries the lapsed claim's own draft key: the same
     // use of the key, continued (a new use would carry another).
-    let continued = super::external::external_key(&flow.caller, &key, "g-dead");
+    let continued = super::external::external_key(&flow.caller, flow.keys(&key).stored_key(), "g-dead");
     let keys: Vec<Option<String>> = flow.erp.read(|books| {
         books
             .purchase_orders
@@ -355,10 +353,7 @@ async fn a_persons_create_another_answer_creates_one_draft_and_its_second_use_is
     // The key's record lost (swept, or removed by hand): the same answer
     // again finds itself consumed, and nothing more is created.
     let key = IdempotencyKey::parse_header("k-second").unwrap();
-    flow.table.remove(&TableKey {
-        pk: crate::idempotency::store::record_pk(&flow.caller, &key),
-        sk: "IDEM".to_owned(),
-    });
+    flow.table.remove(&flow.keys(&key).record_key());
     let (status, body) = flow.draft("k-second", &po("r-2"), "run-1", Some(&answer)).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert!(

@@ -12,12 +12,7 @@ impl IdempotencyStore<'_> {
     /// same transaction: the consumption of a person's answer (when its
     /// condition fails, nothing is claimed: [`Claim::AnswerUsed`]) and
     /// the limit counters (a failed condition is [`Claim::OverLimit`]).
-    pub async fn claim(
-        &self,
-        key: &IdempotencyKey,
-        claiming: &Claiming<'_>,
-        with: ClaimedWith,
-    ) -> Result<Claim, ToolError> {
+    pub async fn claim(&self, claiming: &Claiming<'_>, with: ClaimedWith) -> Result<Claim, ToolError> {
         let Claiming { now, lease, ttl, .. } = *claiming;
         let token = LeaseToken(ulid::Ulid::new().to_string());
         let record = IdempotencyRecord {
@@ -34,12 +29,12 @@ impl IdempotencyStore<'_> {
             generation: Some(claiming.generation.to_owned()),
             reserved: claiming.reserved.cloned(),
         };
-        let put = Write::PutIf(self.item(key, &record), Some(claimable(now, claiming.generation)));
+        let put = Write::PutIf(self.item(&record), Some(claimable(now, claiming.generation)));
         if with.consuming.is_some() || !with.counting.is_empty() {
             let transaction = KeyTransaction::of(put)
                 .consuming(with.consuming)
                 .counting(with.counting);
-            return self.claim_in_transaction(key, transaction, token).await;
+            return self.claim_in_transaction(transaction, token).await;
         }
         match self.table.write(put, "Nothing was claimed.").await? {
             Ok(()) => Ok(Claim::Acquired(token)),
@@ -52,15 +47,11 @@ impl IdempotencyStore<'_> {
 
     /// Sends a claim that rides with other parts (a person's answer, the
     /// limit counters) as its own transaction, and reads its outcome by part.
-    async fn claim_in_transaction(
-        &self,
-        key: &IdempotencyKey,
-        transaction: KeyTransaction,
-        token: LeaseToken,
-    ) -> Result<Claim, ToolError> {
+    async fn claim_in_transaction(&self, transaction: KeyTransaction, token: LeaseToken) -> Result<Claim, ToolError> {
+        let key = self.key;
         // Its own attempt name: completing the claim commits under the token itself.
         let attempt = format!("claim-{}", token.0);
-        match self.commit(key, transaction, &attempt).await {
+        match self.commit(transaction, &attempt).await {
             Ok(()) => Ok(Claim::Acquired(token)),
             Err(CommitFailure::KeyTaken(Some(record))) => Ok(Claim::Taken(record)),
             Err(CommitFailure::KeyTaken(None)) => {
@@ -84,12 +75,11 @@ impl IdempotencyStore<'_> {
     /// the lease. Returns `false` when the lease was lost (nothing written).
     pub async fn complete(
         &self,
-        key: &IdempotencyKey,
         token: &LeaseToken,
         http_status: u16,
         data: &serde_json::Value,
     ) -> Result<bool, ToolError> {
-        let mut update = Update::of(self.key(key));
+        let mut update = Update::of(self.record_key());
         update.set = vec![
             ("status".to_owned(), Value::s("COMPLETED")),
             ("http_status".to_owned(), Value::n(i64::from(http_status))),
@@ -108,14 +98,14 @@ impl IdempotencyStore<'_> {
     /// that took the key over completes it instead).
     pub async fn complete_with(
         &self,
-        key: &IdempotencyKey,
         token: &LeaseToken,
         record: &IdempotencyRecord,
         audit: Write,
     ) -> Result<bool, ToolError> {
-        let put = Write::PutIf(self.item(key, record), Some(held_by(token)));
+        let key = self.key;
+        let put = Write::PutIf(self.item(record), Some(held_by(token)));
         let transaction = KeyTransaction::of(put).auditing(audit);
-        match self.commit(key, transaction, &token.0).await {
+        match self.commit(transaction, &token.0).await {
             Ok(()) => Ok(true),
             Err(CommitFailure::KeyTaken(_)) => Ok(false),
             Err(
@@ -140,17 +130,12 @@ impl IdempotencyStore<'_> {
     /// person's answer made with the claim, the limits it reserved) is
     /// written in the same transaction, so the same call may be retried and
     /// has counted nothing.
-    pub async fn release(
-        &self,
-        key: &IdempotencyKey,
-        token: &LeaseToken,
-        giving_back: Vec<Write>,
-    ) -> Result<bool, ToolError> {
-        let delete = Write::Delete(self.key(key), Some(held_by(token)));
+    pub async fn release(&self, token: &LeaseToken, giving_back: Vec<Write>) -> Result<bool, ToolError> {
+        let delete = Write::Delete(self.record_key(), Some(held_by(token)));
         if !giving_back.is_empty() {
             let transaction = KeyTransaction::of(delete).along(giving_back);
             let attempt = format!("release-{}", token.0);
-            return match self.commit(key, transaction, &attempt).await {
+            return match self.commit(transaction, &attempt).await {
                 Ok(()) => Ok(true),
                 Err(CommitFailure::KeyTaken(_)) => Ok(false),
                 Err(CommitFailure::Store(err)) => Err(err),

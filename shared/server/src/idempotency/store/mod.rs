@@ -186,28 +186,47 @@ pub struct ClaimedWith {
     pub counting: Vec<(CounterKind, Write)>,
 }
 
-/// Key records of one caller (tenant, branch, user).
-/// The partition key of `caller`'s record of `key`: one record per
-/// tenant, branch, user and key (its source and value).
-pub(crate) fn record_pk(caller: &Caller, key: &IdempotencyKey) -> String {
-    format!("T#{}#IDEM#{}", caller.tenant(), key.storage_key(caller))
-}
-
-#[derive(Debug, Clone, Copy)]
+/// The record of one key of one caller (tenant, branch, user): its reads
+/// and writes, with the key as stored worked out once.
+#[derive(Debug, Clone)]
 pub struct IdempotencyStore<'a> {
     table: &'a dyn Table,
     caller: &'a Caller,
+    key: &'a IdempotencyKey,
+    /// The key as stored ([`IdempotencyKey::storage_key`]).
+    stored: String,
+    /// The record's partition key: one record per tenant, branch, user
+    /// and key (its source and value).
+    pk: String,
     /// The keys this instance answered lately, when it keeps them.
     answered: Option<&'a AnsweredKeys>,
 }
 
 impl<'a> IdempotencyStore<'a> {
-    /// The store for `caller`'s keys.
-    pub fn new(table: &'a dyn Table, caller: &'a Caller) -> Self {
+    /// The store of `caller`'s record of `key`.
+    pub fn new(table: &'a dyn Table, caller: &'a Caller, key: &'a IdempotencyKey) -> Self {
+        let stored = key.storage_key(caller);
         Self {
             table,
             caller,
+            key,
+            pk: format!("T#{}#IDEM#{stored}", caller.tenant()),
+            stored,
             answered: None,
+        }
+    }
+
+    /// The key as stored (the tenant, branch and user it belongs to, its
+    /// source and value), which every name derived from the key uses.
+    pub fn stored_key(&self) -> &str {
+        &self.stored
+    }
+
+    /// The record's key in the table.
+    pub fn record_key(&self) -> TableKey {
+        TableKey {
+            pk: self.pk.clone(),
+            sk: RECORD_SK.to_owned(),
         }
     }
 
@@ -229,43 +248,35 @@ impl<'a> IdempotencyStore<'a> {
     /// found along, and whether `reads` was read.
     pub async fn look_up(
         &self,
-        key: &IdempotencyKey,
         mut along: Vec<TableKey>,
         reads: impl FnOnce() -> Option<Vec<TableKey>>,
         now: DateTime<Utc>,
     ) -> Result<(Option<IdempotencyRecord>, Vec<Attributes>, bool), ToolError> {
-        let answered = self.answered.is_some_and(|known| known.answered(self.caller, key, now));
+        let answered = self.answered.is_some_and(|known| known.answered(&self.pk, now));
         let reads = if answered { None } else { reads() };
         let reading = reads.is_some();
         along.extend(reads.into_iter().flatten());
-        let (record, found) = self.lookup_along(key, along).await?;
+        let (record, found) = self.lookup_along(along).await?;
         if let (Some(known), Some(record)) = (self.answered, &record)
             && record.status == RecordStatus::Completed
         {
-            known.remember(self.caller, key, record.expires_at);
+            known.remember(&self.pk, record.expires_at);
         }
         Ok((record, found, reading))
     }
 
-    fn key(&self, key: &IdempotencyKey) -> TableKey {
-        TableKey {
-            pk: record_pk(self.caller, key),
-            sk: RECORD_SK.to_owned(),
-        }
-    }
-
-    /// `record` as the item of `key`.
-    fn item(&self, key: &IdempotencyKey, record: &IdempotencyRecord) -> Attributes {
-        let TableKey { pk, sk } = self.key(key);
+    /// `record` as the key's item.
+    fn item(&self, record: &IdempotencyRecord) -> Attributes {
+        let TableKey { pk, sk } = self.record_key();
         let mut item = record.to_attributes();
         item.insert("pk".to_owned(), Value::S(pk));
         item.insert("sk".to_owned(), Value::S(sk));
         item
     }
 
-    /// The stored record for `key` (one strongly consistent read).
-    pub async fn lookup(&self, key: &IdempotencyKey) -> Result<Option<IdempotencyRecord>, ToolError> {
-        Ok(self.lookup_along(key, Vec::new()).await?.0)
+    /// The stored record of the key (one strongly consistent read).
+    pub async fn lookup(&self) -> Result<Option<IdempotencyRecord>, ToolError> {
+        Ok(self.lookup_along(Vec::new()).await?.0)
     }
 
     /// The stored record for `key` and, in the same request, the items at
@@ -274,10 +285,9 @@ impl<'a> IdempotencyStore<'a> {
     /// also needs costs no round trip of its own.
     pub async fn lookup_along(
         &self,
-        key: &IdempotencyKey,
         along: Vec<TableKey>,
     ) -> Result<(Option<IdempotencyRecord>, Vec<Attributes>), ToolError> {
-        let record_key = self.key(key);
+        let record_key = self.record_key();
         let mut keys = Vec::with_capacity(1 + along.len());
         keys.push(record_key.clone());
         keys.extend(along);
@@ -292,8 +302,8 @@ impl<'a> IdempotencyStore<'a> {
 
     /// The transaction that writes `record` if the key is free; its other
     /// parts are added to it.
-    pub fn put_record(&self, key: &IdempotencyKey, record: &IdempotencyRecord, now: DateTime<Utc>) -> KeyTransaction {
-        let put = Write::PutIf(self.item(key, record), Some(key_is_free(now)));
+    pub fn put_record(&self, record: &IdempotencyRecord, now: DateTime<Utc>) -> KeyTransaction {
+        let put = Write::PutIf(self.item(record), Some(key_is_free(now)));
         let mut transaction = KeyTransaction::of(put);
         transaction.answers_until = (record.status == RecordStatus::Completed).then_some(record.expires_at);
         transaction
@@ -307,14 +317,9 @@ impl<'a> IdempotencyStore<'a> {
     /// tenants share one. A cancellation is read back by the part that
     /// refused: the key's own reason first (a replay wins over a limit),
     /// then a person's answer used, then a limit counter.
-    pub async fn commit(
-        &self,
-        key: &IdempotencyKey,
-        transaction: KeyTransaction,
-        attempt: &str,
-    ) -> Result<(), CommitFailure> {
+    pub async fn commit(&self, transaction: KeyTransaction, attempt: &str) -> Result<(), CommitFailure> {
         let mut digest = Sha256::new();
-        for part in [self.caller.tenant().as_str(), &key.storage_key(self.caller), attempt] {
+        for part in [self.caller.tenant().as_str(), &self.stored, attempt] {
             digest.update(part.as_bytes());
             digest.update([0]);
         }
@@ -325,7 +330,7 @@ impl<'a> IdempotencyStore<'a> {
             Ok(()) => {
                 // A retry of this key reaching this instance reads the record alone.
                 if let (Some(known), Some(until)) = (self.answered, answers_until) {
-                    known.remember(self.caller, key, until);
+                    known.remember(&self.pk, until);
                 }
                 return Ok(());
             }
