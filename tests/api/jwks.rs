@@ -79,9 +79,14 @@ impl IdpKey {
 
     /// A token of demo user `user` for `resource`, signed with this key under `kid`.
     fn token_as(&self, kid: &str, user: &str, resource: &str) -> String {
+        self.token_of(ISSUER, kid, user, resource)
+    }
+
+    /// [`Self::token_as`], saying it was issued by `issuer`.
+    fn token_of(&self, issuer: &str, kid: &str, user: &str, resource: &str) -> String {
         let spec = demo_spec(user).unwrap();
         let claims = TokenClaims::new(
-            ISSUER,
+            issuer,
             resource,
             &spec.sub,
             &spec.tenant,
@@ -283,14 +288,23 @@ impl Drop for JwksApp {
 impl JwksApp {
     /// Serves a new app (its own, empty JWKS cache) on `store`'s table.
     async fn start(store: &TestApp, jwks_url: String) -> Self {
+        Self::start_with(store, |config| {
+            config.issuer = ISSUER.to_owned();
+            config.jwt_secret = None;
+            config.jwks_url = Some(jwks_url);
+        })
+        .await
+    }
+
+    /// Serves a new app on `store`'s table, its local settings changed by
+    /// `configure`.
+    async fn start_with(store: &TestApp, configure: impl FnOnce(&mut Config)) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let resource = format!("http://{}", listener.local_addr().unwrap());
         let endpoint = store.server.app.config().dynamodb_endpoint.clone().unwrap();
         let mut config = Config::local(resource.clone(), endpoint);
         config.table = store.server.app.config().table.clone();
-        config.issuer = ISSUER.to_owned();
-        config.jwt_secret = None;
-        config.jwks_url = Some(jwks_url);
+        configure(&mut config);
         let db = Db::connect(&config.table, config.dynamodb_endpoint.as_deref()).await;
         let app = Arc::new(App::with_parts(
             draftline_erp::catalogue(std::sync::Arc::new(draftline_erp_builtin::BuiltinErp::new(db.clone()))),
@@ -370,6 +384,59 @@ async fn rs256_and_es256_tokens_of_the_identity_provider_are_accepted_with_one_f
     )
     .unwrap();
     assert_unauthenticated(&app.read_stock(&local).await, "hs256 without a secret");
+}
+
+#[tokio::test]
+async fn each_trusted_issuer_verifies_its_own_tokens_its_own_way_and_an_unlisted_one_none() {
+    let keys = keys().await;
+    let store = spawn_app().await;
+    let idp = JwksServer::start(&[&keys.rsa_1]).await;
+    let issuers = draftline_server::auth::issuers::parse(&format!(
+        r#"{{"issuers": [{{"issuer": "{ISSUER}", "jwks_url": "{}"}}, {{"issuer": "draftline-local", "hs256": true}}]}}"#,
+        idp.url()
+    ))
+    .unwrap();
+    let app = JwksApp::start_with(&store, |config| config.issuers = issuers).await;
+    let hs256 = |issuer: &str| {
+        let claims = TokenClaims::new(
+            issuer,
+            &app.resource,
+            "buyer-sby",
+            "demo",
+            "SBY-01",
+            "SBY",
+            "inventory:read",
+            vec![],
+            600,
+        );
+        draftline_server::auth::mint::mint_hs256(LOCAL_DEV_SECRET, &claims).unwrap()
+    };
+
+    let idp_token = app.read_stock(&keys.rsa_1.token("buyer-sby", &app.resource)).await;
+    assert_eq!(idp_token.status, 200, "{:?}", idp_token.body);
+    let local = app.read_stock(&hs256("draftline-local")).await;
+    assert_eq!(local.status, 200, "{:?}", local.body);
+    // The identity provider's issuer signs RS256/ES256: an HS256 token
+    // naming it is refused, though the deployment has an HS256 secret.
+    assert_unauthenticated(&app.read_stock(&hs256(ISSUER)).await, "hs256 in the IdP's name");
+    // An issuer not listed: refused before any key is fetched.
+    let fetched = idp.fetches();
+    let foreign = keys
+        .rsa_1
+        .token_of("https://other.example", keys.rsa_1.kid, "buyer-sby", &app.resource);
+    assert_unauthenticated(&app.read_stock(&foreign).await, "an unlisted issuer");
+    assert_eq!(idp.fetches(), fetched, "no key set was fetched for it");
+
+    let metadata: serde_json::Value = app
+        .http
+        .get(format!("{}/.well-known/oauth-protected-resource", app.resource))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(metadata["authorization_servers"], json!([ISSUER, "draftline-local"]));
 }
 
 #[tokio::test]

@@ -11,6 +11,7 @@
 
 use std::time::Duration;
 
+use crate::auth::issuers::{self, IssuerSettings};
 use crate::export::ExportSettings;
 use draftline_contract::cursor::{CursorKey, KeySource};
 pub use draftline_contract::settings::{ConfigError, Secret, Source};
@@ -46,8 +47,13 @@ pub struct Config {
     pub dynamodb_endpoint: Option<String>,
     /// `DRAFTLINE_RESOURCE`: this deployment's canonical URL and required `aud`.
     pub resource: String,
-    /// `DRAFTLINE_ISSUER`: the accepted `iss`.
+    /// `DRAFTLINE_ISSUER`: the accepted `iss` (with `DRAFTLINE_ISSUERS`,
+    /// the first issuer of its file).
     pub issuer: String,
+    /// The issuers of the `DRAFTLINE_ISSUERS` file, each with how its
+    /// tokens are verified; empty: the one issuer of `DRAFTLINE_ISSUER`
+    /// ([`Config::trusted_issuers`]).
+    pub issuers: Vec<IssuerSettings>,
     /// `DRAFTLINE_JWKS_URL`: JWKS for RS256/ES256 tokens.
     pub jwks_url: Option<String>,
     /// `DRAFTLINE_JWT_SECRET`: HS256 secret.
@@ -86,11 +92,20 @@ impl Config {
         let resource = source
             .url("DRAFTLINE_RESOURCE")?
             .ok_or(ConfigError::Missing("DRAFTLINE_RESOURCE"))?;
-        let issuer = source.required("DRAFTLINE_ISSUER")?;
-        let jwks_url = source.secure_url("DRAFTLINE_JWKS_URL", "the keys every token is verified with")?;
+        let (issuer, issuers, jwks_url) = Self::issuers_of(source)?;
         let jwt_secret = source.secret_of_at_least("DRAFTLINE_JWT_SECRET", 32)?;
-        if jwks_url.is_none() && jwt_secret.is_none() {
+        if issuers.is_empty() && jwks_url.is_none() && jwt_secret.is_none() {
             return Err(ConfigError::NoVerifier);
+        }
+        if let Some(at) = issuers.iter().position(|entry| entry.hs256)
+            && jwt_secret.is_none()
+        {
+            return Err(ConfigError::Invalid {
+                name: issuers::VARIABLE,
+                reason: format!(
+                    "issuers[{at}].hs256: its tokens are signed with DRAFTLINE_JWT_SECRET, which is not set"
+                ),
+            });
         }
         if jwt_secret.as_ref().is_some_and(|s| s.expose() == LOCAL_DEV_SECRET)
             && !draftline_contract::settings::url::is_loopback_url(&resource)
@@ -149,11 +164,54 @@ impl Config {
             dynamodb_endpoint: source.get("DRAFTLINE_DYNAMODB_ENDPOINT"),
             resource: crate::auth::normalize_resource(&resource),
             issuer,
+            issuers,
             jwks_url,
             jwt_secret,
             idempotency_ttl,
             cursor_secret,
         })
+    }
+
+    /// The trusted issuers: the file's (`DRAFTLINE_ISSUERS`), or else the one
+    /// of `DRAFTLINE_ISSUER`, verified with `DRAFTLINE_JWKS_URL` and/or
+    /// `DRAFTLINE_JWT_SECRET`.
+    pub fn trusted_issuers(&self) -> Vec<IssuerSettings> {
+        if !self.issuers.is_empty() {
+            return self.issuers.clone();
+        }
+        vec![IssuerSettings {
+            issuer: self.issuer.clone(),
+            jwks_url: self.jwks_url.clone(),
+            hs256: self.jwt_secret.is_some(),
+            audiences: Vec::new(),
+        }]
+    }
+
+    /// The issuer settings: `DRAFTLINE_ISSUERS`' file, or the single issuer
+    /// of `DRAFTLINE_ISSUER` and `DRAFTLINE_JWKS_URL` (not both ways).
+    fn issuers_of(source: &Source) -> Result<(String, Vec<IssuerSettings>, Option<String>), ConfigError> {
+        let jwks_url = source.secure_url("DRAFTLINE_JWKS_URL", "the keys every token is verified with")?;
+        let Some(path) = source.get(issuers::VARIABLE) else {
+            return Ok((source.required("DRAFTLINE_ISSUER")?, Vec::new(), jwks_url));
+        };
+        if let Some(single) = ["DRAFTLINE_ISSUER", "DRAFTLINE_JWKS_URL"]
+            .into_iter()
+            .find(|name| source.get(name).is_some())
+        {
+            return Err(ConfigError::Invalid {
+                name: issuers::VARIABLE,
+                reason: format!("{single} is set too; with a settings file, name every issuer in the file"),
+            });
+        }
+        // A value that is the settings themselves (an environment of a
+        // function, which ships no file) is read as is.
+        let issuers = if path.trim_start().starts_with('{') {
+            issuers::parse(&path)?
+        } else {
+            issuers::read(&path)?
+        };
+        let first = issuers.first().map(|entry| entry.issuer.clone()).unwrap_or_default();
+        Ok((first, issuers, None))
     }
 
     /// The local server's configuration: defaults for everything, `resource`
@@ -164,6 +222,7 @@ impl Config {
             dynamodb_endpoint: Some(dynamodb_endpoint),
             resource: crate::auth::normalize_resource(&resource),
             issuer: LOCAL_ISSUER.to_owned(),
+            issuers: Vec::new(),
             jwks_url: None,
             jwt_secret: Some(Secret::new(LOCAL_DEV_SECRET)),
             idempotency_ttl: DEFAULT_IDEMPOTENCY_TTL,
@@ -212,6 +271,71 @@ mod tests {
 
     fn parse(env: &HashMap<&'static str, String>) -> Result<Config, ConfigError> {
         Config::from_source(&Source::map(env.clone()))
+    }
+
+    /// `text` as a settings file of its own, removed with the returned guard.
+    fn issuers_file(text: &str) -> (String, impl Drop) {
+        struct Remove(std::path::PathBuf);
+        impl Drop for Remove {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_file(&self.0);
+            }
+        }
+        let path = std::env::temp_dir().join(format!("draftline-issuers-{}.json", ulid::Ulid::new()));
+        std::fs::write(&path, text).unwrap();
+        (path.display().to_string(), Remove(path))
+    }
+
+    #[test]
+    fn the_single_issuer_settings_are_one_trusted_issuer() {
+        let config = parse(&full()).unwrap();
+        assert!(config.issuers.is_empty());
+        let trusted = config.trusted_issuers();
+        assert_eq!(trusted.len(), 1);
+        assert_eq!(trusted[0].issuer, "https://id.example.com");
+        assert!(trusted[0].hs256 && trusted[0].jwks_url.is_none() && trusted[0].audiences.is_empty());
+    }
+
+    #[test]
+    fn a_settings_file_names_every_trusted_issuer() {
+        let (path, _file) = issuers_file(
+            r#"{"issuers": [{"issuer": "https://a.example", "jwks_url": "https://a.example/keys"},
+                            {"issuer": "https://b.example", "hs256": true}]}"#,
+        );
+        let mut env = full();
+        env.remove("DRAFTLINE_ISSUER");
+        env.insert("DRAFTLINE_ISSUERS", path.clone());
+        let config = parse(&env).unwrap();
+        let names: Vec<String> = config.trusted_issuers().into_iter().map(|i| i.issuer).collect();
+        assert_eq!(names, ["https://a.example", "https://b.example"]);
+        assert_eq!(config.issuer, "https://a.example");
+
+        // With a file, no issuer is named beside it.
+        env.insert("DRAFTLINE_ISSUER", "https://id.example.com".to_owned());
+        assert!(
+            parse(&env)
+                .unwrap_err()
+                .to_string()
+                .contains("DRAFTLINE_ISSUER is set too")
+        );
+        env.remove("DRAFTLINE_ISSUER");
+        // An HS256 issuer needs the deployment's secret.
+        env.remove("DRAFTLINE_JWT_SECRET");
+        env.insert("DRAFTLINE_CURSOR_SECRET", "c".repeat(40));
+        let err = parse(&env).unwrap_err().to_string();
+        assert!(
+            err.contains("issuers[1].hs256") && err.contains("DRAFTLINE_JWT_SECRET"),
+            "{err}"
+        );
+        // The settings themselves in the variable (a function's environment).
+        env.insert(
+            "DRAFTLINE_ISSUERS",
+            r#"{"issuers": [{"issuer": "https://c.example", "jwks_url": "https://c.example/keys"}]}"#.to_owned(),
+        );
+        assert_eq!(parse(&env).unwrap().issuer, "https://c.example");
+        // A file that is not there stops the start, naming it.
+        env.insert("DRAFTLINE_ISSUERS", format!("{path}.missing"));
+        assert!(parse(&env).unwrap_err().to_string().contains("cannot be read"));
     }
 
     #[test]

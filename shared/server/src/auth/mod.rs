@@ -7,6 +7,7 @@
 //! - [`jwks`]: the per-instance JWKS cache for RS256/ES256 tokens.
 //! - [`mint`]: HS256 tokens for the local server, the CLI and the tests.
 
+pub mod issuers;
 pub mod jwks;
 pub mod mint;
 
@@ -19,6 +20,7 @@ use serde::Deserialize;
 use crate::config::Config;
 use draftline_contract::error::{AuthFailure, ToolError};
 use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
+use issuers::IssuerSettings;
 
 pub use jwks::JwksCache;
 
@@ -43,30 +45,42 @@ struct AccessClaims {
     roles: Vec<String>,
 }
 
-/// Verifies bearer tokens for one deployment.
+/// Verifies bearer tokens for one deployment, of each issuer it trusts
+/// ([`issuers`]).
 #[derive(Debug)]
 pub struct Authenticator {
-    audience: String,
+    issuers: Vec<Trusted>,
+    /// `DRAFTLINE_JWT_SECRET`, for the issuers that sign HS256.
     hs256: Option<DecodingKey>,
+}
+
+/// One trusted issuer: the audiences its tokens may carry, its keys, and
+/// the checks of each allowed algorithm, built once (not per call).
+#[derive(Debug)]
+struct Trusted {
+    issuer: String,
+    audiences: Vec<String>,
     jwks: Option<JwksCache>,
-    /// The checks of each allowed algorithm, built once (not per call).
+    hs256: bool,
     validations: [(Algorithm, Validation); 3],
 }
 
-impl Authenticator {
-    /// An authenticator for `config`: HS256 if a secret is set, RS256/ES256 if
-    /// a JWKS URL is set (both may be).
-    pub fn new(config: &Config) -> Self {
-        draftline_contract::crypto::install_crypto_provider();
+impl Trusted {
+    fn new(settings: IssuerSettings, resource: &str) -> Self {
         let validation = |alg| {
             let mut validation = Validation::new(alg);
             validation.leeway = LEEWAY_SECONDS;
             validation.validate_nbf = true;
-            validation.set_issuer(&[&config.issuer]);
-            // The audience is compared in `authenticate`, both sides in one normal form.
+            validation.set_issuer(&[&settings.issuer]);
+            // The audience is compared in `verify`, both sides in one normal form.
             validation.validate_aud = false;
             validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
             (alg, validation)
+        };
+        let audiences = if settings.audiences.is_empty() {
+            vec![resource.to_owned()]
+        } else {
+            settings.audiences.clone()
         };
         Self {
             validations: [
@@ -74,12 +88,28 @@ impl Authenticator {
                 validation(Algorithm::RS256),
                 validation(Algorithm::ES256),
             ],
-            audience: config.resource.clone(),
+            audiences,
+            jwks: settings.jwks_url.map(JwksCache::new),
+            hs256: settings.hs256,
+            issuer: settings.issuer,
+        }
+    }
+}
+
+impl Authenticator {
+    /// An authenticator for `config`'s trusted issuers
+    /// ([`Config::trusted_issuers`]): HS256 for those signing with the
+    /// deployment's secret, RS256/ES256 for those with a JWKS URL.
+    pub fn new(config: &Config) -> Self {
+        draftline_contract::crypto::install_crypto_provider();
+        Self {
+            issuers: (config.trusted_issuers().into_iter())
+                .map(|settings| Trusted::new(settings, &config.resource))
+                .collect(),
             hs256: config
                 .jwt_secret
                 .as_ref()
                 .and_then(|s| DecodingKey::from_secret(s.expose().as_bytes()).ok()),
-            jwks: config.jwks_url.as_ref().map(|url| JwksCache::new(url.clone())),
         }
     }
 
@@ -89,19 +119,26 @@ impl Authenticator {
     }
 
     /// Authenticates the request's `Authorization` header and says until
-    /// when the token is valid.
+    /// when the token is valid. The token's own `iss`, read before it is
+    /// verified, only chooses whose keys and checks verify it; a token of
+    /// no trusted issuer is refused before any key is fetched.
     #[tracing::instrument(name = "authenticate", skip_all)]
     pub async fn verify(&self, headers: &HeaderMap) -> Result<Verified, ToolError> {
         let token = bearer_token(headers)?;
         let alg = header_algorithm(token)?;
+        let claimed = claimed_issuer(token)?;
+        let trusted = (self.issuers.iter())
+            .find(|trusted| trusted.issuer == claimed)
+            .ok_or(ToolError::Unauthenticated(AuthFailure::WrongIssuer))?;
         let fetched;
         let key = match alg {
             Algorithm::HS256 => self
                 .hs256
                 .as_ref()
+                .filter(|_| trusted.hs256)
                 .ok_or(ToolError::Unauthenticated(AuthFailure::DisallowedAlgorithm))?,
             Algorithm::RS256 | Algorithm::ES256 => {
-                let jwks = self
+                let jwks = trusted
                     .jwks
                     .as_ref()
                     .ok_or(ToolError::Unauthenticated(AuthFailure::DisallowedAlgorithm))?;
@@ -114,9 +151,7 @@ impl Authenticator {
             }
             _ => return Err(ToolError::Unauthenticated(AuthFailure::DisallowedAlgorithm)),
         };
-        let validation = self
-            .validations
-            .iter()
+        let validation = (trusted.validations.iter())
             .find_map(|(allowed, validation)| (*allowed == alg).then_some(validation))
             .ok_or(ToolError::Unauthenticated(AuthFailure::DisallowedAlgorithm))?;
         let data = jsonwebtoken::decode::<AccessClaims>(token, key, validation).map_err(|e| {
@@ -134,7 +169,11 @@ impl Authenticator {
             };
             ToolError::Unauthenticated(failure)
         })?;
-        if !data.claims.aud.contains(&self.audience) {
+        if !trusted
+            .audiences
+            .iter()
+            .any(|audience| data.claims.aud.contains(audience))
+        {
             return Err(ToolError::Unauthenticated(AuthFailure::WrongAudience));
         }
         let expires_at = data.claims.exp;
@@ -242,6 +281,25 @@ fn bearer_token(headers: &HeaderMap) -> Result<&str, ToolError> {
         return Err(ToolError::Unauthenticated(AuthFailure::Malformed));
     }
     Ok(token)
+}
+
+/// The `iss` a token says it has, read without verifying it: it only
+/// chooses whose keys verify the token, which then checks it again.
+fn claimed_issuer(token: &str) -> Result<String, ToolError> {
+    #[derive(Deserialize)]
+    struct Claimed {
+        iss: String,
+    }
+    let payload = token
+        .split('.')
+        .nth(1)
+        .ok_or(ToolError::Unauthenticated(AuthFailure::Malformed))?;
+    let raw = URL_SAFE_NO_PAD
+        .decode(payload)
+        .map_err(|_| ToolError::Unauthenticated(AuthFailure::Malformed))?;
+    let claimed: Claimed =
+        serde_json::from_slice(&raw).map_err(|_| ToolError::Unauthenticated(AuthFailure::BadClaims))?;
+    Ok(claimed.iss)
 }
 
 /// Reads `alg` from the JOSE header without trusting anything else in it.

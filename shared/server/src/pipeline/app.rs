@@ -144,7 +144,7 @@ impl App {
         scopes.dedup();
         json!({
             "resource": self.config.resource,
-            "authorization_servers": [self.config.issuer],
+            "authorization_servers": self.config.trusted_issuers().into_iter().map(|entry| entry.issuer).collect::<Vec<_>>(),
             "bearer_methods_supported": ["header"],
             "scopes_supported": scopes,
             "resource_name": "draftline ERP tools",
