@@ -96,10 +96,15 @@ impl IdpKey {
             spec.roles,
             600,
         );
+        self.sign(kid, &claims)
+    }
+
+    /// `claims`, signed with this key under `kid`.
+    fn sign(&self, kid: &str, claims: &TokenClaims) -> String {
         let mut header = Header::new(self.alg);
         header.kid = Some(kid.to_owned());
         header.typ = Some("at+jwt".to_owned());
-        jsonwebtoken::encode(&header, &claims, &self.encoding).unwrap()
+        jsonwebtoken::encode(&header, claims, &self.encoding).unwrap()
     }
 
     fn token(&self, user: &str, resource: &str) -> String {
@@ -392,7 +397,8 @@ async fn each_trusted_issuer_verifies_its_own_tokens_its_own_way_and_an_unlisted
     let store = spawn_app().await;
     let idp = JwksServer::start(&[&keys.rsa_1]).await;
     let issuers = draftline_server::auth::issuers::parse(&format!(
-        r#"{{"issuers": [{{"issuer": "{ISSUER}", "jwks_url": "{}"}}, {{"issuer": "draftline-local", "hs256": true}}]}}"#,
+        r#"{{"issuers": [{{"issuer": "{ISSUER}", "jwks_url": "{}", "tenants": ["demo"]}},
+                         {{"issuer": "draftline-local", "hs256": true, "claims": {{"tenant": {{"fixed": "demo"}}}}}}]}}"#,
         idp.url()
     ))
     .unwrap();
@@ -419,6 +425,28 @@ async fn each_trusted_issuer_verifies_its_own_tokens_its_own_way_and_an_unlisted
     // The identity provider's issuer signs RS256/ES256: an HS256 token
     // naming it is refused, though the deployment has an HS256 secret.
     assert_unauthenticated(&app.read_stock(&hs256(ISSUER)).await, "hs256 in the IdP's name");
+    // The identity provider may name the demo tenant only.
+    let globex = TokenClaims::new(
+        ISSUER,
+        &app.resource,
+        "buyer-sby",
+        "globex",
+        "SBY-01",
+        "SBY",
+        "inventory:read",
+        vec![],
+        600,
+    );
+    let other_tenant = app.read_stock(&keys.rsa_1.sign(keys.rsa_1.kid, &globex)).await;
+    assert_unauthenticated(&other_tenant, "a tenant the issuer may not name");
+    assert!(
+        other_tenant.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tenant 'globex'"),
+        "{:?}",
+        other_tenant.body
+    );
     // An issuer not listed: refused before any key is fetched.
     let fetched = idp.fetches();
     let foreign = keys

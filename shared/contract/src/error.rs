@@ -228,6 +228,14 @@ pub enum ToolError {
     /// Credentials missing or invalid.
     #[error("{}", .0.describe())]
     Unauthenticated(AuthFailure),
+    /// A verified token whose issuer's claim mapping does not find one of
+    /// draftline's identity facts in it, or names a tenant the issuer may
+    /// not name: what is wrong, naming the claim.
+    #[error(
+        "The access token's {0}, so this server cannot tell who is calling. Nothing was read or written. Get an \
+         access token from your identity provider that carries it."
+    )]
+    UnmappedClaim(String),
     /// The caller lacks `scope`.
     #[error("{message}")]
     Forbidden {
@@ -491,7 +499,7 @@ impl ToolError {
     pub fn code(&self) -> ErrorCode {
         match self {
             Self::Validation { .. } => ErrorCode::ValidationError,
-            Self::Unauthenticated(_) => ErrorCode::Unauthenticated,
+            Self::Unauthenticated(_) | Self::UnmappedClaim(_) => ErrorCode::Unauthenticated,
             Self::Forbidden { .. } | Self::ForeignOrigin(_) => ErrorCode::Forbidden,
             Self::NotFound(_) => ErrorCode::NotFound,
             Self::InFlight { .. } | Self::KeyReused(_) | Self::Busy { .. } => ErrorCode::Conflict,
@@ -509,7 +517,7 @@ impl ToolError {
         use http::StatusCode as S;
         match self {
             Self::Validation { .. } => S::BAD_REQUEST,
-            Self::Unauthenticated(_) => S::UNAUTHORIZED,
+            Self::Unauthenticated(_) | Self::UnmappedClaim(_) => S::UNAUTHORIZED,
             Self::Forbidden { .. } | Self::ForeignOrigin(_) => S::FORBIDDEN,
             Self::NotFound(_) => S::NOT_FOUND,
             Self::InFlight { .. } | Self::Busy { .. } | Self::InputRequired { .. } | Self::Declined(_) => S::CONFLICT,
@@ -595,7 +603,7 @@ impl ToolError {
     pub fn is_denial(&self) -> bool {
         matches!(
             self,
-            Self::Unauthenticated(_) | Self::Forbidden { .. } | Self::ForeignOrigin(_)
+            Self::Unauthenticated(_) | Self::UnmappedClaim(_) | Self::Forbidden { .. } | Self::ForeignOrigin(_)
         )
     }
 
@@ -604,6 +612,7 @@ impl ToolError {
     pub fn refusal_reason(&self) -> &'static str {
         match self {
             Self::Unauthenticated(failure) => failure.name(),
+            Self::UnmappedClaim(_) => "unmapped_claim",
             Self::Forbidden { .. } => "forbidden",
             Self::ForeignOrigin(_) => "foreign_origin",
             Self::DependencyUnavailable { .. } => "identity_unavailable",
@@ -635,6 +644,7 @@ impl Clone for ToolError {
                 details: details.clone(),
             },
             Self::Unauthenticated(failure) => Self::Unauthenticated(*failure),
+            Self::UnmappedClaim(message) => Self::UnmappedClaim(message.clone()),
             Self::Forbidden { scope, message } => Self::Forbidden {
                 scope: scope.clone(),
                 message: message.clone(),

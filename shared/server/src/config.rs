@@ -184,6 +184,8 @@ impl Config {
             jwks_url: self.jwks_url.clone(),
             hs256: self.jwt_secret.is_some(),
             audiences: Vec::new(),
+            tenants: Vec::new(),
+            claims: crate::auth::claims::ClaimMapping::default(),
         }]
     }
 
@@ -299,8 +301,8 @@ mod tests {
     #[test]
     fn a_settings_file_names_every_trusted_issuer() {
         let (path, _file) = issuers_file(
-            r#"{"issuers": [{"issuer": "https://a.example", "jwks_url": "https://a.example/keys"},
-                            {"issuer": "https://b.example", "hs256": true}]}"#,
+            r#"{"issuers": [{"issuer": "https://a.example", "jwks_url": "https://a.example/keys", "tenants": ["acme"]},
+                            {"issuer": "https://b.example", "hs256": true, "tenants": ["acme"]}]}"#,
         );
         let mut env = full();
         env.remove("DRAFTLINE_ISSUER");
@@ -330,7 +332,8 @@ mod tests {
         // The settings themselves in the variable (a function's environment).
         env.insert(
             "DRAFTLINE_ISSUERS",
-            r#"{"issuers": [{"issuer": "https://c.example", "jwks_url": "https://c.example/keys"}]}"#.to_owned(),
+            r#"{"issuers": [{"issuer": "https://c.example", "jwks_url": "https://c.example/keys", "tenants": ["acme"]}]}"#
+                .to_owned(),
         );
         assert_eq!(parse(&env).unwrap().issuer, "https://c.example");
         // A file that is not there stops the start, naming it.

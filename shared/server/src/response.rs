@@ -103,7 +103,7 @@ pub fn challenge(err: &ToolError, resource_metadata: &str) -> Option<String> {
         ToolError::Unauthenticated(draftline_contract::error::AuthFailure::Missing) => {
             Some(format!(r#"Bearer resource_metadata="{resource_metadata}""#))
         }
-        ToolError::Unauthenticated(_) => Some(format!(
+        ToolError::Unauthenticated(_) | ToolError::UnmappedClaim(_) => Some(format!(
             r#"Bearer error="invalid_token", resource_metadata="{resource_metadata}""#
         )),
         ToolError::Forbidden { scope, .. } => Some(format!(

@@ -21,7 +21,9 @@
 
 use serde::Deserialize;
 
+use super::claims::ClaimMapping;
 use crate::config::ConfigError;
+use draftline_contract::identity::TenantId;
 use draftline_contract::settings::url::check_secure_url;
 
 /// The variable that names the settings file.
@@ -44,6 +46,26 @@ pub struct IssuerSettings {
     /// resource alone.
     #[serde(default)]
     pub audiences: Vec<String>,
+    /// The tenants its tokens may name. Required in a settings file unless
+    /// its mapping fixes the tenant: another company's identity provider
+    /// can never name this deployment's tenants. Empty: any (the
+    /// single-issuer settings, the deployment's own issuer).
+    #[serde(default)]
+    pub tenants: Vec<String>,
+    /// Where its tokens keep draftline's identity facts (default:
+    /// draftline's own claims).
+    #[serde(default)]
+    pub claims: ClaimMapping,
+}
+
+impl IssuerSettings {
+    /// The tenants its tokens may name (`None`: any).
+    pub fn bound_tenants(&self) -> Option<Vec<String>> {
+        match self.claims.fixed_tenant() {
+            Some(fixed) => Some(vec![fixed.to_owned()]),
+            None => (!self.tenants.is_empty()).then(|| self.tenants.clone()),
+        }
+    }
 }
 
 /// The settings file.
@@ -98,6 +120,19 @@ pub fn parse(text: &str) -> Result<Vec<IssuerSettings>, ConfigError> {
                 )));
             }
         }
+        if let Some(problem) = entry.claims.problem(&path("claims")) {
+            return Err(invalid(problem));
+        }
+        if entry.claims.fixed_tenant().is_none() && entry.tenants.is_empty() {
+            return Err(invalid(format!(
+                "{}: names no tenant, and its claims may name any: list the tenants its tokens may name (or fix \
+                 one in claims.tenant)",
+                path("tenants")
+            )));
+        }
+        for (i, tenant) in entry.tenants.iter().enumerate() {
+            TenantId::parse(tenant).map_err(|err| invalid(format!("{}: {err}", path(&format!("tenants[{i}]")))))?;
+        }
         for (i, audience) in entry.audiences.iter_mut().enumerate() {
             *audience = crate::auth::normalize_resource(audience);
             if !(audience.starts_with("https://") || audience.starts_with("http://")) {
@@ -131,9 +166,9 @@ mod tests {
     fn a_file_lists_each_issuer_with_its_keys_and_audiences_in_normal_form() {
         let issuers = parse(
             r#"{"issuers": [
-                {"issuer": "https://a.example", "jwks_url": "https://a.example/keys",
+                {"issuer": "https://a.example", "jwks_url": "https://a.example/keys", "tenants": ["acme"],
                  "audiences": ["HTTPS://Tools.Example.com:443/"]},
-                {"issuer": "draftline-local", "hs256": true}
+                {"issuer": "draftline-local", "hs256": true, "claims": {"tenant": {"fixed": "demo"}}}
             ]}"#,
         )
         .unwrap();
@@ -141,6 +176,8 @@ mod tests {
         assert_eq!(issuers[0].audiences, ["https://tools.example.com"]);
         assert_eq!(issuers[0].jwks_url.as_deref(), Some("https://a.example/keys"));
         assert!(issuers[1].hs256 && issuers[1].audiences.is_empty());
+        assert_eq!(issuers[0].bound_tenants(), Some(vec!["acme".to_owned()]));
+        assert_eq!(issuers[1].bound_tenants(), Some(vec!["demo".to_owned()]));
     }
 
     #[test]
@@ -148,18 +185,49 @@ mod tests {
         assert!(reason(r#"{"issuers": []}"#).contains("no issuer"));
         assert!(reason(r#"{"issuers": [{"issuer": "x"}]}"#).starts_with("issuers[0].jwks_url: is missing"));
         assert!(
-            reason(r#"{"issuers": [{"issuer": "x", "hs256": true}, {"issuer": "x", "hs256": true}]}"#)
-                .starts_with("issuers[1].issuer: 'x' is listed twice")
+            reason(
+                r#"{"issuers": [{"issuer": "x", "hs256": true, "tenants": ["a"]}, {"issuer": "x", "hs256": true}]}"#
+            )
+            .starts_with("issuers[1].issuer: 'x' is listed twice")
         );
         assert!(
             reason(r#"{"issuers": [{"issuer": "x", "jwks_url": "http://idp.example/keys"}]}"#)
                 .starts_with("issuers[0].jwks_url:")
         );
         assert!(
-            reason(r#"{"issuers": [{"issuer": "x", "hs256": true, "audiences": ["tools"]}]}"#)
+            reason(r#"{"issuers": [{"issuer": "x", "hs256": true, "tenants": ["a"], "audiences": ["tools"]}]}"#)
                 .starts_with("issuers[0].audiences[0]:")
         );
         assert!(reason(r#"{"issuers": [{"issuer": "x", "hs256": true, "tenant": "a"}]}"#).contains("unknown field"));
+        assert!(
+            reason(r#"{"issuers": [{"issuer": "x", "hs256": true}]}"#)
+                .starts_with("issuers[0].tenants: names no tenant")
+        );
+        assert!(
+            reason(
+                r#"{"issuers": [{"issuer": "x", "hs256": true, "tenants": ["a"],
+                                    "claims": {"branch": {"from": "groups", "map": {}}}}]}"#
+            )
+            .starts_with("issuers[0].claims.branch.map: has no entries")
+        );
+        assert!(
+            reason(r#"{"issuers": [{"issuer": "x", "hs256": true, "tenants": ["a"], "claims": {"user": "a..b"}}]}"#)
+                .contains("'a..b' is not a claim path")
+        );
         assert!(reason("issuers: []").starts_with("not a settings file"));
+    }
+
+    #[test]
+    fn the_provider_entries_of_docs_identity_md_are_accepted() {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/identity.md")).unwrap();
+        let section = doc.split("### One entry per provider").nth(1).unwrap();
+        let json = section.split("```json").nth(1).unwrap().split("```").next().unwrap();
+        let issuers = parse(json).unwrap();
+        assert_eq!(issuers.len(), 5);
+        assert!(
+            issuers
+                .iter()
+                .all(|entry| entry.bound_tenants() == Some(vec!["acme".to_owned()]))
+        );
     }
 }
