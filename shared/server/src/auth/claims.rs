@@ -252,7 +252,11 @@ impl ClaimMapping {
         let (branch, code) = self.branch(claims)?;
         let user = self.user.text(claims)?;
         let scopes = match &self.scopes {
-            ScopesFrom::Claim(path) => path.words(claims)?.join(" "),
+            ScopesFrom::Claim(path) => match path.find(claims) {
+                // Space-separated already (`scope`): as it is.
+                Some(Value::String(text)) => text.clone(),
+                _ => path.words(claims)?.join(" "),
+            },
             ScopesFrom::Roles { from, map } => {
                 let granted = from.words(claims)?.into_iter().filter_map(|role| map.get(role));
                 granted.map(String::as_str).collect::<Vec<_>>().join(" ")

@@ -101,6 +101,19 @@ impl Authenticator {
         }
     }
 
+    /// The issuer that verifies `token`: the one whose `iss` it names.
+    /// With one issuer there is nothing to choose, and the token's `iss`
+    /// is checked once, as it is verified.
+    fn trusted(&self, token: &str) -> Result<&Trusted, ToolError> {
+        if let [only] = self.issuers.as_slice() {
+            return Ok(only);
+        }
+        let claimed = claimed_issuer(token)?;
+        (self.issuers.iter())
+            .find(|trusted| trusted.issuer == claimed)
+            .ok_or(ToolError::Unauthenticated(AuthFailure::WrongIssuer))
+    }
+
     /// Authenticates the request's `Authorization` header.
     pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, ToolError> {
         self.verify(headers).await.map(|verified| verified.caller)
@@ -108,16 +121,14 @@ impl Authenticator {
 
     /// Authenticates the request's `Authorization` header and says until
     /// when the token is valid. The token's own `iss`, read before it is
-    /// verified, only chooses whose keys and checks verify it; a token of
-    /// no trusted issuer is refused before any key is fetched.
+    /// verified, only chooses whose keys and checks verify it; of several
+    /// trusted issuers, a token of none is refused before any key is
+    /// fetched.
     #[tracing::instrument(name = "authenticate", skip_all)]
     pub async fn verify(&self, headers: &HeaderMap) -> Result<Verified, ToolError> {
         let token = bearer_token(headers)?;
         let alg = header_algorithm(token)?;
-        let claimed = claimed_issuer(token)?;
-        let trusted = (self.issuers.iter())
-            .find(|trusted| trusted.issuer == claimed)
-            .ok_or(ToolError::Unauthenticated(AuthFailure::WrongIssuer))?;
+        let trusted = self.trusted(token)?;
         let fetched;
         let key = match alg {
             Algorithm::HS256 => self
