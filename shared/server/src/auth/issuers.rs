@@ -22,8 +22,8 @@
 use serde::Deserialize;
 
 use super::claims::ClaimMapping;
-use crate::config::ConfigError;
 use draftline_contract::identity::TenantId;
+use draftline_contract::settings::ConfigError;
 use draftline_contract::settings::url::check_secure_url;
 
 /// The variable that names the settings file.

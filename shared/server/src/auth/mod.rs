@@ -18,9 +18,9 @@ use http::HeaderMap;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, errors::ErrorKind};
 use serde::Deserialize;
 
-use crate::config::Config;
 use draftline_contract::error::{AuthFailure, ToolError};
 use draftline_contract::identity::Caller;
+use draftline_contract::settings::Secret;
 use issuers::IssuerSettings;
 
 pub use jwks::JwksCache;
@@ -85,19 +85,17 @@ impl Trusted {
 }
 
 impl Authenticator {
-    /// An authenticator for `config`'s trusted issuers
-    /// ([`Config::trusted_issuers`]): HS256 for those signing with the
-    /// deployment's secret, RS256/ES256 for those with a JWKS URL.
-    pub fn new(config: &Config) -> Self {
+    /// An authenticator of tokens for `resource` from `issuers` (a
+    /// deployment's [`crate::config::Config::trusted_issuers`]): HS256 for
+    /// those signing with `jwt_secret`, RS256/ES256 for those with a JWKS
+    /// URL.
+    pub fn new(issuers: Vec<IssuerSettings>, resource: &str, jwt_secret: Option<&Secret>) -> Self {
         draftline_contract::crypto::install_crypto_provider();
         Self {
-            issuers: (config.trusted_issuers().into_iter())
-                .map(|settings| Trusted::new(settings, &config.resource))
+            issuers: (issuers.into_iter())
+                .map(|settings| Trusted::new(settings, resource))
                 .collect(),
-            hs256: config
-                .jwt_secret
-                .as_ref()
-                .and_then(|s| DecodingKey::from_secret(s.expose().as_bytes()).ok()),
+            hs256: jwt_secret.and_then(|s| DecodingKey::from_secret(s.expose().as_bytes()).ok()),
         }
     }
 

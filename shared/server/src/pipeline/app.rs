@@ -47,7 +47,7 @@ impl App {
         Self {
             // Built only when an endpoint is set: otherwise a call pays one `Option` check.
             exporter: config.export.as_ref().and_then(Exporter::build),
-            auth: Authenticator::new(&config),
+            auth: Authenticator::new(config.trusted_issuers(), &config.resource, config.jwt_secret.as_ref()),
             contracts,
             cursors,
             review_pages: format!("{}/review", crate::auth::origin_of(&config.resource)),
