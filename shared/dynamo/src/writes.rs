@@ -17,6 +17,35 @@ use draftline_contract::store::{Attributes, Condition, TableKey, Update, Value, 
 
 use crate::{Db, Item};
 
+/// `request` with the condition of `part` (a transaction item's put,
+/// update or delete, which have the same four fields).
+macro_rules! conditioned {
+    ($request:expr, $part:ident) => {
+        $request
+            .set_condition_expression($part.condition_expression)
+            .set_expression_attribute_names($part.expression_attribute_names)
+            .set_expression_attribute_values($part.expression_attribute_values)
+            .set_return_values_on_condition_check_failure($part.return_values_on_condition_check_failure)
+    };
+}
+
+/// What `request`, sent alone, came to: written, its condition failed
+/// (with the item as stored), or the store failed.
+macro_rules! alone {
+    ($request:expr, $error:ident, $failed:expr) => {
+        match $request.send().boxed().await {
+            Ok(_) => Ok(Ok(())),
+            Err(SdkError::ServiceError(e)) if e.err().is_conditional_check_failed_exception() => {
+                Ok(Err(match e.err() {
+                    $error::ConditionalCheckFailedException(e) => e.item().and_then(attributes),
+                    _ => None,
+                }))
+            }
+            Err(other) => Err(crate::store_error(other, $failed)),
+        }
+    };
+}
+
 /// `value` as DynamoDB stores it.
 pub fn attribute(value: &Value) -> AttributeValue {
     into_attribute(value.clone())
@@ -269,49 +298,49 @@ impl Placeholders {
 }
 
 fn put(db: &Db, attributes: Attributes, condition: Option<&Condition>) -> Result<TransactWriteItem, ToolError> {
-    let mut placeholders = Placeholders::default();
-    let expression = condition.map(|c| placeholders.condition(c));
-    let (names, values) = placeholders.names();
+    let rendered = Rendered::condition(condition);
     let put = Put::builder()
         .table_name(db.table())
-        .set_item(Some(into_item(attributes)))
-        .set_condition_expression(expression)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .set_return_values_on_condition_check_failure(all_old(condition))
-        .build()
-        .map_err(ToolError::internal)?;
+        .set_item(Some(into_item(attributes)));
+    let put = conditioned!(put, rendered).build().map_err(ToolError::internal)?;
     Ok(TransactWriteItem::builder().put(put).build())
 }
 
-/// A conditional write's failure carries the item as stored (the caller
-/// reads why: a key record's answer, a counter's use).
-fn all_old(condition: Option<&Condition>) -> Option<ReturnValuesOnConditionCheckFailure> {
-    condition.map(|_| ReturnValuesOnConditionCheckFailure::AllOld)
-}
-
 fn delete(db: &Db, key_of: &TableKey, condition: Option<&Condition>) -> Result<TransactWriteItem, ToolError> {
-    let mut placeholders = Placeholders::default();
-    let expression = condition.map(|c| placeholders.condition(c));
-    let (names, values) = placeholders.names();
-    let delete = Delete::builder()
-        .table_name(db.table())
-        .set_key(Some(key(key_of)))
-        .set_condition_expression(expression)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .set_return_values_on_condition_check_failure(all_old(condition))
-        .build()
-        .map_err(ToolError::internal)?;
+    let rendered = Rendered::condition(condition);
+    let delete = Delete::builder().table_name(db.table()).set_key(Some(key(key_of)));
+    let delete = conditioned!(delete, rendered).build().map_err(ToolError::internal)?;
     Ok(TransactWriteItem::builder().delete(delete).build())
 }
 
-/// An update's expressions.
+/// A write's expressions, named as the SDK's put, update and delete name
+/// them (so [`conditioned`] sets them on any of the three).
 struct Rendered {
-    expression: String,
-    condition: Option<String>,
-    names: Option<HashMap<String, String>>,
-    values: Option<HashMap<String, AttributeValue>>,
+    update_expression: String,
+    condition_expression: Option<String>,
+    expression_attribute_names: Option<HashMap<String, String>>,
+    expression_attribute_values: Option<HashMap<String, AttributeValue>>,
+    /// A conditional write's failure carries the item as stored (the
+    /// caller reads why: a key record's answer, a counter's use).
+    return_values_on_condition_check_failure: Option<ReturnValuesOnConditionCheckFailure>,
+}
+
+impl Rendered {
+    /// The expressions of a put's or a delete's `condition`.
+    fn condition(condition: Option<&Condition>) -> Self {
+        let mut placeholders = Placeholders::default();
+        let condition_expression = condition.map(|c| placeholders.condition(c));
+        let (names, values) = placeholders.names();
+        Self {
+            update_expression: String::new(),
+            return_values_on_condition_check_failure: condition_expression
+                .as_ref()
+                .map(|_| ReturnValuesOnConditionCheckFailure::AllOld),
+            condition_expression,
+            expression_attribute_names: names,
+            expression_attribute_values: values,
+        }
+    }
 }
 
 fn render(update: &Update) -> Rendered {
@@ -349,28 +378,25 @@ fn render(update: &Update) -> Rendered {
         clause(&mut expression, "REMOVE", i == 0);
         p.write_name(name, &mut expression);
     }
-    let condition = update.condition.as_ref().map(|c| p.condition(c));
+    let condition_expression = update.condition.as_ref().map(|c| p.condition(c));
     let (names, values) = p.names();
     Rendered {
-        expression,
-        condition,
-        names,
-        values,
+        update_expression: expression,
+        return_values_on_condition_check_failure: condition_expression
+            .as_ref()
+            .map(|_| ReturnValuesOnConditionCheckFailure::AllOld),
+        condition_expression,
+        expression_attribute_names: names,
+        expression_attribute_values: values,
     }
 }
 
 fn update(db: &Db, update: &Update) -> Result<TransactWriteItem, ToolError> {
     let rendered = render(update);
-    let built = SdkUpdate::builder()
-        .table_name(db.table())
+    let built = (SdkUpdate::builder().table_name(db.table()))
         .set_key(Some(key(&update.key)))
-        .update_expression(rendered.expression)
-        .set_condition_expression(rendered.condition)
-        .set_expression_attribute_names(rendered.names)
-        .set_expression_attribute_values(rendered.values)
-        .set_return_values_on_condition_check_failure(all_old(update.condition.as_ref()))
-        .build()
-        .map_err(ToolError::internal)?;
+        .update_expression(rendered.update_expression);
+    let built = conditioned!(built, rendered).build().map_err(ToolError::internal)?;
     Ok(TransactWriteItem::builder().update(built).build())
 }
 
@@ -395,72 +421,24 @@ fn transact_item(db: &Db, write: Write) -> Result<TransactWriteItem, ToolError> 
 pub async fn write_one(db: &Db, write: Write, failed: &str) -> Result<Result<(), Option<Attributes>>, ToolError> {
     let item = transact_item(db, write)?;
     let client = db.client();
-    let refused = |item: Option<&Item>| Ok(Err(item.and_then(attributes)));
     if let Some(put) = item.put {
-        return match client
-            .put_item()
-            .table_name(put.table_name)
-            .set_item(Some(put.item))
-            .set_condition_expression(put.condition_expression)
-            .set_expression_attribute_names(put.expression_attribute_names)
-            .set_expression_attribute_values(put.expression_attribute_values)
-            .set_return_values_on_condition_check_failure(put.return_values_on_condition_check_failure)
-            .send()
-            .boxed()
-            .await
-        {
-            Ok(_) => Ok(Ok(())),
-            Err(SdkError::ServiceError(e)) if e.err().is_conditional_check_failed_exception() => match e.err() {
-                PutItemError::ConditionalCheckFailedException(e) => refused(e.item()),
-                _ => refused(None),
-            },
-            Err(other) => Err(crate::store_error(other, failed)),
-        };
+        let request = client.put_item().table_name(put.table_name).set_item(Some(put.item));
+        return alone!(conditioned!(request, put), PutItemError, failed);
     }
     if let Some(update) = item.update {
-        return match client
-            .update_item()
-            .table_name(update.table_name)
+        let request = (client.update_item().table_name(update.table_name))
             .set_key(Some(update.key))
-            .update_expression(update.update_expression)
-            .set_condition_expression(update.condition_expression)
-            .set_expression_attribute_names(update.expression_attribute_names)
-            .set_expression_attribute_values(update.expression_attribute_values)
-            .set_return_values_on_condition_check_failure(update.return_values_on_condition_check_failure)
-            .send()
-            .boxed()
-            .await
-        {
-            Ok(_) => Ok(Ok(())),
-            Err(SdkError::ServiceError(e)) if e.err().is_conditional_check_failed_exception() => match e.err() {
-                UpdateItemError::ConditionalCheckFailedException(e) => refused(e.item()),
-                _ => refused(None),
-            },
-            Err(other) => Err(crate::store_error(other, failed)),
-        };
+            .update_expression(update.update_expression);
+        return alone!(conditioned!(request, update), UpdateItemError, failed);
     }
     let Some(delete) = item.delete else {
         return Err(ToolError::internal("a write rendered as no put, update or delete"));
     };
-    match client
+    let request = client
         .delete_item()
         .table_name(delete.table_name)
-        .set_key(Some(delete.key))
-        .set_condition_expression(delete.condition_expression)
-        .set_expression_attribute_names(delete.expression_attribute_names)
-        .set_expression_attribute_values(delete.expression_attribute_values)
-        .set_return_values_on_condition_check_failure(delete.return_values_on_condition_check_failure)
-        .send()
-        .boxed()
-        .await
-    {
-        Ok(_) => Ok(Ok(())),
-        Err(SdkError::ServiceError(e)) if e.err().is_conditional_check_failed_exception() => match e.err() {
-            DeleteItemError::ConditionalCheckFailedException(e) => refused(e.item()),
-            _ => refused(None),
-        },
-        Err(other) => Err(crate::store_error(other, failed)),
-    }
+        .set_key(Some(delete.key));
+    alone!(conditioned!(request, delete), DeleteItemError, failed)
 }
 
 #[cfg(test)]
@@ -509,14 +487,14 @@ mod tests {
         ]));
         let rendered = render(&update);
         assert_eq!(
-            rendered.expression,
+            rendered.update_expression,
             "SET kind = :v0, expires_at = if_not_exists(expires_at, :v1) ADD #n0 :v2 REMOVE #n1"
         );
         assert_eq!(
-            rendered.condition.as_deref(),
+            rendered.condition_expression.as_deref(),
             Some("#n0 = :v3 AND NOT attribute_type(#n2, :v4) AND attribute_not_exists(pk)")
         );
-        let names = rendered.names.unwrap();
+        let names = rendered.expression_attribute_names.unwrap();
         assert_eq!(names["#n0"], "v");
         assert_eq!(names["#n1"], "d#PO-1");
         assert_eq!(names["#n2"], "w");
@@ -533,10 +511,17 @@ mod tests {
                 && !plain("_x")
                 && !plain("v_X-1")
         );
-        assert_eq!(rendered.values.unwrap()[":v4"], AttributeValue::S("S".to_owned()));
+        assert_eq!(
+            rendered.expression_attribute_values.unwrap()[":v4"],
+            AttributeValue::S("S".to_owned())
+        );
         // Nothing to name: no maps at all (DynamoDB refuses empty ones).
         let bare = render(&Update::of(update.key.clone()));
-        assert!(bare.names.is_none() && bare.values.is_none() && bare.condition.is_none());
+        assert!(
+            bare.expression_attribute_names.is_none()
+                && bare.expression_attribute_values.is_none()
+                && bare.condition_expression.is_none()
+        );
     }
 
     #[test]
