@@ -17,6 +17,7 @@ use draftline_contract::clock::SystemClock;
 use draftline_dynamo::Db;
 use draftline_server::App;
 use draftline_server::auth::JwksCache;
+use draftline_server::auth::issuers::IssuerSettings;
 use draftline_server::auth::jwks::{ManualTicker, REFRESH_INTERVAL};
 use draftline_server::auth::mint::TokenClaims;
 use draftline_server::config::{Config, LOCAL_DEV_SECRET};
@@ -294,9 +295,8 @@ impl JwksApp {
     /// Serves a new app (its own, empty JWKS cache) on `store`'s table.
     async fn start(store: &TestApp, jwks_url: String) -> Self {
         Self::start_with(store, |config| {
-            config.issuer = ISSUER.to_owned();
             config.jwt_secret = None;
-            config.jwks_url = Some(jwks_url);
+            config.issuers = vec![IssuerSettings::single(ISSUER.to_owned(), Some(jwks_url), false)];
         })
         .await
     }

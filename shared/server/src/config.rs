@@ -47,15 +47,11 @@ pub struct Config {
     pub dynamodb_endpoint: Option<String>,
     /// `DRAFTLINE_RESOURCE`: this deployment's canonical URL and required `aud`.
     pub resource: String,
-    /// `DRAFTLINE_ISSUER`: the accepted `iss` (with `DRAFTLINE_ISSUERS`,
-    /// the first issuer of its file).
-    pub issuer: String,
-    /// The issuers of the `DRAFTLINE_ISSUERS` file, each with how its
-    /// tokens are verified; empty: the one issuer of `DRAFTLINE_ISSUER`
-    /// ([`Config::trusted_issuers`]).
+    /// The trusted issuers, each with how its tokens are verified: those
+    /// of the `DRAFTLINE_ISSUERS` file, or else the one of
+    /// `DRAFTLINE_ISSUER`, verified with `DRAFTLINE_JWKS_URL` and/or
+    /// `DRAFTLINE_JWT_SECRET` ([`IssuerSettings::single`]). Never empty.
     pub issuers: Vec<IssuerSettings>,
-    /// `DRAFTLINE_JWKS_URL`: JWKS for RS256/ES256 tokens.
-    pub jwks_url: Option<String>,
     /// `DRAFTLINE_JWT_SECRET`: HS256 secret.
     pub jwt_secret: Option<Secret>,
     /// `DRAFTLINE_IDEMPOTENCY_TTL_SECONDS`.
@@ -92,11 +88,8 @@ impl Config {
         let resource = source
             .url("DRAFTLINE_RESOURCE")?
             .ok_or(ConfigError::Missing("DRAFTLINE_RESOURCE"))?;
-        let (issuer, issuers, jwks_url) = Self::issuers_of(source)?;
         let jwt_secret = source.secret_of_at_least("DRAFTLINE_JWT_SECRET", 32)?;
-        if issuers.is_empty() && jwks_url.is_none() && jwt_secret.is_none() {
-            return Err(ConfigError::NoVerifier);
-        }
+        let issuers = Self::issuers_of(source, jwt_secret.is_some())?;
         if let Some(at) = issuers.iter().position(|entry| entry.hs256)
             && jwt_secret.is_none()
         {
@@ -163,38 +156,24 @@ impl Config {
                 .unwrap_or_else(|| DEFAULT_TABLE.to_owned()),
             dynamodb_endpoint: source.get("DRAFTLINE_DYNAMODB_ENDPOINT"),
             resource: crate::auth::normalize_resource(&resource),
-            issuer,
             issuers,
-            jwks_url,
             jwt_secret,
             idempotency_ttl,
             cursor_secret,
         })
     }
 
-    /// The trusted issuers: the file's (`DRAFTLINE_ISSUERS`), or else the one
-    /// of `DRAFTLINE_ISSUER`, verified with `DRAFTLINE_JWKS_URL` and/or
-    /// `DRAFTLINE_JWT_SECRET`.
-    pub fn trusted_issuers(&self) -> Vec<IssuerSettings> {
-        if !self.issuers.is_empty() {
-            return self.issuers.clone();
-        }
-        vec![IssuerSettings {
-            issuer: self.issuer.clone(),
-            jwks_url: self.jwks_url.clone(),
-            hs256: self.jwt_secret.is_some(),
-            audiences: Vec::new(),
-            tenants: Vec::new(),
-            claims: crate::auth::claims::ClaimMapping::default(),
-        }]
-    }
-
     /// The issuer settings: `DRAFTLINE_ISSUERS`' file, or the single issuer
     /// of `DRAFTLINE_ISSUER` and `DRAFTLINE_JWKS_URL` (not both ways).
-    fn issuers_of(source: &Source) -> Result<(String, Vec<IssuerSettings>, Option<String>), ConfigError> {
+    /// With no file, a deployment without `jwt_secret` needs a JWKS.
+    fn issuers_of(source: &Source, jwt_secret: bool) -> Result<Vec<IssuerSettings>, ConfigError> {
         let jwks_url = source.secure_url("DRAFTLINE_JWKS_URL", "the keys every token is verified with")?;
         let Some(path) = source.get(issuers::VARIABLE) else {
-            return Ok((source.required("DRAFTLINE_ISSUER")?, Vec::new(), jwks_url));
+            let issuer = source.required("DRAFTLINE_ISSUER")?;
+            if jwks_url.is_none() && !jwt_secret {
+                return Err(ConfigError::NoVerifier);
+            }
+            return Ok(vec![IssuerSettings::single(issuer, jwks_url, jwt_secret)]);
         };
         if let Some(single) = ["DRAFTLINE_ISSUER", "DRAFTLINE_JWKS_URL"]
             .into_iter()
@@ -207,13 +186,11 @@ impl Config {
         }
         // A value that is the settings themselves (an environment of a
         // function, which ships no file) is read as is.
-        let issuers = if path.trim_start().starts_with('{') {
-            issuers::parse(&path)?
+        if path.trim_start().starts_with('{') {
+            issuers::parse(&path)
         } else {
-            issuers::read(&path)?
-        };
-        let first = issuers.first().map(|entry| entry.issuer.clone()).unwrap_or_default();
-        Ok((first, issuers, None))
+            issuers::read(&path)
+        }
     }
 
     /// The local server's configuration: defaults for everything, `resource`
@@ -223,9 +200,7 @@ impl Config {
             table: DEFAULT_TABLE.to_owned(),
             dynamodb_endpoint: Some(dynamodb_endpoint),
             resource: crate::auth::normalize_resource(&resource),
-            issuer: LOCAL_ISSUER.to_owned(),
-            issuers: Vec::new(),
-            jwks_url: None,
+            issuers: vec![IssuerSettings::single(LOCAL_ISSUER.to_owned(), None, true)],
             jwt_secret: Some(Secret::new(LOCAL_DEV_SECRET)),
             idempotency_ttl: DEFAULT_IDEMPOTENCY_TTL,
             cursor_secret: None,
@@ -248,10 +223,12 @@ impl Config {
         let (material, source) = match (&self.cursor_secret, &self.jwt_secret) {
             (Some(secret), _) => (secret.expose().as_bytes().to_vec(), KeySource::CursorSecret),
             (None, Some(secret)) => (secret.expose().as_bytes().to_vec(), KeySource::JwtSecret),
-            (None, None) => (
-                format!("{}|{}", self.issuer, self.jwks_url.as_deref().unwrap_or_default()).into_bytes(),
-                KeySource::PublicFacts,
-            ),
+            (None, None) => {
+                let first = self.issuers.first();
+                let issuer = first.map_or("", |entry| entry.issuer.as_str());
+                let jwks_url = first.and_then(|entry| entry.jwks_url.as_deref()).unwrap_or_default();
+                (format!("{issuer}|{jwks_url}").into_bytes(), KeySource::PublicFacts)
+            }
         };
         let context = format!("{}|{}", self.resource, self.table);
         CursorKey::derive(&material, context.as_bytes(), source)
@@ -291,8 +268,7 @@ mod tests {
     #[test]
     fn the_single_issuer_settings_are_one_trusted_issuer() {
         let config = parse(&full()).unwrap();
-        assert!(config.issuers.is_empty());
-        let trusted = config.trusted_issuers();
+        let trusted = &config.issuers;
         assert_eq!(trusted.len(), 1);
         assert_eq!(trusted[0].issuer, "https://id.example.com");
         assert!(trusted[0].hs256 && trusted[0].jwks_url.is_none() && trusted[0].audiences.is_empty());
@@ -308,9 +284,8 @@ mod tests {
         env.remove("DRAFTLINE_ISSUER");
         env.insert("DRAFTLINE_ISSUERS", path.clone());
         let config = parse(&env).unwrap();
-        let names: Vec<String> = config.trusted_issuers().into_iter().map(|i| i.issuer).collect();
+        let names: Vec<&str> = config.issuers.iter().map(|i| i.issuer.as_str()).collect();
         assert_eq!(names, ["https://a.example", "https://b.example"]);
-        assert_eq!(config.issuer, "https://a.example");
 
         // With a file, no issuer is named beside it.
         env.insert("DRAFTLINE_ISSUER", "https://id.example.com".to_owned());
@@ -335,7 +310,7 @@ mod tests {
             r#"{"issuers": [{"issuer": "https://c.example", "jwks_url": "https://c.example/keys", "tenants": ["acme"]}]}"#
                 .to_owned(),
         );
-        assert_eq!(parse(&env).unwrap().issuer, "https://c.example");
+        assert_eq!(parse(&env).unwrap().issuers[0].issuer, "https://c.example");
         // A file that is not there stops the start, naming it.
         env.insert("DRAFTLINE_ISSUERS", format!("{path}.missing"));
         assert!(parse(&env).unwrap_err().to_string().contains("cannot be read"));

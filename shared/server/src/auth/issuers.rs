@@ -59,6 +59,20 @@ pub struct IssuerSettings {
 }
 
 impl IssuerSettings {
+    /// The one issuer of the single-issuer settings (`DRAFTLINE_ISSUER`),
+    /// verified with `jwks_url` and/or the deployment's secret (`hs256`):
+    /// the deployment's own, in draftline's own claims, naming any tenant.
+    pub fn single(issuer: String, jwks_url: Option<String>, hs256: bool) -> Self {
+        Self {
+            issuer,
+            jwks_url,
+            hs256,
+            audiences: Vec::new(),
+            tenants: Vec::new(),
+            claims: ClaimMapping::default(),
+        }
+    }
+
     /// The tenants its tokens may name (`None`: any).
     pub fn bound_tenants(&self) -> Option<Vec<String>> {
         match self.claims.fixed_tenant() {

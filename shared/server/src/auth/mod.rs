@@ -86,14 +86,14 @@ impl Trusted {
 
 impl Authenticator {
     /// An authenticator of tokens for `resource` from `issuers` (a
-    /// deployment's [`crate::config::Config::trusted_issuers`]): HS256 for
+    /// deployment's [`crate::config::Config::issuers`]): HS256 for
     /// those signing with `jwt_secret`, RS256/ES256 for those with a JWKS
     /// URL.
-    pub fn new(issuers: Vec<IssuerSettings>, resource: &str, jwt_secret: Option<&Secret>) -> Self {
+    pub fn new(issuers: &[IssuerSettings], resource: &str, jwt_secret: Option<&Secret>) -> Self {
         draftline_contract::crypto::install_crypto_provider();
         Self {
-            issuers: (issuers.into_iter())
-                .map(|settings| Trusted::new(settings, resource))
+            issuers: (issuers.iter())
+                .map(|settings| Trusted::new(settings.clone(), resource))
                 .collect(),
             hs256: jwt_secret.and_then(|s| DecodingKey::from_secret(s.expose().as_bytes()).ok()),
         }

@@ -47,7 +47,7 @@ impl App {
         Self {
             // Built only when an endpoint is set: otherwise a call pays one `Option` check.
             exporter: config.export.as_ref().and_then(Exporter::build),
-            auth: Authenticator::new(config.trusted_issuers(), &config.resource, config.jwt_secret.as_ref()),
+            auth: Authenticator::new(&config.issuers, &config.resource, config.jwt_secret.as_ref()),
             contracts,
             cursors,
             review_pages: format!("{}/review", crate::auth::origin_of(&config.resource)),
@@ -144,7 +144,7 @@ impl App {
         scopes.dedup();
         json!({
             "resource": self.config.resource,
-            "authorization_servers": self.config.trusted_issuers().into_iter().map(|entry| entry.issuer).collect::<Vec<_>>(),
+            "authorization_servers": self.config.issuers.iter().map(|entry| &entry.issuer).collect::<Vec<_>>(),
             "bearer_methods_supported": ["header"],
             "scopes_supported": scopes,
             "resource_name": "draftline ERP tools",
