@@ -346,6 +346,26 @@ impl JwksApp {
     }
 }
 
+/// buyer-sby's claims in `tenant` as `issuer` would issue them for `resource`.
+fn claims(issuer: &str, tenant: &str, resource: &str) -> TokenClaims {
+    TokenClaims::new(
+        issuer,
+        resource,
+        "buyer-sby",
+        tenant,
+        "SBY-01",
+        "SBY",
+        "inventory:read",
+        vec![],
+        600,
+    )
+}
+
+/// `claims` signed HS256 with the local development secret.
+fn hs256(claims: &TokenClaims) -> String {
+    draftline_server::auth::mint::mint_hs256(LOCAL_DEV_SECRET, claims).unwrap()
+}
+
 fn assert_unauthenticated(reply: &Reply, case: &str) {
     assert_eq!(reply.status, 401, "{case}: {:?}", reply.body);
     assert_eq!(reply.error_code(), "UNAUTHENTICATED", "{case}");
@@ -373,21 +393,7 @@ async fn rs256_and_es256_tokens_of_the_identity_provider_are_accepted_with_one_f
     assert_eq!(idp.fetches(), 1, "the key set is fetched once per warm instance");
 
     // A local development token is refused where only the identity provider is trusted.
-    let local = draftline_server::auth::mint::mint_hs256(
-        LOCAL_DEV_SECRET,
-        &TokenClaims::new(
-            ISSUER,
-            &app.resource,
-            "buyer-sby",
-            "demo",
-            "SBY-01",
-            "SBY",
-            "inventory:read",
-            vec![],
-            600,
-        ),
-    )
-    .unwrap();
+    let local = hs256(&claims(ISSUER, "demo", &app.resource));
     assert_unauthenticated(&app.read_stock(&local).await, "hs256 without a secret");
 }
 
@@ -403,20 +409,7 @@ async fn each_trusted_issuer_verifies_its_own_tokens_its_own_way_and_an_unlisted
     ))
     .unwrap();
     let app = JwksApp::start_with(&store, |config| config.issuers = issuers).await;
-    let hs256 = |issuer: &str| {
-        let claims = TokenClaims::new(
-            issuer,
-            &app.resource,
-            "buyer-sby",
-            "demo",
-            "SBY-01",
-            "SBY",
-            "inventory:read",
-            vec![],
-            600,
-        );
-        draftline_server::auth::mint::mint_hs256(LOCAL_DEV_SECRET, &claims).unwrap()
-    };
+    let hs256 = |issuer: &str| hs256(&claims(issuer, "demo", &app.resource));
 
     let idp_token = app.read_stock(&keys.rsa_1.token("buyer-sby", &app.resource)).await;
     assert_eq!(idp_token.status, 200, "{:?}", idp_token.body);
@@ -426,17 +419,7 @@ async fn each_trusted_issuer_verifies_its_own_tokens_its_own_way_and_an_unlisted
     // naming it is refused, though the deployment has an HS256 secret.
     assert_unauthenticated(&app.read_stock(&hs256(ISSUER)).await, "hs256 in the IdP's name");
     // The identity provider may name the demo tenant only.
-    let globex = TokenClaims::new(
-        ISSUER,
-        &app.resource,
-        "buyer-sby",
-        "globex",
-        "SBY-01",
-        "SBY",
-        "inventory:read",
-        vec![],
-        600,
-    );
+    let globex = claims(ISSUER, "globex", &app.resource);
     let other_tenant = app.read_stock(&keys.rsa_1.sign(keys.rsa_1.kid, &globex)).await;
     assert_unauthenticated(&other_tenant, "a tenant the issuer may not name");
     assert!(

@@ -494,19 +494,9 @@ mod tests {
     use draftline_contract::store::{Cancelled, TransactFailure};
 
     use super::*;
-    use crate::storage::{MemoryTable, Table as _};
+    use crate::storage::{MemoryTable, Table};
 
     const TOOL: &str = "purchasing_create_po_draft";
-
-    /// A fresh table in memory, which applies the counters' conditions as
-    /// DynamoDB does.
-    struct Table {
-        db: MemoryTable,
-    }
-
-    async fn table() -> Table {
-        Table { db: MemoryTable::new() }
-    }
 
     fn caller(tenant: &str) -> Caller {
         Caller::from_verified(
@@ -623,7 +613,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_runs_drafts_pass_under_its_count_are_refused_at_it_and_observe_mode_counts_past_it() {
-        let Table { db, .. } = &table().await;
+        let db = &MemoryTable::new();
         let limits = Limits::new(StdDuration::ZERO, None);
         let now = clock().now();
         let agent = caller("t-run");
@@ -666,7 +656,7 @@ mod tests {
     #[tokio::test]
     async fn a_persons_day_passes_under_its_value_is_refused_over_it_resets_at_midnight_and_observe_mode_lets_it_pass()
     {
-        let Table { db, .. } = &table().await;
+        let db = &MemoryTable::new();
         let limits = Limits::new(StdDuration::ZERO, None);
         let clock = clock();
         let agent = caller("t-day");
@@ -700,7 +690,7 @@ mod tests {
     #[tokio::test]
     async fn a_reads_rate_passes_under_its_calls_is_refused_over_them_resets_with_the_minute_and_observe_mode_names_it()
     {
-        let Table { db, .. } = &table().await;
+        let db = &MemoryTable::new();
         let limits = Limits::new(StdDuration::ZERO, None);
         let clock = clock();
         let agent = caller("t-rate");
@@ -728,7 +718,7 @@ mod tests {
     #[tokio::test]
     async fn the_budget_passes_under_its_calls_refuses_over_them_even_under_an_observing_policy_and_resets_with_the_minute()
      {
-        let Table { db, .. } = &table().await;
+        let db = &MemoryTable::new();
         let limits = Limits::new(StdDuration::ZERO, Some(2));
         let clock = clock();
         let agent = caller("t-budget");
