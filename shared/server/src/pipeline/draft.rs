@@ -88,7 +88,7 @@ impl App {
             Err(err) => return fail(err, key_facts),
         };
         key_facts.answered = confirmed.as_ref().map(answered);
-        let draft_key = external_key(call.caller, store.stored_key(), generation.id());
+        let draft_key = external_key(&store, generation.id());
         let call = Call {
             draft_key: Some(&draft_key),
             decision: confirmed.as_ref().map(|c| &c.decision),

@@ -9,11 +9,10 @@ use super::{App, DRAFT_ATTEMPTS, Served};
 use crate::confirm;
 use crate::edge::trace::{self, Stage};
 use crate::idempotency::record::seconds_until;
-use crate::idempotency::{Claim, ClaimedWith, Claiming, LeaseToken};
+use crate::idempotency::{Claim, ClaimedWith, Claiming, IdempotencyStore, LeaseToken};
 use crate::policy::{Attempt, Gate, Reservation, Sending};
 use draftline_contract::ErpError;
 use draftline_contract::error::ToolError;
-use draftline_contract::identity::Caller;
 use draftline_contract::tool::{Answer, ExternalDocument};
 
 impl App {
@@ -264,19 +263,13 @@ impl Generation {
 /// of the tenant, the stored key and the use of it (`generation`, kept by a
 /// worker that takes a lapsed claim over), so it is unique per tenant,
 /// caller's key and use, bounded in length, and says nothing about either.
-pub(super) fn external_key(caller: &Caller, stored_key: &str, generation: &str) -> String {
-    use sha2::Digest;
-    let mut digest = sha2::Sha256::new();
-    for part in [caller.tenant().as_str(), stored_key, generation] {
-        digest.update(part.as_bytes());
-        digest.update([0u8]);
-    }
-    format!("dl1-{}", hex::encode(digest.finalize()))
+pub(super) fn external_key(store: &IdempotencyStore<'_>, generation: &str) -> String {
+    format!("dl1-{}", store.digest(generation))
 }
 
 #[cfg(test)]
 mod tests {
-    use draftline_contract::identity::{BranchCode, BranchId, Scopes, TenantId, UserId};
+    use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
     use serde_json::Value;
 
     use super::*;
@@ -322,7 +315,10 @@ mod tests {
                 .unwrap();
                 assert_eq!(
                     draft["provenance"]["draftline_key"].as_str().unwrap(),
-                    external_key(&caller, &key.storage_key(&caller), DEMO_SEED_USE),
+                    external_key(
+                        &IdempotencyStore::new(&crate::storage::MemoryTable::new(), &caller, &key),
+                        DEMO_SEED_USE
+                    ),
                     "{}",
                     draft["number"]
                 );

@@ -270,7 +270,7 @@ async fn a_claim_whose_lease_lapsed_is_taken_over_and_completed_under_its_own_ge
     assert_eq!(record.status, crate::idempotency::RecordStatus::Completed);
     // The ERP's document carries the lapsed claim's own draft key: the same
     // use of the key, continued (a new use would carry another).
-    let continued = super::external::external_key(&flow.caller, flow.keys(&key).stored_key(), "g-dead");
+    let continued = super::external::external_key(&flow.keys(&key), "g-dead");
     let keys: Vec<Option<String>> = flow.erp.read(|books| {
         books
             .purchase_orders

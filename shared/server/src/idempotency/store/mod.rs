@@ -216,10 +216,16 @@ impl<'a> IdempotencyStore<'a> {
         }
     }
 
-    /// The key as stored (the tenant, branch and user it belongs to, its
-    /// source and value), which every name derived from the key uses.
-    pub fn stored_key(&self) -> &str {
-        &self.stored
+    /// The SHA-256 (hex) of the tenant, the key as stored and `part`: a
+    /// name of `part` unique per tenant and key that says nothing about
+    /// either (a transaction's request token, the ERP's draft key).
+    pub fn digest(&self, part: &str) -> String {
+        let mut digest = Sha256::new();
+        for part in [self.caller.tenant().as_str(), &self.stored, part] {
+            digest.update(part.as_bytes());
+            digest.update([0]);
+        }
+        hex::encode(digest.finalize())
     }
 
     /// The record's key in the table.
@@ -318,12 +324,7 @@ impl<'a> IdempotencyStore<'a> {
     /// refused: the key's own reason first (a replay wins over a limit),
     /// then a person's answer used, then a limit counter.
     pub async fn commit(&self, transaction: KeyTransaction, attempt: &str) -> Result<(), CommitFailure> {
-        let mut digest = Sha256::new();
-        for part in [self.caller.tenant().as_str(), &self.stored, attempt] {
-            digest.update(part.as_bytes());
-            digest.update([0]);
-        }
-        let token = hex::encode(digest.finalize());
+        let token = self.digest(attempt);
         let answers_until = transaction.answers_until;
         let (writes, parts) = transaction.into_writes();
         let failure = match self.table.transact(writes, &token[..36], NO_DRAFT).await {
