@@ -33,6 +33,7 @@
 
 pub mod demo;
 pub mod domain;
+mod drafting;
 pub mod money;
 pub mod numbers;
 pub mod port;

@@ -1,29 +1,28 @@
 //! `purchasing_create_po_draft`: a purchase-order draft, priced by the server
-//! from the vendor's price list. The reference contract for draft tools.
+//! from the vendor's price list. Its kind's rules for the draft engine
+//! ([`crate::drafting`]): the vendor must supply the branch, and prices are
+//! the vendor's.
 
-use std::collections::BTreeSet;
-
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use chrono::NaiveDate;
-use draftline_contract::ToolError;
+use chrono::{DateTime, NaiveDate, Utc};
 use draftline_contract::error::FieldIssue;
-use draftline_contract::store::TableKey;
-use draftline_contract::tool::{
-    Call, Counterparty, CounterpartyKind, Draft, DraftTool, RuleContext, Stakes, ToolMeta, ToolSpec,
-};
+use draftline_contract::store::{Found, TableKey};
+use draftline_contract::tool::{Call, CounterpartyKind, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
 use draftline_contract::validation::rejected_with;
+use draftline_contract::{ErpError, ToolError};
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
 use crate::domain::po::VendorRef;
-use crate::domain::{Item, PoDraft, PoLine, PriceEntry, PurchaseOrder, Vendor};
-use crate::money::{self, Money};
-use crate::port::{Erp, PoReads, Scope, Wanted};
-use crate::pricing;
+use crate::domain::{Item, PoDraft, PoLine, PriceEntry, PurchaseOrder, Seen, Vendor};
+use crate::drafting::{self, DraftKind, Drafted, LineInput, NO_DRAFT, Party, Priced, Reads, Totals, Words};
+use crate::money::Money;
+use crate::port::{Erp, Placement, PoReads, Scope, Wanted, Window};
 use crate::units::Uom;
 
 /// How far ahead `needed_by` may be.
@@ -115,19 +114,6 @@ back use purchasing_get_po. Example: {\"vendor_code\": \"V-00231\", \"needed_by\
     }
 }
 
-const NO_DRAFT: &str = "No draft was created.";
-
-/// Prices one line from the vendor's price list (see [`crate::pricing`]).
-fn price_line(vendor: &Vendor, prices: &[PriceEntry], item: &Item, uom: Uom) -> Option<(Decimal, String)> {
-    pricing::unit_price(&vendor.code, item, uom, |u| {
-        prices
-            .iter()
-            .find(|p| p.item == item.code && p.uom == u)
-            .map(|p| p.unit_price)
-    })
-    .map(|priced| (priced.unit_price, priced.source))
-}
-
 #[async_trait]
 impl DraftTool for PurchasingCreatePoDraft {
     fn client_ref(input: &CreatePoDraftInput) -> &str {
@@ -135,176 +121,205 @@ impl DraftTool for PurchasingCreatePoDraft {
     }
 
     fn reads(&self, call: &Call<'_>, input: &CreatePoDraftInput) -> Option<Vec<TableKey>> {
-        let codes = super::item_codes(input.lines.iter().map(|l| l.item_code.as_str()));
-        let wanted = Wanted {
-            counterparty: &input.vendor_code,
-            items: &codes,
-            marked: call.near_duplicate_window.is_some(),
-        };
-        self.erp.po_draft_reads(&Scope::of(call.caller), &wanted)
+        drafting::keys(self, call, input)
     }
 
     async fn draft(&self, call: &Call<'_>, input: CreatePoDraftInput) -> Result<Draft<PurchaseOrder>, ToolError> {
-        let branch = call.caller.branch();
-        let scope = Scope::of(call.caller);
-        let asking = super::Asking::of(call, input.lines.iter().map(|l| l.item_code.as_str()));
-        let wanted = Wanted {
-            counterparty: &input.vendor_code,
-            items: &asking.codes,
-            marked: call.near_duplicate_window.is_some(),
-        };
-        // The vendor, its prices, the items and the open drafts, in one go:
-        // from the key lookup's batch where it read them.
-        let PoReads { vendor, items, open } = self
-            .erp
-            .read_po_draft(&scope, &wanted, asking.window(), call.found)
-            .await?;
-        let (vendor, prices) = match vendor {
-            Some((vendor, prices)) if vendor.supplies(branch.as_str()) => (vendor, prices),
+        drafting::draft(self, call, input).await
+    }
+}
+
+impl LineInput for PoLineInput {
+    fn item_code(&self) -> &str {
+        &self.item_code
+    }
+    fn qty(&self) -> i64 {
+        self.qty
+    }
+    fn uom(&self) -> Uom {
+        self.uom
+    }
+}
+
+#[async_trait]
+impl DraftKind for PurchasingCreatePoDraft {
+    type Input = CreatePoDraftInput;
+    type Line = PoLineInput;
+    type Found = Option<(Vendor, Vec<PriceEntry>)>;
+    type Own = ();
+    type Rule = ();
+    type DocLine = PoLine;
+    type Draft = PoDraft;
+    type Output = PurchaseOrder;
+
+    const WORDS: Words = Words {
+        counterparty: CounterpartyKind::Vendor,
+        item_hint: "inventory_get_stock or inventory_list_below_reorder",
+        unit_verb: "stocked",
+        read_tool: "purchasing_get_po",
+        total: "the purchase order total",
+    };
+
+    fn counterparty(input: &CreatePoDraftInput) -> &str {
+        &input.vendor_code
+    }
+
+    fn lines(input: &CreatePoDraftInput) -> &[PoLineInput] {
+        &input.lines
+    }
+
+    fn keys(&self, scope: &Scope<'_>, wanted: &Wanted<'_>) -> Option<Vec<TableKey>> {
+        self.erp.po_draft_reads(scope, wanted)
+    }
+
+    async fn read(
+        &self,
+        scope: &Scope<'_>,
+        wanted: &Wanted<'_>,
+        open: Option<Window>,
+        found: Option<&Found>,
+    ) -> Result<Reads<Self::Found>, ErpError> {
+        let PoReads { vendor, items, open } = self.erp.read_po_draft(scope, wanted, open, found).await?;
+        Ok(Reads {
+            own: vendor,
+            items,
+            open,
+        })
+    }
+
+    async fn party(
+        &self,
+        scope: &Scope<'_>,
+        vendor: Self::Found,
+        _items: &HashMap<String, Item>,
+        input: &CreatePoDraftInput,
+    ) -> Result<Party<()>, ToolError> {
+        match vendor {
+            Some((vendor, prices)) if vendor.supplies(scope.branch.as_str()) => Ok(Party {
+                list: vendor.code.clone(),
+                code: vendor.code,
+                name: vendor.name,
+                currency: vendor.currency,
+                prices: prices.into_iter().map(|p| (p.item, p.uom, p.unit_price)).collect(),
+                own: (),
+            }),
             // A vendor that does not serve this branch reads exactly like a missing one.
-            _ => {
-                return Err(rejected_with(
-                    vec![FieldIssue::new(
-                        "vendor_code",
-                        format!(
-                            "Vendor {} was not found for your branch. Call purchasing_search_vendors (by name or by \
+            _ => Err(rejected_with(
+                vec![FieldIssue::new(
+                    "vendor_code",
+                    format!(
+                        "Vendor {} was not found for your branch. Call purchasing_search_vendors (by name or by \
                          item_code) to find the right vendor code.",
-                            input.vendor_code
-                        ),
-                    )],
-                    NO_DRAFT,
-                ));
-            }
-        };
-
-        let mut issues = Vec::new();
-        // Lines the vendor does not price: named once the vendor's whole
-        // list is read (what was read holds the prices of these items only).
-        let mut unsupplied = Vec::new();
-        let mut lines = Vec::with_capacity(input.lines.len());
-        let mut totals = Vec::with_capacity(input.lines.len());
-        for (i, line) in input.lines.iter().enumerate() {
-            let Some(item) = items.get(&line.item_code) else {
-                issues.push(FieldIssue::new(
-                    format!("lines[{i}].item_code"),
-                    format!(
-                        "Item {} does not exist. Check the code with inventory_get_stock or \
-                         inventory_list_below_reorder.",
-                        line.item_code
+                        input.vendor_code
                     ),
-                ));
-                continue;
-            };
-            let Some(unit) = item.unit(line.uom) else {
-                let allowed: Vec<&str> = item.units.iter().map(|u| u.uom.code()).collect();
-                issues.push(FieldIssue::new(
-                    format!("lines[{i}].uom"),
-                    format!(
-                        "Item {code} is not stocked in {uom}. Allowed units for {code}: {units}. Resend the line \
-                         with uom {choices}.",
-                        code = item.code,
-                        uom = line.uom,
-                        units = item.describe_units(),
-                        choices = allowed.join(" or "),
-                    ),
-                ));
-                continue;
-            };
-            let Some((unit_price, price_source)) = price_line(&vendor, &prices, item, line.uom) else {
-                unsupplied.push(issues.len());
-                issues.push(FieldIssue::new(format!("lines[{i}].item_code"), item.code.clone()));
-                continue;
-            };
-            let overflow = || money::overflow(&format!("lines[{i}] ({} x {} {})", item.code, line.qty, line.uom));
-            let line_total = money::round(money::mul(unit_price, Decimal::from(line.qty)).ok_or_else(overflow)?);
-            totals.push((i, line_total));
-            lines.push(PoLine {
-                line_no: u32::try_from(i).map_or(u32::MAX, |i| i.saturating_add(1)),
-                item_code: item.code.clone(),
-                item_name: item.name.clone(),
-                qty: line.qty,
-                uom: line.uom,
-                base_qty: line.qty.checked_mul(unit.factor).ok_or_else(overflow)?,
-                base_uom: item.base_uom,
-                unit_price: Money::new(unit_price, &vendor.currency),
-                price_source,
-                line_total: Money::new(line_total, &vendor.currency),
-            });
+                )],
+                NO_DRAFT,
+            )),
         }
-        if !unsupplied.is_empty() {
-            let list = self.erp.vendor_with_prices(&scope, &vendor.code).await?;
-            let supplied: BTreeSet<&str> = list
-                .iter()
-                .flat_map(|(_, prices)| prices.iter().map(|p| p.item.as_str()))
-                .collect();
-            let supplied = supplied.into_iter().collect::<Vec<_>>().join(", ");
-            for at in unsupplied {
-                if let Some(issue) = issues.get_mut(at) {
-                    let item = std::mem::take(&mut issue.message);
-                    issue.message = format!(
-                        "Vendor {} does not supply {item} (it supplies: {supplied}). Call purchasing_search_vendors \
-                         with item_code {item} to find a vendor that does.",
-                        vendor.code,
-                    );
-                }
-            }
-        }
-        issues.extend(money::past_largest(&totals, &vendor.currency));
-        if !issues.is_empty() {
-            return Err(rejected_with(issues, NO_DRAFT));
-        }
-        // Ask rather than guess: the same items from the same vendor drafted
-        // in the last day under another key.
-        let chosen = |number: String| async move {
-            self.erp
-                .purchase_order(&scope, &number)
-                .await?
-                .ok_or_else(|| super::purchasing_get_po::po_not_found(&number))
-        };
-        let asked = (vendor.code.as_str(), "purchase_order", "purchasing_get_po");
-        if let Some(settled) = asking.settle(call, &open.drafts, asked, chosen).await? {
-            return Ok(settled);
-        }
+    }
 
-        let subtotal = money::sum(totals.into_iter().map(|(_, total)| total))
-            .ok_or_else(|| money::overflow("the purchase order total"))?;
-        let draft = PoDraft {
-            branch_id: branch.to_string(),
+    /// Named once the vendor's whole list is read (what was read holds the
+    /// prices of the wanted items only).
+    async fn unpriced(
+        &self,
+        scope: &Scope<'_>,
+        vendor: &Party<()>,
+        lines: &[(usize, &Item)],
+    ) -> Result<Vec<FieldIssue>, ToolError> {
+        let list = self.erp.vendor_with_prices(scope, &vendor.code).await?;
+        let supplied: BTreeSet<&str> = list
+            .iter()
+            .flat_map(|(_, prices)| prices.iter().map(|p| p.item.as_str()))
+            .collect();
+        let supplied = supplied.into_iter().collect::<Vec<_>>().join(", ");
+        let issue = |(i, item): &(usize, &Item)| {
+            FieldIssue::new(
+                format!("lines[{i}].item_code"),
+                format!(
+                    "Vendor {} does not supply {item} (it supplies: {supplied}). Call purchasing_search_vendors \
+                     with item_code {item} to find a vendor that does.",
+                    vendor.code,
+                    item = item.code,
+                ),
+            )
+        };
+        Ok(lines.iter().map(issue).collect())
+    }
+
+    fn rule(_: &Party<()>, _: usize, _: &PoLineInput) -> Result<(), FieldIssue> {
+        Ok(())
+    }
+
+    /// No tax on a purchase draft: a person posts it with its tax.
+    fn tax((): &(), _: Decimal) -> Option<Decimal> {
+        Some(Decimal::ZERO)
+    }
+
+    fn line((): (), p: Priced) -> PoLine {
+        PoLine {
+            line_no: p.line_no,
+            item_code: p.item.code,
+            item_name: p.item.name,
+            qty: p.qty,
+            uom: p.uom,
+            base_qty: p.base_qty,
+            base_uom: p.item.base_uom,
+            unit_price: p.unit_price,
+            price_source: p.price_source,
+            line_total: p.total,
+        }
+    }
+
+    async fn existing(&self, scope: &Scope<'_>, number: String) -> Result<PurchaseOrder, ToolError> {
+        self.erp
+            .purchase_order(scope, &number)
+            .await?
+            .ok_or_else(|| super::purchasing_get_po::po_not_found(&number))
+    }
+
+    fn draft(
+        vendor: Party<()>,
+        input: CreatePoDraftInput,
+        lines: Vec<PoLine>,
+        totals: Totals,
+        drafted: Drafted,
+    ) -> Result<PoDraft, ToolError> {
+        Ok(PoDraft {
+            branch_id: drafted.branch_id,
             vendor: VendorRef {
-                code: vendor.code.clone(),
-                name: vendor.name.clone(),
+                code: vendor.code,
+                name: vendor.name,
             },
             needed_by: input.needed_by,
-            currency: vendor.currency.clone(),
+            currency: vendor.currency,
             lines,
-            subtotal: Money::new(subtotal, &vendor.currency),
-            total: Money::new(subtotal, &vendor.currency),
-            note: input.note.clone(),
-            client_ref: input.client_ref.clone(),
-            drafted_by_agent_run: call.agent.run_id.clone(),
-            drafted_on_behalf_of: call.caller.user().to_string(),
-            drafted_by_tool_call: call.agent.tool_call_id.clone(),
-        };
-        let stakes = Stakes {
-            total: Some(money::counted(&draft.total)?),
-            counterparty: Some(Counterparty {
-                kind: CounterpartyKind::Vendor,
-                code: vendor.code.clone(),
-            }),
-        };
-        // Only a draft that passed every check is placed (and numbered), so
-        // refused input writes nothing and leaves no gap.
-        let placement = self
-            .erp
-            .place_po_draft(&scope, draft.clone(), call.draft_key, open.seen, call.clock.now())
-            .await?;
-        Ok(super::prepared(
-            placement,
-            draft,
-            PoDraft::numbered,
-            call.review_pages,
-            stakes,
-        ))
+            subtotal: totals.subtotal,
+            total: totals.total,
+            note: input.note,
+            client_ref: input.client_ref,
+            drafted_by_agent_run: drafted.agent_run,
+            drafted_on_behalf_of: drafted.on_behalf_of,
+            drafted_by_tool_call: drafted.tool_call,
+        })
+    }
+
+    fn total(draft: &PoDraft) -> &Money {
+        &draft.total
+    }
+
+    async fn place(
+        &self,
+        scope: &Scope<'_>,
+        draft: PoDraft,
+        draft_key: Option<&str>,
+        seen: Seen,
+        now: DateTime<Utc>,
+    ) -> Result<Placement<PurchaseOrder>, ErpError> {
+        self.erp.place_po_draft(scope, draft, draft_key, seen, now).await
+    }
+
+    fn numbered(draft: &PoDraft, id: String, number: String, created_at: String) -> PurchaseOrder {
+        draft.numbered(id, number, created_at)
     }
 }
 

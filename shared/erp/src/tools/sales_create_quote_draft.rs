@@ -1,18 +1,19 @@
 //! `sales_create_quote_draft`: a sales quote in status draft, priced from the
 //! customer's price list and taxed per line with the tax code the caller
-//! chose. Idempotent through the same contract as purchase-order drafts.
+//! chose. Its kind's rules for the draft engine ([`crate::drafting`]): a
+//! customer of the branch not on credit hold, a tax code per line, and a
+//! credit check for the reviewer.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use chrono::NaiveDate;
-use draftline_contract::ToolError;
+use chrono::{DateTime, NaiveDate, Utc};
 use draftline_contract::error::FieldIssue;
-use draftline_contract::store::TableKey;
-use draftline_contract::tool::{
-    Call, Counterparty, CounterpartyKind, Draft, DraftTool, RuleContext, Stakes, ToolMeta, ToolSpec,
-};
+use draftline_contract::store::{Found, TableKey};
+use draftline_contract::tool::{Call, CounterpartyKind, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
 use draftline_contract::validation::rejected_with;
+use draftline_contract::{ErpError, ToolError};
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -21,17 +22,15 @@ use validator::Validate;
 use super::sales_get_customer_summary::customer_not_found;
 use crate::domain::quote::CustomerRef;
 use crate::domain::{
-    CreditPosition, CreditStanding, Customer, ListPrice, Quote, QuoteDraft, QuoteLine, TaxCode, TaxType,
+    CreditPosition, CreditStanding, Customer, Item, ListPrice, Quote, QuoteDraft, QuoteLine, Seen, TaxCode, TaxType,
 };
+use crate::drafting::{self, DraftKind, Drafted, LineInput, NO_DRAFT, Party, Priced, Reads, Totals, Words};
 use crate::money::{self, Money};
-use crate::port::{Erp, QuoteReads, Scope, Wanted};
-use crate::pricing;
+use crate::port::{Erp, Placement, QuoteReads, Scope, Wanted, Window};
 use crate::units::Uom;
 
 /// How long a quote may be valid.
 const MAX_VALID_DAYS: i64 = 90;
-
-const NO_DRAFT: &str = "No draft was created.";
 
 /// One line to quote.
 #[derive(Debug, Clone, Serialize, Deserialize, Validate, JsonSchema)]
@@ -117,20 +116,11 @@ for the price list, credit and overdue invoices. Example: {\"customer_code\": \"
             super::date_in_window("valid_until", input.valid_until, ctx.today, MAX_VALID_DAYS, &too_far)
                 .into_iter()
                 .collect();
-        for (i, line) in input.lines.iter().enumerate() {
-            if line.tax_code.is_none() {
-                issues.push(FieldIssue::new(
-                    format!("lines[{i}].tax_code"),
-                    format!(
-                        "line {} ({}) has no tax_code; every quote line needs one. Call finance_list_tax_types for \
-                         the tax codes in use and their rates (for example VAT11 = 11% for most sales, EXEMPT for \
-                         tax-exempt customers), then resend the line with tax_code set",
-                        i.saturating_add(1),
-                        line.item_code
-                    ),
-                ));
-            }
-        }
+        issues.extend(
+            (input.lines.iter().enumerate())
+                .filter(|(_, line)| line.tax_code.is_none())
+                .map(|(i, line)| missing_tax(i, line)),
+        );
         issues.extend(super::repeated_lines(
             input.lines.iter().map(|l| (l.item_code.as_str(), l.uom)),
         ));
@@ -197,6 +187,25 @@ fn credit_check(position: &CreditPosition, quote_total: Decimal, currency: &str)
     }
 }
 
+/// The refusal of line `i`, which has no tax code.
+fn missing_tax(i: usize, line: &QuoteLineInput) -> FieldIssue {
+    FieldIssue::new(
+        format!("lines[{i}].tax_code"),
+        format!(
+            "line {} ({}) has no tax_code; every quote line needs one. Call finance_list_tax_types for the tax \
+             codes in use and their rates (for example VAT11 = 11% for most sales, EXEMPT for tax-exempt \
+             customers), then resend the line with tax_code set",
+            i.saturating_add(1),
+            line.item_code
+        ),
+    )
+}
+
+/// A refusal of the customer.
+fn refused(message: String) -> ToolError {
+    rejected_with(vec![FieldIssue::new("customer_code", message)], NO_DRAFT)
+}
+
 #[async_trait]
 impl DraftTool for SalesCreateQuoteDraft {
     fn client_ref(input: &CreateQuoteDraftInput) -> &str {
@@ -204,67 +213,55 @@ impl DraftTool for SalesCreateQuoteDraft {
     }
 
     fn reads(&self, call: &Call<'_>, input: &CreateQuoteDraftInput) -> Option<Vec<TableKey>> {
-        let codes = super::item_codes(input.lines.iter().map(|l| l.item_code.as_str()));
-        let wanted = Wanted {
-            counterparty: &input.customer_code,
-            items: &codes,
-            marked: call.near_duplicate_window.is_some(),
-        };
-        self.erp.quote_draft_reads(&Scope::of(call.caller), &wanted)
+        drafting::keys(self, call, input)
     }
 
     async fn draft(&self, call: &Call<'_>, input: CreateQuoteDraftInput) -> Result<Draft<Quote>, ToolError> {
-        let branch = call.caller.branch();
-        let scope = Scope::of(call.caller);
-        let asking = super::Asking::of(call, input.lines.iter().map(|l| l.item_code.as_str()));
-        let wanted = Wanted {
-            counterparty: &input.customer_code,
-            items: &asking.codes,
-            marked: call.near_duplicate_window.is_some(),
-        };
-        // The customer, the items, the tax types and the open drafts, in
-        // one go: from the key lookup's batch where it read them.
-        let QuoteReads {
-            customer,
-            items,
-            taxes,
-            open,
-            standing,
-            prices,
-        } = self
-            .erp
-            .read_quote_draft(&scope, &wanted, asking.window(), call.found)
-            .await?;
-        let customer = customer.ok_or_else(|| {
-            rejected_with(
-                vec![FieldIssue::new(
-                    "customer_code",
-                    customer_not_found(&input.customer_code),
-                )],
-                NO_DRAFT,
-            )
-        })?;
-        if let Some(reason) = &customer.credit_hold {
-            return Err(rejected_with(
-                vec![FieldIssue::new(
-                    "customer_code",
-                    format!(
-                        "Customer {} ({}) is on credit hold: {reason}. No quote can be drafted until a person in \
-                         finance lifts the hold; sales_get_customer_summary shows the overdue invoices to discuss \
-                         with the customer",
-                        customer.code, customer.name
-                    ),
-                )],
-                NO_DRAFT,
-            ));
-        }
+        drafting::draft(self, call, input).await
+    }
+}
 
-        // Every unit of each item: the line's own price, the base-unit
-        // fallback, and the priced units to name when neither exists. The
-        // price list is the customer's, so where the backend did not read
-        // its prices with the customer they are read now, with the
-        // customer's orders and invoices (its standing) where it keeps no
-        // standing of its own.
+impl LineInput for QuoteLineInput {
+    fn item_code(&self) -> &str {
+        &self.item_code
+    }
+    fn qty(&self) -> i64 {
+        self.qty
+    }
+    fn uom(&self) -> Uom {
+        self.uom
+    }
+}
+
+/// What a quote reads of its customer: the customer, the tenant's tax
+/// types, and what the backend read of its standing and prices (the rest
+/// is read once the customer is known).
+pub(crate) struct CustomerReads {
+    customer: Option<Customer>,
+    taxes: Vec<TaxType>,
+    standing: Option<CreditStanding>,
+    prices: Option<Vec<ListPrice>>,
+}
+
+/// What a quote keeps of its customer: the customer, the tax types, and
+/// what it owes.
+pub(crate) struct Sales {
+    customer: Customer,
+    taxes: Vec<TaxType>,
+    standing: CreditStanding,
+}
+
+impl SalesCreateQuoteDraft {
+    /// The customer's prices of every unit of `items` and its standing:
+    /// where the backend did not read them with the customer, read now,
+    /// the standing from the customer's orders and invoices.
+    async fn prices_and_standing(
+        &self,
+        scope: &Scope<'_>,
+        customer: &Customer,
+        items: &HashMap<String, Item>,
+        (prices, standing): (Option<Vec<ListPrice>>, Option<CreditStanding>),
+    ) -> Result<(Vec<ListPrice>, CreditStanding), ToolError> {
         let priced: Vec<(String, Uom)> = items
             .values()
             .flat_map(|item| item.units.iter().map(|u| (item.code.clone(), u.uom)))
@@ -273,7 +270,7 @@ impl DraftTool for SalesCreateQuoteDraft {
             match prices {
                 Some(prices) => Ok(prices),
                 None if priced.is_empty() => Ok(Vec::new()),
-                None => self.erp.list_prices(&scope, &customer.price_list, &priced).await,
+                None => Ok(self.erp.list_prices(scope, &customer.price_list, &priced).await?),
             }
         };
         let standing = async {
@@ -281,179 +278,223 @@ impl DraftTool for SalesCreateQuoteDraft {
                 Some(standing) => Ok(standing),
                 None => {
                     let (orders, invoices) = tokio::try_join!(
-                        self.erp.customer_orders(&scope, &customer.code),
-                        self.erp.customer_invoices(&scope, &customer.code),
+                        self.erp.customer_orders(scope, &customer.code),
+                        self.erp.customer_invoices(scope, &customer.code),
                     )?;
                     CreditStanding::of(&customer.code, &orders, &invoices)
                 }
             }
         };
-        let (prices, standing): (Vec<ListPrice>, _) =
-            tokio::try_join!(async { prices.await.map_err(ToolError::from) }, standing)?;
-        let currency = customer.currency.clone();
-        let mut issues = Vec::new();
-        let mut lines = Vec::with_capacity(input.lines.len());
-        let mut nets = Vec::with_capacity(input.lines.len());
-        let mut counted = Vec::with_capacity(input.lines.len());
-        let mut taxes_of_lines = Vec::with_capacity(input.lines.len());
-        for (i, line) in input.lines.iter().enumerate() {
-            let Some(item) = items.get(&line.item_code) else {
-                issues.push(FieldIssue::new(
-                    format!("lines[{i}].item_code"),
-                    format!(
-                        "Item {} does not exist. Check the code with inventory_get_stock.",
-                        line.item_code
-                    ),
-                ));
-                continue;
-            };
-            let Some(unit) = item.unit(line.uom) else {
-                let allowed: Vec<&str> = item.units.iter().map(|u| u.uom.code()).collect();
-                issues.push(FieldIssue::new(
-                    format!("lines[{i}].uom"),
-                    format!(
-                        "Item {code} is not sold in {uom}. Allowed units for {code}: {units}. Resend the line with \
-                         uom {choices}.",
-                        code = item.code,
-                        uom = line.uom,
-                        units = item.describe_units(),
-                        choices = allowed.join(" or "),
-                    ),
-                ));
-                continue;
-            };
-            let price_of = |u: Uom| {
-                prices
-                    .iter()
-                    .find(|p| p.item == item.code && p.uom == u)
-                    .map(|p| p.unit_price)
-            };
-            let Some(priced) = pricing::unit_price(&customer.price_list, item, line.uom, price_of) else {
-                let priced_units: Vec<&str> = item
-                    .units
-                    .iter()
-                    .filter(|u| price_of(u.uom).is_some())
-                    .map(|u| u.uom.code())
-                    .collect();
-                issues.push(FieldIssue::new(
-                    format!("lines[{i}].uom"),
-                    if priced_units.is_empty() {
-                        format!(
-                            "Item {} is not on price list {} of customer {}, so it cannot be quoted to this \
-                             customer. Remove the line, or ask a person to add the item to the price list.",
-                            item.code, customer.price_list, customer.code
-                        )
-                    } else {
-                        format!(
-                            "Price list {} prices {} only in {}. Resend the line with uom {}.",
-                            customer.price_list,
-                            item.code,
-                            priced_units.join(", "),
-                            priced_units.join(" or ")
-                        )
-                    },
-                ));
-                continue;
-            };
-            // `rules` refused missing tax codes before any read.
-            let Some(code) = line.tax_code else {
-                continue;
-            };
-            let tax = match tax_for(code, &customer, &taxes, format!("lines[{i}].tax_code")) {
-                Ok(tax) => tax,
-                Err(issue) => {
-                    issues.push(issue);
-                    continue;
-                }
-            };
-            let overflow = || money::overflow(&format!("lines[{i}] ({} x {} {})", item.code, line.qty, line.uom));
-            let net = money::round(money::mul(priced.unit_price, Decimal::from(line.qty)).ok_or_else(overflow)?);
-            let tax_amount = tax.tax_on(net).ok_or_else(overflow)?;
-            let line_total = net.checked_add(tax_amount).ok_or_else(overflow)?;
-            nets.push(net);
-            counted.push((i, line_total));
-            taxes_of_lines.push(tax_amount);
-            lines.push(QuoteLine {
-                line_no: u32::try_from(i).map_or(u32::MAX, |i| i.saturating_add(1)),
-                item_code: item.code.clone(),
-                item_name: item.name.clone(),
-                qty: line.qty,
-                uom: line.uom,
-                base_qty: line.qty.checked_mul(unit.factor).ok_or_else(overflow)?,
-                base_uom: item.base_uom,
-                unit_price: Money::new(priced.unit_price, &currency),
-                price_source: priced.source,
-                net_amount: Money::new(net, &currency),
-                tax_code: code,
-                tax_rate_percent: tax.rate_percent.normalize().to_string(),
-                tax_amount: Money::new(tax_amount, &currency),
-                line_total: Money::new(line_total, &currency),
-            });
-        }
-        issues.extend(money::past_largest(&counted, &currency));
-        if !issues.is_empty() {
-            return Err(rejected_with(issues, NO_DRAFT));
-        }
-        // Ask rather than guess: the same items for the same customer drafted
-        // in the last day under another key.
-        let chosen = |number: String| async move {
-            self.erp.quote(&scope, &number).await?.ok_or_else(|| {
-                ToolError::NotFound(format!(
-                    "Quote {number} was not found in your branch. Nothing was created. Call sales_create_quote_draft \
-                     again without a confirmation to be asked afresh."
-                ))
-            })
-        };
-        let asked = (customer.code.as_str(), "quote", "sales_get_quote");
-        if let Some(settled) = asking.settle(call, &open.drafts, asked, chosen).await? {
-            return Ok(settled);
-        }
+        tokio::try_join!(prices, standing)
+    }
+}
 
-        let overflow = || money::overflow("the quote total");
-        let subtotal = money::sum(nets).ok_or_else(overflow)?;
-        let tax_total = money::sum(taxes_of_lines).ok_or_else(overflow)?;
-        let total = subtotal.checked_add(tax_total).ok_or_else(overflow)?;
-        let position = customer.credit_position_of(standing)?;
-        let draft = QuoteDraft {
-            branch_id: branch.to_string(),
-            customer: CustomerRef {
-                code: customer.code.clone(),
-                name: customer.name.clone(),
+#[async_trait]
+impl DraftKind for SalesCreateQuoteDraft {
+    type Input = CreateQuoteDraftInput;
+    type Line = QuoteLineInput;
+    type Found = CustomerReads;
+    type Own = Sales;
+    type Rule = TaxType;
+    type DocLine = QuoteLine;
+    type Draft = QuoteDraft;
+    type Output = Quote;
+
+    const WORDS: Words = Words {
+        counterparty: CounterpartyKind::Customer,
+        item_hint: "inventory_get_stock",
+        unit_verb: "sold",
+        read_tool: "sales_get_quote",
+        total: "the quote total",
+    };
+
+    fn counterparty(input: &CreateQuoteDraftInput) -> &str {
+        &input.customer_code
+    }
+
+    fn lines(input: &CreateQuoteDraftInput) -> &[QuoteLineInput] {
+        &input.lines
+    }
+
+    fn keys(&self, scope: &Scope<'_>, wanted: &Wanted<'_>) -> Option<Vec<TableKey>> {
+        self.erp.quote_draft_reads(scope, wanted)
+    }
+
+    async fn read(
+        &self,
+        scope: &Scope<'_>,
+        wanted: &Wanted<'_>,
+        open: Option<Window>,
+        found: Option<&Found>,
+    ) -> Result<Reads<CustomerReads>, ErpError> {
+        let QuoteReads {
+            customer,
+            items,
+            taxes,
+            open,
+            standing,
+            prices,
+        } = self.erp.read_quote_draft(scope, wanted, open, found).await?;
+        let own = CustomerReads {
+            customer,
+            taxes,
+            standing,
+            prices,
+        };
+        Ok(Reads { own, items, open })
+    }
+
+    async fn party(
+        &self,
+        scope: &Scope<'_>,
+        found: CustomerReads,
+        items: &HashMap<String, Item>,
+        input: &CreateQuoteDraftInput,
+    ) -> Result<Party<Sales>, ToolError> {
+        let customer = found
+            .customer
+            .ok_or_else(|| refused(customer_not_found(&input.customer_code)))?;
+        if let Some(reason) = &customer.credit_hold {
+            return Err(refused(format!(
+                "Customer {} ({}) is on credit hold: {reason}. No quote can be drafted until a person in finance \
+                 lifts the hold; sales_get_customer_summary shows the overdue invoices to discuss with the customer",
+                customer.code, customer.name
+            )));
+        }
+        let read = (found.prices, found.standing);
+        let (prices, standing) = self.prices_and_standing(scope, &customer, items, read).await?;
+        Ok(Party {
+            code: customer.code.clone(),
+            name: customer.name.clone(),
+            currency: customer.currency.clone(),
+            list: customer.price_list.clone(),
+            prices: prices.into_iter().map(|p| (p.item, p.uom, p.unit_price)).collect(),
+            own: Sales {
+                customer,
+                taxes: found.taxes,
+                standing,
             },
-            price_list: customer.price_list.clone(),
+        })
+    }
+
+    async fn unpriced(
+        &self,
+        _: &Scope<'_>,
+        customer: &Party<Sales>,
+        lines: &[(usize, &Item)],
+    ) -> Result<Vec<FieldIssue>, ToolError> {
+        let issue = |(i, item): &(usize, &Item)| {
+            let priced: Vec<&str> = (item.units.iter())
+                .filter(|u| customer.price_of(&item.code, u.uom).is_some())
+                .map(|u| u.uom.code())
+                .collect();
+            let message = if priced.is_empty() {
+                format!(
+                    "Item {} is not on price list {} of customer {}, so it cannot be quoted to this customer. \
+                     Remove the line, or ask a person to add the item to the price list.",
+                    item.code, customer.list, customer.code
+                )
+            } else {
+                format!(
+                    "Price list {} prices {} only in {}. Resend the line with uom {}.",
+                    customer.list,
+                    item.code,
+                    priced.join(", "),
+                    priced.join(" or ")
+                )
+            };
+            FieldIssue::new(format!("lines[{i}].uom"), message)
+        };
+        Ok(lines.iter().map(issue).collect())
+    }
+
+    fn rule(customer: &Party<Sales>, i: usize, line: &QuoteLineInput) -> Result<TaxType, FieldIssue> {
+        // `rules` refused missing tax codes before any read.
+        let code = line.tax_code.ok_or_else(|| missing_tax(i, line))?;
+        let Sales { customer, taxes, .. } = &customer.own;
+        tax_for(code, customer, taxes, format!("lines[{i}].tax_code")).cloned()
+    }
+
+    fn tax(tax: &TaxType, net: Decimal) -> Option<Decimal> {
+        tax.tax_on(net)
+    }
+
+    fn line(tax: TaxType, p: Priced) -> QuoteLine {
+        QuoteLine {
+            line_no: p.line_no,
+            item_code: p.item.code,
+            item_name: p.item.name,
+            qty: p.qty,
+            uom: p.uom,
+            base_qty: p.base_qty,
+            base_uom: p.item.base_uom,
+            unit_price: p.unit_price,
+            price_source: p.price_source,
+            net_amount: p.net,
+            tax_code: tax.code,
+            tax_rate_percent: tax.rate_percent.normalize().to_string(),
+            tax_amount: p.tax,
+            line_total: p.total,
+        }
+    }
+
+    async fn existing(&self, scope: &Scope<'_>, number: String) -> Result<Quote, ToolError> {
+        self.erp.quote(scope, &number).await?.ok_or_else(|| {
+            ToolError::NotFound(format!(
+                "Quote {number} was not found in your branch. Nothing was created. Call sales_create_quote_draft \
+                 again without a confirmation to be asked afresh."
+            ))
+        })
+    }
+
+    fn draft(
+        customer: Party<Sales>,
+        input: CreateQuoteDraftInput,
+        lines: Vec<QuoteLine>,
+        totals: Totals,
+        drafted: Drafted,
+    ) -> Result<QuoteDraft, ToolError> {
+        let Sales { customer, standing, .. } = customer.own;
+        let position = customer.credit_position_of(standing)?;
+        Ok(QuoteDraft {
+            branch_id: drafted.branch_id,
+            credit_check: credit_check(&position, totals.exact_total, &customer.currency)?,
+            customer: CustomerRef {
+                code: customer.code,
+                name: customer.name,
+            },
+            price_list: customer.price_list,
             valid_until: input.valid_until,
-            currency: currency.clone(),
+            currency: customer.currency,
             lines,
-            subtotal: Money::new(subtotal, &currency),
-            tax_total: Money::new(tax_total, &currency),
-            total: Money::new(total, &currency),
-            credit_check: credit_check(&position, total, &currency)?,
-            note: input.note.clone(),
-            client_ref: input.client_ref.clone(),
-            drafted_by_agent_run: call.agent.run_id.clone(),
-            drafted_on_behalf_of: call.caller.user().to_string(),
-            drafted_by_tool_call: call.agent.tool_call_id.clone(),
-        };
-        let stakes = Stakes {
-            total: Some(money::counted(&draft.total)?),
-            counterparty: Some(Counterparty {
-                kind: CounterpartyKind::Customer,
-                code: customer.code.clone(),
-            }),
-        };
-        // Only a draft that passed every check is placed (and numbered), so
-        // refused input writes nothing and leaves no gap.
-        let placement = self
-            .erp
-            .place_quote_draft(&scope, draft.clone(), call.draft_key, open.seen, call.clock.now())
-            .await?;
-        Ok(super::prepared(
-            placement,
-            draft,
-            QuoteDraft::numbered,
-            call.review_pages,
-            stakes,
-        ))
+            subtotal: totals.subtotal,
+            tax_total: totals.tax,
+            total: totals.total,
+            note: input.note,
+            client_ref: input.client_ref,
+            drafted_by_agent_run: drafted.agent_run,
+            drafted_on_behalf_of: drafted.on_behalf_of,
+            drafted_by_tool_call: drafted.tool_call,
+        })
+    }
+
+    fn total(draft: &QuoteDraft) -> &Money {
+        &draft.total
+    }
+
+    async fn place(
+        &self,
+        scope: &Scope<'_>,
+        draft: QuoteDraft,
+        draft_key: Option<&str>,
+        seen: Seen,
+        now: DateTime<Utc>,
+    ) -> Result<Placement<Quote>, ErpError> {
+        self.erp.place_quote_draft(scope, draft, draft_key, seen, now).await
+    }
+
+    fn numbered(draft: &QuoteDraft, id: String, number: String, created_at: String) -> Quote {
+        draft.numbered(id, number, created_at)
     }
 }
 

@@ -1,0 +1,923 @@
+//! The draft engine: the one skeleton every document an agent drafts goes
+//! through, whatever its kind. A kind ([`DraftKind`], implemented by its
+//! tool) says only what differs: its counterparty and how it is found and
+//! checked, its lines' own rules (a quote's tax code), its extra checks (a
+//! quote's credit standing), and its document (number series, statuses and
+//! own fields, through the port's place operation). The steps are written
+//! here once:
+//!
+//! read (from the key lookup's batch where it read) → the counterparty →
+//! each line's item, unit and price, and the kind's rule → amounts that do
+//! not fit → the largest total → a near-duplicate asks a person → totals →
+//! who drafted it → stakes → place.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use draftline_contract::error::{ExistingDraft, FieldIssue, Question};
+use draftline_contract::store::{Found, TableKey};
+use draftline_contract::tool::{Call, Counterparty, CounterpartyKind, Decision, Draft, Placement, Stakes};
+use draftline_contract::validation::rejected_with;
+use draftline_contract::{ErpError, ToolError};
+use rust_decimal::Decimal;
+
+use crate::domain::{Item, OpenDraft, OpenDrafts, Reviewable, Seen};
+use crate::money::{self, Money};
+use crate::port::{Scope, Wanted, Window};
+use crate::pricing;
+use crate::units::Uom;
+
+/// What every refusal of a draft adds: nothing was written.
+pub(crate) const NO_DRAFT: &str = "No draft was created.";
+
+/// One line of a draft tool's input: an item, a quantity and its unit.
+pub(crate) trait LineInput: Send + Sync {
+    /// The item's code.
+    fn item_code(&self) -> &str;
+    /// Whole units.
+    fn qty(&self) -> i64;
+    /// The unit of `qty`.
+    fn uom(&self) -> Uom;
+}
+
+/// The words a kind's answers use where the skeleton speaks for it.
+pub(crate) struct Words {
+    /// The counterparty's kind in the draft's stakes.
+    pub counterparty: CounterpartyKind,
+    /// Where a model checks an item code (`inventory_get_stock`).
+    pub item_hint: &'static str,
+    /// How the kind deals in an item's units (`stocked`, `sold`).
+    pub unit_verb: &'static str,
+    /// The tool that reads the document back (`purchasing_get_po`).
+    pub read_tool: &'static str,
+    /// The document's total as an overflow names it (`the quote total`).
+    pub total: &'static str,
+}
+
+/// What a draft read before it is priced.
+pub(crate) struct Reads<F> {
+    /// What the kind read of its counterparty (and what else it needs).
+    pub own: F,
+    /// The wanted items that exist, by code.
+    pub items: HashMap<String, Item>,
+    /// The open drafts of the same counterparty, when a window was given.
+    pub open: OpenDrafts,
+}
+
+/// The counterparty a draft is for, checked, with the price list its
+/// lines are priced from.
+pub(crate) struct Party<P> {
+    /// Its code.
+    pub code: String,
+    /// Its name.
+    pub name: String,
+    /// The currency of every amount of the draft.
+    pub currency: String,
+    /// The price list as a line's price source names it.
+    pub list: String,
+    /// The list's prices: item, unit, price per unit.
+    pub prices: Vec<(String, Uom, Decimal)>,
+    /// What else the kind keeps of it (a quote's customer and standing).
+    pub own: P,
+}
+
+impl<P> Party<P> {
+    /// The list's price of one `uom` of `item`, if it has one.
+    pub fn price_of(&self, item: &str, uom: Uom) -> Option<Decimal> {
+        self.prices
+            .iter()
+            .find(|(i, u, _)| i == item && *u == uom)
+            .map(|(_, _, price)| *price)
+    }
+}
+
+/// One line as the skeleton priced it, for the kind to make its own.
+pub(crate) struct Priced {
+    /// 1-based.
+    pub line_no: u32,
+    /// The item.
+    pub item: Item,
+    /// Quantity in `uom`.
+    pub qty: i64,
+    /// The unit asked.
+    pub uom: Uom,
+    /// The same quantity in the item's base unit.
+    pub base_qty: i64,
+    /// Price per `uom`.
+    pub unit_price: Money,
+    /// Where the price came from.
+    pub price_source: String,
+    /// qty × unit price, rounded.
+    pub net: Money,
+    /// The tax on it (zero where the kind taxes nothing).
+    pub tax: Money,
+    /// net + tax.
+    pub total: Money,
+}
+
+/// A draft's sums.
+pub(crate) struct Totals {
+    /// The lines' net amounts.
+    pub subtotal: Money,
+    /// Their tax.
+    pub tax: Money,
+    /// Both.
+    pub total: Money,
+    /// The total, exact.
+    pub exact_total: Decimal,
+}
+
+/// Who drafted a document: the branch, the run, the person, the tool call.
+pub(crate) struct Drafted {
+    /// The caller's branch.
+    pub branch_id: String,
+    /// The agent run (`X-Agent-Run-Id`), if any.
+    pub agent_run: Option<String>,
+    /// The person the agent acts for.
+    pub on_behalf_of: String,
+    /// The executor's tool-call id, if any.
+    pub tool_call: Option<String>,
+}
+
+/// A document kind an agent drafts: what differs from the skeleton.
+#[async_trait]
+pub(crate) trait DraftKind: Send + Sync {
+    /// The tool's input.
+    type Input: Send + Sync;
+    /// One line of it.
+    type Line: LineInput;
+    /// What the port reads of the counterparty before it is checked.
+    type Found: Send;
+    /// What the kind keeps of its counterparty besides the [`Party`].
+    type Own: Send + Sync;
+    /// What a line's own rule settles (a quote's tax type).
+    type Rule: Send;
+    /// One priced line of the document.
+    type DocLine: Send;
+    /// The checked document before the ERP numbers it.
+    type Draft: Clone + Send + Sync + 'static;
+    /// The document.
+    type Output: Reviewable + Send + Sync + 'static;
+
+    /// How the skeleton speaks for the kind.
+    const WORDS: Words;
+
+    /// The counterparty's code in `input`.
+    fn counterparty(input: &Self::Input) -> &str;
+    /// The lines of `input`.
+    fn lines(input: &Self::Input) -> &[Self::Line];
+    /// The keys of draftline's table the draft reads in the key lookup.
+    fn keys(&self, scope: &Scope<'_>, wanted: &Wanted<'_>) -> Option<Vec<TableKey>>;
+    /// What the draft reads before it is priced.
+    async fn read(
+        &self,
+        scope: &Scope<'_>,
+        wanted: &Wanted<'_>,
+        open: Option<Window>,
+        found: Option<&Found>,
+    ) -> Result<Reads<Self::Found>, ErpError>;
+    /// The counterparty, checked (a refusal otherwise), with its prices for
+    /// `items` (read now where the port did not).
+    async fn party(
+        &self,
+        scope: &Scope<'_>,
+        found: Self::Found,
+        items: &HashMap<String, Item>,
+        input: &Self::Input,
+    ) -> Result<Party<Self::Own>, ToolError>;
+    /// Why each of `lines` (its index and item) has no price on the list.
+    async fn unpriced(
+        &self,
+        scope: &Scope<'_>,
+        party: &Party<Self::Own>,
+        lines: &[(usize, &Item)],
+    ) -> Result<Vec<FieldIssue>, ToolError>;
+    /// The line's own rule, once its item is priced (a quote's tax code).
+    fn rule(party: &Party<Self::Own>, index: usize, line: &Self::Line) -> Result<Self::Rule, FieldIssue>;
+    /// The tax `rule` puts on `net`; `None` when it does not fit.
+    fn tax(rule: &Self::Rule, net: Decimal) -> Option<Decimal>;
+    /// The document's line.
+    fn line(rule: Self::Rule, priced: Priced) -> Self::DocLine;
+    /// The existing document `number` a person chose to keep.
+    async fn existing(&self, scope: &Scope<'_>, number: String) -> Result<Self::Output, ToolError>;
+    /// The document, checked and priced.
+    fn draft(
+        party: Party<Self::Own>,
+        input: Self::Input,
+        lines: Vec<Self::DocLine>,
+        totals: Totals,
+        drafted: Drafted,
+    ) -> Result<Self::Draft, ToolError>;
+    /// Its total.
+    fn total(draft: &Self::Draft) -> &Money;
+    /// Places it (see [`crate::port::Purchasing::place_po_draft`]).
+    async fn place(
+        &self,
+        scope: &Scope<'_>,
+        draft: Self::Draft,
+        draft_key: Option<&str>,
+        seen: Seen,
+        now: DateTime<Utc>,
+    ) -> Result<Placement<Self::Output>, ErpError>;
+    /// The document the ERP numbered `number` with id `id` at `created_at`.
+    fn numbered(draft: &Self::Draft, id: String, number: String, created_at: String) -> Self::Output;
+}
+
+/// The keys of draftline's table a draft of `input` reads in the key lookup.
+pub(crate) fn keys<K: DraftKind>(kind: &K, call: &Call<'_>, input: &K::Input) -> Option<Vec<TableKey>> {
+    let codes = item_codes(K::lines(input).iter().map(LineInput::item_code));
+    let wanted = Wanted {
+        counterparty: K::counterparty(input),
+        items: &codes,
+        marked: call.near_duplicate_window.is_some(),
+    };
+    kind.keys(&Scope::of(call.caller), &wanted)
+}
+
+/// Reads, checks and prices a draft of `input`, asks a person about a
+/// near-duplicate, and places it: the skeleton.
+pub(crate) async fn draft<K: DraftKind>(
+    kind: &K,
+    call: &Call<'_>,
+    input: K::Input,
+) -> Result<Draft<K::Output>, ToolError> {
+    let scope = Scope::of(call.caller);
+    let asking = Asking::of(call, K::lines(&input).iter().map(LineInput::item_code));
+    let wanted = Wanted {
+        counterparty: K::counterparty(&input),
+        items: &asking.codes,
+        marked: call.near_duplicate_window.is_some(),
+    };
+    // From the key lookup's batch where it read them.
+    let Reads { own, items, open } = kind.read(&scope, &wanted, asking.window(), call.found).await?;
+    let party = kind.party(&scope, own, &items, &input).await?;
+    let (lines, totals) = price(kind, &scope, &party, &items, K::lines(&input)).await?;
+    // Ask rather than guess: the same items for the same counterparty
+    // drafted within the window under another key.
+    let asked = (party.code.as_str(), K::Output::KIND.code(), K::WORDS.read_tool);
+    let chosen = |number| kind.existing(&scope, number);
+    if let Some(settled) = asking.settle(call, &open.drafts, asked, chosen).await? {
+        return Ok(settled);
+    }
+    let counterparty = Counterparty {
+        kind: K::WORDS.counterparty,
+        code: party.code.clone(),
+    };
+    let draft = K::draft(party, input, lines, totals, Drafted::of(call))?;
+    let stakes = Stakes {
+        total: Some(money::counted(K::total(&draft))?),
+        counterparty: Some(counterparty),
+    };
+    // Only a draft that passed every check is placed (and numbered), so
+    // refused input writes nothing and leaves no gap.
+    let placement = kind
+        .place(&scope, draft.clone(), call.draft_key, open.seen, call.clock.now())
+        .await?;
+    Ok(prepared(placement, draft, K::numbered, call.review_pages, stakes))
+}
+
+/// What checking one line came to.
+enum Checked<'a, L> {
+    /// Priced: the line, its net amount, its tax and its total.
+    Line(L, Decimal, Decimal, Decimal),
+    /// Refused.
+    Issue(FieldIssue),
+    /// The list has no price for it: named once every line is checked.
+    Unpriced(&'a Item),
+}
+
+/// Every line checked and priced, or every refused line named.
+async fn price<K: DraftKind>(
+    kind: &K,
+    scope: &Scope<'_>,
+    party: &Party<K::Own>,
+    items: &HashMap<String, Item>,
+    lines: &[K::Line],
+) -> Result<(Vec<K::DocLine>, Totals), ToolError> {
+    let mut issues = Vec::new();
+    let mut unpriced = Vec::new();
+    let mut priced = Vec::with_capacity(lines.len());
+    let mut counted = Vec::with_capacity(lines.len());
+    let (mut nets, mut taxes) = (Vec::with_capacity(lines.len()), Vec::with_capacity(lines.len()));
+    for (i, line) in lines.iter().enumerate() {
+        match check::<K>(party, items, i, line)? {
+            Checked::Line(line, net, tax, total) => {
+                counted.push((i, total));
+                nets.push(net);
+                taxes.push(tax);
+                priced.push(line);
+            }
+            Checked::Issue(issue) => issues.push(issue),
+            Checked::Unpriced(item) => {
+                // A place held in line order, filled once the kind explains it.
+                unpriced.push((issues.len(), (i, item)));
+                issues.push(FieldIssue::new(String::new(), String::new()));
+            }
+        }
+    }
+    if !unpriced.is_empty() {
+        let lines: Vec<(usize, &Item)> = unpriced.iter().map(|(_, line)| *line).collect();
+        let explained = kind.unpriced(scope, party, &lines).await?;
+        for ((at, _), issue) in unpriced.iter().zip(explained) {
+            if let Some(slot) = issues.get_mut(*at) {
+                *slot = issue;
+            }
+        }
+    }
+    issues.extend(money::past_largest(&counted, &party.currency));
+    if !issues.is_empty() {
+        return Err(rejected_with(issues, NO_DRAFT));
+    }
+    let overflow = || money::overflow(K::WORDS.total);
+    let subtotal = money::sum(nets).ok_or_else(overflow)?;
+    let tax = money::sum(taxes).ok_or_else(overflow)?;
+    let total = subtotal.checked_add(tax).ok_or_else(overflow)?;
+    let currency = &party.currency;
+    let totals = Totals {
+        subtotal: Money::new(subtotal, currency),
+        tax: Money::new(tax, currency),
+        total: Money::new(total, currency),
+        exact_total: total,
+    };
+    Ok((priced, totals))
+}
+
+/// Line `i`: its item, its unit, its price on the list, the kind's rule,
+/// and amounts that fit.
+fn check<'a, K: DraftKind>(
+    party: &Party<K::Own>,
+    items: &'a HashMap<String, Item>,
+    i: usize,
+    line: &K::Line,
+) -> Result<Checked<'a, K::DocLine>, ToolError> {
+    let (code, qty, uom) = (line.item_code(), line.qty(), line.uom());
+    let Some(item) = items.get(code) else {
+        let hint = K::WORDS.item_hint;
+        let message = format!("Item {code} does not exist. Check the code with {hint}.");
+        return Ok(Checked::Issue(FieldIssue::new(
+            format!("lines[{i}].item_code"),
+            message,
+        )));
+    };
+    let Some(unit) = item.unit(uom) else {
+        let allowed: Vec<&str> = item.units.iter().map(|u| u.uom.code()).collect();
+        let message = format!(
+            "Item {code} is not {verb} in {uom}. Allowed units for {code}: {units}. Resend the line with uom \
+             {choices}.",
+            code = item.code,
+            verb = K::WORDS.unit_verb,
+            units = item.describe_units(),
+            choices = allowed.join(" or "),
+        );
+        return Ok(Checked::Issue(FieldIssue::new(format!("lines[{i}].uom"), message)));
+    };
+    let Some(price) = pricing::unit_price(&party.list, item, uom, |u| party.price_of(&item.code, u)) else {
+        return Ok(Checked::Unpriced(item));
+    };
+    let rule = match K::rule(party, i, line) {
+        Ok(rule) => rule,
+        Err(issue) => return Ok(Checked::Issue(issue)),
+    };
+    let overflow = || money::overflow(&format!("lines[{i}] ({} x {qty} {uom})", item.code));
+    let net = money::round(money::mul(price.unit_price, Decimal::from(qty)).ok_or_else(overflow)?);
+    let tax = K::tax(&rule, net).ok_or_else(overflow)?;
+    let total = net.checked_add(tax).ok_or_else(overflow)?;
+    let currency = &party.currency;
+    let priced = Priced {
+        line_no: u32::try_from(i).map_or(u32::MAX, |i| i.saturating_add(1)),
+        item: item.clone(),
+        qty,
+        uom,
+        base_qty: qty.checked_mul(unit.factor).ok_or_else(overflow)?,
+        unit_price: Money::new(price.unit_price, currency),
+        price_source: price.source,
+        net: Money::new(net, currency),
+        tax: Money::new(tax, currency),
+        total: Money::new(total, currency),
+    };
+    Ok(Checked::Line(K::line(rule, priced), net, tax, total))
+}
+
+impl Drafted {
+    /// Who drafts in `call`.
+    fn of(call: &Call<'_>) -> Self {
+        Self {
+            branch_id: call.caller.branch().to_string(),
+            agent_run: call.agent.run_id.clone(),
+            on_behalf_of: call.caller.user().to_string(),
+            tool_call: call.agent.tool_call_id.clone(),
+        }
+    }
+}
+
+/// The start of the near-duplicate window ending `now` (`now` itself when
+/// there is no window or it does not fit the calendar).
+fn window_start(now: DateTime<Utc>, window: Option<std::time::Duration>) -> DateTime<Utc> {
+    window
+        .and_then(|w| chrono::Duration::from_std(w).ok())
+        .and_then(|w| now.checked_sub_signed(w))
+        .unwrap_or(now)
+}
+
+/// Item codes sorted and without repeats: a draft's item set.
+fn item_codes<'a>(items: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let codes: std::collections::BTreeSet<&str> = items.into_iter().collect();
+    codes.into_iter().map(str::to_owned).collect()
+}
+
+/// What the near-duplicate check has to do for a call with `decision`.
+enum Check {
+    /// Look for an open draft of the same items.
+    Look,
+    /// A person chose to create another draft anyway.
+    Skip,
+    /// A person chose the existing draft with this number.
+    UseExisting(String),
+}
+
+impl Check {
+    fn of(decision: Option<&Decision>, window: Option<std::time::Duration>) -> Self {
+        match decision {
+            None if window.is_some() => Self::Look,
+            None => Self::Skip,
+            Some(Decision::CreateAnother) => Self::Skip,
+            Some(Decision::UseExisting(number)) => Self::UseExisting(number.clone()),
+        }
+    }
+}
+
+/// The near-duplicate side of one draft: the items it asks for (sorted,
+/// once), what a person already decided about it, and the window it looks
+/// back over. The skeleton reads the open drafts with the other reads,
+/// checks the lines, then [`settle`](Self::settle)s.
+struct Asking {
+    /// The item codes asked for, sorted and without repeats.
+    codes: Vec<String>,
+    check: Check,
+    now: DateTime<Utc>,
+    since: DateTime<Utc>,
+}
+
+impl Asking {
+    /// The asking of `call` for a draft of `items`.
+    fn of<'a>(call: &Call<'_>, items: impl IntoIterator<Item = &'a str>) -> Self {
+        let now = call.clock.now();
+        Self {
+            codes: item_codes(items),
+            check: Check::of(call.decision, call.near_duplicate_window),
+            now,
+            since: window_start(now, call.near_duplicate_window),
+        }
+    }
+
+    /// The window to read the open drafts to compare with over: only when
+    /// the check looks (no person decided yet, and a window is set).
+    fn window(&self) -> Option<Window> {
+        match self.check {
+            Check::Look => Some(Window {
+                since: self.since,
+                now: self.now,
+            }),
+            Check::Skip | Check::UseExisting(_) => None,
+        }
+    }
+
+    /// Once the lines are checked: the question when one of `open` already
+    /// drafts the same items for `counterparty` (a `kind` document that
+    /// `tool` reads), the existing draft when the person chose it (read by
+    /// `chosen`), or `None`: go on and draft.
+    async fn settle<O, Fut>(
+        &self,
+        call: &Call<'_>,
+        open: &[OpenDraft],
+        (counterparty, kind, tool): (&str, &str, &str),
+        chosen: impl FnOnce(String) -> Fut,
+    ) -> Result<Option<Draft<O>>, ToolError>
+    where
+        O: Reviewable,
+        Fut: std::future::Future<Output = Result<O, ToolError>>,
+    {
+        let asked = self.codes.iter().map(String::as_str);
+        if let Some(question) = near_duplicate(open, call.draft_key, asked, (counterparty, kind, tool), self.now) {
+            return Err(question);
+        }
+        match &self.check {
+            Check::UseExisting(number) => Ok(Some(existing(chosen(number.clone()).await?, call.review_pages))),
+            Check::Look | Check::Skip => Ok(None),
+        }
+    }
+}
+
+/// The question for a person when one of `open` (drafted for
+/// `counterparty`) already drafts the same `items`: nothing is created
+/// until they decide. `None` when no open draft matches.
+fn near_duplicate<'a>(
+    open: &[OpenDraft],
+    own_key: Option<&str>,
+    items: impl IntoIterator<Item = &'a str> + Clone,
+    (counterparty, kind, tool): (&str, &str, &str),
+    now: DateTime<Utc>,
+) -> Option<ToolError> {
+    let existing = open
+        .iter()
+        .filter(|draft| own_key.is_none() || draft.key.as_deref() != own_key)
+        .filter(|draft| draft.same_items(items.clone()))
+        .max_by(|a, b| a.created_at.cmp(&b.created_at))?;
+    let age = DateTime::parse_from_rfc3339(&existing.created_at)
+        .map(|at| now.signed_duration_since(at.with_timezone(&Utc)))
+        .map(|age| match age.num_minutes() {
+            m if m < 1 => "just now".to_owned(),
+            1 => "1 minute ago".to_owned(),
+            m if m < 120 => format!("{m} minutes ago"),
+            _ => format!("{} hours ago", age.num_hours()),
+        })
+        .unwrap_or_else(|_| "today".to_owned());
+    let run = existing
+        .agent_run
+        .as_deref()
+        .map(|run| format!(" from run {run}"))
+        .unwrap_or_default();
+    let summary = format!("{} from {counterparty}", existing.describe_lines());
+    let prompt = format!(
+        "{}{run}, {age}, already drafts {summary}. Create another draft anyway?",
+        existing.number
+    );
+    let message = format!(
+        "{prompt} Nothing was created: this looks like the same request again (for example a restarted agent \
+         run), which an idempotency key cannot catch. Ask the person you act for: create another draft, or use \
+         {number}. Their answer reaches draftline through your client, not through the arguments: an MCP \
+         2026-07-28 client answers the elicitation; an MCP 2025-11-25 client resends this same call with \
+         _meta[\"io.draftline/confirm\"] set to 'create-another <requestState>' or 'use-existing <requestState>'; \
+         an HTTP caller resends this same call, same arguments, with the header \
+         'Draftline-Confirm: create-another <requestState>' or 'Draftline-Confirm: use-existing <requestState>' \
+         (requestState is in error.inputRequired). Do not work around it with a new key or client_ref. To read \
+         the existing draft call {tool}.",
+        number = existing.number,
+    );
+    Some(ToolError::InputRequired {
+        message,
+        question: Box::new(Question {
+            existing: ExistingDraft {
+                number: existing.number.clone(),
+                kind: kind.to_owned(),
+                agent_run: existing.agent_run.clone(),
+                created_at: existing.created_at.clone(),
+                summary,
+            },
+            prompt,
+        }),
+        request_state: None,
+    })
+}
+
+/// A placed draft as the contract's prepared draft: the placement as the
+/// backend made it, and the tool's answer for the document it becomes. An
+/// atomic document is numbered already; an external one is numbered by the
+/// ERP, and `numbered(draft, id, number, created_at)` makes the answer of
+/// it. Either answer carries the document's `review_url` under
+/// `review_pages`; `stakes` is what the draft commits the company to.
+fn prepared<D, O>(
+    placement: Placement<O>,
+    draft: D,
+    numbered: fn(&D, String, String, String) -> O,
+    review_pages: &str,
+    stakes: Stakes,
+) -> Draft<O>
+where
+    D: Send + Sync + 'static,
+    O: Reviewable + Send + Sync + 'static,
+{
+    let review_pages = review_pages.to_owned();
+    match placement {
+        Placement::Atomic { document, writes } => Draft::Placed {
+            placement: Placement::Atomic {
+                document: document.created(),
+                writes,
+            },
+            answer: Box::new(move |_| Ok(document.with_review_url(&review_pages))),
+            stakes,
+        },
+        Placement::External(external) => Draft::Placed {
+            placement: Placement::External(external),
+            answer: Box::new(move |created| {
+                Ok(numbered(
+                    &draft,
+                    created.document.id.clone(),
+                    created.document.number.clone(),
+                    created.created_at.clone(),
+                )
+                .with_review_url(&review_pages))
+            }),
+            stakes,
+        },
+    }
+}
+
+/// The draft a person chose to keep instead of a new one (they answered
+/// "use the existing one"): nothing is created, and it is the answer.
+fn existing<O: Reviewable>(document: O, review_pages: &str) -> Draft<O> {
+    Draft::Existing {
+        document: document.document_ref(),
+        output: document.with_review_url(review_pages),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The skeleton's rules, once for each kind from one table of cases, on
+    //! the in-memory ERP. Each kind's own rules are tested in its tool.
+
+    use std::str::FromStr;
+
+    use draftline_contract::tool::DraftTool;
+
+    use super::*;
+    use crate::domain::TaxCode;
+    use crate::testing::{MemoryErp, TestCaller, issues};
+    use crate::tools::purchasing_create_po_draft::{CreatePoDraftInput, PoLineInput, PurchasingCreatePoDraft};
+    use crate::tools::sales_create_quote_draft::{CreateQuoteDraftInput, QuoteLineInput, SalesCreateQuoteDraft};
+
+    /// A kind under test: its tool over the in-memory ERP, who drafts it,
+    /// its counterparties, and how an input of it is written.
+    trait Fixture: DraftKind + DraftTool<Input = <Self as DraftKind>::Input, Output = <Self as DraftKind>::Output> {
+        /// The demo person who drafts it.
+        const DRAFTER: &'static str;
+        /// A counterparty of the drafter's branch, and one of another branch.
+        const COUNTERPARTIES: (&'static str, &'static str);
+        /// The input field that names the counterparty.
+        const FIELD: &'static str;
+        /// The branch's number series.
+        const SERIES: (&'static str, &'static str);
+        fn tool(erp: &MemoryErp) -> Self;
+        fn input(counterparty: &str, lines: &[(&str, i64, Uom)]) -> <Self as DraftKind>::Input;
+        /// Sets the counterparty's list price of `item` per `uom`.
+        fn set_price(erp: &MemoryErp, item: &str, uom: Uom, price: Decimal);
+    }
+
+    impl Fixture for PurchasingCreatePoDraft {
+        const DRAFTER: &'static str = "buyer-sby";
+        const COUNTERPARTIES: (&'static str, &'static str) = ("V-00231", "V-00612");
+        const FIELD: &'static str = "vendor_code";
+        const SERIES: (&'static str, &'static str) = ("SBY-01", "PO");
+        fn tool(erp: &MemoryErp) -> Self {
+            Self::new(erp.port())
+        }
+        fn input(vendor_code: &str, lines: &[(&str, i64, Uom)]) -> CreatePoDraftInput {
+            let line = |&(item_code, qty, uom): &(&str, i64, Uom)| PoLineInput {
+                item_code: item_code.into(),
+                qty,
+                uom,
+            };
+            CreatePoDraftInput {
+                vendor_code: vendor_code.into(),
+                needed_by: "2026-12-15".parse().unwrap(),
+                client_ref: "engine".into(),
+                note: None,
+                lines: lines.iter().map(line).collect(),
+            }
+        }
+        fn set_price(erp: &MemoryErp, item: &str, uom: Uom, price: Decimal) {
+            erp.edit(|b| {
+                for p in b.prices.iter_mut().filter(|p| p.item == item && p.uom == uom) {
+                    p.unit_price = price;
+                }
+            });
+        }
+    }
+
+    impl Fixture for SalesCreateQuoteDraft {
+        const DRAFTER: &'static str = "sales-bdg";
+        const COUNTERPARTIES: (&'static str, &'static str) = ("C-BDG-001", "C-SBY-001");
+        const FIELD: &'static str = "customer_code";
+        const SERIES: (&'static str, &'static str) = ("BDG-01", "QT");
+        fn tool(erp: &MemoryErp) -> Self {
+            Self::new(erp.port())
+        }
+        fn input(customer_code: &str, lines: &[(&str, i64, Uom)]) -> CreateQuoteDraftInput {
+            let line = |&(item_code, qty, uom): &(&str, i64, Uom)| QuoteLineInput {
+                item_code: item_code.into(),
+                qty,
+                uom,
+                tax_code: Some(TaxCode::Vat11),
+            };
+            CreateQuoteDraftInput {
+                customer_code: customer_code.into(),
+                valid_until: "2026-12-15".parse().unwrap(),
+                client_ref: "engine".into(),
+                note: None,
+                lines: lines.iter().map(line).collect(),
+            }
+        }
+        fn set_price(erp: &MemoryErp, item: &str, uom: Uom, price: Decimal) {
+            erp.edit(|b| {
+                for p in b.list_prices.iter_mut().filter(|p| p.item == item && p.uom == uom) {
+                    p.unit_price = price;
+                }
+            });
+        }
+    }
+
+    /// Whose counterparty a case drafts for.
+    #[derive(Clone, Copy)]
+    enum Whose {
+        /// One of the drafter's branch.
+        Ours,
+        /// One of another branch.
+        Elsewhere,
+        /// None at all.
+        Nobodys,
+    }
+
+    /// What a case comes to.
+    enum Expect {
+        /// Drafted, numbered next; its first line's price source ends so.
+        Drafted { source: &'static str },
+        /// Refused naming each `(path, part of the message)`, in line order;
+        /// `counterparty` stands for the kind's counterparty field.
+        Refused(&'static [(&'static str, &'static str)]),
+        /// A person is asked about the open draft of the same items.
+        Asks,
+        /// An internal error with this message.
+        Fails(&'static str),
+    }
+
+    struct Case {
+        name: &'static str,
+        whose: Whose,
+        lines: &'static [(&'static str, i64, Uom)],
+        /// A list price set first.
+        price: Option<(&'static str, Uom, &'static str)>,
+        /// The same draft drafted first under another key.
+        again: bool,
+        expect: Expect,
+    }
+
+    const BEARINGS: &[(&str, i64, Uom)] = &[("BRG-0042", 2, Uom::Box)];
+
+    const CASES: &[Case] = &[
+        Case {
+            name: "a draft of the branch's counterparty is priced from its list and numbered next",
+            whose: Whose::Ours,
+            lines: BEARINGS,
+            price: None,
+            again: false,
+            expect: Expect::Drafted {
+                source: ", BRG-0042 per BOX",
+            },
+        },
+        Case {
+            name: "a unit the list does not price is its base price times the conversion",
+            whose: Whose::Ours,
+            lines: &[("BRG-0043", 1, Uom::Box)],
+            price: None,
+            again: false,
+            expect: Expect::Drafted {
+                source: ", BRG-0043 per PCS x 24 (24 per BOX)",
+            },
+        },
+        Case {
+            name: "a counterparty that does not exist is refused",
+            whose: Whose::Nobodys,
+            lines: BEARINGS,
+            price: None,
+            again: false,
+            expect: Expect::Refused(&[("counterparty", "was not found")]),
+        },
+        Case {
+            name: "another branch's counterparty reads like a missing one",
+            whose: Whose::Elsewhere,
+            lines: BEARINGS,
+            price: None,
+            again: false,
+            expect: Expect::Refused(&[("counterparty", "was not found")]),
+        },
+        Case {
+            name: "every refused line is named, in line order",
+            whose: Whose::Ours,
+            lines: &[
+                ("BRG-0042", 1, Uom::Box),
+                ("BRG-9999", 1, Uom::Pcs),
+                ("BRG-0042", 1, Uom::Kg),
+            ],
+            price: None,
+            again: false,
+            expect: Expect::Refused(&[
+                (
+                    "lines[1].item_code",
+                    "Item BRG-9999 does not exist. Check the code with inventory_get_stock",
+                ),
+                (
+                    "lines[2].uom",
+                    "Allowed units for BRG-0042: PCS, BOX (1 BOX = 24 PCS). Resend the line with uom PCS or BOX.",
+                ),
+            ]),
+        },
+        Case {
+            name: "a line past the largest total is refused naming it",
+            whose: Whose::Ours,
+            lines: &[("BRG-0042", 1000, Uom::Box)],
+            price: Some(("BRG-0042", Uom::Box, "999999999999.99")),
+            again: false,
+            expect: Expect::Refused(&[("lines[0]", "the largest total a draft may have, 99999999999999.99 IDR")]),
+        },
+        Case {
+            name: "a price too large to multiply is a clear error, not a panic",
+            whose: Whose::Ours,
+            lines: &[("BRG-0042", 10, Uom::Box)],
+            price: Some(("BRG-0042", Uom::Box, "10000000000000000000000000000")),
+            again: false,
+            expect: Expect::Fails(
+                "internal error: lines[0] (BRG-0042 x 10 BOX) is too large to compute exactly: a stored amount is \
+                 wrong",
+            ),
+        },
+        Case {
+            name: "the same items for the same counterparty under another key ask a person",
+            whose: Whose::Ours,
+            lines: BEARINGS,
+            price: None,
+            again: true,
+            expect: Expect::Asks,
+        },
+    ];
+
+    /// Runs `case` for kind `K`: what it comes to, and that only a draft
+    /// takes a number.
+    async fn holds<K: Fixture>(case: &Case)
+    where
+        <K as DraftKind>::Output: serde::Serialize,
+    {
+        let erp = MemoryErp::demo().unwrap();
+        let who = TestCaller::demo(K::DRAFTER).unwrap();
+        let tool = K::tool(&erp);
+        if let Some((item, uom, price)) = case.price {
+            K::set_price(&erp, item, uom, Decimal::from_str(price).unwrap());
+        }
+        let (ours, elsewhere) = K::COUNTERPARTIES;
+        let counterparty = match case.whose {
+            Whose::Ours => ours,
+            Whose::Elsewhere => elsewhere,
+            Whose::Nobodys => "X-99999",
+        };
+        if case.again {
+            erp.drafted(&tool, &who.draft("k0"), K::input(counterparty, case.lines))
+                .await;
+        }
+        let last = || erp.read(|b| b.sequences[&(K::SERIES.0.to_owned(), K::SERIES.1.to_owned())]);
+        let before = last();
+        let drafted = DraftTool::draft(&tool, &who.draft("k1"), K::input(counterparty, case.lines)).await;
+        let name = case.name;
+        match (&case.expect, drafted) {
+            (Expect::Drafted { source }, Ok(prepared)) => {
+                let document = erp.complete(prepared).await.unwrap();
+                let (_, number, _) = document.identity();
+                let (series, prefix) = K::SERIES;
+                assert_eq!(number, format!("{prefix}-{}-{:06}", &series[..3], before + 1), "{name}");
+                let json = serde_json::to_value(&document).unwrap();
+                assert_eq!(json["status"], "draft", "{name}");
+                let priced = json["lines"][0]["price_source"].as_str().unwrap_or_default();
+                assert!(priced.ends_with(source), "{name}: {priced}");
+                assert_eq!(last(), before + 1, "{name}");
+            }
+            (Expect::Refused(expected), Err(err)) => {
+                let expected: Vec<(&str, &str)> = (expected.iter())
+                    .map(|&(path, part)| (if path == "counterparty" { K::FIELD } else { path }, part))
+                    .collect();
+                let found = issues(&err);
+                assert_eq!(found.len(), expected.len(), "{name}: {err:?}");
+                for ((path, message), (want_path, part)) in found.iter().zip(expected) {
+                    assert_eq!(*path, want_path, "{name}");
+                    assert!(message.contains(part), "{name}: {message}");
+                }
+                assert!(err.to_string().contains(NO_DRAFT), "{name}: {err}");
+            }
+            (Expect::Asks, Err(ToolError::InputRequired { question, message, .. })) => {
+                assert_eq!(question.existing.kind, <K as DraftKind>::Output::KIND.code(), "{name}");
+                assert!(message.contains(K::WORDS.read_tool), "{name}: {message}");
+            }
+            (Expect::Fails(text), Err(err)) => {
+                assert!(matches!(err, ToolError::Internal(_)), "{name}: {err:?}");
+                assert_eq!(err.to_string(), *text, "{name}");
+            }
+            (_, other) => panic!("{name}: {:?}", other.err()),
+        }
+        if !matches!(case.expect, Expect::Drafted { .. }) {
+            assert_eq!(last(), before, "{name}: nothing was numbered");
+        }
+    }
+
+    #[tokio::test]
+    async fn every_case_holds_for_purchase_orders() {
+        for case in CASES {
+            holds::<PurchasingCreatePoDraft>(case).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn every_case_holds_for_quotes() {
+        for case in CASES {
+            holds::<SalesCreateQuoteDraft>(case).await;
+        }
+    }
+}
