@@ -255,6 +255,20 @@ pub enum Placement<D> {
     External(Box<dyn ExternalDocument>),
 }
 
+impl<D> Placement<D> {
+    /// The same placement of the document `convert`ed (an external one has
+    /// none yet).
+    pub fn try_map<E, F>(self, convert: impl FnOnce(D) -> Result<E, F>) -> Result<Placement<E>, F> {
+        Ok(match self {
+            Self::Atomic { document, writes } => Placement::Atomic {
+                document: convert(document)?,
+                writes,
+            },
+            Self::External(external) => Placement::External(external),
+        })
+    }
+}
+
 /// The tool's answer for the document its draft became, once it is
 /// numbered and dated (by the transaction, or by the ERP).
 pub type Answer<O> = Box<dyn FnOnce(&Created) -> Result<O, ToolError> + Send + Sync>;

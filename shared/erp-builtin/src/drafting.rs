@@ -17,8 +17,10 @@ use std::collections::HashMap;
 
 use draftline_contract::ErpError;
 use draftline_contract::store::{Found, TableKey};
-use draftline_erp::domain::{CreditStanding, Customer, Item, OpenDrafts, PriceEntry, TaxCode, TaxType, Vendor};
-use draftline_erp::port::{PoReads, QuoteReads, Scope, Wanted, Window};
+use draftline_erp::domain::{
+    CreditStanding, Customer, DocumentKind, Item, OpenDrafts, PriceEntry, TaxCode, TaxType, Vendor,
+};
+use draftline_erp::port::{CounterpartyReads, DraftReads, Scope, Wanted, Window};
 
 use crate::model::attrs::{Item as Attrs, same_key};
 use crate::model::near_duplicate::Marker;
@@ -48,7 +50,7 @@ fn po_keys(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<Attrs> {
     let tenant = scope.tenant;
     let mut keys = vec![
         Vendor::key(tenant, wanted.counterparty),
-        marker(scope, "PO", wanted).key(),
+        marker(scope, DocumentKind::PurchaseOrder.prefix(), wanted).key(),
     ];
     keys.extend(wanted.items.iter().map(|code| Item::key(tenant, code)));
     if wanted.items.len() <= PRICED_IN_BATCH {
@@ -67,11 +69,6 @@ fn neutral_keys(items: &[Attrs]) -> Vec<TableKey> {
     items.iter().filter_map(TableKey::of).collect()
 }
 
-/// The reads of a purchase-order draft, for the key lookup's batch.
-pub fn po_reads(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<TableKey> {
-    neutral_keys(&po_keys(scope, wanted))
-}
-
 /// The keys a quote draft of `wanted` reads: the customer and its credit
 /// standing, the marker, the items and their sales prices (on every list:
 /// the customer's is known only once it is read), and every tax type
@@ -82,7 +79,7 @@ fn quote_keys(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<Attrs> {
     let mut keys = vec![
         Customer::key(tenant, scope.branch, wanted.counterparty),
         CreditStanding::key(tenant, scope.branch, wanted.counterparty),
-        marker(scope, "QT", wanted).key(),
+        marker(scope, DocumentKind::Quote.prefix(), wanted).key(),
     ];
     keys.extend(wanted.items.iter().map(|code| Item::key(tenant, code)));
     keys.extend(wanted.items.iter().map(|code| price_list::key(tenant, code)));
@@ -90,9 +87,17 @@ fn quote_keys(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<Attrs> {
     keys
 }
 
-/// The reads of a quote draft, for the key lookup's batch.
-pub fn quote_reads(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<TableKey> {
-    neutral_keys(&quote_keys(scope, wanted))
+/// The keys a draft of `kind` for `wanted` reads.
+fn keys(scope: &Scope<'_>, kind: DocumentKind, wanted: &Wanted<'_>) -> Vec<Attrs> {
+    match kind {
+        DocumentKind::PurchaseOrder => po_keys(scope, wanted),
+        DocumentKind::Quote => quote_keys(scope, wanted),
+    }
+}
+
+/// The reads of a draft of `kind`, for the key lookup's batch.
+pub fn reads(scope: &Scope<'_>, kind: DocumentKind, wanted: &Wanted<'_>) -> Vec<TableKey> {
+    neutral_keys(&keys(scope, kind, wanted))
 }
 
 /// What the batch found for `keys` (borrowed: the model reads the same
@@ -134,34 +139,52 @@ fn at(items: &[Cow<'_, Attrs>], key: &Attrs) -> Option<usize> {
     items.iter().position(|item| same_key(item, key))
 }
 
-/// What a purchase-order draft of `wanted` reads: from `found` when the
-/// key lookup's batch read [`po_reads`], else in one batch of its own (and
-/// the vendor's price list in a `Query` past [`PRICED_IN_BATCH`] items).
-pub async fn read_po(
+/// What a draft of `kind` for `wanted` reads: from `found` when the key
+/// lookup's batch read [`reads`], else in one batch of its own.
+pub async fn read(
     store: &ErpStore<'_>,
     scope: &Scope<'_>,
+    kind: DocumentKind,
     wanted: &Wanted<'_>,
     open: Option<Window>,
     found: Option<&Found>,
-) -> Result<PoReads, ErpError> {
-    let tenant = scope.tenant;
-    let read = found_or_read(store, po_keys(scope, wanted), found).await?;
-    let vendor = match at(&read, &Vendor::key(tenant, wanted.counterparty)) {
-        Some(i) => Some(Vendor::from_item(&read[i])?),
-        None => None,
-    };
+) -> Result<DraftReads, ErpError> {
+    let read = found_or_read(store, keys(scope, kind, wanted), found).await?;
     let mut items = HashMap::with_capacity(wanted.items.len());
     for code in wanted.items {
-        if let Some(i) = at(&read, &Item::key(tenant, code)) {
+        if let Some(i) = at(&read, &Item::key(scope.tenant, code)) {
             items.insert(code.clone(), Item::from_item(&read[i])?);
         }
     }
-    let prices = if vendor.is_none() {
-        Vec::new()
-    } else if wanted.items.len() <= PRICED_IN_BATCH {
+    let open = open_drafts(&read, &marker(scope, kind.prefix(), wanted), wanted, open)?;
+    let counterparty = match kind {
+        DocumentKind::PurchaseOrder => vendor(store, scope, wanted, &read).await?,
+        DocumentKind::Quote => customer(scope, wanted, &read)?,
+    };
+    Ok(DraftReads {
+        counterparty,
+        items,
+        open,
+    })
+}
+
+/// A purchase order's vendor and its prices of the wanted items (the
+/// vendor's whole price list in a `Query` past [`PRICED_IN_BATCH`] items).
+async fn vendor(
+    store: &ErpStore<'_>,
+    scope: &Scope<'_>,
+    wanted: &Wanted<'_>,
+    read: &[Cow<'_, Attrs>],
+) -> Result<CounterpartyReads, ErpError> {
+    let tenant = scope.tenant;
+    let Some(i) = at(read, &Vendor::key(tenant, wanted.counterparty)) else {
+        return Ok(CounterpartyReads::Vendor(None));
+    };
+    let vendor = Vendor::from_item(&read[i])?;
+    let prices = if wanted.items.len() <= PRICED_IN_BATCH {
         let mut prices = Vec::new();
         for code in wanted.items {
-            if let Some(i) = at(&read, &PriceEntry::key(tenant, wanted.counterparty, code)) {
+            if let Some(i) = at(read, &PriceEntry::key(tenant, wanted.counterparty, code)) {
                 prices.extend(PriceEntry::from_item(&read[i])?);
             }
         }
@@ -173,48 +196,29 @@ pub async fn read_po(
             .map(|(_, prices)| prices)
             .unwrap_or_default()
     };
-    let open = open_drafts(&read, &marker(scope, "PO", wanted), wanted, open)?;
-    Ok(PoReads {
-        vendor: vendor.map(|vendor| (vendor, prices)),
-        items,
-        open,
-    })
+    Ok(CounterpartyReads::Vendor(Some((vendor, prices))))
 }
 
-/// What a quote draft of `wanted` reads first: from `found` when the key
-/// lookup's batch read [`quote_reads`], else in one batch of its own.
-pub async fn read_quote(
-    store: &ErpStore<'_>,
-    scope: &Scope<'_>,
-    wanted: &Wanted<'_>,
-    open: Option<Window>,
-    found: Option<&Found>,
-) -> Result<QuoteReads, ErpError> {
+/// A quote's customer, the tax types, the customer's standing and its
+/// prices of the wanted items.
+fn customer(scope: &Scope<'_>, wanted: &Wanted<'_>, read: &[Cow<'_, Attrs>]) -> Result<CounterpartyReads, ErpError> {
     let tenant = scope.tenant;
-    let read = found_or_read(store, quote_keys(scope, wanted), found).await?;
-    let customer = match at(&read, &Customer::key(tenant, scope.branch, wanted.counterparty)) {
+    let customer = match at(read, &Customer::key(tenant, scope.branch, wanted.counterparty)) {
         Some(i) => Some(Customer::from_item(&read[i])?),
         None => None,
     };
-    let mut items = HashMap::with_capacity(wanted.items.len());
-    for code in wanted.items {
-        if let Some(i) = at(&read, &Item::key(tenant, code)) {
-            items.insert(code.clone(), Item::from_item(&read[i])?);
-        }
-    }
     // In code order, as the tax types' partition lists them.
     let mut codes = TaxCode::ALL;
     codes.sort_by_key(|code| code.code());
     let mut taxes = Vec::with_capacity(codes.len());
     for code in codes {
-        if let Some(i) = at(&read, &TaxType::key(tenant, code)) {
+        if let Some(i) = at(read, &TaxType::key(tenant, code)) {
             taxes.push(TaxType::from_item(&read[i])?);
         }
     }
-    let open = open_drafts(&read, &marker(scope, "QT", wanted), wanted, open)?;
     // A table seeded before standings were kept has none: the quote then
     // reads the customer's orders and invoices.
-    let standing = match at(&read, &CreditStanding::key(tenant, scope.branch, wanted.counterparty)) {
+    let standing = match at(read, &CreditStanding::key(tenant, scope.branch, wanted.counterparty)) {
         Some(i) => Some(CreditStanding::from_item(&read[i])?),
         None => None,
     };
@@ -224,7 +228,7 @@ pub async fn read_quote(
         Some(customer) => {
             let mut prices = Vec::new();
             for code in wanted.items {
-                if let Some(i) = at(&read, &price_list::key(tenant, code)) {
+                if let Some(i) = at(read, &price_list::key(tenant, code)) {
                     prices.extend(price_list::on_list(&read[i], &customer.price_list)?);
                 }
             }
@@ -232,11 +236,9 @@ pub async fn read_quote(
         }
         None => None,
     };
-    Ok(QuoteReads {
+    Ok(CounterpartyReads::Customer {
         customer,
-        items,
         taxes,
-        open,
         standing,
         prices,
     })

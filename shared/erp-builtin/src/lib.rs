@@ -32,14 +32,14 @@ use draftline_contract::store::{Found, TableKey, Value};
 use draftline_contract::{ErpError, Refusal};
 use draftline_dynamo::Db;
 use draftline_erp::domain::{
-    AgentDraft, BranchVendor, Customer, CustomerInvoice, DocumentKind, DraftFilter, Item, ListPrice, NewDecision,
-    OpenDraft, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, Reviewable, SalesOrder, Seen,
+    AgentDraft, BranchVendor, Customer, CustomerInvoice, Document, DocumentKind, DraftFilter, Item, ListPrice,
+    NewDecision, NewDraft, OpenDraft, PriceEntry, PurchaseOrder, Quote, ReorderPolicy, Reviewable, SalesOrder, Seen,
     StockLevel, TaxType, Vendor, VendorBill,
 };
 use draftline_erp::numbers;
 use draftline_erp::port::{
-    DecisionPlacement, DueItem, Finance, Inventory, ItemStock, Page, Placement, PoFilter, PoReads, Purchasing,
-    QuoteReads, Review, Sales, Scope, Wanted, Window,
+    DecisionPlacement, DraftReads, Drafting, DueItem, Finance, Inventory, ItemStock, Page, Placement, PoFilter,
+    Purchasing, Review, Sales, Scope, Wanted, Window,
 };
 use draftline_erp::units::Uom;
 
@@ -145,61 +145,67 @@ impl Purchasing for BuiltinErp {
             .search_purchase_orders(scope.branch, filter, after, limit, max_pages)
             .await
     }
+}
 
-    fn po_draft_reads(&self, scope: &Scope<'_>, wanted: &Wanted<'_>) -> Option<Vec<TableKey>> {
-        Some(drafting::po_reads(scope, wanted))
+#[async_trait]
+impl Drafting for BuiltinErp {
+    fn draft_reads(&self, scope: &Scope<'_>, kind: DocumentKind, wanted: &Wanted<'_>) -> Option<Vec<TableKey>> {
+        Some(drafting::reads(scope, kind, wanted))
     }
 
-    async fn read_po_draft(
+    async fn read_for_draft(
         &self,
         scope: &Scope<'_>,
+        kind: DocumentKind,
         wanted: &Wanted<'_>,
         open: Option<Window>,
         found: Option<&Found>,
-    ) -> Result<PoReads, ErpError> {
-        drafting::read_po(&self.store(scope), scope, wanted, open, found).await
+    ) -> Result<DraftReads, ErpError> {
+        drafting::read(&self.store(scope), scope, kind, wanted, open, found).await
     }
 
-    async fn open_po_drafts(
+    async fn open_drafts(
         &self,
         scope: &Scope<'_>,
-        vendor: &str,
+        kind: DocumentKind,
+        counterparty: &str,
         since: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> Result<Vec<OpenDraft>, ErpError> {
         // A decision takes its draft off its marker: listed means open now.
         self.store(scope)
-            .open_drafts(scope.branch, "PO", vendor, &Window { since, now })
+            .open_drafts(scope.branch, kind.prefix(), counterparty, &Window { since, now })
             .await
     }
 
-    async fn place_po_draft(
+    async fn place_draft(
         &self,
         scope: &Scope<'_>,
-        draft: PoDraft,
+        draft: NewDraft,
         _draft_key: Option<&str>,
         seen: Seen,
         now: DateTime<Utc>,
-    ) -> Result<Placement<PurchaseOrder>, ErpError> {
-        let sequence = self.store(scope).reserve_number(scope.branch, "PO").await?;
-        let number = numbers::document_number("PO", scope.branch_code, sequence)?;
-        let po = draft.numbered(Self::id("po"), number, now.to_rfc3339_opts(SecondsFormat::Millis, true));
-        let open = OpenDraft::from(&po);
+    ) -> Result<Placement<Document>, ErpError> {
+        let kind = draft.kind();
+        let sequence = self.store(scope).reserve_number(scope.branch, kind.prefix()).await?;
+        let number = numbers::document_number(kind.prefix(), scope.branch_code, sequence)?;
+        let created_at = now.to_rfc3339_opts(SecondsFormat::Millis, true);
+        let document = draft.numbered(Self::id(kind.id_prefix()), number, created_at);
+        let open = document.open_draft();
         let items = open.item_set();
         let wanted = Wanted {
             counterparty: &open.counterparty,
             items: &items,
             marked: true,
         };
-        let marked = drafting::marker(scope, "PO", &wanted).add(&open, &seen, now)?;
-        let writes = store::document_writes(
-            vec![
-                po.to_item(scope.tenant, scope.branch)?,
-                AgentDraft::from(&po).to_item(scope.tenant, scope.branch)?,
-            ],
-            marked,
-        )?;
-        Ok(Placement::Atomic { document: po, writes })
+        let marked = drafting::marker(scope, kind.prefix(), &wanted).add(&open, &seen, now)?;
+        let (tenant, branch) = (scope.tenant, scope.branch);
+        let stored = match &document {
+            Document::PurchaseOrder(po) => po.to_item(tenant, branch)?,
+            Document::Quote(quote) => quote.to_item(tenant, branch)?,
+        };
+        let writes = store::document_writes(vec![stored, document.queue_entry().to_item(tenant, branch)?], marked)?;
+        Ok(Placement::Atomic { document, writes })
     }
 }
 
@@ -232,64 +238,6 @@ impl Sales for BuiltinErp {
 
     async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ErpError> {
         self.store(scope).quote(scope.branch, number).await
-    }
-
-    fn quote_draft_reads(&self, scope: &Scope<'_>, wanted: &Wanted<'_>) -> Option<Vec<TableKey>> {
-        Some(drafting::quote_reads(scope, wanted))
-    }
-
-    async fn read_quote_draft(
-        &self,
-        scope: &Scope<'_>,
-        wanted: &Wanted<'_>,
-        open: Option<Window>,
-        found: Option<&Found>,
-    ) -> Result<QuoteReads, ErpError> {
-        drafting::read_quote(&self.store(scope), scope, wanted, open, found).await
-    }
-
-    async fn open_quote_drafts(
-        &self,
-        scope: &Scope<'_>,
-        customer: &str,
-        since: DateTime<Utc>,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<OpenDraft>, ErpError> {
-        self.store(scope)
-            .open_drafts(scope.branch, "QT", customer, &Window { since, now })
-            .await
-    }
-
-    async fn place_quote_draft(
-        &self,
-        scope: &Scope<'_>,
-        draft: QuoteDraft,
-        _draft_key: Option<&str>,
-        seen: Seen,
-        now: DateTime<Utc>,
-    ) -> Result<Placement<Quote>, ErpError> {
-        let sequence = self.store(scope).reserve_number(scope.branch, "QT").await?;
-        let number = numbers::document_number("QT", scope.branch_code, sequence)?;
-        let quote = draft.numbered(Self::id("qt"), number, now.to_rfc3339_opts(SecondsFormat::Millis, true));
-        let open = OpenDraft::from(&quote);
-        let items = open.item_set();
-        let wanted = Wanted {
-            counterparty: &open.counterparty,
-            items: &items,
-            marked: true,
-        };
-        let marked = drafting::marker(scope, "QT", &wanted).add(&open, &seen, now)?;
-        let writes = store::document_writes(
-            vec![
-                quote.to_item(scope.tenant, scope.branch)?,
-                AgentDraft::from(&quote).to_item(scope.tenant, scope.branch)?,
-            ],
-            marked,
-        )?;
-        Ok(Placement::Atomic {
-            document: quote,
-            writes,
-        })
     }
 }
 

@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use draftline_contract::ErpError;
 use draftline_contract::tool::{Created, DocumentRef};
-use draftline_erp::domain::{OpenDraft, OpenLine, PoDraft, QuoteDraft, TaxCode};
+use draftline_erp::domain::{DocumentKind, OpenDraft, OpenLine, PoDraft, QuoteDraft, TaxCode};
 use draftline_erp::port::ExternalDocument;
 use draftline_erp::units::Uom;
 use rust_decimal::Decimal;
@@ -33,35 +33,19 @@ pub(crate) const QUOTE_ID_PREFIX: &str = "qt_tryton_";
 
 const NO_DRAFT: &str = "no draft was created";
 
-/// Which document a draft becomes.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Kind {
-    /// `purchase.purchase`.
-    PurchaseOrder,
-    /// `sale.sale`.
-    Quote,
+/// The Tryton model a draft of `kind` becomes.
+pub(crate) fn model(kind: DocumentKind) -> &'static str {
+    match kind {
+        DocumentKind::PurchaseOrder => "purchase.purchase",
+        DocumentKind::Quote => "sale.sale",
+    }
 }
 
-impl Kind {
-    fn model(self) -> &'static str {
-        match self {
-            Self::PurchaseOrder => "purchase.purchase",
-            Self::Quote => "sale.sale",
-        }
-    }
-
-    fn id_prefix(self) -> &'static str {
-        match self {
-            Self::PurchaseOrder => PO_ID_PREFIX,
-            Self::Quote => QUOTE_ID_PREFIX,
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Self::PurchaseOrder => "purchase_order",
-            Self::Quote => "quote",
-        }
+/// The id prefix of a document of `kind` created in Tryton.
+pub(crate) fn id_prefix(kind: DocumentKind) -> &'static str {
+    match kind {
+        DocumentKind::PurchaseOrder => PO_ID_PREFIX,
+        DocumentKind::Quote => QUOTE_ID_PREFIX,
     }
 }
 
@@ -71,13 +55,13 @@ impl Inner {
     /// Tryton (one request).
     pub(crate) async fn open_drafts(
         &self,
-        kind: Kind,
+        kind: DocumentKind,
         branch: &str,
         counterparty: &str,
         since: DateTime<Utc>,
     ) -> Result<Vec<OpenDraft>, ErpError> {
         let search = Search::new(
-            kind.model(),
+            model(kind),
             json!([
                 ["warehouse.code", "=", branch],
                 ["company", "=", 1],
@@ -135,7 +119,7 @@ impl Inner {
 /// A draft ready to be created in Tryton.
 pub(crate) struct TrytonDraft {
     inner: Arc<Inner>,
-    kind: Kind,
+    kind: DocumentKind,
     key: String,
     body: Value,
 }
@@ -144,9 +128,9 @@ impl TrytonDraft {
     fn created(&self, record: &Record) -> Result<Created, ErpError> {
         Ok(Created {
             document: DocumentRef {
-                id: format!("{}{}", self.kind.id_prefix(), record.id()?),
+                id: format!("{}{}", id_prefix(self.kind), record.id()?),
                 number: record.text("number")?,
-                kind: self.kind.name().to_owned(),
+                kind: self.kind.code().to_owned(),
             },
             created_at: value::rfc3339(record.datetime("create_date")?),
         })
@@ -157,7 +141,7 @@ impl TrytonDraft {
 impl ExternalDocument for TrytonDraft {
     async fn find(&self) -> Result<Option<Created>, ErpError> {
         let search = Search::new(
-            self.kind.model(),
+            model(self.kind),
             json!([["draftline_key", "=", self.key], ["company", "=", 1]]),
             &["number", "create_date"],
         )
@@ -172,7 +156,7 @@ impl ExternalDocument for TrytonDraft {
     }
 
     async fn create(&self) -> Result<Created, ErpError> {
-        let what = format!("create {}", self.kind.model());
+        let what = format!("create {}", model(self.kind));
         // Once Tryton holds a document for the key, every failure to read it
         // back says the draft may exist: the next attempt finds it by its key.
         let exists = |cause: String| ErpError::WriteFailed {
@@ -183,7 +167,7 @@ impl ExternalDocument for TrytonDraft {
         match self
             .inner
             .rest
-            .create(self.kind.model(), &self.body, &["number", "create_date"])
+            .create(model(self.kind), &self.body, &["number", "create_date"])
             .await
         {
             Ok(record) => self
@@ -192,7 +176,7 @@ impl ExternalDocument for TrytonDraft {
             Err(failure) if failure.is_taken_key() => {
                 // Another worker created it with this key: that is the draft.
                 tracing::info!(
-                    model = self.kind.model(),
+                    model = model(self.kind),
                     "the draft's key was taken; reading its document"
                 );
                 match self.find().await {
@@ -250,7 +234,7 @@ pub(crate) async fn purchase(
     });
     Ok(TrytonDraft {
         inner: inner.clone(),
-        kind: Kind::PurchaseOrder,
+        kind: DocumentKind::PurchaseOrder,
         key: key.to_owned(),
         body,
     })
@@ -311,7 +295,7 @@ pub(crate) async fn quote(
     });
     Ok(TrytonDraft {
         inner: inner.clone(),
-        kind: Kind::Quote,
+        kind: DocumentKind::Quote,
         key: key.to_owned(),
         body,
     })

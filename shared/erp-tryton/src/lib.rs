@@ -86,13 +86,13 @@ use draftline_contract::identity::TenantId;
 use draftline_contract::store::Found;
 use draftline_contract::{ErpError, Refusal};
 use draftline_erp::domain::{
-    AgentDraft, BranchVendor, Customer, CustomerInvoice, DocumentKind, DraftFilter, Item, ListPrice, NewDecision,
-    OpenDraft, OpenDrafts, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, SalesOrder, Seen,
+    AgentDraft, BranchVendor, Customer, CustomerInvoice, Document, DocumentKind, DraftFilter, Item, ListPrice,
+    NewDecision, NewDraft, OpenDraft, OpenDrafts, PriceEntry, PurchaseOrder, Quote, ReorderPolicy, SalesOrder, Seen,
     StockLevel, TaxType, Vendor, VendorBill,
 };
 use draftline_erp::port::{
-    Approvals, DecisionPlacement, DueItem, Finance, Inventory, Page, Placement, PoFilter, PoReads, Purchasing, Review,
-    Sales, Scope, Wanted, Window,
+    Approvals, CounterpartyReads, DecisionPlacement, DraftReads, Drafting, DueItem, Finance, Inventory, Page,
+    Placement, PoFilter, Purchasing, Review, Sales, Scope, Wanted, Window, read_by_parts,
 };
 use draftline_erp::units::Uom;
 
@@ -270,42 +270,55 @@ impl Purchasing for TrytonErp {
             .search_purchase_orders(scope.branch.as_str(), filter, after, limit)
             .await
     }
+}
 
-    /// Two requests, made together with the open drafts' search: the
-    /// vendor, and the items with their price-list rows (the vendor's whole
-    /// list is not read).
-    async fn read_po_draft(
+#[async_trait]
+impl Drafting for TrytonErp {
+    /// A purchase order's: two requests, made together with the open
+    /// drafts' search: the vendor, and the items with their price-list rows
+    /// (the vendor's whole list is not read). A quote's: the port's own
+    /// reads (the customer, the items, the tax types, the open drafts).
+    async fn read_for_draft(
         &self,
         scope: &Scope<'_>,
+        kind: DocumentKind,
         wanted: &Wanted<'_>,
         open: Option<Window>,
         _found: Option<&Found>,
-    ) -> Result<PoReads, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(PoReads::default());
+    ) -> Result<DraftReads, ErpError> {
+        match kind {
+            DocumentKind::Quote => return read_by_parts(self, scope, kind, wanted, open).await,
+            DocumentKind::PurchaseOrder if !self.inner.serves(scope) => {
+                return Ok(DraftReads {
+                    counterparty: CounterpartyReads::Vendor(None),
+                    items: HashMap::new(),
+                    open: OpenDrafts::default(),
+                });
+            }
+            DocumentKind::PurchaseOrder => {}
         }
-        let branch = scope.branch.as_str();
         let open_drafts = async {
             match open {
-                Some(window) => Ok(OpenDrafts::from(
-                    self.inner
-                        .open_drafts(drafts::Kind::PurchaseOrder, branch, wanted.counterparty, window.since)
-                        .await?,
-                )),
-                None => Ok(OpenDrafts::default()),
+                Some(w) => self.open_drafts(scope, kind, wanted.counterparty, w.since, w.now).await,
+                None => Ok(Vec::new()),
             }
         };
         let ((vendor, items), open) = tokio::try_join!(
             self.inner.vendor_and_items(wanted.counterparty, wanted.items),
             open_drafts
         )?;
-        Ok(PoReads { vendor, items, open })
+        Ok(DraftReads {
+            counterparty: CounterpartyReads::Vendor(vendor),
+            items,
+            open: OpenDrafts::from(open),
+        })
     }
 
-    async fn open_po_drafts(
+    async fn open_drafts(
         &self,
         scope: &Scope<'_>,
-        vendor: &str,
+        kind: DocumentKind,
+        counterparty: &str,
         since: DateTime<Utc>,
         // Tryton's own state says whether a draft is still open.
         _now: DateTime<Utc>,
@@ -314,20 +327,24 @@ impl Purchasing for TrytonErp {
             return Ok(Vec::new());
         }
         self.inner
-            .open_drafts(drafts::Kind::PurchaseOrder, scope.branch.as_str(), vendor, since)
+            .open_drafts(kind, scope.branch.as_str(), counterparty, since)
             .await
     }
 
-    async fn place_po_draft(
+    async fn place_draft(
         &self,
         scope: &Scope<'_>,
-        draft: PoDraft,
+        draft: NewDraft,
         draft_key: Option<&str>,
         _seen: Seen,
-        _now: DateTime<Utc>,
-    ) -> Result<Placement<PurchaseOrder>, ErpError> {
+        now: DateTime<Utc>,
+    ) -> Result<Placement<Document>, ErpError> {
         let key = self.draft_key(scope, draft_key)?;
-        let document = drafts::purchase(&self.inner, scope.branch.as_str(), &draft, key).await?;
+        let branch = scope.branch.as_str();
+        let document = match &draft {
+            NewDraft::PurchaseOrder(po) => drafts::purchase(&self.inner, branch, po, key).await?,
+            NewDraft::Quote(quote) => drafts::quote(&self.inner, branch, quote, key, now.date_naive()).await?,
+        };
         Ok(Placement::External(Box::new(document)))
     }
 }
@@ -379,34 +396,6 @@ impl Sales for TrytonErp {
             return Ok(None);
         }
         self.inner.quote(scope.branch.as_str(), number).await
-    }
-
-    async fn open_quote_drafts(
-        &self,
-        scope: &Scope<'_>,
-        customer: &str,
-        since: DateTime<Utc>,
-        _now: DateTime<Utc>,
-    ) -> Result<Vec<OpenDraft>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(Vec::new());
-        }
-        self.inner
-            .open_drafts(drafts::Kind::Quote, scope.branch.as_str(), customer, since)
-            .await
-    }
-
-    async fn place_quote_draft(
-        &self,
-        scope: &Scope<'_>,
-        draft: QuoteDraft,
-        draft_key: Option<&str>,
-        _seen: Seen,
-        now: DateTime<Utc>,
-    ) -> Result<Placement<Quote>, ErpError> {
-        let key = self.draft_key(scope, draft_key)?;
-        let document = drafts::quote(&self.inner, scope.branch.as_str(), &draft, key, now.date_naive()).await?;
-        Ok(Placement::External(Box::new(document)))
     }
 }
 

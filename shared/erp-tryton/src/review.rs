@@ -15,7 +15,7 @@ use draftline_erp::port::Page;
 use serde_json::{Value, json};
 
 use crate::Inner;
-use crate::drafts::{PO_ID_PREFIX, QUOTE_ID_PREFIX};
+use crate::drafts::{id_prefix, model};
 use crate::rest::Search;
 use crate::value::{self, Record};
 
@@ -131,10 +131,11 @@ impl Inner {
             None => vec![DocumentKind::PurchaseOrder, DocumentKind::Quote],
         };
         let searches = kinds.iter().filter_map(|kind| {
-            let (model, status) = match kind {
-                DocumentKind::PurchaseOrder => ("purchase.purchase", filter.status.as_deref().map(po_status_domain)),
-                DocumentKind::Quote => ("sale.sale", filter.status.as_deref().map(quote_status_domain)),
+            let status = match kind {
+                DocumentKind::PurchaseOrder => filter.status.as_deref().map(po_status_domain),
+                DocumentKind::Quote => filter.status.as_deref().map(quote_status_domain),
             };
+            let model = model(*kind);
             let mut domain = vec![
                 json!(["warehouse.code", "=", branch]),
                 json!(["company", "=", 1]),
@@ -196,10 +197,7 @@ fn agent_draft(kind: DocumentKind, record: &Record) -> Result<(DateTime<Utc>, Ag
         .ok_or_else(|| ErpError::internal(format!("{number} has no party")))?;
     let currency = record.nested_text("currency", "code")?.unwrap_or_default();
     let created = record.datetime("create_date")?;
-    let prefix = match kind {
-        DocumentKind::PurchaseOrder => PO_ID_PREFIX,
-        DocumentKind::Quote => QUOTE_ID_PREFIX,
-    };
+    let prefix = id_prefix(kind);
     Ok((
         created,
         AgentDraft {
@@ -224,10 +222,7 @@ fn agent_draft(kind: DocumentKind, record: &Record) -> Result<(DateTime<Utc>, Ag
 /// `http://127.0.0.1:8123/#demo/model/purchase.purchase/25`, the form sao
 /// opens after its sign-in (sao's `open_url`: `#<database>/model/<model>/<id>`).
 pub(crate) fn erp_link(url: &http::Uri, database: &str, kind: DocumentKind, id: &str) -> Option<String> {
-    let (prefix, model) = match kind {
-        DocumentKind::PurchaseOrder => (PO_ID_PREFIX, "purchase.purchase"),
-        DocumentKind::Quote => (QUOTE_ID_PREFIX, "sale.sale"),
-    };
+    let (prefix, model) = (id_prefix(kind), model(kind));
     let number: u64 = id.strip_prefix(prefix)?.parse().ok()?;
     let scheme = match url.scheme_str()? {
         scheme @ ("http" | "https") => scheme,

@@ -16,15 +16,15 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use draftline_contract::error::{ExistingDraft, FieldIssue, Question};
-use draftline_contract::store::{Found, TableKey};
+use draftline_contract::store::TableKey;
 use draftline_contract::tool::{Call, Counterparty, CounterpartyKind, Decision, Draft, Placement, Stakes};
 use draftline_contract::validation::rejected_with;
 use draftline_contract::{ErpError, ToolError};
 use rust_decimal::Decimal;
 
-use crate::domain::{Item, OpenDraft, OpenDrafts, Reviewable, Seen};
+use crate::domain::{Document, DocumentKind, Item, NewDraft, OpenDraft, Reviewable};
 use crate::money::{self, Money};
-use crate::port::{Scope, Wanted, Window};
+use crate::port::{CounterpartyReads, DraftReads, Erp, Scope, Wanted, Window};
 use crate::pricing;
 use crate::units::Uom;
 
@@ -53,16 +53,6 @@ pub(crate) struct Words {
     pub read_tool: &'static str,
     /// The document's total as an overflow names it (`the quote total`).
     pub total: &'static str,
-}
-
-/// What a draft read before it is priced.
-pub(crate) struct Reads<F> {
-    /// What the kind read of its counterparty (and what else it needs).
-    pub own: F,
-    /// The wanted items that exist, by code.
-    pub items: HashMap<String, Item>,
-    /// The open drafts of the same counterparty, when a window was given.
-    pub open: OpenDrafts,
 }
 
 /// The counterparty a draft is for, checked, with the price list its
@@ -140,15 +130,16 @@ pub(crate) struct Drafted {
     pub tool_call: Option<String>,
 }
 
-/// A document kind an agent drafts: what differs from the skeleton.
+/// A document kind an agent drafts: what differs from the skeleton. Its
+/// document is [`Reviewable`] (its number series, statuses and own
+/// fields), and the port's [`Drafting`] operations take it by its
+/// [`DocumentKind`](crate::domain::DocumentKind).
 #[async_trait]
 pub(crate) trait DraftKind: Send + Sync {
     /// The tool's input.
     type Input: Send + Sync;
     /// One line of it.
     type Line: LineInput;
-    /// What the port reads of the counterparty before it is checked.
-    type Found: Send;
     /// What the kind keeps of its counterparty besides the [`Party`].
     type Own: Send + Sync;
     /// What a line's own rule settles (a quote's tax type).
@@ -156,33 +147,25 @@ pub(crate) trait DraftKind: Send + Sync {
     /// One priced line of the document.
     type DocLine: Send;
     /// The checked document before the ERP numbers it.
-    type Draft: Clone + Send + Sync + 'static;
+    type Draft: Into<NewDraft> + Clone + Send + Sync + 'static;
     /// The document.
-    type Output: Reviewable + Send + Sync + 'static;
+    type Output: Reviewable<Draft = Self::Draft> + TryFrom<Document, Error = ErpError> + Send + Sync + 'static;
 
     /// How the skeleton speaks for the kind.
     const WORDS: Words;
 
+    /// The ERP it drafts in.
+    fn erp(&self) -> &dyn Erp;
     /// The counterparty's code in `input`.
     fn counterparty(input: &Self::Input) -> &str;
     /// The lines of `input`.
     fn lines(input: &Self::Input) -> &[Self::Line];
-    /// The keys of draftline's table the draft reads in the key lookup.
-    fn keys(&self, scope: &Scope<'_>, wanted: &Wanted<'_>) -> Option<Vec<TableKey>>;
-    /// What the draft reads before it is priced.
-    async fn read(
-        &self,
-        scope: &Scope<'_>,
-        wanted: &Wanted<'_>,
-        open: Option<Window>,
-        found: Option<&Found>,
-    ) -> Result<Reads<Self::Found>, ErpError>;
-    /// The counterparty, checked (a refusal otherwise), with its prices for
-    /// `items` (read now where the port did not).
+    /// The counterparty of what was `read`, checked (a refusal otherwise),
+    /// with its prices for `items` (read now where the port did not).
     async fn party(
         &self,
         scope: &Scope<'_>,
-        found: Self::Found,
+        read: CounterpartyReads,
         items: &HashMap<String, Item>,
         input: &Self::Input,
     ) -> Result<Party<Self::Own>, ToolError>;
@@ -211,17 +194,14 @@ pub(crate) trait DraftKind: Send + Sync {
     ) -> Result<Self::Draft, ToolError>;
     /// Its total.
     fn total(draft: &Self::Draft) -> &Money;
-    /// Places it (see [`crate::port::Purchasing::place_po_draft`]).
-    async fn place(
-        &self,
-        scope: &Scope<'_>,
-        draft: Self::Draft,
-        draft_key: Option<&str>,
-        seen: Seen,
-        now: DateTime<Utc>,
-    ) -> Result<Placement<Self::Output>, ErpError>;
-    /// The document the ERP numbered `number` with id `id` at `created_at`.
-    fn numbered(draft: &Self::Draft, id: String, number: String, created_at: String) -> Self::Output;
+}
+
+/// A refusal of reads of another kind than the draft's: a backend's bug.
+pub(crate) fn mismatch(kind: DocumentKind) -> ToolError {
+    ToolError::from(ErpError::internal(format!(
+        "a backend read another kind's counterparty for a {}",
+        kind.code()
+    )))
 }
 
 /// The keys of draftline's table a draft of `input` reads in the key lookup.
@@ -232,7 +212,8 @@ pub(crate) fn keys<K: DraftKind>(kind: &K, call: &Call<'_>, input: &K::Input) ->
         items: &codes,
         marked: call.near_duplicate_window.is_some(),
     };
-    kind.keys(&Scope::of(call.caller), &wanted)
+    kind.erp()
+        .draft_reads(&Scope::of(call.caller), K::Output::KIND, &wanted)
 }
 
 /// Reads, checks and prices a draft of `input`, asks a person about a
@@ -250,8 +231,14 @@ pub(crate) async fn draft<K: DraftKind>(
         marked: call.near_duplicate_window.is_some(),
     };
     // From the key lookup's batch where it read them.
-    let Reads { own, items, open } = kind.read(&scope, &wanted, asking.window(), call.found).await?;
-    let party = kind.party(&scope, own, &items, &input).await?;
+    let read = kind.erp();
+    let read = read.read_for_draft(&scope, K::Output::KIND, &wanted, asking.window(), call.found);
+    let DraftReads {
+        counterparty,
+        items,
+        open,
+    } = read.await?;
+    let party = kind.party(&scope, counterparty, &items, &input).await?;
     let (lines, totals) = price(kind, &scope, &party, &items, K::lines(&input)).await?;
     // Ask rather than guess: the same items for the same counterparty
     // drafted within the window under another key.
@@ -271,10 +258,21 @@ pub(crate) async fn draft<K: DraftKind>(
     };
     // Only a draft that passed every check is placed (and numbered), so
     // refused input writes nothing and leaves no gap.
-    let placement = kind
-        .place(&scope, draft.clone(), call.draft_key, open.seen, call.clock.now())
-        .await?;
-    Ok(prepared(placement, draft, K::numbered, call.review_pages, stakes))
+    let placed = kind.erp().place_draft(
+        &scope,
+        draft.clone().into(),
+        call.draft_key,
+        open.seen,
+        call.clock.now(),
+    );
+    let placement = placed.await?.try_map(K::Output::try_from)?;
+    Ok(prepared(
+        placement,
+        draft,
+        K::Output::numbered,
+        call.review_pages,
+        stakes,
+    ))
 }
 
 /// What checking one line came to.

@@ -1,7 +1,8 @@
 //! The ERP port: every operation the tools need, as traits over domain
 //! types. A backend (`draftline-erp-builtin`, `draftline-erp-tryton`, the
 //! next one) implements [`Erp`] and nothing else; the tools are written
-//! against it only. No DynamoDB SDK or ERP type crosses it: a built-in
+//! against it only. Drafts of every kind go through the four operations of
+//! [`Drafting`], the kind a value. No DynamoDB SDK or ERP type crosses it: a built-in
 //! draft's writes and a decision travel as a store-neutral [`WriteSet`], an
 //! external draft as an [`ExternalDocument`].
 //!
@@ -28,8 +29,8 @@ pub use draftline_contract::tool::{ExternalDocument, Placement};
 pub use draftline_contract::{ErpError, Refusal};
 
 use crate::domain::{
-    AgentDraft, BranchVendor, CreditStanding, Customer, CustomerInvoice, Decision, DocumentKind, DraftFilter, Item,
-    ListPrice, NewDecision, OpenDraft, OpenDrafts, PoDraft, PoStatus, PriceEntry, PurchaseOrder, Quote, QuoteDraft,
+    AgentDraft, BranchVendor, CreditStanding, Customer, CustomerInvoice, Decision, Document, DocumentKind, DraftFilter,
+    Item, ListPrice, NewDecision, NewDraft, OpenDraft, OpenDrafts, PoStatus, PriceEntry, PurchaseOrder, Quote,
     ReorderPolicy, SalesOrder, Seen, StockLevel, TaxType, Vendor, VendorBill,
 };
 use crate::units::Uom;
@@ -150,36 +151,39 @@ pub struct Window {
     pub now: DateTime<Utc>,
 }
 
-/// What a purchase-order draft reads before it is priced.
-#[derive(Debug, Clone, Default)]
-pub struct PoReads {
-    /// The vendor and its prices: at least those of the wanted items (a
-    /// backend may answer its whole list); `None` if there is no such vendor.
-    pub vendor: Option<(Vendor, Vec<PriceEntry>)>,
+/// What a draft reads before it is priced, whatever its kind.
+#[derive(Debug, Clone)]
+pub struct DraftReads {
+    /// What it read of its counterparty, by kind.
+    pub counterparty: CounterpartyReads,
     /// The wanted items that exist, by code.
     pub items: HashMap<String, Item>,
-    /// The open drafts of the same vendor (and items), when a window was given.
+    /// The open drafts of the same counterparty (and items), when a window was given.
     pub open: OpenDrafts,
 }
 
-/// What a quote draft reads before it is priced. What a backend leaves
-/// out (`None`) the quote reads once the customer is known: its standing
-/// from its orders and invoices, its prices from its price list.
-#[derive(Debug, Clone, Default)]
-pub struct QuoteReads {
-    /// The customer, if the branch has it.
-    pub customer: Option<Customer>,
-    /// The wanted items that exist, by code.
-    pub items: HashMap<String, Item>,
-    /// The tenant's tax types.
-    pub taxes: Vec<TaxType>,
-    /// The open drafts of the same customer (and items), when a window was given.
-    pub open: OpenDrafts,
-    /// What the customer owes, where the backend keeps it by key.
-    pub standing: Option<CreditStanding>,
-    /// The prices of the wanted items on the customer's price list, in
-    /// every unit it prices them in, where the backend read them.
-    pub prices: Option<Vec<ListPrice>>,
+/// What a draft reads of its counterparty: a kind's own reads.
+#[derive(Debug, Clone)]
+pub enum CounterpartyReads {
+    /// A purchase order's vendor and its prices: at least those of the
+    /// wanted items (a backend may answer its whole list); `None` if there
+    /// is no such vendor.
+    Vendor(Option<(Vendor, Vec<PriceEntry>)>),
+    /// A quote's customer, the tenant's tax types, and what the backend
+    /// read with them. What it leaves out (`None`) the quote reads once the
+    /// customer is known: its standing from its orders and invoices, its
+    /// prices from its price list.
+    Customer {
+        /// The customer, if the branch has it.
+        customer: Option<Customer>,
+        /// The tenant's tax types.
+        taxes: Vec<TaxType>,
+        /// What the customer owes, where the backend keeps it by key.
+        standing: Option<CreditStanding>,
+        /// The prices of the wanted items on the customer's price list, in
+        /// every unit it prices them in, where the backend read them.
+        prices: Option<Vec<ListPrice>>,
+    },
 }
 
 /// The filters of a purchase-order search.
@@ -258,62 +262,6 @@ pub trait Purchasing: Inventory {
         limit: usize,
         max_pages: usize,
     ) -> Result<Page<PurchaseOrder>, ErpError>;
-    /// The branch's PO drafts for `vendor` drafted through draftline since
-    /// `since` and still open at `now` (no person decided on them yet): the
-    /// near-duplicate check's candidates.
-    async fn open_po_drafts(
-        &self,
-        scope: &Scope<'_>,
-        vendor: &str,
-        since: DateTime<Utc>,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<OpenDraft>, ErpError>;
-    /// The keys of draftline's table a PO draft of `wanted` reads, for the
-    /// key lookup's one batch, where the backend keeps its data there.
-    /// `None` (the default): [`Purchasing::read_po_draft`] reads for itself.
-    fn po_draft_reads(&self, _scope: &Scope<'_>, _wanted: &Wanted<'_>) -> Option<Vec<TableKey>> {
-        None
-    }
-    /// What a PO draft of `wanted` reads before it is priced: the vendor with
-    /// its prices, the items, and the open drafts of the vendor in `open`
-    /// (none when no window is given). From `found` where the key lookup's
-    /// batch read them ([`Purchasing::po_draft_reads`]); else by the
-    /// backend's own reads: by default [`Purchasing::vendor_with_prices`],
-    /// [`Inventory::items`] and [`Purchasing::open_po_drafts`], together.
-    async fn read_po_draft(
-        &self,
-        scope: &Scope<'_>,
-        wanted: &Wanted<'_>,
-        open: Option<Window>,
-        _found: Option<&Found>,
-    ) -> Result<PoReads, ErpError> {
-        let open_drafts = async {
-            match open {
-                Some(w) => Ok(OpenDrafts::from(
-                    self.open_po_drafts(scope, wanted.counterparty, w.since, w.now).await?,
-                )),
-                None => Ok(OpenDrafts::default()),
-            }
-        };
-        let (vendor, items, open) = tokio::try_join!(
-            self.vendor_with_prices(scope, wanted.counterparty),
-            self.items(scope, wanted.items),
-            open_drafts,
-        )?;
-        Ok(PoReads { vendor, items, open })
-    }
-    /// Places a checked PO draft: numbers it (as of `now`) and prepares its
-    /// writes, or hands back a document to create in the ERP. Writes nothing
-    /// but, on a backend that numbers from draftline's table, the number.
-    /// `seen` is what the near-duplicate check read (see [`Seen`]).
-    async fn place_po_draft(
-        &self,
-        scope: &Scope<'_>,
-        draft: PoDraft,
-        draft_key: Option<&str>,
-        seen: Seen,
-        now: DateTime<Utc>,
-    ) -> Result<Placement<PurchaseOrder>, ErpError>;
 }
 
 /// Customers, their orders, price lists and quotes.
@@ -336,67 +284,101 @@ pub trait Sales: Inventory + Finance {
     ) -> Result<Vec<ListPrice>, ErpError>;
     /// Quote `number` of the branch.
     async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ErpError>;
-    /// The branch's quote drafts for `customer` drafted through draftline
-    /// since `since` and still open at `now` (see [`Purchasing::open_po_drafts`]).
-    async fn open_quote_drafts(
-        &self,
-        scope: &Scope<'_>,
-        customer: &str,
-        since: DateTime<Utc>,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<OpenDraft>, ErpError>;
-    /// The keys of draftline's table a quote draft of `wanted` reads, for
-    /// the key lookup's one batch (see [`Purchasing::po_draft_reads`]).
-    fn quote_draft_reads(&self, _scope: &Scope<'_>, _wanted: &Wanted<'_>) -> Option<Vec<TableKey>> {
+}
+
+/// Drafts of every kind: the operations the draft engine
+/// ([`crate::drafting`]) takes each document through, the kind a value.
+#[async_trait]
+pub trait Drafting: Purchasing + Sales {
+    /// The keys of draftline's table a draft of `kind` for `wanted` reads,
+    /// for the key lookup's one batch, where the backend keeps its data
+    /// there. `None` (the default): [`Drafting::read_for_draft`] reads for
+    /// itself.
+    fn draft_reads(&self, _scope: &Scope<'_>, _kind: DocumentKind, _wanted: &Wanted<'_>) -> Option<Vec<TableKey>> {
         None
     }
-    /// What a quote draft of `wanted` reads first: the customer, the items,
-    /// the tenant's tax types and the open drafts of the customer in `open`
-    /// (none when no window is given). From `found` where the key lookup's
-    /// batch read them ([`Sales::quote_draft_reads`]); else by the
-    /// backend's own reads: by default [`Sales::customer`],
-    /// [`Inventory::items`], [`Finance::tax_types`] and
-    /// [`Sales::open_quote_drafts`], together.
-    async fn read_quote_draft(
+    /// What a draft of `kind` for `wanted` reads before it is priced: its
+    /// counterparty (with what the kind reads of it), the items, and the
+    /// open drafts of the counterparty in `open` (none when no window is
+    /// given). From `found` where the key lookup's batch read them
+    /// ([`Drafting::draft_reads`]); else by the backend's own reads: by
+    /// default [`read_by_parts`].
+    async fn read_for_draft(
         &self,
         scope: &Scope<'_>,
+        kind: DocumentKind,
         wanted: &Wanted<'_>,
         open: Option<Window>,
         _found: Option<&Found>,
-    ) -> Result<QuoteReads, ErpError> {
-        let open_drafts = async {
-            match open {
-                Some(w) => Ok(OpenDrafts::from(
-                    self.open_quote_drafts(scope, wanted.counterparty, w.since, w.now)
-                        .await?,
-                )),
-                None => Ok(OpenDrafts::default()),
-            }
-        };
-        let (customer, items, taxes, open) = tokio::try_join!(
-            self.customer(scope, wanted.counterparty),
-            self.items(scope, wanted.items),
-            self.tax_types(scope),
-            open_drafts,
-        )?;
-        Ok(QuoteReads {
-            customer,
-            items,
-            taxes,
-            open,
-            standing: None,
-            prices: None,
-        })
+    ) -> Result<DraftReads, ErpError> {
+        read_by_parts(self, scope, kind, wanted, open).await
     }
-    /// Places a checked quote draft (see [`Purchasing::place_po_draft`]).
-    async fn place_quote_draft(
+    /// The branch's drafts of `kind` for `counterparty` drafted through
+    /// draftline since `since` and still open at `now` (no person decided
+    /// on them yet): the near-duplicate check's candidates.
+    async fn open_drafts(
         &self,
         scope: &Scope<'_>,
-        draft: QuoteDraft,
+        kind: DocumentKind,
+        counterparty: &str,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<OpenDraft>, ErpError>;
+    /// Places a checked draft: numbers it (as of `now`) and prepares its
+    /// writes, or hands back a document to create in the ERP. Writes nothing
+    /// but, on a backend that numbers from draftline's table, the number.
+    /// `seen` is what the near-duplicate check read (see [`Seen`]).
+    async fn place_draft(
+        &self,
+        scope: &Scope<'_>,
+        draft: NewDraft,
         draft_key: Option<&str>,
         seen: Seen,
         now: DateTime<Utc>,
-    ) -> Result<Placement<Quote>, ErpError>;
+    ) -> Result<Placement<Document>, ErpError>;
+}
+
+/// What a draft of `kind` reads, read by the port's own operations, at
+/// once: the counterparty ([`Purchasing::vendor_with_prices`], or
+/// [`Sales::customer`] and [`Finance::tax_types`]), [`Inventory::items`]
+/// and [`Drafting::open_drafts`].
+pub async fn read_by_parts<E: Drafting + ?Sized>(
+    erp: &E,
+    scope: &Scope<'_>,
+    kind: DocumentKind,
+    wanted: &Wanted<'_>,
+    open: Option<Window>,
+) -> Result<DraftReads, ErpError> {
+    let open_drafts = async {
+        match open {
+            Some(w) => erp.open_drafts(scope, kind, wanted.counterparty, w.since, w.now).await,
+            None => Ok(Vec::new()),
+        }
+    };
+    let counterparty = async {
+        match kind {
+            DocumentKind::PurchaseOrder => Ok(CounterpartyReads::Vendor(
+                erp.vendor_with_prices(scope, wanted.counterparty).await?,
+            )),
+            DocumentKind::Quote => {
+                let (customer, taxes) =
+                    tokio::try_join!(erp.customer(scope, wanted.counterparty), erp.tax_types(scope))?;
+                let (standing, prices) = (None, None);
+                Ok(CounterpartyReads::Customer {
+                    customer,
+                    taxes,
+                    standing,
+                    prices,
+                })
+            }
+        }
+    };
+    let (counterparty, items, open) = tokio::try_join!(counterparty, erp.items(scope, wanted.items), open_drafts)?;
+    Ok(DraftReads {
+        counterparty,
+        items,
+        open: OpenDrafts::from(open),
+    })
 }
 
 /// Taxes and the ledger's open items.
@@ -476,9 +458,9 @@ pub trait Review: Send + Sync {
 }
 
 /// A whole ERP, as the tools and the review pages see it.
-pub trait Erp: Inventory + Purchasing + Sales + Finance + Review + 'static {}
+pub trait Erp: Inventory + Purchasing + Sales + Finance + Drafting + Review + 'static {}
 
-impl<T: Inventory + Purchasing + Sales + Finance + Review + 'static> Erp for T {}
+impl<T: Inventory + Purchasing + Sales + Finance + Drafting + Review + 'static> Erp for T {}
 
 #[cfg(test)]
 mod tests {

@@ -38,14 +38,14 @@ use draftline_contract::{ErpError, Refusal, ToolError};
 
 use crate::demo;
 use crate::domain::{
-    AgentDraft, BranchVendor, Customer, CustomerInvoice, Decision, DocumentKind, DraftFilter, Item, ListPrice,
-    NewDecision, OpenDraft, PoDraft, PriceEntry, PurchaseOrder, Quote, QuoteDraft, ReorderPolicy, Reviewable,
-    SalesOrder, Seen, StockLevel, TaxType, Vendor, VendorBill,
+    AgentDraft, BranchVendor, Customer, CustomerInvoice, Document, DocumentKind, DraftFilter, Item, ListPrice,
+    NewDecision, NewDraft, OpenDraft, PriceEntry, PurchaseOrder, Quote, ReorderPolicy, Reviewable, SalesOrder, Seen,
+    StockLevel, TaxType, Vendor, VendorBill,
 };
 use crate::numbers;
 use crate::port::{
-    DecisionPlacement, DueItem, ExternalDocument, Finance, Inventory, Page, Placement, PoFilter, Purchasing, Review,
-    Sales, Scope,
+    DecisionPlacement, Drafting, DueItem, ExternalDocument, Finance, Inventory, Page, Placement, PoFilter, Purchasing,
+    Review, Sales, Scope,
 };
 use crate::reorder;
 use crate::units::Uom;
@@ -220,67 +220,46 @@ impl Books {
     }
 }
 
-/// What the in-memory ERP needs to know of a document kind, so purchase
-/// orders and quotes are filed, numbered and decided by one code path.
-trait Filing: Reviewable + Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static {
-    /// The checked draft it is made from.
-    type Draft: Send + Sync + 'static;
-    /// The number prefix (`PO`).
-    const PREFIX: &'static str;
-    /// The id prefix (`po`).
-    const ID_PREFIX: &'static str;
-    fn numbered(draft: &Self::Draft, id: String, number: String, created_at: String) -> Self;
-    fn status(&self) -> &'static str;
-    fn decision(&self) -> Option<&Decision>;
-    fn decided(self, decision: Decision) -> Self;
-    fn counterparty(&self) -> &str;
-    fn open_draft(&self) -> OpenDraft;
-    fn queue_entry(&self) -> AgentDraft;
+/// Where the in-memory ERP files a document kind (the kind itself is
+/// [`Reviewable`]), so purchase orders and quotes are filed, numbered and
+/// decided by one code path.
+trait Filing:
+    Reviewable<Draft: Send + Sync + 'static>
+    + Into<Document>
+    + Clone
+    + Send
+    + Sync
+    + serde::Serialize
+    + serde::de::DeserializeOwned
+    + 'static
+{
+    fn open_draft(&self) -> OpenDraft {
+        self.clone().into().open_draft()
+    }
+    fn queue_entry(&self) -> AgentDraft {
+        self.clone().into().queue_entry()
+    }
     fn shelf(books: &Books) -> &[Filed<Self>];
     fn shelf_mut(books: &mut Books) -> &mut Vec<Filed<Self>>;
 }
 
-/// A document kind the books file: its draft, number prefixes, the
-/// counterparty field and its shelf.
-macro_rules! filing {
-    ($document:ty, $draft:ty, $prefix:literal, $id_prefix:literal, $counterparty:ident, $shelf:ident) => {
-        impl Filing for $document {
-            type Draft = $draft;
-            const PREFIX: &'static str = $prefix;
-            const ID_PREFIX: &'static str = $id_prefix;
-            fn numbered(draft: &$draft, id: String, number: String, created_at: String) -> Self {
-                draft.numbered(id, number, created_at)
-            }
-            fn status(&self) -> &'static str {
-                self.status.code()
-            }
-            fn decision(&self) -> Option<&Decision> {
-                self.decision.as_ref()
-            }
-            fn decided(self, decision: Decision) -> Self {
-                <$document>::decided(self, decision)
-            }
-            fn counterparty(&self) -> &str {
-                &self.$counterparty.code
-            }
-            fn open_draft(&self) -> OpenDraft {
-                OpenDraft::from(self)
-            }
-            fn queue_entry(&self) -> AgentDraft {
-                AgentDraft::from(self)
-            }
-            fn shelf(books: &Books) -> &[Filed<Self>] {
-                &books.$shelf
-            }
-            fn shelf_mut(books: &mut Books) -> &mut Vec<Filed<Self>> {
-                &mut books.$shelf
-            }
-        }
-    };
+impl Filing for PurchaseOrder {
+    fn shelf(books: &Books) -> &[Filed<Self>] {
+        &books.purchase_orders
+    }
+    fn shelf_mut(books: &mut Books) -> &mut Vec<Filed<Self>> {
+        &mut books.purchase_orders
+    }
 }
 
-filing!(PurchaseOrder, PoDraft, "PO", "po", vendor, purchase_orders);
-filing!(Quote, QuoteDraft, "QT", "qt", customer, quotes);
+impl Filing for Quote {
+    fn shelf(books: &Books) -> &[Filed<Self>] {
+        &books.quotes
+    }
+    fn shelf_mut(books: &mut Books) -> &mut Vec<Filed<Self>> {
+        &mut books.quotes
+    }
+}
 
 /// The position of a review-queue entry, as the built-in backend sorts
 /// the queue: creation time, then number.
@@ -300,9 +279,9 @@ fn numbered<D: Filing>(
     draft: &D::Draft,
     created_at: &str,
 ) -> Result<D, ErpError> {
-    let sequence = books.reserve(branch, D::PREFIX)?;
-    let number = numbers::document_number(D::PREFIX, code, sequence)?;
-    let id = format!("{}_{}", D::ID_PREFIX, number.to_lowercase());
+    let sequence = books.reserve(branch, D::KIND.prefix())?;
+    let number = numbers::document_number(D::KIND.prefix(), code, sequence)?;
+    let id = format!("{}_{}", D::KIND.id_prefix(), number.to_lowercase());
     Ok(D::numbered(draft, id, number, created_at.to_owned()))
 }
 
@@ -565,7 +544,7 @@ impl MemoryErp {
         })
     }
 
-    fn open_drafts<D: Filing>(&self, scope: &Scope<'_>, counterparty: &str, since: DateTime<Utc>) -> Vec<OpenDraft> {
+    fn open_drafts_of<D: Filing>(&self, scope: &Scope<'_>, counterparty: &str, since: DateTime<Utc>) -> Vec<OpenDraft> {
         self.scoped(scope, |books, branch| {
             D::shelf(books)
                 .iter()
@@ -586,7 +565,7 @@ impl MemoryErp {
         draft: D::Draft,
         draft_key: Option<&str>,
         now: DateTime<Utc>,
-    ) -> Result<Placement<D>, ErpError> {
+    ) -> Result<Placement<Document>, ErpError> {
         if !self.serves(scope) {
             return Err(ErpError::internal(format!(
                 "tenant {} is not the in-memory ERP's ({}); no draft was created",
@@ -598,7 +577,7 @@ impl MemoryErp {
         match self.placing {
             Placing::Atomic => {
                 let document: D = numbered(&mut self.books(), &branch, scope.branch_code, &draft, &created_at)?;
-                let key = memory_key(&branch, D::PREFIX, document.identity().1);
+                let key = memory_key(&branch, D::KIND.prefix(), document.identity().1);
                 let item = Attributes::from([
                     ("pk".to_owned(), Value::S(key.pk)),
                     ("sk".to_owned(), Value::S(key.sk)),
@@ -608,7 +587,7 @@ impl MemoryErp {
                     ),
                 ]);
                 Ok(Placement::Atomic {
-                    document,
+                    document: document.into(),
                     writes: WriteSet(vec![Write::PutNew(item)]),
                 })
             }
@@ -663,7 +642,7 @@ impl MemoryErp {
             }));
         }
         // The built-in backend's condition: still an undecided draft.
-        let mut update = Update::of(memory_key(branch, D::PREFIX, number));
+        let mut update = Update::of(memory_key(branch, D::KIND.prefix(), number));
         update.set = vec![
             (
                 "decision".to_owned(),
@@ -912,27 +891,37 @@ impl Purchasing for MemoryErp {
             next_after: None,
         })
     }
+}
 
-    async fn open_po_drafts(
+#[async_trait]
+impl Drafting for MemoryErp {
+    async fn open_drafts(
         &self,
         scope: &Scope<'_>,
-        vendor: &str,
+        kind: DocumentKind,
+        counterparty: &str,
         since: DateTime<Utc>,
         // A decided draft is no longer open, whenever it was decided.
         _now: DateTime<Utc>,
     ) -> Result<Vec<OpenDraft>, ErpError> {
-        Ok(self.open_drafts::<PurchaseOrder>(scope, vendor, since))
+        Ok(match kind {
+            DocumentKind::PurchaseOrder => self.open_drafts_of::<PurchaseOrder>(scope, counterparty, since),
+            DocumentKind::Quote => self.open_drafts_of::<Quote>(scope, counterparty, since),
+        })
     }
 
-    async fn place_po_draft(
+    async fn place_draft(
         &self,
         scope: &Scope<'_>,
-        draft: PoDraft,
+        draft: NewDraft,
         draft_key: Option<&str>,
         _seen: Seen,
         now: DateTime<Utc>,
-    ) -> Result<Placement<PurchaseOrder>, ErpError> {
-        self.place(scope, draft, draft_key, now)
+    ) -> Result<Placement<Document>, ErpError> {
+        match draft {
+            NewDraft::PurchaseOrder(draft) => self.place::<PurchaseOrder>(scope, draft, draft_key, now),
+            NewDraft::Quote(draft) => self.place::<Quote>(scope, draft, draft_key, now),
+        }
     }
 }
 
@@ -991,27 +980,6 @@ impl Sales for MemoryErp {
 
     async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ErpError> {
         Ok(self.document(scope, number))
-    }
-
-    async fn open_quote_drafts(
-        &self,
-        scope: &Scope<'_>,
-        customer: &str,
-        since: DateTime<Utc>,
-        _now: DateTime<Utc>,
-    ) -> Result<Vec<OpenDraft>, ErpError> {
-        Ok(self.open_drafts::<Quote>(scope, customer, since))
-    }
-
-    async fn place_quote_draft(
-        &self,
-        scope: &Scope<'_>,
-        draft: QuoteDraft,
-        draft_key: Option<&str>,
-        _seen: Seen,
-        now: DateTime<Utc>,
-    ) -> Result<Placement<Quote>, ErpError> {
-        self.place(scope, draft, draft_key, now)
     }
 }
 
@@ -1212,7 +1180,7 @@ impl TestCaller {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::Verdict;
+    use crate::domain::{Decision, PoDraft, Verdict};
     use draftline_contract::clock::Clock;
 
     fn approval(id: &str) -> NewDecision {
@@ -1246,6 +1214,18 @@ mod tests {
         }
     }
 
+    /// `a_draft()` placed for `scope` under `key`.
+    async fn place_po(
+        erp: &MemoryErp,
+        scope: &Scope<'_>,
+        key: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Placement<PurchaseOrder>, ErpError> {
+        erp.place_draft(scope, a_draft().into(), key, Seen::Unread, now)
+            .await?
+            .try_map(PurchaseOrder::try_from)
+    }
+
     /// The refusal of a decision (placements have no `Debug`, so no `unwrap_err`).
     fn refusal(placed: Result<DecisionPlacement, ErpError>) -> String {
         match placed {
@@ -1256,11 +1236,7 @@ mod tests {
 
     async fn placed(erp: &MemoryErp, who: &TestCaller) -> PurchaseOrder {
         let now = who.clock.now();
-        match erp
-            .place_po_draft(&who.scope(), a_draft(), Some("k"), Seen::Unread, now)
-            .await
-            .unwrap()
-        {
+        match place_po(erp, &who.scope(), Some("k"), now).await.unwrap() {
             Placement::Atomic { document, writes } => {
                 erp.commit(writes).unwrap();
                 document
@@ -1280,8 +1256,7 @@ mod tests {
         assert!(erp.tax_types(&scope).await.unwrap().is_empty());
         let now = stranger.clock.now();
         assert!(matches!(
-            erp.place_po_draft(&scope, a_draft(), Some("k"), Seen::Unread, now)
-                .await,
+            place_po(&erp, &scope, Some("k"), now).await,
             Err(ErpError::Internal(_))
         ));
         assert_eq!(erp.read(|b| b.purchase_orders.len()), 27);
@@ -1304,11 +1279,7 @@ mod tests {
         let erp = MemoryErp::demo().unwrap();
         let sby = TestCaller::demo("buyer-sby").unwrap();
         let now = sby.clock.now();
-        let Placement::Atomic { document, writes } = erp
-            .place_po_draft(&sby.scope(), a_draft(), None, Seen::Unread, now)
-            .await
-            .unwrap()
-        else {
+        let Placement::Atomic { document, writes } = place_po(&erp, &sby.scope(), None, now).await.unwrap() else {
             panic!("atomic")
         };
         assert_eq!(document.po_number, "PO-SBY-000004");
@@ -1329,11 +1300,7 @@ mod tests {
         let erp = MemoryErp::demo().unwrap();
         let sby = TestCaller::demo("buyer-sby").unwrap();
         let now = sby.clock.now();
-        let Placement::Atomic { writes, .. } = erp
-            .place_po_draft(&sby.scope(), a_draft(), None, Seen::Unread, now)
-            .await
-            .unwrap()
-        else {
+        let Placement::Atomic { writes, .. } = place_po(&erp, &sby.scope(), None, now).await.unwrap() else {
             panic!("atomic")
         };
         // The sequence set back by hand: the next placement gets the same number.
@@ -1349,11 +1316,7 @@ mod tests {
         let erp = MemoryErp::demo().unwrap().placing(Placing::External);
         let sby = TestCaller::demo("buyer-sby").unwrap();
         let now = sby.clock.now();
-        let Placement::External(first) = erp
-            .place_po_draft(&sby.scope(), a_draft(), Some("k1"), Seen::Unread, now)
-            .await
-            .unwrap()
-        else {
+        let Placement::External(first) = place_po(&erp, &sby.scope(), Some("k1"), now).await.unwrap() else {
             panic!("external")
         };
         assert_eq!(first.find().await.unwrap(), None);
@@ -1362,24 +1325,19 @@ mod tests {
         assert_eq!(created.document.kind, "purchase_order");
         assert_eq!(first.find().await.unwrap(), Some(created.clone()));
         // Another worker with the same key: the same document, not a second one.
-        let Placement::External(again) = erp
-            .place_po_draft(&sby.scope(), a_draft(), Some("k1"), Seen::Unread, now)
-            .await
-            .unwrap()
-        else {
+        let Placement::External(again) = place_po(&erp, &sby.scope(), Some("k1"), now).await.unwrap() else {
             panic!("external")
         };
         assert_eq!(again.create().await.unwrap(), created);
         assert_eq!(erp.read(|b| b.sequences[&("SBY-01".to_owned(), "PO".to_owned())]), 4);
-        let open = erp.open_po_drafts(&sby.scope(), "V-00231", now, now).await.unwrap();
+        let open = erp
+            .open_drafts(&sby.scope(), DocumentKind::PurchaseOrder, "V-00231", now, now)
+            .await
+            .unwrap();
         assert_eq!(open.len(), 1);
         assert_eq!(open[0].key.as_deref(), Some("k1"));
         // Without a key there is nothing to find it by: refused.
-        assert!(
-            erp.place_po_draft(&sby.scope(), a_draft(), None, Seen::Unread, now)
-                .await
-                .is_err()
-        );
+        assert!(place_po(&erp, &sby.scope(), None, now).await.is_err());
     }
 
     #[tokio::test]
@@ -1436,7 +1394,13 @@ mod tests {
         let po = placed(&erp, &sby).await;
         let since = sby.clock.now() - chrono::Duration::hours(24);
         let open = erp
-            .open_po_drafts(&sby.scope(), "V-00231", since, sby.clock.now())
+            .open_drafts(
+                &sby.scope(),
+                DocumentKind::PurchaseOrder,
+                "V-00231",
+                since,
+                sby.clock.now(),
+            )
             .await
             .unwrap();
         assert_eq!(
@@ -1453,10 +1417,16 @@ mod tests {
         };
         erp.commit(writes).unwrap();
         assert!(
-            erp.open_po_drafts(&sby.scope(), "V-00231", since, sby.clock.now())
-                .await
-                .unwrap()
-                .is_empty()
+            erp.open_drafts(
+                &sby.scope(),
+                DocumentKind::PurchaseOrder,
+                "V-00231",
+                since,
+                sby.clock.now()
+            )
+            .await
+            .unwrap()
+            .is_empty()
         );
     }
 

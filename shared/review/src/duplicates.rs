@@ -3,16 +3,15 @@
 //! draft tools ask a person about before creating a second one, and what
 //! a person may have confirmed anyway ("create another").
 //!
-//! Read through the ERP port ([`Purchasing::open_po_drafts`],
-//! [`Sales::open_quote_drafts`]), so it works the same on every backend,
+//! Read through the ERP port ([`Drafting::open_drafts`]), so it works the
+//! same on every backend,
 //! from the record the draft's own check reads (on the built-in backend,
 //! the near-duplicate markers; on Tryton, its drafts). The window is the
 //! deployment's near-duplicate window (the default day when the question
 //! is turned off; the built-in backend then marks no draft, so the pages
 //! show the twins of drafts made while it was on).
 //!
-//! [`Purchasing::open_po_drafts`]: draftline_erp::port::Purchasing::open_po_drafts
-//! [`Sales::open_quote_drafts`]: draftline_erp::port::Sales::open_quote_drafts
+//! [`Drafting::open_drafts`]: draftline_erp::port::Drafting::open_drafts
 
 use std::collections::BTreeSet;
 
@@ -46,11 +45,11 @@ pub async fn open_drafts(
         .unwrap_or_else(|| cx.app.clock().now());
     let scope = Scope::of(cx.person());
     let now = cx.app.clock().now();
-    let open = match kind {
-        DocumentKind::PurchaseOrder => cx.pages.erp().open_po_drafts(&scope, counterparty, since, now).await,
-        DocumentKind::Quote => cx.pages.erp().open_quote_drafts(&scope, counterparty, since, now).await,
-    };
-    Ok(open?)
+    Ok(cx
+        .pages
+        .erp()
+        .open_drafts(&scope, kind, counterparty, since, now)
+        .await?)
 }
 
 /// The drafts of `open` other than `number` that ask for exactly `items`

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use draftline_contract::{DraftTool, ReadTool};
+use draftline_erp::domain::DocumentKind::{PurchaseOrder, Quote};
 use draftline_erp::domain::TaxCode;
-use draftline_erp::port::{Erp, Finance, Inventory, PoFilter, Purchasing, Sales};
+use draftline_erp::port::{Drafting, Erp, Finance, Inventory, PoFilter, Purchasing, Sales};
 use draftline_erp::tools::finance_get_account_summary::{FinanceGetAccountSummary, GetAccountSummaryInput};
 use draftline_erp::tools::finance_list_tax_types::{FinanceListTaxTypes, ListTaxTypesInput};
 use draftline_erp::tools::inventory_get_stock::{GetStockInput, InventoryGetStock};
@@ -116,8 +117,14 @@ async fn each_port_read_costs_a_known_number_of_requests() {
             (1, 1),
         ),
         (
-            "open_po_drafts",
-            cold_warm!(db, |erp| erp.open_po_drafts(&j, "V-00612", since, chrono::Utc::now())),
+            "open_drafts (purchase orders)",
+            cold_warm!(db, |erp| erp.open_drafts(
+                &j,
+                PurchaseOrder,
+                "V-00612",
+                since,
+                chrono::Utc::now()
+            )),
             (1, 1),
         ),
         ("customers", cold_warm!(db, |erp| erp.customers(&b)), (2, 1)),
@@ -139,9 +146,10 @@ async fn each_port_read_costs_a_known_number_of_requests() {
         ),
         ("quote", cold_warm!(db, |erp| erp.quote(&b, "QT-BDG-000001")), (1, 1)),
         (
-            "open_quote_drafts",
-            cold_warm!(db, |erp| erp.open_quote_drafts(
+            "open_drafts (quotes)",
+            cold_warm!(db, |erp| erp.open_drafts(
                 &b,
+                Quote,
                 "C-BDG-001",
                 since,
                 chrono::Utc::now()

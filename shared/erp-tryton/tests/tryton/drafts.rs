@@ -7,8 +7,8 @@ use std::sync::Arc;
 use draftline_contract::tool::Draft;
 use draftline_contract::{DraftTool, ErrorCode};
 use draftline_erp::demo;
-use draftline_erp::domain::{PurchaseOrder, Quote, TaxCode};
-use draftline_erp::port::{Erp, PoFilter, Purchasing, Sales};
+use draftline_erp::domain::{DocumentKind, PurchaseOrder, Quote, TaxCode};
+use draftline_erp::port::{Drafting, Erp, PoFilter, Purchasing, Sales};
 use draftline_erp::tools::purchasing_create_po_draft::{CreatePoDraftInput, PoLineInput, PurchasingCreatePoDraft};
 use draftline_erp::tools::sales_create_quote_draft::{CreateQuoteDraftInput, QuoteLineInput, SalesCreateQuoteDraft};
 use draftline_erp::units::Uom;
@@ -230,8 +230,9 @@ async fn a_po_draft_is_created_once_in_tryton_as_a_draft_with_its_provenance() {
 
     // The near-duplicate check sees the open draft.
     let open = erp
-        .open_po_drafts(
+        .open_drafts(
             &sby.scope(),
+            DocumentKind::PurchaseOrder,
             "V-00231",
             chrono::Utc::now() - chrono::Duration::hours(1),
             chrono::Utc::now(),
@@ -244,8 +245,9 @@ async fn a_po_draft_is_created_once_in_tryton_as_a_draft_with_its_provenance() {
     assert_eq!(open[0].created_at, created.created_at);
     assert_eq!(open[0].describe_lines(), "10 BOX of BRG-0042 and 30 PCS of BRG-0043");
     assert!(
-        erp.open_po_drafts(
+        erp.open_drafts(
             &sby.scope(),
+            DocumentKind::PurchaseOrder,
             "V-00415",
             chrono::Utc::now() - chrono::Duration::hours(1),
             chrono::Utc::now()
@@ -382,8 +384,9 @@ async fn a_quote_draft_is_created_with_its_taxes_and_reads_back_as_answered() {
         .collect();
     assert_eq!(taxes, ["VAT11", "VAT0"]);
     let open = erp
-        .open_quote_drafts(
+        .open_drafts(
             &bdg.scope(),
+            DocumentKind::Quote,
             "C-BDG-001",
             chrono::Utc::now() - chrono::Duration::hours(1),
             chrono::Utc::now(),

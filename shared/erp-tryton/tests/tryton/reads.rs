@@ -7,7 +7,7 @@ use draftline_erp::demo::{self, BRANCHES};
 use draftline_erp::domain::{
     BranchVendor, CustomerInvoice, PoStatus, PriceEntry, PurchaseOrder, Quote, StockLevel, VendorBill,
 };
-use draftline_erp::port::{DueItem, Finance, Inventory, PoFilter, Purchasing, Sales};
+use draftline_erp::port::{Drafting, DueItem, Finance, Inventory, PoFilter, Purchasing, Sales};
 use draftline_erp::reorder;
 use draftline_erp::units::Uom;
 use rust_decimal::Decimal;
@@ -592,9 +592,9 @@ async fn another_tenant_sees_nothing_and_costs_no_request() {
         drafted_by_tool_call: None,
     };
     let refused = erp
-        .place_po_draft(
+        .place_draft(
             &scope,
-            draft,
+            draft.into(),
             Some("k"),
             draftline_erp::domain::Seen::Unread,
             chrono::Utc::now(),

@@ -27,7 +27,9 @@ pub use open_draft::{OpenDraft, OpenDrafts, OpenLine, Seen};
 pub use po::{DocumentStatus, PoDraft, PoLine, PoStatus, PurchaseOrder, VendorRef};
 pub use price_list::ListPrice;
 pub use quote::{CustomerRef, Quote, QuoteDraft, QuoteLine};
-pub use review::{AgentDraft, Decision, DocumentKind, DraftFilter, NewDecision, Reviewable, Verdict, review_url};
+pub use review::{
+    AgentDraft, Decision, Document, DocumentKind, DraftFilter, NewDecision, NewDraft, Reviewable, Verdict, review_url,
+};
 pub use sales_order::{SalesOrder, SalesOrderStatus};
 pub use stock::{ReorderPolicy, StockLevel};
 pub use tax::{TaxCode, TaxType};

@@ -7,8 +7,9 @@ use draftline_contract::{ErpError, Refusal};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::po::{DocumentStatus, PoStatus, PurchaseOrder};
-use super::quote::Quote;
+use super::open_draft::OpenDraft;
+use super::po::{DocumentStatus, PoDraft, PoStatus, PurchaseOrder};
+use super::quote::{Quote, QuoteDraft};
 use crate::money::Money;
 
 /// What kind of document a draft is.
@@ -30,17 +31,119 @@ impl DocumentKind {
         }
     }
 
-    /// The kind of document `number` is, by its prefix.
-    pub fn of_number(number: &str) -> Option<Self> {
-        if number.starts_with("PO-") {
-            Some(Self::PurchaseOrder)
-        } else if number.starts_with("QT-") {
-            Some(Self::Quote)
-        } else {
-            None
+    /// The prefix of its numbers and number series (`PO`, `QT`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Self::PurchaseOrder => "PO",
+            Self::Quote => "QT",
         }
     }
+
+    /// The prefix of its ids (`po`, `qt`).
+    pub fn id_prefix(self) -> &'static str {
+        match self {
+            Self::PurchaseOrder => "po",
+            Self::Quote => "qt",
+        }
+    }
+
+    /// The kind of document `number` is, by its prefix.
+    pub fn of_number(number: &str) -> Option<Self> {
+        [Self::PurchaseOrder, Self::Quote].into_iter().find(|kind| {
+            number
+                .strip_prefix(kind.prefix())
+                .is_some_and(|rest| rest.starts_with('-'))
+        })
+    }
 }
+
+/// A checked draft of any kind, before the ERP numbers it: what the port's
+/// [`place_draft`](crate::port::Drafting::place_draft) takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NewDraft {
+    /// A purchase order.
+    PurchaseOrder(PoDraft),
+    /// A quote.
+    Quote(QuoteDraft),
+}
+
+/// A numbered document of any kind: what the port's
+/// [`place_draft`](crate::port::Drafting::place_draft) hands back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Document {
+    /// A purchase order.
+    PurchaseOrder(PurchaseOrder),
+    /// A quote.
+    Quote(Quote),
+}
+
+/// Both enums of one variant per kind, to and from the kind's own types.
+macro_rules! per_kind {
+    ($($kind:ident: $draft:ty => $document:ty),+) => {
+        $(
+            impl From<$draft> for NewDraft {
+                fn from(draft: $draft) -> Self {
+                    Self::$kind(draft)
+                }
+            }
+            impl From<$document> for Document {
+                fn from(document: $document) -> Self {
+                    Self::$kind(document)
+                }
+            }
+            impl TryFrom<Document> for $document {
+                type Error = ErpError;
+                fn try_from(document: Document) -> Result<Self, ErpError> {
+                    match document {
+                        Document::$kind(document) => Ok(document),
+                        other => Err(ErpError::internal(format!(
+                            "a {} placed for a {} draft",
+                            other.kind().code(),
+                            DocumentKind::$kind.code()
+                        ))),
+                    }
+                }
+            }
+        )+
+        impl NewDraft {
+            /// Its kind.
+            pub fn kind(&self) -> DocumentKind {
+                match self {
+                    $(Self::$kind(_) => DocumentKind::$kind,)+
+                }
+            }
+            /// The document it becomes once the ERP gave it `id`, `number`
+            /// and its creation time (RFC 3339, UTC).
+            pub fn numbered(&self, id: String, number: String, created_at: String) -> Document {
+                match self {
+                    $(Self::$kind(draft) => Document::$kind(<$document>::numbered(draft, id, number, created_at)),)+
+                }
+            }
+        }
+        impl Document {
+            /// Its kind.
+            pub fn kind(&self) -> DocumentKind {
+                match self {
+                    $(Self::$kind(_) => DocumentKind::$kind,)+
+                }
+            }
+            /// It as the near-duplicate check compares it.
+            pub fn open_draft(&self) -> OpenDraft {
+                match self {
+                    $(Self::$kind(document) => OpenDraft::from(document),)+
+                }
+            }
+            /// Its entry in the review queue.
+            pub fn queue_entry(&self) -> AgentDraft {
+                match self {
+                    $(Self::$kind(document) => AgentDraft::from(document),)+
+                }
+            }
+        }
+    };
+}
+
+per_kind!(PurchaseOrder: PoDraft => PurchaseOrder, Quote: QuoteDraft => Quote);
 
 /// What a person decided about a draft.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -159,23 +262,40 @@ pub struct DraftFilter {
     pub status: Option<String>,
 }
 
-/// A document a person reviews on its own page.
-pub trait Reviewable {
+/// A document kind an agent drafts and a person reviews on its own page:
+/// the one idea of a kind that the draft engine, the review pages and every
+/// backend share (its number series and ids by [`DocumentKind`]).
+pub trait Reviewable: Sized {
     /// The kind of document.
     const KIND: DocumentKind;
+    /// The checked draft it is made from.
+    type Draft;
+
+    /// The document `draft` becomes once the ERP gave it `id`, `number`
+    /// and its creation time (RFC 3339, UTC).
+    fn numbered(draft: &Self::Draft, id: String, number: String, created_at: String) -> Self;
 
     /// Its id, number and creation time (RFC 3339).
     fn identity(&self) -> (&str, &str, &str);
+
+    /// Its status as stored and shown (`draft`, `approved`, …).
+    fn status(&self) -> &'static str;
+
+    /// A person's decision on it, once there is one.
+    fn decision(&self) -> Option<&Decision>;
+
+    /// It after a person's `decision`.
+    fn decided(self, decision: Decision) -> Self;
+
+    /// Its counterparty's code (vendor or customer).
+    fn counterparty(&self) -> &str;
 
     /// Where its page sets the link to itself.
     fn review_url_mut(&mut self) -> &mut Option<String>;
 
     /// This document with `review_url` set to its page under `review_pages`
     /// (`https://host/review`).
-    fn with_review_url(mut self, review_pages: &str) -> Self
-    where
-        Self: Sized,
-    {
+    fn with_review_url(mut self, review_pages: &str) -> Self {
         let url = review_url(review_pages, self.identity().1);
         *self.review_url_mut() = Some(url);
         self
@@ -206,29 +326,46 @@ pub fn review_url(review_pages: &str, number: &str) -> String {
     format!("{}/documents/{number}", review_pages.trim_end_matches('/'))
 }
 
-impl Reviewable for PurchaseOrder {
-    const KIND: DocumentKind = DocumentKind::PurchaseOrder;
+/// A kind's [`Reviewable`]: its draft, status and counterparty fields.
+macro_rules! reviewable {
+    ($document:ty, $kind:ident, $draft:ty, $id:ident, $number:ident, $counterparty:ident) => {
+        impl Reviewable for $document {
+            const KIND: DocumentKind = DocumentKind::$kind;
+            type Draft = $draft;
 
-    fn identity(&self) -> (&str, &str, &str) {
-        (&self.draft_id, &self.po_number, &self.created_at)
-    }
+            fn numbered(draft: &$draft, id: String, number: String, created_at: String) -> Self {
+                draft.numbered(id, number, created_at)
+            }
 
-    fn review_url_mut(&mut self) -> &mut Option<String> {
-        &mut self.review_url
-    }
+            fn identity(&self) -> (&str, &str, &str) {
+                (&self.$id, &self.$number, &self.created_at)
+            }
+
+            fn status(&self) -> &'static str {
+                self.status.code()
+            }
+
+            fn decision(&self) -> Option<&Decision> {
+                self.decision.as_ref()
+            }
+
+            fn decided(self, decision: Decision) -> Self {
+                <$document>::decided(self, decision)
+            }
+
+            fn counterparty(&self) -> &str {
+                &self.$counterparty.code
+            }
+
+            fn review_url_mut(&mut self) -> &mut Option<String> {
+                &mut self.review_url
+            }
+        }
+    };
 }
 
-impl Reviewable for Quote {
-    const KIND: DocumentKind = DocumentKind::Quote;
-
-    fn identity(&self) -> (&str, &str, &str) {
-        (&self.quote_id, &self.quote_number, &self.created_at)
-    }
-
-    fn review_url_mut(&mut self) -> &mut Option<String> {
-        &mut self.review_url
-    }
-}
+reviewable!(PurchaseOrder, PurchaseOrder, PoDraft, draft_id, po_number, vendor);
+reviewable!(Quote, Quote, QuoteDraft, quote_id, quote_number, customer);
 
 impl Decision {
     /// What happens next after this decision on document `number`, for the

@@ -7,22 +7,22 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::NaiveDate;
+use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
-use draftline_contract::store::{Found, TableKey};
+use draftline_contract::store::TableKey;
 use draftline_contract::tool::{Call, CounterpartyKind, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
 use draftline_contract::validation::rejected_with;
-use draftline_contract::{ErpError, ToolError};
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
 use crate::domain::po::VendorRef;
-use crate::domain::{Item, PoDraft, PoLine, PriceEntry, PurchaseOrder, Seen, Vendor};
-use crate::drafting::{self, DraftKind, Drafted, LineInput, NO_DRAFT, Party, Priced, Reads, Totals, Words};
+use crate::domain::{Item, PoDraft, PoLine, PurchaseOrder, Reviewable};
+use crate::drafting::{self, DraftKind, Drafted, LineInput, NO_DRAFT, Party, Priced, Totals, Words};
 use crate::money::Money;
-use crate::port::{Erp, Placement, PoReads, Scope, Wanted, Window};
+use crate::port::{CounterpartyReads, Erp, Scope};
 use crate::units::Uom;
 
 /// How far ahead `needed_by` may be.
@@ -145,7 +145,6 @@ impl LineInput for PoLineInput {
 impl DraftKind for PurchasingCreatePoDraft {
     type Input = CreatePoDraftInput;
     type Line = PoLineInput;
-    type Found = Option<(Vendor, Vec<PriceEntry>)>;
     type Own = ();
     type Rule = ();
     type DocLine = PoLine;
@@ -160,6 +159,10 @@ impl DraftKind for PurchasingCreatePoDraft {
         total: "the purchase order total",
     };
 
+    fn erp(&self) -> &dyn Erp {
+        &*self.erp
+    }
+
     fn counterparty(input: &CreatePoDraftInput) -> &str {
         &input.vendor_code
     }
@@ -168,32 +171,16 @@ impl DraftKind for PurchasingCreatePoDraft {
         &input.lines
     }
 
-    fn keys(&self, scope: &Scope<'_>, wanted: &Wanted<'_>) -> Option<Vec<TableKey>> {
-        self.erp.po_draft_reads(scope, wanted)
-    }
-
-    async fn read(
-        &self,
-        scope: &Scope<'_>,
-        wanted: &Wanted<'_>,
-        open: Option<Window>,
-        found: Option<&Found>,
-    ) -> Result<Reads<Self::Found>, ErpError> {
-        let PoReads { vendor, items, open } = self.erp.read_po_draft(scope, wanted, open, found).await?;
-        Ok(Reads {
-            own: vendor,
-            items,
-            open,
-        })
-    }
-
     async fn party(
         &self,
         scope: &Scope<'_>,
-        vendor: Self::Found,
+        read: CounterpartyReads,
         _items: &HashMap<String, Item>,
         input: &CreatePoDraftInput,
     ) -> Result<Party<()>, ToolError> {
+        let CounterpartyReads::Vendor(vendor) = read else {
+            return Err(drafting::mismatch(PurchaseOrder::KIND));
+        };
         match vendor {
             Some((vendor, prices)) if vendor.supplies(scope.branch.as_str()) => Ok(Party {
                 list: vendor.code.clone(),
@@ -305,21 +292,6 @@ impl DraftKind for PurchasingCreatePoDraft {
 
     fn total(draft: &PoDraft) -> &Money {
         &draft.total
-    }
-
-    async fn place(
-        &self,
-        scope: &Scope<'_>,
-        draft: PoDraft,
-        draft_key: Option<&str>,
-        seen: Seen,
-        now: DateTime<Utc>,
-    ) -> Result<Placement<PurchaseOrder>, ErpError> {
-        self.erp.place_po_draft(scope, draft, draft_key, seen, now).await
-    }
-
-    fn numbered(draft: &PoDraft, id: String, number: String, created_at: String) -> PurchaseOrder {
-        draft.numbered(id, number, created_at)
     }
 }
 

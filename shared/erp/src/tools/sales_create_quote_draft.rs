@@ -8,12 +8,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::NaiveDate;
+use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
-use draftline_contract::store::{Found, TableKey};
+use draftline_contract::store::TableKey;
 use draftline_contract::tool::{Call, CounterpartyKind, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
 use draftline_contract::validation::rejected_with;
-use draftline_contract::{ErpError, ToolError};
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -22,11 +22,12 @@ use validator::Validate;
 use super::sales_get_customer_summary::customer_not_found;
 use crate::domain::quote::CustomerRef;
 use crate::domain::{
-    CreditPosition, CreditStanding, Customer, Item, ListPrice, Quote, QuoteDraft, QuoteLine, Seen, TaxCode, TaxType,
+    CreditPosition, CreditStanding, Customer, Item, ListPrice, Quote, QuoteDraft, QuoteLine, Reviewable, TaxCode,
+    TaxType,
 };
-use crate::drafting::{self, DraftKind, Drafted, LineInput, NO_DRAFT, Party, Priced, Reads, Totals, Words};
+use crate::drafting::{self, DraftKind, Drafted, LineInput, NO_DRAFT, Party, Priced, Totals, Words};
 use crate::money::{self, Money};
-use crate::port::{Erp, Placement, QuoteReads, Scope, Wanted, Window};
+use crate::port::{CounterpartyReads, Erp, Scope};
 use crate::units::Uom;
 
 /// How long a quote may be valid.
@@ -233,16 +234,6 @@ impl LineInput for QuoteLineInput {
     }
 }
 
-/// What a quote reads of its customer: the customer, the tenant's tax
-/// types, and what the backend read of its standing and prices (the rest
-/// is read once the customer is known).
-pub(crate) struct CustomerReads {
-    customer: Option<Customer>,
-    taxes: Vec<TaxType>,
-    standing: Option<CreditStanding>,
-    prices: Option<Vec<ListPrice>>,
-}
-
 /// What a quote keeps of its customer: the customer, the tax types, and
 /// what it owes.
 pub(crate) struct Sales {
@@ -293,7 +284,6 @@ impl SalesCreateQuoteDraft {
 impl DraftKind for SalesCreateQuoteDraft {
     type Input = CreateQuoteDraftInput;
     type Line = QuoteLineInput;
-    type Found = CustomerReads;
     type Own = Sales;
     type Rule = TaxType;
     type DocLine = QuoteLine;
@@ -308,6 +298,10 @@ impl DraftKind for SalesCreateQuoteDraft {
         total: "the quote total",
     };
 
+    fn erp(&self) -> &dyn Erp {
+        &*self.erp
+    }
+
     fn counterparty(input: &CreateQuoteDraftInput) -> &str {
         &input.customer_code
     }
@@ -316,44 +310,23 @@ impl DraftKind for SalesCreateQuoteDraft {
         &input.lines
     }
 
-    fn keys(&self, scope: &Scope<'_>, wanted: &Wanted<'_>) -> Option<Vec<TableKey>> {
-        self.erp.quote_draft_reads(scope, wanted)
-    }
-
-    async fn read(
-        &self,
-        scope: &Scope<'_>,
-        wanted: &Wanted<'_>,
-        open: Option<Window>,
-        found: Option<&Found>,
-    ) -> Result<Reads<CustomerReads>, ErpError> {
-        let QuoteReads {
-            customer,
-            items,
-            taxes,
-            open,
-            standing,
-            prices,
-        } = self.erp.read_quote_draft(scope, wanted, open, found).await?;
-        let own = CustomerReads {
-            customer,
-            taxes,
-            standing,
-            prices,
-        };
-        Ok(Reads { own, items, open })
-    }
-
     async fn party(
         &self,
         scope: &Scope<'_>,
-        found: CustomerReads,
+        read: CounterpartyReads,
         items: &HashMap<String, Item>,
         input: &CreateQuoteDraftInput,
     ) -> Result<Party<Sales>, ToolError> {
-        let customer = found
-            .customer
-            .ok_or_else(|| refused(customer_not_found(&input.customer_code)))?;
+        let CounterpartyReads::Customer {
+            customer,
+            taxes,
+            standing,
+            prices,
+        } = read
+        else {
+            return Err(drafting::mismatch(Quote::KIND));
+        };
+        let customer = customer.ok_or_else(|| refused(customer_not_found(&input.customer_code)))?;
         if let Some(reason) = &customer.credit_hold {
             return Err(refused(format!(
                 "Customer {} ({}) is on credit hold: {reason}. No quote can be drafted until a person in finance \
@@ -361,7 +334,7 @@ impl DraftKind for SalesCreateQuoteDraft {
                 customer.code, customer.name
             )));
         }
-        let read = (found.prices, found.standing);
+        let read = (prices, standing);
         let (prices, standing) = self.prices_and_standing(scope, &customer, items, read).await?;
         Ok(Party {
             code: customer.code.clone(),
@@ -371,7 +344,7 @@ impl DraftKind for SalesCreateQuoteDraft {
             prices: prices.into_iter().map(|p| (p.item, p.uom, p.unit_price)).collect(),
             own: Sales {
                 customer,
-                taxes: found.taxes,
+                taxes,
                 standing,
             },
         })
@@ -480,21 +453,6 @@ impl DraftKind for SalesCreateQuoteDraft {
 
     fn total(draft: &QuoteDraft) -> &Money {
         &draft.total
-    }
-
-    async fn place(
-        &self,
-        scope: &Scope<'_>,
-        draft: QuoteDraft,
-        draft_key: Option<&str>,
-        seen: Seen,
-        now: DateTime<Utc>,
-    ) -> Result<Placement<Quote>, ErpError> {
-        self.erp.place_quote_draft(scope, draft, draft_key, seen, now).await
-    }
-
-    fn numbered(draft: &QuoteDraft, id: String, number: String, created_at: String) -> Quote {
-        draft.numbered(id, number, created_at)
     }
 }
 
