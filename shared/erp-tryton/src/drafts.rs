@@ -202,9 +202,9 @@ pub(crate) async fn purchase(
     key: &str,
 ) -> Result<TrytonDraft, ErpError> {
     let (warehouse, currency) = header(inner, branch).await?;
-    let vendor = match inner.master.vendor(&draft.vendor.code) {
+    let vendor = match inner.master.vendor(&draft.counterparty.code) {
         Some(vendor) => vendor,
-        None => lookup_party(inner, &draft.vendor.code, "supplier_payment_term").await?,
+        None => lookup_party(inner, &draft.counterparty.code, "supplier_payment_term").await?,
     };
     let wanted: Vec<(&str, Uom)> = draft.lines.iter().map(|l| (l.item_code.as_str(), l.uom)).collect();
     let products = products(inner, &wanted).await?;
@@ -223,7 +223,7 @@ pub(crate) async fn purchase(
         "warehouse": warehouse,
         "currency": currency,
         "payment_term": vendor.payment_term,
-        "delivery_date": value::date(draft.needed_by),
+        "delivery_date": value::date(draft.own.needed_by),
         "comment": draft.note,
         "draftline_key": key,
         "draftline_client_ref": draft.client_ref,
@@ -249,13 +249,13 @@ pub(crate) async fn quote(
     today: NaiveDate,
 ) -> Result<TrytonDraft, ErpError> {
     let (warehouse, currency) = header(inner, branch).await?;
-    let customer = match inner.master.customer(&draft.customer.code) {
+    let customer = match inner.master.customer(&draft.counterparty.code) {
         Some(customer) => customer,
-        None => lookup_party(inner, &draft.customer.code, "customer_payment_term").await?,
+        None => lookup_party(inner, &draft.counterparty.code, "customer_payment_term").await?,
     };
     let price_list = match customer.price_list {
         Some(id) => Some(id),
-        None => lookup_price_list(inner, &draft.price_list).await?,
+        None => lookup_price_list(inner, &draft.own.price_list).await?,
     };
     let wanted: Vec<(&str, Uom)> = draft.lines.iter().map(|l| (l.item_code.as_str(), l.uom)).collect();
     let products = products(inner, &wanted).await?;
@@ -272,7 +272,7 @@ pub(crate) async fn quote(
             "note": line.price_source,
         }));
     }
-    let validity = draft.valid_until.signed_duration_since(today).num_days();
+    let validity = draft.own.valid_until.signed_duration_since(today).num_days();
     let validity = value::timedelta_days(validity.max(0))
         .ok_or_else(|| ErpError::internal(format!("quote validity of {validity} days; {NO_DRAFT}")))?;
     let body = json!({
@@ -285,7 +285,7 @@ pub(crate) async fn quote(
         "quotation_validity": validity,
         "comment": draft.note,
         // The credit check is for the reviewer: the sale's description shows it.
-        "description": draft.credit_check,
+        "description": draft.own.credit_check,
         "draftline_key": key,
         "draftline_client_ref": draft.client_ref,
         "drafted_by_agent_run": draft.drafted_by_agent_run,

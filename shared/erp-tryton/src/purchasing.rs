@@ -9,7 +9,9 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use draftline_contract::ErpError;
 use draftline_erp::domain::po::VendorRef;
-use draftline_erp::domain::{BranchVendor, Item, PoDraft, PoLine, PoStatus, PriceEntry, PurchaseOrder, Vendor};
+use draftline_erp::domain::{
+    BranchVendor, Item, PoDraft, PoFields, PoLine, PoStatus, PriceEntry, PurchaseOrder, Vendor,
+};
 use draftline_erp::money::{self, Money};
 use draftline_erp::port::{Page, PoFilter};
 use draftline_erp::units::Uom;
@@ -578,8 +580,7 @@ pub(crate) fn purchase_order(record: &Record) -> Result<PurchaseOrder, ErpError>
     let total = subtotal.checked_add(tax).ok_or_else(overflow)?;
     let draft = PoDraft {
         branch_id: record.nested_text("warehouse", "code")?.unwrap_or_default(),
-        vendor,
-        needed_by,
+        counterparty: vendor,
         subtotal: Money::new(subtotal, &currency),
         total: Money::new(total, &currency),
         currency,
@@ -590,6 +591,7 @@ pub(crate) fn purchase_order(record: &Record) -> Result<PurchaseOrder, ErpError>
         drafted_by_agent_run: record.opt_text("drafted_by_agent_run")?,
         drafted_on_behalf_of: record.opt_text("drafted_on_behalf_of")?.unwrap_or_default(),
         drafted_by_tool_call: record.opt_text("drafted_by_tool_call")?,
+        own: PoFields { needed_by },
     };
     let agent_draft = status == PoStatus::Draft && by_draftline;
     let mut po = draft.numbered(format!("{}{id}", crate::drafts::PO_ID_PREFIX), number, created_at);

@@ -9,7 +9,8 @@ use std::collections::{BTreeSet, HashSet};
 use draftline_contract::ErpError;
 use draftline_erp::domain::quote::CustomerRef;
 use draftline_erp::domain::{
-    Customer, DocumentStatus, ListPrice, Quote, QuoteDraft, QuoteLine, SalesOrder, SalesOrderStatus, TaxCode, TaxType,
+    Customer, DocumentStatus, ListPrice, Quote, QuoteDraft, QuoteFields, QuoteLine, SalesOrder, SalesOrderStatus,
+    TaxCode, TaxType,
 };
 use draftline_erp::money::{self, Money};
 use draftline_erp::units::Uom;
@@ -308,25 +309,28 @@ fn quote(record: &Record) -> Result<Quote, ErpError> {
     let subtotal = money::sum(nets).ok_or_else(overflow)?;
     let tax_total = money::sum(taxes).ok_or_else(overflow)?;
     let total = subtotal.checked_add(tax_total).ok_or_else(overflow)?;
+    let own = QuoteFields {
+        price_list: record.nested_text("price_list", "name")?.unwrap_or_default(),
+        valid_until,
+        tax_total: Money::new(tax_total, &currency),
+        credit_check: record.opt_text("description")?.unwrap_or_default(),
+    };
     let draft = QuoteDraft {
         branch_id: record.nested_text("warehouse", "code")?.unwrap_or_default(),
-        customer: CustomerRef {
+        counterparty: CustomerRef {
             code: party.text("code")?,
             name: party.text("name")?,
         },
-        price_list: record.nested_text("price_list", "name")?.unwrap_or_default(),
-        valid_until,
         lines,
         subtotal: Money::new(subtotal, &currency),
-        tax_total: Money::new(tax_total, &currency),
         total: Money::new(total, &currency),
         currency,
-        credit_check: record.opt_text("description")?.unwrap_or_default(),
         note: record.opt_text("comment")?.filter(|c| !c.is_empty()),
         client_ref: record.opt_text("draftline_client_ref")?.unwrap_or_default(),
         drafted_by_agent_run: record.opt_text("drafted_by_agent_run")?,
         drafted_on_behalf_of: record.opt_text("drafted_on_behalf_of")?.unwrap_or_default(),
         drafted_by_tool_call: record.opt_text("drafted_by_tool_call")?,
+        own,
     };
     let state = record.text("state")?;
     let agent_draft = state == "draft" && record.opt_text("draftline_key")?.is_some();

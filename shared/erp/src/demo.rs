@@ -42,9 +42,9 @@ use rust_decimal::Decimal;
 use crate::domain::po::VendorRef;
 use crate::domain::quote::CustomerRef;
 use crate::domain::{
-    BranchVendor, Customer, CustomerInvoice, Decision, Item, ListPrice, PoDraft, PoLine, PoStatus, PriceEntry,
-    PurchaseOrder, Quote, QuoteDraft, QuoteLine, ReorderPolicy, SalesOrder, StockLevel, TaxType, UnitConversion,
-    Vendor, VendorBill,
+    BranchVendor, Customer, CustomerInvoice, Decision, Item, ListPrice, PoDraft, PoFields, PoLine, PoStatus,
+    PriceEntry, PurchaseOrder, Quote, QuoteDraft, QuoteFields, QuoteLine, ReorderPolicy, SalesOrder, StockLevel,
+    TaxType, UnitConversion, Vendor, VendorBill,
 };
 use crate::money::Money;
 use crate::units::Uom;
@@ -450,11 +450,10 @@ fn po_draft<T>(
     let (lines, total) = po_lines(vendor, lines);
     PoDraft {
         branch_id: documents.branch.into(),
-        vendor: VendorRef {
+        counterparty: VendorRef {
             code: vendor.into(),
             name: party_name(vendor),
         },
-        needed_by,
         currency: currency(),
         lines,
         subtotal: idr(total),
@@ -464,6 +463,7 @@ fn po_draft<T>(
         drafted_by_agent_run: agent_run.map(str::to_owned),
         drafted_on_behalf_of: documents.drafted_on_behalf_of.into(),
         drafted_by_tool_call: None,
+        own: PoFields { needed_by },
     }
 }
 
@@ -642,19 +642,21 @@ pub fn agent_quotes() -> Vec<(Quote, AgentProvenance)> {
                 drafted_by_agent_run: Some(quote.provenance.run_id.into()),
                 client_ref: quote.provenance.client_ref.into(),
                 note: Some(quote.note.into()),
-                credit_check: quote.credit_check.into(),
                 branch_id: drafts.branch.into(),
-                customer: CustomerRef {
+                counterparty: CustomerRef {
                     code: quote.customer.into(),
                     name: party_name(quote.customer),
                 },
-                price_list: list.into(),
-                valid_until: quote.valid_until,
                 currency: currency(),
                 lines,
                 subtotal: idr(subtotal),
-                tax_total: idr(tax_total),
                 total: idr(subtotal + tax_total),
+                own: QuoteFields {
+                    price_list: list.into(),
+                    valid_until: quote.valid_until,
+                    tax_total: idr(tax_total),
+                    credit_check: quote.credit_check.into(),
+                },
             };
             let numbered = draft.numbered(quote.quote_id.into(), quote.number.into(), quote.created_at.into());
             agent_document(numbered, quote.decision.as_ref(), Quote::decided, &quote.provenance)

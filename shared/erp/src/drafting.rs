@@ -17,12 +17,12 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use draftline_contract::error::{ExistingDraft, FieldIssue, Question};
 use draftline_contract::store::TableKey;
-use draftline_contract::tool::{Call, Counterparty, CounterpartyKind, Decision, Draft, Placement, Stakes};
+use draftline_contract::tool::{Call, Counterparty, Decision, Draft, Placement, Stakes};
 use draftline_contract::validation::rejected_with;
 use draftline_contract::{ErpError, ToolError};
 use rust_decimal::Decimal;
 
-use crate::domain::{Document, DocumentKind, Item, NewDraft, OpenDraft, Reviewable};
+use crate::domain::{Document, DocumentKind, DraftDocument, Item, NewDraft, OpenDraft, PoLine, Reviewable};
 use crate::money::{self, Money};
 use crate::port::{CounterpartyReads, DraftReads, Erp, Scope, Wanted, Window};
 use crate::pricing;
@@ -30,6 +30,20 @@ use crate::units::Uom;
 
 /// What every refusal of a draft adds: nothing was written.
 pub(crate) const NO_DRAFT: &str = "No draft was created.";
+
+/// A draft tool's input as the skeleton reads it ([`draft_tool!`] writes it).
+pub(crate) trait DraftInput: Send + Sync {
+    /// One line of it.
+    type Line: LineInput;
+    /// The counterparty's code.
+    fn counterparty(&self) -> &str;
+    /// The lines.
+    fn lines(&self) -> &[Self::Line];
+    /// The caller's own reference.
+    fn client_ref(&self) -> &str;
+    /// The note for the reviewer.
+    fn note(&self) -> Option<&str>;
+}
 
 /// One line of a draft tool's input: an item, a quantity and its unit.
 pub(crate) trait LineInput: Send + Sync {
@@ -41,18 +55,88 @@ pub(crate) trait LineInput: Send + Sync {
     fn uom(&self) -> Uom;
 }
 
+/// A draft tool over the ERP port: its struct, its [`DraftTool`] through
+/// the skeleton, and its input as the skeleton reads it. The kind's own
+/// rules are its [`DraftKind`], written by hand.
+///
+/// [`DraftTool`]: draftline_contract::tool::DraftTool
+macro_rules! draft_tool {
+    ($(#[$doc:meta])* $tool:ident: $input:ident { $counterparty:ident, lines: $line:ident }) => {
+        $(#[$doc])*
+        #[derive(Clone)]
+        pub struct $tool {
+            erp: std::sync::Arc<dyn $crate::port::Erp>,
+        }
+
+        impl $tool {
+            /// The tool over `erp`.
+            pub fn new(erp: std::sync::Arc<dyn $crate::port::Erp>) -> Self {
+                Self { erp }
+            }
+        }
+
+        #[async_trait::async_trait]
+        impl draftline_contract::tool::DraftTool for $tool {
+            fn client_ref(input: &$input) -> &str {
+                &input.client_ref
+            }
+
+            fn reads(
+                &self,
+                call: &draftline_contract::tool::Call<'_>,
+                input: &$input,
+            ) -> Option<Vec<draftline_contract::store::TableKey>> {
+                $crate::drafting::keys(self, call, input)
+            }
+
+            async fn draft(
+                &self,
+                call: &draftline_contract::tool::Call<'_>,
+                input: $input,
+            ) -> Result<draftline_contract::tool::Draft<Self::Output>, draftline_contract::ToolError> {
+                $crate::drafting::draft(self, call, input).await
+            }
+        }
+
+        impl $crate::drafting::DraftInput for $input {
+            type Line = $line;
+            fn counterparty(&self) -> &str {
+                &self.$counterparty
+            }
+            fn lines(&self) -> &[$line] {
+                &self.lines
+            }
+            fn client_ref(&self) -> &str {
+                &self.client_ref
+            }
+            fn note(&self) -> Option<&str> {
+                self.note.as_deref()
+            }
+        }
+
+        impl $crate::drafting::LineInput for $line {
+            fn item_code(&self) -> &str {
+                &self.item_code
+            }
+            fn qty(&self) -> i64 {
+                self.qty
+            }
+            fn uom(&self) -> $crate::units::Uom {
+                self.uom
+            }
+        }
+    };
+}
+pub(crate) use draft_tool;
+
 /// The words a kind's answers use where the skeleton speaks for it.
 pub(crate) struct Words {
-    /// The counterparty's kind in the draft's stakes.
-    pub counterparty: CounterpartyKind,
     /// Where a model checks an item code (`inventory_get_stock`).
     pub item_hint: &'static str,
     /// How the kind deals in an item's units (`stocked`, `sold`).
     pub unit_verb: &'static str,
     /// The tool that reads the document back (`purchasing_get_po`).
     pub read_tool: &'static str,
-    /// The document's total as an overflow names it (`the quote total`).
-    pub total: &'static str,
 }
 
 /// The counterparty a draft is for, checked, with the price list its
@@ -82,28 +166,16 @@ impl<P> Party<P> {
     }
 }
 
-/// One line as the skeleton priced it, for the kind to make its own.
+/// One line as the skeleton priced it, for the kind to make its own: the
+/// line every kind has (a purchase order's is exactly this), its total
+/// the net amount and the tax.
 pub(crate) struct Priced {
-    /// 1-based.
-    pub line_no: u32,
-    /// The item.
-    pub item: Item,
-    /// Quantity in `uom`.
-    pub qty: i64,
-    /// The unit asked.
-    pub uom: Uom,
-    /// The same quantity in the item's base unit.
-    pub base_qty: i64,
-    /// Price per `uom`.
-    pub unit_price: Money,
-    /// Where the price came from.
-    pub price_source: String,
+    /// The line.
+    pub line: PoLine,
     /// qty × unit price, rounded.
     pub net: Money,
-    /// The tax on it (zero where the kind taxes nothing).
+    /// The kind's tax on it (zero where it taxes nothing).
     pub tax: Money,
-    /// net + tax.
-    pub total: Money,
 }
 
 /// A draft's sums.
@@ -112,54 +184,40 @@ pub(crate) struct Totals {
     pub subtotal: Money,
     /// Their tax.
     pub tax: Money,
-    /// Both.
-    pub total: Money,
     /// The total, exact.
-    pub exact_total: Decimal,
+    pub exact: Decimal,
 }
 
-/// Who drafted a document: the branch, the run, the person, the tool call.
-pub(crate) struct Drafted {
-    /// The caller's branch.
-    pub branch_id: String,
-    /// The agent run (`X-Agent-Run-Id`), if any.
-    pub agent_run: Option<String>,
-    /// The person the agent acts for.
-    pub on_behalf_of: String,
-    /// The executor's tool-call id, if any.
-    pub tool_call: Option<String>,
-}
+/// A kind's document before the ERP numbers it.
+pub(crate) type DraftOf<K> =
+    DraftDocument<<K as DraftKind>::Printed, <K as DraftKind>::DocLine, <K as DraftKind>::Fields>;
 
 /// A document kind an agent drafts: what differs from the skeleton. Its
 /// document is [`Reviewable`] (its number series, statuses and own
-/// fields), and the port's [`Drafting`] operations take it by its
-/// [`DocumentKind`](crate::domain::DocumentKind).
+/// fields), and the port's [`Drafting`](crate::port::Drafting) operations
+/// take it by its [`DocumentKind`].
 #[async_trait]
 pub(crate) trait DraftKind: Send + Sync {
     /// The tool's input.
-    type Input: Send + Sync;
-    /// One line of it.
-    type Line: LineInput;
+    type Input: DraftInput;
     /// What the kind keeps of its counterparty besides the [`Party`].
     type Own: Send + Sync;
     /// What a line's own rule settles (a quote's tax type).
     type Rule: Send;
+    /// The counterparty as the document prints it.
+    type Printed: Clone + Send + Sync + 'static;
     /// One priced line of the document.
-    type DocLine: Send;
-    /// The checked document before the ERP numbers it.
-    type Draft: Into<NewDraft> + Clone + Send + Sync + 'static;
+    type DocLine: Clone + Send + Sync + 'static;
+    /// What only the kind's document has.
+    type Fields: Clone + Send + Sync + 'static;
     /// The document.
-    type Output: Reviewable<Draft = Self::Draft> + TryFrom<Document, Error = ErpError> + Send + Sync + 'static;
+    type Output: Reviewable<Draft = DraftOf<Self>> + TryFrom<Document, Error = ErpError> + Send + Sync + 'static;
 
     /// How the skeleton speaks for the kind.
     const WORDS: Words;
 
     /// The ERP it drafts in.
     fn erp(&self) -> &dyn Erp;
-    /// The counterparty's code in `input`.
-    fn counterparty(input: &Self::Input) -> &str;
-    /// The lines of `input`.
-    fn lines(input: &Self::Input) -> &[Self::Line];
     /// The counterparty of what was `read`, checked (a refusal otherwise),
     /// with its prices for `items` (read now where the port did not).
     async fn party(
@@ -177,23 +235,21 @@ pub(crate) trait DraftKind: Send + Sync {
         lines: &[(usize, &Item)],
     ) -> Result<Vec<FieldIssue>, ToolError>;
     /// The line's own rule, once its item is priced (a quote's tax code).
-    fn rule(party: &Party<Self::Own>, index: usize, line: &Self::Line) -> Result<Self::Rule, FieldIssue>;
+    fn rule(
+        party: &Party<Self::Own>,
+        index: usize,
+        line: &<Self::Input as DraftInput>::Line,
+    ) -> Result<Self::Rule, FieldIssue>;
     /// The tax `rule` puts on `net`; `None` when it does not fit.
     fn tax(rule: &Self::Rule, net: Decimal) -> Option<Decimal>;
     /// The document's line.
     fn line(rule: Self::Rule, priced: Priced) -> Self::DocLine;
     /// The existing document `number` a person chose to keep.
     async fn existing(&self, scope: &Scope<'_>, number: String) -> Result<Self::Output, ToolError>;
-    /// The document, checked and priced.
-    fn draft(
-        party: Party<Self::Own>,
-        input: Self::Input,
-        lines: Vec<Self::DocLine>,
-        totals: Totals,
-        drafted: Drafted,
-    ) -> Result<Self::Draft, ToolError>;
-    /// Its total.
-    fn total(draft: &Self::Draft) -> &Money;
+    /// The counterparty as the document prints it.
+    fn printed(party: &Party<Self::Own>) -> Self::Printed;
+    /// What only the kind's document has, once every line is priced.
+    fn fields(party: Party<Self::Own>, input: &Self::Input, totals: &Totals) -> Result<Self::Fields, ToolError>;
 }
 
 /// A refusal of reads of another kind than the draft's: a backend's bug.
@@ -206,9 +262,9 @@ pub(crate) fn mismatch(kind: DocumentKind) -> ToolError {
 
 /// The keys of draftline's table a draft of `input` reads in the key lookup.
 pub(crate) fn keys<K: DraftKind>(kind: &K, call: &Call<'_>, input: &K::Input) -> Option<Vec<TableKey>> {
-    let codes = item_codes(K::lines(input).iter().map(LineInput::item_code));
+    let codes = item_codes(input.lines().iter().map(LineInput::item_code));
     let wanted = Wanted {
-        counterparty: K::counterparty(input),
+        counterparty: input.counterparty(),
         items: &codes,
         marked: call.near_duplicate_window.is_some(),
     };
@@ -222,11 +278,14 @@ pub(crate) async fn draft<K: DraftKind>(
     kind: &K,
     call: &Call<'_>,
     input: K::Input,
-) -> Result<Draft<K::Output>, ToolError> {
+) -> Result<Draft<K::Output>, ToolError>
+where
+    DraftOf<K>: Into<NewDraft>,
+{
     let scope = Scope::of(call.caller);
-    let asking = Asking::of(call, K::lines(&input).iter().map(LineInput::item_code));
+    let asking = Asking::of(call, input.lines().iter().map(LineInput::item_code));
     let wanted = Wanted {
-        counterparty: K::counterparty(&input),
+        counterparty: input.counterparty(),
         items: &asking.codes,
         marked: call.near_duplicate_window.is_some(),
     };
@@ -239,7 +298,7 @@ pub(crate) async fn draft<K: DraftKind>(
         open,
     } = read.await?;
     let party = kind.party(&scope, counterparty, &items, &input).await?;
-    let (lines, totals) = price(kind, &scope, &party, &items, K::lines(&input)).await?;
+    let (lines, totals) = price(kind, &scope, &party, &items, input.lines()).await?;
     // Ask rather than guess: the same items for the same counterparty
     // drafted within the window under another key.
     let asked = (party.code.as_str(), K::Output::KIND.code(), K::WORDS.read_tool);
@@ -248,23 +307,20 @@ pub(crate) async fn draft<K: DraftKind>(
         return Ok(settled);
     }
     let counterparty = Counterparty {
-        kind: K::WORDS.counterparty,
+        kind: K::Output::KIND.counterparty(),
         code: party.code.clone(),
     };
-    let draft = K::draft(party, input, lines, totals, Drafted::of(call))?;
+    let draft = document::<K>(call, &input, party, lines, totals)?;
     let stakes = Stakes {
-        total: Some(money::counted(K::total(&draft))?),
+        total: Some(money::counted(&draft.total)?),
         counterparty: Some(counterparty),
     };
     // Only a draft that passed every check is placed (and numbered), so
     // refused input writes nothing and leaves no gap.
-    let placed = kind.erp().place_draft(
-        &scope,
-        draft.clone().into(),
-        call.draft_key,
-        open.seen,
-        call.clock.now(),
-    );
+    let now = call.clock.now();
+    let placed = kind
+        .erp()
+        .place_draft(&scope, draft.clone().into(), call.draft_key, open.seen, now);
     let placement = placed.await?.try_map(K::Output::try_from)?;
     Ok(prepared(
         placement,
@@ -273,6 +329,30 @@ pub(crate) async fn draft<K: DraftKind>(
         call.review_pages,
         stakes,
     ))
+}
+
+/// The document of `lines` for `party`, drafted in `call`.
+fn document<K: DraftKind>(
+    call: &Call<'_>,
+    input: &K::Input,
+    party: Party<K::Own>,
+    lines: Vec<K::DocLine>,
+    totals: Totals,
+) -> Result<DraftOf<K>, ToolError> {
+    Ok(DraftDocument {
+        branch_id: call.caller.branch().to_string(),
+        counterparty: K::printed(&party),
+        currency: party.currency.clone(),
+        lines,
+        subtotal: totals.subtotal.clone(),
+        total: Money::new(totals.exact, &party.currency),
+        note: input.note().map(str::to_owned),
+        client_ref: input.client_ref().to_owned(),
+        drafted_by_agent_run: call.agent.run_id.clone(),
+        drafted_on_behalf_of: call.caller.user().to_string(),
+        drafted_by_tool_call: call.agent.tool_call_id.clone(),
+        own: K::fields(party, input, &totals)?,
+    })
 }
 
 /// What checking one line came to.
@@ -291,7 +371,7 @@ async fn price<K: DraftKind>(
     scope: &Scope<'_>,
     party: &Party<K::Own>,
     items: &HashMap<String, Item>,
-    lines: &[K::Line],
+    lines: &[<K::Input as DraftInput>::Line],
 ) -> Result<(Vec<K::DocLine>, Totals), ToolError> {
     let mut issues = Vec::new();
     let mut unpriced = Vec::new();
@@ -327,7 +407,7 @@ async fn price<K: DraftKind>(
     if !issues.is_empty() {
         return Err(rejected_with(issues, NO_DRAFT));
     }
-    let overflow = || money::overflow(K::WORDS.total);
+    let overflow = || money::overflow(&format!("the {} total", K::Output::KIND.noun()));
     let subtotal = money::sum(nets).ok_or_else(overflow)?;
     let tax = money::sum(taxes).ok_or_else(overflow)?;
     let total = subtotal.checked_add(tax).ok_or_else(overflow)?;
@@ -335,8 +415,7 @@ async fn price<K: DraftKind>(
     let totals = Totals {
         subtotal: Money::new(subtotal, currency),
         tax: Money::new(tax, currency),
-        total: Money::new(total, currency),
-        exact_total: total,
+        exact: total,
     };
     Ok((priced, totals))
 }
@@ -347,7 +426,7 @@ fn check<'a, K: DraftKind>(
     party: &Party<K::Own>,
     items: &'a HashMap<String, Item>,
     i: usize,
-    line: &K::Line,
+    line: &<K::Input as DraftInput>::Line,
 ) -> Result<Checked<'a, K::DocLine>, ToolError> {
     let (code, qty, uom) = (line.item_code(), line.qty(), line.uom());
     let Some(item) = items.get(code) else {
@@ -382,31 +461,24 @@ fn check<'a, K: DraftKind>(
     let tax = K::tax(&rule, net).ok_or_else(overflow)?;
     let total = net.checked_add(tax).ok_or_else(overflow)?;
     let currency = &party.currency;
-    let priced = Priced {
+    let line = PoLine {
         line_no: u32::try_from(i).map_or(u32::MAX, |i| i.saturating_add(1)),
-        item: item.clone(),
+        item_code: item.code.clone(),
+        item_name: item.name.clone(),
         qty,
         uom,
         base_qty: qty.checked_mul(unit.factor).ok_or_else(overflow)?,
+        base_uom: item.base_uom,
         unit_price: Money::new(price.unit_price, currency),
         price_source: price.source,
+        line_total: Money::new(total, currency),
+    };
+    let priced = Priced {
+        line,
         net: Money::new(net, currency),
         tax: Money::new(tax, currency),
-        total: Money::new(total, currency),
     };
     Ok(Checked::Line(K::line(rule, priced), net, tax, total))
-}
-
-impl Drafted {
-    /// Who drafts in `call`.
-    fn of(call: &Call<'_>) -> Self {
-        Self {
-            branch_id: call.caller.branch().to_string(),
-            agent_run: call.agent.run_id.clone(),
-            on_behalf_of: call.caller.user().to_string(),
-            tool_call: call.agent.tool_call_id.clone(),
-        }
-    }
 }
 
 /// The start of the near-duplicate window ending `now` (`now` itself when

@@ -1180,7 +1180,7 @@ impl TestCaller {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{Decision, PoDraft, Verdict};
+    use crate::domain::{Decision, PoDraft, PoFields, Verdict};
     use draftline_contract::clock::Clock;
 
     fn approval(id: &str) -> NewDecision {
@@ -1200,8 +1200,7 @@ mod tests {
         let po = demo::agent_purchase_orders().remove(0).0;
         PoDraft {
             branch_id: po.branch_id,
-            vendor: po.vendor,
-            needed_by: po.needed_by,
+            counterparty: po.vendor,
             currency: po.currency,
             lines: po.lines,
             subtotal: po.subtotal,
@@ -1211,6 +1210,9 @@ mod tests {
             drafted_by_agent_run: Some("run-test".into()),
             drafted_on_behalf_of: "buyer-sby".into(),
             drafted_by_tool_call: None,
+            own: PoFields {
+                needed_by: po.needed_by,
+            },
         }
     }
 

@@ -576,11 +576,10 @@ async fn another_tenant_sees_nothing_and_costs_no_request() {
     assert_eq!(erp.requests(), 0);
     let draft = draftline_erp::domain::PoDraft {
         branch_id: "SBY-01".into(),
-        vendor: draftline_erp::domain::VendorRef {
+        counterparty: draftline_erp::domain::VendorRef {
             code: "V-00231".into(),
             name: "PT Sinar Bearindo".into(),
         },
-        needed_by: "2026-12-15".parse().unwrap(),
         currency: "IDR".into(),
         lines: Vec::new(),
         subtotal: draftline_erp::money::Money::new(Decimal::ZERO, "IDR"),
@@ -590,6 +589,9 @@ async fn another_tenant_sees_nothing_and_costs_no_request() {
         drafted_by_agent_run: None,
         drafted_on_behalf_of: "intruder".into(),
         drafted_by_tool_call: None,
+        own: draftline_erp::domain::PoFields {
+            needed_by: "2026-12-15".parse().unwrap(),
+        },
     };
     let refused = erp
         .place_draft(

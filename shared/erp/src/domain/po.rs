@@ -150,35 +150,15 @@ pub struct PurchaseOrder {
     pub review_url: Option<String>,
 }
 
-/// A purchase order the tool has priced and checked, not yet in the ERP:
-/// the ERP gives it its id, number and time when it is placed.
+/// What only a purchase-order draft has.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PoDraft {
-    /// The branch it belongs to.
-    pub branch_id: String,
-    /// The vendor.
-    pub vendor: VendorRef,
+pub struct PoFields {
     /// Date the goods are needed.
     pub needed_by: chrono::NaiveDate,
-    /// Currency of every amount.
-    pub currency: String,
-    /// The priced lines.
-    pub lines: Vec<PoLine>,
-    /// Sum of line totals.
-    pub subtotal: Money,
-    /// Total of the document.
-    pub total: Money,
-    /// Free-text note from the caller.
-    pub note: Option<String>,
-    /// The caller's own reference.
-    pub client_ref: String,
-    /// The agent run that drafted it (`X-Agent-Run-Id`), if any.
-    pub drafted_by_agent_run: Option<String>,
-    /// The person the agent acted for (token subject).
-    pub drafted_on_behalf_of: String,
-    /// The executor's tool-call id (`X-Tool-Call-Id`), if any.
-    pub drafted_by_tool_call: Option<String>,
 }
+
+/// A purchase order the tool has priced and checked, not yet in the ERP.
+pub type PoDraft = super::draft::DraftDocument<VendorRef, PoLine, PoFields>;
 
 impl PoDraft {
     /// The purchase order this draft becomes once the ERP gave it `draft_id`,
@@ -188,14 +168,14 @@ impl PoDraft {
             next_step: format!(
                 "Draft {po_number} awaits review: a person must approve it in the ERP before it is sent to {}. \
                  It has not been sent and has not changed stock.",
-                self.vendor.name
+                self.counterparty.name
             ),
             draft_id,
             po_number,
             status: PoStatus::Draft,
             branch_id: self.branch_id.clone(),
-            vendor: self.vendor.clone(),
-            needed_by: self.needed_by,
+            vendor: self.counterparty.clone(),
+            needed_by: self.own.needed_by,
             currency: self.currency.clone(),
             lines: self.lines.clone(),
             subtotal: self.subtotal.clone(),

@@ -113,41 +113,21 @@ pub struct Quote {
     pub review_url: Option<String>,
 }
 
-/// A quote the tool has priced and checked, not yet in the ERP: the ERP
-/// gives it its id, number and time when it is placed.
+/// What only a quote draft has.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QuoteDraft {
-    /// The branch it belongs to.
-    pub branch_id: String,
-    /// The customer.
-    pub customer: CustomerRef,
+pub struct QuoteFields {
     /// The price list it was priced from.
     pub price_list: String,
     /// The last day the quote is valid.
     pub valid_until: chrono::NaiveDate,
-    /// Currency of every amount.
-    pub currency: String,
-    /// The priced and taxed lines.
-    pub lines: Vec<QuoteLine>,
-    /// Sum of the lines' net amounts.
-    pub subtotal: Money,
     /// Sum of the lines' tax.
     pub tax_total: Money,
-    /// Subtotal plus tax.
-    pub total: Money,
     /// What the quote does to the customer's credit.
     pub credit_check: String,
-    /// Free-text note from the caller.
-    pub note: Option<String>,
-    /// The caller's own reference.
-    pub client_ref: String,
-    /// The agent run that drafted it (`X-Agent-Run-Id`), if any.
-    pub drafted_by_agent_run: Option<String>,
-    /// The person the agent acted for (token subject).
-    pub drafted_on_behalf_of: String,
-    /// The executor's tool-call id (`X-Tool-Call-Id`), if any.
-    pub drafted_by_tool_call: Option<String>,
 }
+
+/// A quote the tool has priced and checked, not yet in the ERP.
+pub type QuoteDraft = super::draft::DraftDocument<CustomerRef, QuoteLine, QuoteFields>;
 
 impl QuoteDraft {
     /// The quote this draft becomes once the ERP gave it `quote_id`,
@@ -157,22 +137,22 @@ impl QuoteDraft {
             next_step: format!(
                 "Draft {quote_number} awaits review: a person must check and send it to {}. It has not been sent \
                  and reserves no stock.",
-                self.customer.name
+                self.counterparty.name
             ),
             quote_id,
             quote_number,
             status: DocumentStatus::Draft,
             branch_id: self.branch_id.clone(),
-            customer: self.customer.clone(),
-            price_list: self.price_list.clone(),
-            valid_until: self.valid_until,
+            customer: self.counterparty.clone(),
+            price_list: self.own.price_list.clone(),
+            valid_until: self.own.valid_until,
             currency: self.currency.clone(),
             lines: self.lines.clone(),
             subtotal: self.subtotal.clone(),
-            tax_total: self.tax_total.clone(),
+            tax_total: self.own.tax_total.clone(),
             total: self.total.clone(),
             rounding: crate::money::TAX_ROUNDING_RULE.to_owned(),
-            credit_check: self.credit_check.clone(),
+            credit_check: self.own.credit_check.clone(),
             note: self.note.clone(),
             client_ref: self.client_ref.clone(),
             drafted_by_agent_run: self.drafted_by_agent_run.clone(),

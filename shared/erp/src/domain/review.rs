@@ -2,12 +2,11 @@
 //! and the decision a person records on one (approve, or reject with a
 //! reason). Agents never decide; they read the decision back.
 
-use draftline_contract::tool::{Created, DocumentRef};
+use draftline_contract::tool::{CounterpartyKind, Created, DocumentRef};
 use draftline_contract::{ErpError, Refusal};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::open_draft::OpenDraft;
 use super::po::{DocumentStatus, PoDraft, PoStatus, PurchaseOrder};
 use super::quote::{Quote, QuoteDraft};
 use crate::money::Money;
@@ -28,6 +27,22 @@ impl DocumentKind {
         match self {
             Self::PurchaseOrder => "purchase_order",
             Self::Quote => "quote",
+        }
+    }
+
+    /// What it is called in a sentence (`purchase order`, `quote`).
+    pub fn noun(self) -> &'static str {
+        match self {
+            Self::PurchaseOrder => "purchase order",
+            Self::Quote => "quote",
+        }
+    }
+
+    /// Who its counterparty is, as a tenant's policy weighs it.
+    pub fn counterparty(self) -> CounterpartyKind {
+        match self {
+            Self::PurchaseOrder => CounterpartyKind::Vendor,
+            Self::Quote => CounterpartyKind::Customer,
         }
     }
 
@@ -56,94 +71,6 @@ impl DocumentKind {
         })
     }
 }
-
-/// A checked draft of any kind, before the ERP numbers it: what the port's
-/// [`place_draft`](crate::port::Drafting::place_draft) takes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NewDraft {
-    /// A purchase order.
-    PurchaseOrder(PoDraft),
-    /// A quote.
-    Quote(QuoteDraft),
-}
-
-/// A numbered document of any kind: what the port's
-/// [`place_draft`](crate::port::Drafting::place_draft) hands back.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Document {
-    /// A purchase order.
-    PurchaseOrder(PurchaseOrder),
-    /// A quote.
-    Quote(Quote),
-}
-
-/// Both enums of one variant per kind, to and from the kind's own types.
-macro_rules! per_kind {
-    ($($kind:ident: $draft:ty => $document:ty),+) => {
-        $(
-            impl From<$draft> for NewDraft {
-                fn from(draft: $draft) -> Self {
-                    Self::$kind(draft)
-                }
-            }
-            impl From<$document> for Document {
-                fn from(document: $document) -> Self {
-                    Self::$kind(document)
-                }
-            }
-            impl TryFrom<Document> for $document {
-                type Error = ErpError;
-                fn try_from(document: Document) -> Result<Self, ErpError> {
-                    match document {
-                        Document::$kind(document) => Ok(document),
-                        other => Err(ErpError::internal(format!(
-                            "a {} placed for a {} draft",
-                            other.kind().code(),
-                            DocumentKind::$kind.code()
-                        ))),
-                    }
-                }
-            }
-        )+
-        impl NewDraft {
-            /// Its kind.
-            pub fn kind(&self) -> DocumentKind {
-                match self {
-                    $(Self::$kind(_) => DocumentKind::$kind,)+
-                }
-            }
-            /// The document it becomes once the ERP gave it `id`, `number`
-            /// and its creation time (RFC 3339, UTC).
-            pub fn numbered(&self, id: String, number: String, created_at: String) -> Document {
-                match self {
-                    $(Self::$kind(draft) => Document::$kind(<$document>::numbered(draft, id, number, created_at)),)+
-                }
-            }
-        }
-        impl Document {
-            /// Its kind.
-            pub fn kind(&self) -> DocumentKind {
-                match self {
-                    $(Self::$kind(_) => DocumentKind::$kind,)+
-                }
-            }
-            /// It as the near-duplicate check compares it.
-            pub fn open_draft(&self) -> OpenDraft {
-                match self {
-                    $(Self::$kind(document) => OpenDraft::from(document),)+
-                }
-            }
-            /// Its entry in the review queue.
-            pub fn queue_entry(&self) -> AgentDraft {
-                match self {
-                    $(Self::$kind(document) => AgentDraft::from(document),)+
-                }
-            }
-        }
-    };
-}
-
-per_kind!(PurchaseOrder: PoDraft => PurchaseOrder, Quote: QuoteDraft => Quote);
 
 /// What a person decided about a draft.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -1,27 +1,23 @@
 //! `purchasing_create_po_draft`: a purchase-order draft, priced by the server
 //! from the vendor's price list. Its kind's rules for the draft engine
-//! ([`crate::drafting`]): the vendor must supply the branch, and prices are
-//! the vendor's.
+//! ([`crate::drafting`]): the vendor must supply the branch, prices are the
+//! vendor's, and a purchase draft carries no tax.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
-use draftline_contract::store::TableKey;
-use draftline_contract::tool::{Call, CounterpartyKind, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
+use draftline_contract::tool::{RuleContext, ToolMeta, ToolSpec};
 use draftline_contract::validation::rejected_with;
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
-use crate::domain::po::VendorRef;
-use crate::domain::{Item, PoDraft, PoLine, PurchaseOrder, Reviewable};
-use crate::drafting::{self, DraftKind, Drafted, LineInput, NO_DRAFT, Party, Priced, Totals, Words};
-use crate::money::Money;
+use crate::domain::{Item, PoFields, PoLine, PurchaseOrder, Reviewable, VendorRef};
+use crate::drafting::{DraftKind, NO_DRAFT, Party, Priced, Totals, Words, draft_tool, mismatch};
 use crate::port::{CounterpartyReads, Erp, Scope};
 use crate::units::Uom;
 
@@ -67,17 +63,9 @@ pub struct CreatePoDraftInput {
     pub lines: Vec<PoLineInput>,
 }
 
-/// The tool.
-#[derive(Clone)]
-pub struct PurchasingCreatePoDraft {
-    erp: Arc<dyn Erp>,
-}
-
-impl PurchasingCreatePoDraft {
-    /// The tool over `erp`.
-    pub fn new(erp: Arc<dyn Erp>) -> Self {
-        Self { erp }
-    }
+draft_tool! {
+    /// The tool.
+    PurchasingCreatePoDraft: CreatePoDraftInput { vendor_code, lines: PoLineInput }
 }
 
 impl ToolSpec for PurchasingCreatePoDraft {
@@ -115,60 +103,23 @@ back use purchasing_get_po. Example: {\"vendor_code\": \"V-00231\", \"needed_by\
 }
 
 #[async_trait]
-impl DraftTool for PurchasingCreatePoDraft {
-    fn client_ref(input: &CreatePoDraftInput) -> &str {
-        &input.client_ref
-    }
-
-    fn reads(&self, call: &Call<'_>, input: &CreatePoDraftInput) -> Option<Vec<TableKey>> {
-        drafting::keys(self, call, input)
-    }
-
-    async fn draft(&self, call: &Call<'_>, input: CreatePoDraftInput) -> Result<Draft<PurchaseOrder>, ToolError> {
-        drafting::draft(self, call, input).await
-    }
-}
-
-impl LineInput for PoLineInput {
-    fn item_code(&self) -> &str {
-        &self.item_code
-    }
-    fn qty(&self) -> i64 {
-        self.qty
-    }
-    fn uom(&self) -> Uom {
-        self.uom
-    }
-}
-
-#[async_trait]
 impl DraftKind for PurchasingCreatePoDraft {
     type Input = CreatePoDraftInput;
-    type Line = PoLineInput;
     type Own = ();
     type Rule = ();
+    type Printed = VendorRef;
     type DocLine = PoLine;
-    type Draft = PoDraft;
+    type Fields = PoFields;
     type Output = PurchaseOrder;
 
     const WORDS: Words = Words {
-        counterparty: CounterpartyKind::Vendor,
         item_hint: "inventory_get_stock or inventory_list_below_reorder",
         unit_verb: "stocked",
         read_tool: "purchasing_get_po",
-        total: "the purchase order total",
     };
 
     fn erp(&self) -> &dyn Erp {
         &*self.erp
-    }
-
-    fn counterparty(input: &CreatePoDraftInput) -> &str {
-        &input.vendor_code
-    }
-
-    fn lines(input: &CreatePoDraftInput) -> &[PoLineInput] {
-        &input.lines
     }
 
     async fn party(
@@ -179,7 +130,7 @@ impl DraftKind for PurchasingCreatePoDraft {
         input: &CreatePoDraftInput,
     ) -> Result<Party<()>, ToolError> {
         let CounterpartyReads::Vendor(vendor) = read else {
-            return Err(drafting::mismatch(PurchaseOrder::KIND));
+            return Err(mismatch(PurchaseOrder::KIND));
         };
         match vendor {
             Some((vendor, prices)) if vendor.supplies(scope.branch.as_str()) => Ok(Party {
@@ -242,19 +193,8 @@ impl DraftKind for PurchasingCreatePoDraft {
         Some(Decimal::ZERO)
     }
 
-    fn line((): (), p: Priced) -> PoLine {
-        PoLine {
-            line_no: p.line_no,
-            item_code: p.item.code,
-            item_name: p.item.name,
-            qty: p.qty,
-            uom: p.uom,
-            base_qty: p.base_qty,
-            base_uom: p.item.base_uom,
-            unit_price: p.unit_price,
-            price_source: p.price_source,
-            line_total: p.total,
-        }
+    fn line((): (), priced: Priced) -> PoLine {
+        priced.line
     }
 
     async fn existing(&self, scope: &Scope<'_>, number: String) -> Result<PurchaseOrder, ToolError> {
@@ -264,34 +204,17 @@ impl DraftKind for PurchasingCreatePoDraft {
             .ok_or_else(|| super::purchasing_get_po::po_not_found(&number))
     }
 
-    fn draft(
-        vendor: Party<()>,
-        input: CreatePoDraftInput,
-        lines: Vec<PoLine>,
-        totals: Totals,
-        drafted: Drafted,
-    ) -> Result<PoDraft, ToolError> {
-        Ok(PoDraft {
-            branch_id: drafted.branch_id,
-            vendor: VendorRef {
-                code: vendor.code,
-                name: vendor.name,
-            },
-            needed_by: input.needed_by,
-            currency: vendor.currency,
-            lines,
-            subtotal: totals.subtotal,
-            total: totals.total,
-            note: input.note,
-            client_ref: input.client_ref,
-            drafted_by_agent_run: drafted.agent_run,
-            drafted_on_behalf_of: drafted.on_behalf_of,
-            drafted_by_tool_call: drafted.tool_call,
-        })
+    fn printed(vendor: &Party<()>) -> VendorRef {
+        VendorRef {
+            code: vendor.code.clone(),
+            name: vendor.name.clone(),
+        }
     }
 
-    fn total(draft: &PoDraft) -> &Money {
-        &draft.total
+    fn fields(_: Party<()>, input: &CreatePoDraftInput, _: &Totals) -> Result<PoFields, ToolError> {
+        Ok(PoFields {
+            needed_by: input.needed_by,
+        })
     }
 }
 
@@ -299,7 +222,7 @@ impl DraftKind for PurchasingCreatePoDraft {
 mod tests {
     use std::str::FromStr;
 
-    use draftline_contract::tool::{Decision, Placement};
+    use draftline_contract::tool::{Call, Decision, Draft, DraftTool, Placement};
 
     use super::*;
     use crate::port::Purchasing;

@@ -5,14 +5,12 @@
 //! credit check for the reviewer.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
 use draftline_contract::error::FieldIssue;
-use draftline_contract::store::TableKey;
-use draftline_contract::tool::{Call, CounterpartyKind, Draft, DraftTool, RuleContext, ToolMeta, ToolSpec};
+use draftline_contract::tool::{RuleContext, ToolMeta, ToolSpec};
 use draftline_contract::validation::rejected_with;
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
@@ -20,13 +18,12 @@ use serde::{Deserialize, Serialize};
 use validator::Validate;
 
 use super::sales_get_customer_summary::customer_not_found;
-use crate::domain::quote::CustomerRef;
 use crate::domain::{
-    CreditPosition, CreditStanding, Customer, Item, ListPrice, Quote, QuoteDraft, QuoteLine, Reviewable, TaxCode,
-    TaxType,
+    CreditPosition, CreditStanding, Customer, CustomerRef, Item, ListPrice, Quote, QuoteFields, QuoteLine, Reviewable,
+    TaxCode, TaxType,
 };
-use crate::drafting::{self, DraftKind, Drafted, LineInput, NO_DRAFT, Party, Priced, Totals, Words};
-use crate::money::{self, Money};
+use crate::drafting::{DraftKind, NO_DRAFT, Party, Priced, Totals, Words, draft_tool, mismatch};
+use crate::money;
 use crate::port::{CounterpartyReads, Erp, Scope};
 use crate::units::Uom;
 
@@ -77,17 +74,9 @@ pub struct CreateQuoteDraftInput {
     pub lines: Vec<QuoteLineInput>,
 }
 
-/// The tool.
-#[derive(Clone)]
-pub struct SalesCreateQuoteDraft {
-    erp: Arc<dyn Erp>,
-}
-
-impl SalesCreateQuoteDraft {
-    /// The tool over `erp`.
-    pub fn new(erp: Arc<dyn Erp>) -> Self {
-        Self { erp }
-    }
+draft_tool! {
+    /// The tool.
+    SalesCreateQuoteDraft: CreateQuoteDraftInput { customer_code, lines: QuoteLineInput }
 }
 
 impl ToolSpec for SalesCreateQuoteDraft {
@@ -207,33 +196,6 @@ fn refused(message: String) -> ToolError {
     rejected_with(vec![FieldIssue::new("customer_code", message)], NO_DRAFT)
 }
 
-#[async_trait]
-impl DraftTool for SalesCreateQuoteDraft {
-    fn client_ref(input: &CreateQuoteDraftInput) -> &str {
-        &input.client_ref
-    }
-
-    fn reads(&self, call: &Call<'_>, input: &CreateQuoteDraftInput) -> Option<Vec<TableKey>> {
-        drafting::keys(self, call, input)
-    }
-
-    async fn draft(&self, call: &Call<'_>, input: CreateQuoteDraftInput) -> Result<Draft<Quote>, ToolError> {
-        drafting::draft(self, call, input).await
-    }
-}
-
-impl LineInput for QuoteLineInput {
-    fn item_code(&self) -> &str {
-        &self.item_code
-    }
-    fn qty(&self) -> i64 {
-        self.qty
-    }
-    fn uom(&self) -> Uom {
-        self.uom
-    }
-}
-
 /// What a quote keeps of its customer: the customer, the tax types, and
 /// what it owes.
 pub(crate) struct Sales {
@@ -283,31 +245,21 @@ impl SalesCreateQuoteDraft {
 #[async_trait]
 impl DraftKind for SalesCreateQuoteDraft {
     type Input = CreateQuoteDraftInput;
-    type Line = QuoteLineInput;
     type Own = Sales;
     type Rule = TaxType;
+    type Printed = CustomerRef;
     type DocLine = QuoteLine;
-    type Draft = QuoteDraft;
+    type Fields = QuoteFields;
     type Output = Quote;
 
     const WORDS: Words = Words {
-        counterparty: CounterpartyKind::Customer,
         item_hint: "inventory_get_stock",
         unit_verb: "sold",
         read_tool: "sales_get_quote",
-        total: "the quote total",
     };
 
     fn erp(&self) -> &dyn Erp {
         &*self.erp
-    }
-
-    fn counterparty(input: &CreateQuoteDraftInput) -> &str {
-        &input.customer_code
-    }
-
-    fn lines(input: &CreateQuoteDraftInput) -> &[QuoteLineInput] {
-        &input.lines
     }
 
     async fn party(
@@ -324,7 +276,7 @@ impl DraftKind for SalesCreateQuoteDraft {
             prices,
         } = read
         else {
-            return Err(drafting::mismatch(Quote::KIND));
+            return Err(mismatch(Quote::KIND));
         };
         let customer = customer.ok_or_else(|| refused(customer_not_found(&input.customer_code)))?;
         if let Some(reason) = &customer.credit_hold {
@@ -392,22 +344,22 @@ impl DraftKind for SalesCreateQuoteDraft {
         tax.tax_on(net)
     }
 
-    fn line(tax: TaxType, p: Priced) -> QuoteLine {
+    fn line(tax: TaxType, Priced { line, net, tax: amount }: Priced) -> QuoteLine {
         QuoteLine {
-            line_no: p.line_no,
-            item_code: p.item.code,
-            item_name: p.item.name,
-            qty: p.qty,
-            uom: p.uom,
-            base_qty: p.base_qty,
-            base_uom: p.item.base_uom,
-            unit_price: p.unit_price,
-            price_source: p.price_source,
-            net_amount: p.net,
+            line_no: line.line_no,
+            item_code: line.item_code,
+            item_name: line.item_name,
+            qty: line.qty,
+            uom: line.uom,
+            base_qty: line.base_qty,
+            base_uom: line.base_uom,
+            unit_price: line.unit_price,
+            price_source: line.price_source,
+            net_amount: net,
             tax_code: tax.code,
             tax_rate_percent: tax.rate_percent.normalize().to_string(),
-            tax_amount: p.tax,
-            line_total: p.total,
+            tax_amount: amount,
+            line_total: line.line_total,
         }
     }
 
@@ -420,39 +372,26 @@ impl DraftKind for SalesCreateQuoteDraft {
         })
     }
 
-    fn draft(
-        customer: Party<Sales>,
-        input: CreateQuoteDraftInput,
-        lines: Vec<QuoteLine>,
-        totals: Totals,
-        drafted: Drafted,
-    ) -> Result<QuoteDraft, ToolError> {
-        let Sales { customer, standing, .. } = customer.own;
-        let position = customer.credit_position_of(standing)?;
-        Ok(QuoteDraft {
-            branch_id: drafted.branch_id,
-            credit_check: credit_check(&position, totals.exact_total, &customer.currency)?,
-            customer: CustomerRef {
-                code: customer.code,
-                name: customer.name,
-            },
-            price_list: customer.price_list,
-            valid_until: input.valid_until,
-            currency: customer.currency,
-            lines,
-            subtotal: totals.subtotal,
-            tax_total: totals.tax,
-            total: totals.total,
-            note: input.note,
-            client_ref: input.client_ref,
-            drafted_by_agent_run: drafted.agent_run,
-            drafted_on_behalf_of: drafted.on_behalf_of,
-            drafted_by_tool_call: drafted.tool_call,
-        })
+    fn printed(customer: &Party<Sales>) -> CustomerRef {
+        CustomerRef {
+            code: customer.code.clone(),
+            name: customer.name.clone(),
+        }
     }
 
-    fn total(draft: &QuoteDraft) -> &Money {
-        &draft.total
+    fn fields(
+        customer: Party<Sales>,
+        input: &CreateQuoteDraftInput,
+        totals: &Totals,
+    ) -> Result<QuoteFields, ToolError> {
+        let Sales { customer, standing, .. } = customer.own;
+        let position = customer.credit_position_of(standing)?;
+        Ok(QuoteFields {
+            credit_check: credit_check(&position, totals.exact, &customer.currency)?,
+            price_list: customer.price_list,
+            valid_until: input.valid_until,
+            tax_total: totals.tax.clone(),
+        })
     }
 }
 
@@ -460,7 +399,7 @@ impl DraftKind for SalesCreateQuoteDraft {
 mod tests {
     use std::str::FromStr;
 
-    use draftline_contract::tool::Decision;
+    use draftline_contract::tool::{Call, Decision};
 
     use super::*;
     use crate::domain::DocumentStatus;

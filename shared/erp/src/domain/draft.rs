@@ -1,0 +1,132 @@
+//! A draft of any kind before the ERP numbers it, and a document of any
+//! kind after: what the port's draft operations
+//! ([`Drafting`](crate::port::Drafting)) take and hand back. A kind's own
+//! types (`po.rs`, `quote.rs`) say only what differs: its counterparty as
+//! printed, its line, its own fields.
+
+use draftline_contract::ErpError;
+
+use super::open_draft::OpenDraft;
+use super::po::{PoDraft, PurchaseOrder};
+use super::quote::{Quote, QuoteDraft};
+use super::review::{AgentDraft, DocumentKind, Reviewable};
+use crate::money::Money;
+
+/// A document an agent drafted, priced and checked, not yet in the ERP:
+/// the ERP gives it its id, number and time when it is placed. `C` is its
+/// counterparty as printed on it, `L` its line, `K` what only its kind has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DraftDocument<C, L, K> {
+    /// The branch it belongs to.
+    pub branch_id: String,
+    /// The vendor or customer.
+    pub counterparty: C,
+    /// Currency of every amount.
+    pub currency: String,
+    /// The priced lines.
+    pub lines: Vec<L>,
+    /// Sum of the lines' net amounts.
+    pub subtotal: Money,
+    /// Total of the document.
+    pub total: Money,
+    /// Free-text note from the caller.
+    pub note: Option<String>,
+    /// The caller's own reference.
+    pub client_ref: String,
+    /// The agent run that drafted it (`X-Agent-Run-Id`), if any.
+    pub drafted_by_agent_run: Option<String>,
+    /// The person the agent acted for (token subject).
+    pub drafted_on_behalf_of: String,
+    /// The executor's tool-call id (`X-Tool-Call-Id`), if any.
+    pub drafted_by_tool_call: Option<String>,
+    /// What only its kind has.
+    pub own: K,
+}
+
+/// A checked draft of any kind, before the ERP numbers it: what the port's
+/// [`place_draft`](crate::port::Drafting::place_draft) takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NewDraft {
+    /// A purchase order.
+    PurchaseOrder(PoDraft),
+    /// A quote.
+    Quote(QuoteDraft),
+}
+
+/// A numbered document of any kind: what the port's
+/// [`place_draft`](crate::port::Drafting::place_draft) hands back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Document {
+    /// A purchase order.
+    PurchaseOrder(PurchaseOrder),
+    /// A quote.
+    Quote(Quote),
+}
+
+/// Both enums of one variant per kind, to and from the kind's own types.
+macro_rules! per_kind {
+    ($($kind:ident: $draft:ty => $document:ty),+) => {
+        $(
+            impl From<$draft> for NewDraft {
+                fn from(draft: $draft) -> Self {
+                    Self::$kind(draft)
+                }
+            }
+            impl From<$document> for Document {
+                fn from(document: $document) -> Self {
+                    Self::$kind(document)
+                }
+            }
+            impl TryFrom<Document> for $document {
+                type Error = ErpError;
+                fn try_from(document: Document) -> Result<Self, ErpError> {
+                    match document {
+                        Document::$kind(document) => Ok(document),
+                        other => Err(ErpError::internal(format!(
+                            "a {} placed for a {} draft",
+                            other.kind().code(),
+                            DocumentKind::$kind.code()
+                        ))),
+                    }
+                }
+            }
+        )+
+        impl NewDraft {
+            /// Its kind.
+            pub fn kind(&self) -> DocumentKind {
+                match self {
+                    $(Self::$kind(_) => DocumentKind::$kind,)+
+                }
+            }
+            /// The document it becomes once the ERP gave it `id`, `number`
+            /// and its creation time (RFC 3339, UTC).
+            pub fn numbered(&self, id: String, number: String, created_at: String) -> Document {
+                match self {
+                    $(Self::$kind(draft) => Document::$kind(<$document>::numbered(draft, id, number, created_at)),)+
+                }
+            }
+        }
+        impl Document {
+            /// Its kind.
+            pub fn kind(&self) -> DocumentKind {
+                match self {
+                    $(Self::$kind(_) => DocumentKind::$kind,)+
+                }
+            }
+            /// It as the near-duplicate check compares it.
+            pub fn open_draft(&self) -> OpenDraft {
+                match self {
+                    $(Self::$kind(document) => OpenDraft::from(document),)+
+                }
+            }
+            /// Its entry in the review queue.
+            pub fn queue_entry(&self) -> AgentDraft {
+                match self {
+                    $(Self::$kind(document) => AgentDraft::from(document),)+
+                }
+            }
+        }
+    };
+}
+
+per_kind!(PurchaseOrder: PoDraft => PurchaseOrder, Quote: QuoteDraft => Quote);
