@@ -33,8 +33,8 @@ use draftline_contract::{ErpError, Refusal};
 use draftline_dynamo::Db;
 use draftline_erp::domain::{
     AgentDraft, BranchVendor, Customer, CustomerInvoice, Document, DocumentKind, DraftFilter, Item, ListPrice,
-    NewDecision, NewDraft, OpenDraft, PriceEntry, PurchaseOrder, Quote, ReorderPolicy, Reviewable, SalesOrder, Seen,
-    StockLevel, TaxType, Vendor, VendorBill,
+    NewDecision, NewDraft, OpenDraft, PriceEntry, PurchaseOrder, Quote, ReorderPolicy, SalesOrder, Seen, StockLevel,
+    TaxType, Vendor, VendorBill,
 };
 use draftline_erp::numbers;
 use draftline_erp::port::{
@@ -43,7 +43,7 @@ use draftline_erp::port::{
 };
 use draftline_erp::units::Uom;
 
-use crate::model::{AgentDraftRecord, PurchaseOrderRecord, QuoteRecord};
+use crate::model::{AgentDraftRecord, DocumentRecord};
 
 use crate::store::ErpStore;
 
@@ -200,10 +200,7 @@ impl Drafting for BuiltinErp {
         };
         let marked = drafting::marker(scope, kind.prefix(), &wanted).add(&open, &seen, now)?;
         let (tenant, branch) = (scope.tenant, scope.branch);
-        let stored = match &document {
-            Document::PurchaseOrder(po) => po.to_item(tenant, branch)?,
-            Document::Quote(quote) => quote.to_item(tenant, branch)?,
-        };
+        let stored = document.to_item(tenant, branch)?;
         let writes = store::document_writes(vec![stored, document.queue_entry().to_item(tenant, branch)?], marked)?;
         Ok(Placement::Atomic { document, writes })
     }
@@ -280,60 +277,24 @@ impl Review for BuiltinErp {
         let kind = DocumentKind::of_number(number).ok_or_else(not_found)?;
         let (tenant, branch) = (scope.tenant, scope.branch);
         let store = self.store(scope);
-        let key = match kind {
-            DocumentKind::PurchaseOrder => PurchaseOrder::key(tenant, branch, number),
-            DocumentKind::Quote => Quote::key(tenant, branch, number),
-        };
-        let item = store.raw(key).await?.ok_or_else(not_found)?;
-        let recorded_id = item.get("decision_id").and_then(Value::as_s).map(str::to_owned);
+        let item = store
+            .raw(Document::key(kind, tenant, branch, number))
+            .await?
+            .ok_or_else(not_found)?;
+        let recorded_id = item.get("decision_id").and_then(Value::as_s);
         let decided_at =
             chrono::DateTime::parse_from_rfc3339(&decision.decision.decided_at).map_or(0, |at| at.timestamp());
-        let (document, decided, entry, open) = match kind {
-            DocumentKind::PurchaseOrder => {
-                let po = PurchaseOrder::from_item(&item)?;
-                let document = po.document_ref();
-                let earlier =
-                    decision.against(number, po.status.code(), po.decision.as_ref(), recorded_id.as_deref())?;
-                if let Some(earlier) = earlier {
-                    return Ok(DecisionPlacement::AlreadyRecorded {
-                        document,
-                        decision: earlier,
-                    });
-                }
-                let po = po.decided(decision.decision.clone());
-                let open = OpenDraft::from(&po);
-                (
-                    document,
-                    po.to_item(tenant, branch)?,
-                    AgentDraft::from(&po),
-                    ("PO", open),
-                )
-            }
-            DocumentKind::Quote => {
-                let quote = Quote::from_item(&item)?;
-                let document = quote.document_ref();
-                let earlier = decision.against(
-                    number,
-                    quote.status.code(),
-                    quote.decision.as_ref(),
-                    recorded_id.as_deref(),
-                )?;
-                if let Some(earlier) = earlier {
-                    return Ok(DecisionPlacement::AlreadyRecorded {
-                        document,
-                        decision: earlier,
-                    });
-                }
-                let quote = quote.decided(decision.decision.clone());
-                let open = OpenDraft::from(&quote);
-                (
-                    document,
-                    quote.to_item(tenant, branch)?,
-                    AgentDraft::from(&quote),
-                    ("QT", open),
-                )
-            }
-        };
+        let stored = Document::from_item(kind, &item)?;
+        let document = stored.document_ref();
+        if let Some(earlier) = decision.against(number, stored.status(), stored.decision(), recorded_id)? {
+            return Ok(DecisionPlacement::AlreadyRecorded {
+                document,
+                decision: earlier,
+            });
+        }
+        let decided = stored.decided(decision.decision.clone());
+        let (open, entry) = (decided.open_draft(), decided.queue_entry());
+        let decided = decided.to_item(tenant, branch)?;
         // Only drafts that came through draftline have a queue entry; one
         // drafted by hand in the ERP is decided there.
         let queued = store
@@ -346,14 +307,13 @@ impl Review for BuiltinErp {
         }
         // No longer open: it leaves its near-duplicate marker, the one
         // record of the branch's open drafts.
-        let (kind, open) = open;
         let items = open.item_set();
         let wanted = Wanted {
             counterparty: &open.counterparty,
             items: &items,
             marked: true,
         };
-        let unmarked = drafting::marker(scope, kind, &wanted).remove(number, decided_at);
+        let unmarked = drafting::marker(scope, kind.prefix(), &wanted).remove(number, decided_at);
         let writes = store::decision_writes(decided, &decision.decision_id, entry.to_item(tenant, branch)?, unmarked)?;
         Ok(DecisionPlacement::Atomic { document, writes })
     }

@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use draftline_contract::ErpError;
 use draftline_contract::tool::{Created, DocumentRef};
-use draftline_erp::domain::{DocumentKind, OpenDraft, OpenLine, PoDraft, QuoteDraft, TaxCode};
+use draftline_erp::domain::{DocumentKind, DraftDocument, OpenDraft, OpenLine, PoDraft, QuoteDraft, TaxCode};
 use draftline_erp::port::ExternalDocument;
 use draftline_erp::units::Uom;
 use rust_decimal::Decimal;
@@ -218,20 +218,8 @@ pub(crate) async fn purchase(
             "note": line.price_source,
         }));
     }
-    let body = json!({
-        "party": vendor.id,
-        "warehouse": warehouse,
-        "currency": currency,
-        "payment_term": vendor.payment_term,
-        "delivery_date": value::date(draft.own.needed_by),
-        "comment": draft.note,
-        "draftline_key": key,
-        "draftline_client_ref": draft.client_ref,
-        "drafted_by_agent_run": draft.drafted_by_agent_run,
-        "drafted_on_behalf_of": draft.drafted_on_behalf_of,
-        "drafted_by_tool_call": draft.drafted_by_tool_call,
-        "lines": [["create", lines]],
-    });
+    let own = json!({ "delivery_date": value::date(draft.own.needed_by) });
+    let body = body(draft, key, &vendor, (warehouse, currency), lines, own);
     Ok(TrytonDraft {
         inner: inner.clone(),
         kind: DocumentKind::PurchaseOrder,
@@ -275,17 +263,39 @@ pub(crate) async fn quote(
     let validity = draft.own.valid_until.signed_duration_since(today).num_days();
     let validity = value::timedelta_days(validity.max(0))
         .ok_or_else(|| ErpError::internal(format!("quote validity of {validity} days; {NO_DRAFT}")))?;
-    let body = json!({
-        "party": customer.id,
-        "warehouse": warehouse,
-        "currency": currency,
-        "payment_term": customer.payment_term,
+    let own = json!({
         "price_list": price_list,
         "quotation_date": value::date(today),
         "quotation_validity": validity,
-        "comment": draft.note,
         // The credit check is for the reviewer: the sale's description shows it.
         "description": draft.own.credit_check,
+    });
+    let body = body(draft, key, &customer, (warehouse, currency), lines, own);
+    Ok(TrytonDraft {
+        inner: inner.clone(),
+        kind: DocumentKind::Quote,
+        key: key.to_owned(),
+        body,
+    })
+}
+
+/// The record of `draft` to create under `key`: its party, warehouse,
+/// currency, note and provenance, its `lines`, and what only its kind has
+/// (`own`, an object).
+fn body<C, L, K>(
+    draft: &DraftDocument<C, L, K>,
+    key: &str,
+    party: &PartyRef,
+    (warehouse, currency): (i64, i64),
+    lines: Vec<Value>,
+    own: Value,
+) -> Value {
+    let mut body = json!({
+        "party": party.id,
+        "warehouse": warehouse,
+        "currency": currency,
+        "payment_term": party.payment_term,
+        "comment": draft.note,
         "draftline_key": key,
         "draftline_client_ref": draft.client_ref,
         "drafted_by_agent_run": draft.drafted_by_agent_run,
@@ -293,12 +303,10 @@ pub(crate) async fn quote(
         "drafted_by_tool_call": draft.drafted_by_tool_call,
         "lines": [["create", lines]],
     });
-    Ok(TrytonDraft {
-        inner: inner.clone(),
-        kind: DocumentKind::Quote,
-        key: key.to_owned(),
-        body,
-    })
+    if let (Some(body), Value::Object(own)) = (body.as_object_mut(), own) {
+        body.extend(own);
+    }
+    body
 }
 
 /// A Money amount as the exact decimal it prints.

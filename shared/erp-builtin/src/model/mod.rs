@@ -5,6 +5,7 @@
 pub mod agent_draft;
 pub mod attrs;
 pub mod customer;
+pub mod document;
 pub mod invoice;
 pub mod item;
 pub mod near_duplicate;
@@ -18,6 +19,7 @@ pub mod vendor;
 
 pub use agent_draft::AgentDraftRecord;
 pub use customer::{CreditStandingRecord, CustomerRecord};
+pub use document::DocumentRecord;
 pub use invoice::{CustomerInvoiceRecord, VendorBillRecord};
 pub use item::ItemRecord;
 pub use po::PurchaseOrderRecord;

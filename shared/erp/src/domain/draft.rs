@@ -5,11 +5,12 @@
 //! printed, its line, its own fields.
 
 use draftline_contract::ErpError;
+use draftline_contract::tool::DocumentRef;
 
 use super::open_draft::OpenDraft;
 use super::po::{PoDraft, PurchaseOrder};
 use super::quote::{Quote, QuoteDraft};
-use super::review::{AgentDraft, DocumentKind, Reviewable};
+use super::review::{AgentDraft, Decision, DocumentKind, Reviewable};
 use crate::money::Money;
 
 /// A document an agent drafted, priced and checked, not yet in the ERP:
@@ -111,6 +112,30 @@ macro_rules! per_kind {
             pub fn kind(&self) -> DocumentKind {
                 match self {
                     $(Self::$kind(_) => DocumentKind::$kind,)+
+                }
+            }
+            /// Its status as stored and shown.
+            pub fn status(&self) -> &'static str {
+                match self {
+                    $(Self::$kind(document) => document.status(),)+
+                }
+            }
+            /// A person's decision on it, once there is one.
+            pub fn decision(&self) -> Option<&Decision> {
+                match self {
+                    $(Self::$kind(document) => document.decision(),)+
+                }
+            }
+            /// It after a person's `decision`.
+            pub fn decided(self, decision: Decision) -> Self {
+                match self {
+                    $(Self::$kind(document) => Self::$kind(Reviewable::decided(document, decision)),)+
+                }
+            }
+            /// Its id, number and kind, as the key record and the audit item name it.
+            pub fn document_ref(&self) -> DocumentRef {
+                match self {
+                    $(Self::$kind(document) => document.document_ref(),)+
                 }
             }
             /// It as the near-duplicate check compares it.
