@@ -704,7 +704,7 @@ mod tests {
 
     use super::*;
     use crate::domain::TaxCode;
-    use crate::testing::{MemoryErp, TestCaller, issues};
+    use crate::testing::{MemoryErp, Placing, TestCaller, issues};
     use crate::tools::purchasing_create_po_draft::{CreatePoDraftInput, PoLineInput, PurchasingCreatePoDraft};
     use crate::tools::sales_create_quote_draft::{CreateQuoteDraftInput, QuoteLineInput, SalesCreateQuoteDraft};
 
@@ -799,15 +799,24 @@ mod tests {
         Nobodys,
     }
 
+    /// What a refused line's message must be. `{verb}` stands for the
+    /// kind's unit verb and `{hint}` for where it checks an item code.
+    enum Says {
+        /// Exactly this.
+        Is(&'static str),
+        /// At least this.
+        Has(&'static str),
+    }
+
     /// What a case comes to.
     enum Expect {
         /// Drafted, numbered next; its first line's price source ends so.
         Drafted { source: &'static str },
-        /// Refused naming each `(path, part of the message)`, in line order;
+        /// Refused naming each `(path, message)`, in line order;
         /// `counterparty` stands for the kind's counterparty field.
-        Refused(&'static [(&'static str, &'static str)]),
-        /// A person is asked about the open draft of the same items.
-        Asks,
+        Refused(&'static [(&'static str, Says)]),
+        /// A person is asked about the draft made first, made this long ago.
+        Asks { ago: &'static str },
         /// An internal error with this message.
         Fails(&'static str),
     }
@@ -815,100 +824,147 @@ mod tests {
     struct Case {
         name: &'static str,
         whose: Whose,
-        lines: &'static [(&'static str, i64, Uom)],
+        lines: Lines,
         /// A list price set first.
         price: Option<(&'static str, Uom, &'static str)>,
-        /// The same draft drafted first under another key.
-        again: bool,
+        /// A draft of these lines for the same counterparty made first
+        /// under another key, this many minutes earlier.
+        first: Option<(Lines, i64)>,
+        /// Whether the near-duplicate check is on (a window is set).
+        window: bool,
         expect: Expect,
     }
 
-    const BEARINGS: &[(&str, i64, Uom)] = &[("BRG-0042", 2, Uom::Box)];
+    /// A draft's lines: item, quantity, unit.
+    type Lines = &'static [(&'static str, i64, Uom)];
+
+    const BEARINGS: Lines = &[("BRG-0042", 2, Uom::Box)];
+
+    /// A case of `lines` for the drafter's own counterparty, nothing first.
+    const fn case(name: &'static str, lines: Lines, expect: Expect) -> Case {
+        Case {
+            name,
+            whose: Whose::Ours,
+            lines,
+            price: None,
+            first: None,
+            window: true,
+            expect,
+        }
+    }
 
     const CASES: &[Case] = &[
-        Case {
-            name: "a draft of the branch's counterparty is priced from its list and numbered next",
-            whose: Whose::Ours,
-            lines: BEARINGS,
-            price: None,
-            again: false,
-            expect: Expect::Drafted {
+        case(
+            "a draft of the branch's counterparty is priced from its list and numbered next",
+            BEARINGS,
+            Expect::Drafted {
                 source: ", BRG-0042 per BOX",
             },
-        },
-        Case {
-            name: "a unit the list does not price is its base price times the conversion",
-            whose: Whose::Ours,
-            lines: &[("BRG-0043", 1, Uom::Box)],
-            price: None,
-            again: false,
-            expect: Expect::Drafted {
+        ),
+        case(
+            "a unit the list does not price is its base price times the conversion",
+            &[("BRG-0043", 1, Uom::Box)],
+            Expect::Drafted {
                 source: ", BRG-0043 per PCS x 24 (24 per BOX)",
             },
-        },
+        ),
         Case {
-            name: "a counterparty that does not exist is refused",
             whose: Whose::Nobodys,
-            lines: BEARINGS,
-            price: None,
-            again: false,
-            expect: Expect::Refused(&[("counterparty", "was not found")]),
+            ..case(
+                "a counterparty that does not exist is refused",
+                BEARINGS,
+                Expect::Refused(&[("counterparty", Says::Has("X-99999 was not found"))]),
+            )
         },
         Case {
-            name: "another branch's counterparty reads like a missing one",
             whose: Whose::Elsewhere,
-            lines: BEARINGS,
-            price: None,
-            again: false,
-            expect: Expect::Refused(&[("counterparty", "was not found")]),
+            ..case(
+                "another branch's counterparty reads like a missing one",
+                BEARINGS,
+                Expect::Refused(&[("counterparty", Says::Has("was not found"))]),
+            )
         },
-        Case {
-            name: "every refused line is named, in line order",
-            whose: Whose::Ours,
-            lines: &[
+        case(
+            "every refused line is named, in line order",
+            &[
                 ("BRG-0042", 1, Uom::Box),
                 ("BRG-9999", 1, Uom::Pcs),
                 ("BRG-0042", 1, Uom::Kg),
             ],
-            price: None,
-            again: false,
-            expect: Expect::Refused(&[
+            Expect::Refused(&[
                 (
                     "lines[1].item_code",
-                    "Item BRG-9999 does not exist. Check the code with inventory_get_stock",
+                    Says::Is("Item BRG-9999 does not exist. Check the code with {hint}."),
                 ),
                 (
                     "lines[2].uom",
-                    "Allowed units for BRG-0042: PCS, BOX (1 BOX = 24 PCS). Resend the line with uom PCS or BOX.",
+                    Says::Is(
+                        "Item BRG-0042 is not {verb} in KG. Allowed units for BRG-0042: PCS, BOX (1 BOX = 24 PCS). \
+                         Resend the line with uom PCS or BOX.",
+                    ),
                 ),
             ]),
-        },
+        ),
         Case {
-            name: "a line past the largest total is refused naming it",
-            whose: Whose::Ours,
-            lines: &[("BRG-0042", 1000, Uom::Box)],
             price: Some(("BRG-0042", Uom::Box, "999999999999.99")),
-            again: false,
-            expect: Expect::Refused(&[("lines[0]", "the largest total a draft may have, 99999999999999.99 IDR")]),
+            ..case(
+                "a line past the largest total is refused naming it",
+                &[("BRG-0042", 1000, Uom::Box)],
+                Expect::Refused(&[(
+                    "lines[0]",
+                    Says::Has("the largest total a draft may have, 99999999999999.99 IDR"),
+                )]),
+            )
         },
         Case {
-            name: "a price too large to multiply is a clear error, not a panic",
-            whose: Whose::Ours,
-            lines: &[("BRG-0042", 10, Uom::Box)],
             price: Some(("BRG-0042", Uom::Box, "10000000000000000000000000000")),
-            again: false,
-            expect: Expect::Fails(
-                "internal error: lines[0] (BRG-0042 x 10 BOX) is too large to compute exactly: a stored amount is \
-                 wrong",
-            ),
+            ..case(
+                "a price too large to multiply is a clear error, not a panic",
+                &[("BRG-0042", 10, Uom::Box)],
+                Expect::Fails(
+                    "internal error: lines[0] (BRG-0042 x 10 BOX) is too large to compute exactly: a stored amount \
+                     is wrong",
+                ),
+            )
         },
         Case {
-            name: "the same items for the same counterparty under another key ask a person",
-            whose: Whose::Ours,
-            lines: BEARINGS,
-            price: None,
-            again: true,
-            expect: Expect::Asks,
+            first: Some((BEARINGS, 30)),
+            ..case(
+                "the same items for the same counterparty under another key ask a person",
+                &[("BRG-0042", 3, Uom::Pcs)],
+                Expect::Asks { ago: "30 minutes ago" },
+            )
+        },
+        Case {
+            first: Some((BEARINGS, 0)),
+            ..case(
+                "other items for the same counterparty are not a near-duplicate",
+                &[("BRG-0042", 2, Uom::Box), ("BRG-0043", 1, Uom::Box)],
+                Expect::Drafted {
+                    source: ", BRG-0042 per BOX",
+                },
+            )
+        },
+        Case {
+            first: Some((BEARINGS, 25 * 60)),
+            ..case(
+                "a draft older than the window is not asked about",
+                BEARINGS,
+                Expect::Drafted {
+                    source: ", BRG-0042 per BOX",
+                },
+            )
+        },
+        Case {
+            first: Some((BEARINGS, 0)),
+            window: false,
+            ..case(
+                "without a window no draft is asked about",
+                BEARINGS,
+                Expect::Drafted {
+                    source: ", BRG-0042 per BOX",
+                },
+            )
         },
     ];
 
@@ -919,7 +975,10 @@ mod tests {
         <K as DraftKind>::Output: serde::Serialize,
     {
         let erp = MemoryErp::demo().unwrap();
-        let who = TestCaller::demo(K::DRAFTER).unwrap();
+        let mut who = TestCaller::demo(K::DRAFTER).unwrap();
+        if !case.window {
+            who.near_duplicate_window = None;
+        }
         let tool = K::tool(&erp);
         if let Some((item, uom, price)) = case.price {
             K::set_price(&erp, item, uom, Decimal::from_str(price).unwrap());
@@ -930,9 +989,13 @@ mod tests {
             Whose::Elsewhere => elsewhere,
             Whose::Nobodys => "X-99999",
         };
-        if case.again {
-            erp.drafted(&tool, &who.draft("k0"), K::input(counterparty, case.lines))
+        let mut first = None;
+        if let Some((lines, minutes)) = case.first {
+            let drafted = erp
+                .drafted(&tool, &who.draft("k0"), K::input(counterparty, lines))
                 .await;
+            first = Some(drafted.identity().1.to_owned());
+            who.clock.advance(chrono::Duration::minutes(minutes));
         }
         let last = || erp.read(|b| b.sequences[&(K::SERIES.0.to_owned(), K::SERIES.1.to_owned())]);
         let before = last();
@@ -951,20 +1014,47 @@ mod tests {
                 assert_eq!(last(), before + 1, "{name}");
             }
             (Expect::Refused(expected), Err(err)) => {
-                let expected: Vec<(&str, &str)> = (expected.iter())
-                    .map(|&(path, part)| (if path == "counterparty" { K::FIELD } else { path }, part))
-                    .collect();
                 let found = issues(&err);
                 assert_eq!(found.len(), expected.len(), "{name}: {err:?}");
-                for ((path, message), (want_path, part)) in found.iter().zip(expected) {
+                for ((path, message), (want_path, says)) in found.iter().zip(expected.iter()) {
+                    let want_path = if *want_path == "counterparty" {
+                        K::FIELD
+                    } else {
+                        want_path
+                    };
                     assert_eq!(*path, want_path, "{name}");
-                    assert!(message.contains(part), "{name}: {message}");
+                    let words =
+                        |text: &str| (text.replace("{verb}", K::WORDS.unit_verb)).replace("{hint}", K::WORDS.item_hint);
+                    match says {
+                        Says::Is(text) => assert_eq!(*message, words(text), "{name}"),
+                        Says::Has(text) => assert!(message.contains(&words(text)), "{name}: {message}"),
+                    }
                 }
                 assert!(err.to_string().contains(NO_DRAFT), "{name}: {err}");
             }
-            (Expect::Asks, Err(ToolError::InputRequired { question, message, .. })) => {
-                assert_eq!(question.existing.kind, <K as DraftKind>::Output::KIND.code(), "{name}");
-                assert!(message.contains(K::WORDS.read_tool), "{name}: {message}");
+            (
+                Expect::Asks { ago },
+                Err(ToolError::InputRequired {
+                    question,
+                    message,
+                    request_state,
+                }),
+            ) => {
+                let first = first.unwrap_or_default();
+                let summary = format!("2 BOX of BRG-0042 from {counterparty}");
+                let existing = &question.existing;
+                assert_eq!(existing.number, first, "{name}");
+                assert_eq!(existing.kind, <K as DraftKind>::Output::KIND.code(), "{name}");
+                assert_eq!(existing.agent_run.as_deref(), Some("run-test"), "{name}");
+                assert_eq!(existing.summary, summary, "{name}");
+                assert_eq!(
+                    question.prompt,
+                    format!("{first} from run run-test, {ago}, already drafts {summary}. Create another draft anyway?"),
+                    "{name}"
+                );
+                let read_back = format!("To read the existing draft call {}.", K::WORDS.read_tool);
+                assert!(message.contains(&read_back), "{name}: {message}");
+                assert_eq!(request_state, None, "{name}");
             }
             (Expect::Fails(text), Err(err)) => {
                 assert!(matches!(err, ToolError::Internal(_)), "{name}: {err:?}");
@@ -989,5 +1079,97 @@ mod tests {
         for case in CASES {
             holds::<SalesCreateQuoteDraft>(case).await;
         }
+    }
+
+    /// For kind `K`: "create another" drafts again; "use the existing one"
+    /// answers with the first draft, creating nothing.
+    async fn a_persons_answer_is_kept<K: Fixture>()
+    where
+        <K as DraftKind>::Output: serde::Serialize,
+    {
+        let erp = MemoryErp::demo().unwrap();
+        let who = TestCaller::demo(K::DRAFTER).unwrap();
+        let tool = K::tool(&erp);
+        let input = || K::input(K::COUNTERPARTIES.0, BEARINGS);
+        let first = erp.drafted(&tool, &who.draft("k1"), input()).await;
+        let first = first.identity().1.to_owned();
+        let another = Decision::CreateAnother;
+        let call = Call {
+            decision: Some(&another),
+            ..who.draft("k2")
+        };
+        let again = erp.drafted(&tool, &call, input()).await;
+        assert_ne!(again.identity().1, first);
+        let chosen = Decision::UseExisting(first.clone());
+        let call = Call {
+            decision: Some(&chosen),
+            ..who.draft("k3")
+        };
+        let before = erp.read(|b| b.sequences.clone());
+        let Ok(Draft::Existing { document, output }) = DraftTool::draft(&tool, &call, input()).await else {
+            panic!("a person chose the existing draft")
+        };
+        assert_eq!(document, output.document_ref());
+        assert_eq!(document.number, first);
+        assert_eq!(document.kind, <K as DraftKind>::Output::KIND.code());
+        let url = format!("https://draftline.test/review/documents/{first}");
+        assert_eq!(output.identity().1, first);
+        assert_eq!(serde_json::to_value(&output).unwrap()["review_url"], url.as_str());
+        assert_eq!(erp.read(|b| b.sequences.clone()), before, "nothing was numbered");
+    }
+
+    #[tokio::test]
+    async fn create_another_drafts_again_and_use_existing_answers_with_the_existing_draft() {
+        a_persons_answer_is_kept::<PurchasingCreatePoDraft>().await;
+        a_persons_answer_is_kept::<SalesCreateQuoteDraft>().await;
+    }
+
+    /// For kind `K` on an ERP that creates its own documents: the ERP
+    /// numbers the draft and the answer carries that number; a retry under
+    /// the same key after the ERP created it finds it rather than asking.
+    async fn an_external_draft_is_found_again<K: Fixture>()
+    where
+        <K as DraftKind>::Output: serde::Serialize,
+    {
+        let erp = MemoryErp::demo().unwrap().placing(Placing::External);
+        let who = TestCaller::demo(K::DRAFTER).unwrap();
+        let tool = K::tool(&erp);
+        let input = || K::input(K::COUNTERPARTIES.0, BEARINGS);
+        let Ok(Draft::Placed {
+            placement: Placement::External(external),
+            answer,
+            ..
+        }) = DraftTool::draft(&tool, &who.draft("k1"), input()).await
+        else {
+            panic!("placed externally")
+        };
+        assert_eq!(external.find().await.unwrap(), None);
+        let created = external.create().await.unwrap();
+        let (series, prefix) = K::SERIES;
+        let number = format!("{prefix}-{}-000004", &series[..3]);
+        assert_eq!(created.document.number, number);
+        let document = answer(&created).unwrap();
+        assert_eq!(
+            document.identity(),
+            (
+                created.document.id.as_str(),
+                number.as_str(),
+                created.created_at.as_str()
+            )
+        );
+        let url = format!("https://draftline.test/review/documents/{number}");
+        assert_eq!(serde_json::to_value(&document).unwrap()["review_url"], url.as_str());
+        // The next worker with the same key: not a near-duplicate of itself.
+        let again = erp.drafted(&tool, &who.draft("k1"), input()).await;
+        assert_eq!(again.identity().1, number);
+        // Another key is.
+        let err = DraftTool::draft(&tool, &who.draft("k2"), input()).await.err();
+        assert!(matches!(err, Some(ToolError::InputRequired { .. })), "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn an_external_draft_is_numbered_by_the_erp_and_a_retry_finds_it_rather_than_asking() {
+        an_external_draft_is_found_again::<PurchasingCreatePoDraft>().await;
+        an_external_draft_is_found_again::<SalesCreateQuoteDraft>().await;
     }
 }

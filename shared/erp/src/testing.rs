@@ -456,40 +456,6 @@ impl MemoryErp {
         }
     }
 
-    /// The near-duplicate rule every draft tool keeps, once: `input` drafted
-    /// under a first key, again under a second after a person said "create
-    /// another" (the next number), then under a third after they chose the
-    /// existing draft, which creates nothing and is the answer (returned).
-    pub async fn create_another_then_use_existing<T>(&self, case: &Twice<'_, T>) -> T::Output
-    where
-        T: DraftTool,
-        T::Output: Reviewable,
-    {
-        let (first, next) = case.numbers;
-        self.drafted(case.tool, &case.who.draft("k1"), (case.input)()).await;
-        let another = draftline_contract::tool::Decision::CreateAnother;
-        let call = Call {
-            decision: Some(&another),
-            ..case.who.draft("k2")
-        };
-        let again = self.drafted(case.tool, &call, (case.input)()).await;
-        assert_eq!(again.identity().1, next);
-        let chosen = draftline_contract::tool::Decision::UseExisting(first.into());
-        let call = Call {
-            decision: Some(&chosen),
-            ..case.who.draft("k3")
-        };
-        let Ok(Draft::Existing { document, output }) = case.tool.draft(&call, (case.input)()).await else {
-            panic!("a person chose the existing draft")
-        };
-        assert_eq!(document, output.document_ref());
-        assert_eq!(
-            (document.number.as_str(), document.kind.as_str()),
-            (first, <T::Output as Reviewable>::KIND.code())
-        );
-        output
-    }
-
     /// What the server does with a prepared draft once its key is claimed:
     /// commits an atomic one; finds an external one by its key, else creates
     /// it; and answers with the tool's output.
@@ -1071,20 +1037,6 @@ pub fn demo_now() -> Result<DateTime<Utc>, String> {
 
 /// The near-duplicate window the server uses by default.
 pub const NEAR_DUPLICATE_WINDOW: Duration = Duration::from_secs(86_400);
-
-/// A draft tool as [`MemoryErp::create_another_then_use_existing`] tests
-/// it: the tool, who calls it, its draft, and the numbers its first and
-/// second drafts get.
-pub struct Twice<'a, T: DraftTool> {
-    /// The tool, over the in-memory ERP.
-    pub tool: &'a T,
-    /// Its caller.
-    pub who: &'a TestCaller,
-    /// The draft drafted three times.
-    pub input: fn() -> T::Input,
-    /// The first draft's number and the next one.
-    pub numbers: (&'static str, &'static str),
-}
 
 /// The (path, message) of each issue of a validation error (panics on
 /// any other error).

@@ -222,11 +222,11 @@ impl DraftKind for PurchasingCreatePoDraft {
 mod tests {
     use std::str::FromStr;
 
-    use draftline_contract::tool::{Call, Decision, Draft, DraftTool, Placement};
+    use draftline_contract::tool::{Call, Decision};
 
     use super::*;
     use crate::port::Purchasing;
-    use crate::testing::{MemoryErp, Placing, TestCaller, Twice, issues};
+    use crate::testing::{MemoryErp, TestCaller, issues};
 
     fn line(item_code: &str, qty: i64, uom: Uom) -> PoLineInput {
         PoLineInput {
@@ -253,14 +253,6 @@ mod tests {
 
     fn buyer() -> (MemoryErp, TestCaller) {
         (MemoryErp::demo().unwrap(), TestCaller::demo("buyer-sby").unwrap())
-    }
-
-    async fn draft(
-        erp: &MemoryErp,
-        call: &Call<'_>,
-        input: CreatePoDraftInput,
-    ) -> Result<Draft<PurchaseOrder>, ToolError> {
-        PurchasingCreatePoDraft::new(erp.port()).draft(call, input).await
     }
 
     /// The draft, placed as the server would place it.
@@ -343,27 +335,6 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_item_not_stocked_in_the_unit_is_refused_with_the_allowed_units() {
-        let (erp, buyer) = buyer();
-        let err = refused(
-            &erp,
-            &buyer.draft("k1"),
-            order("V-00231", vec![line("BRG-0042", 10, Uom::Kg)]),
-        )
-        .await;
-        assert_eq!(
-            issues(&err),
-            [(
-                "lines[0].uom",
-                "Item BRG-0042 is not stocked in KG. Allowed units for BRG-0042: PCS, BOX (1 BOX = 24 PCS). \
-                 Resend the line with uom PCS or BOX."
-            )]
-        );
-        assert!(err.to_string().contains("No draft was created."), "{err}");
-        assert_eq!(last_number(&erp), 3);
-    }
-
-    #[tokio::test]
     async fn every_refused_line_is_named_and_a_refusal_uses_no_number() {
         let (erp, buyer) = buyer();
         let input = order(
@@ -433,72 +404,6 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_second_draft_of_the_same_vendor_and_items_under_another_key_asks_a_person() {
-        let (erp, buyer) = buyer();
-        created(&erp, &buyer.draft("k1"), bearings()).await;
-        buyer.clock.advance(chrono::Duration::minutes(30));
-        let again = order("V-00231", vec![line("BRG-0042", 12, Uom::Box)]);
-        let err = refused(&erp, &buyer.draft("k2"), again).await;
-        let ToolError::InputRequired {
-            question,
-            request_state,
-            message,
-        } = err
-        else {
-            panic!("{err:?}")
-        };
-        assert_eq!(question.existing.number, "PO-SBY-000004");
-        assert_eq!(question.existing.kind, "purchase_order");
-        assert_eq!(question.existing.agent_run.as_deref(), Some("run-test"));
-        assert_eq!(question.existing.summary, "10 BOX of BRG-0042 from V-00231");
-        assert_eq!(
-            question.prompt,
-            "PO-SBY-000004 from run run-test, 30 minutes ago, already drafts 10 BOX of BRG-0042 from V-00231. \
-             Create another draft anyway?"
-        );
-        assert!(
-            message.contains("To read the existing draft call purchasing_get_po."),
-            "{message}"
-        );
-        assert_eq!(request_state, None);
-        assert_eq!(last_number(&erp), 4);
-    }
-
-    #[tokio::test]
-    async fn other_items_or_another_vendor_are_not_a_near_duplicate() {
-        let (erp, buyer) = buyer();
-        created(&erp, &buyer.draft("k1"), bearings()).await;
-        let more_items = order(
-            "V-00231",
-            vec![line("BRG-0042", 10, Uom::Box), line("BRG-0043", 1, Uom::Box)],
-        );
-        assert_eq!(
-            created(&erp, &buyer.draft("k2"), more_items).await.po_number,
-            "PO-SBY-000005"
-        );
-        let oil = order("V-00508", vec![line("OIL-0310", 2, Uom::Ctn)]);
-        assert_eq!(created(&erp, &buyer.draft("k3"), oil).await.po_number, "PO-SBY-000006");
-    }
-
-    #[tokio::test]
-    async fn create_another_drafts_again_and_use_existing_answers_with_the_existing_draft() {
-        let (erp, buyer) = buyer();
-        let tool = PurchasingCreatePoDraft::new(erp.port());
-        let case = Twice {
-            tool: &tool,
-            who: &buyer,
-            input: bearings,
-            numbers: ("PO-SBY-000004", "PO-SBY-000005"),
-        };
-        let existing = erp.create_another_then_use_existing(&case).await;
-        assert_eq!(
-            existing.review_url.as_deref(),
-            Some("https://draftline.test/review/documents/PO-SBY-000004")
-        );
-        assert_eq!(last_number(&erp), 5);
-    }
-
-    #[tokio::test]
     async fn use_existing_of_another_branchs_order_is_not_found() {
         let (erp, buyer) = buyer();
         let elsewhere = Decision::UseExisting("PO-JKT-000001".into());
@@ -511,82 +416,6 @@ mod tests {
             err.to_string(),
             super::super::purchasing_get_po::po_not_found("PO-JKT-000001").to_string()
         );
-    }
-
-    #[tokio::test]
-    async fn a_draft_older_than_the_window_or_any_draft_without_a_window_is_not_asked_about() {
-        let (erp, buyer) = buyer();
-        created(&erp, &buyer.draft("k1"), bearings()).await;
-        buyer.clock.advance(chrono::Duration::hours(25));
-        assert_eq!(
-            created(&erp, &buyer.draft("k2"), bearings()).await.po_number,
-            "PO-SBY-000005"
-        );
-        let no_window = Call {
-            near_duplicate_window: None,
-            ..buyer.draft("k3")
-        };
-        assert_eq!(created(&erp, &no_window, bearings()).await.po_number, "PO-SBY-000006");
-    }
-
-    #[tokio::test]
-    async fn an_external_draft_is_numbered_by_the_erp_and_answered_with_that_number() {
-        let erp = MemoryErp::demo().unwrap().placing(Placing::External);
-        let buyer = TestCaller::demo("buyer-sby").unwrap();
-        let Draft::Placed {
-            placement: Placement::External(external),
-            answer,
-            ..
-        } = draft(&erp, &buyer.draft("k1"), bearings()).await.unwrap()
-        else {
-            panic!("placed externally")
-        };
-        assert_eq!(external.find().await.unwrap(), None);
-        let created = external.create().await.unwrap();
-        assert_eq!(created.document.number, "PO-SBY-000004");
-        let po = answer(&created).unwrap();
-        assert_eq!(po.po_number, "PO-SBY-000004");
-        assert_eq!(po.draft_id, created.document.id);
-        assert_eq!(po.lines[0].line_total.amount, "2880000.00");
-        assert_eq!(
-            po.review_url.as_deref(),
-            Some("https://draftline.test/review/documents/PO-SBY-000004")
-        );
-    }
-
-    #[tokio::test]
-    async fn a_retry_after_the_erp_created_its_draft_finds_it_rather_than_asking_about_it() {
-        let erp = MemoryErp::demo().unwrap().placing(Placing::External);
-        let buyer = TestCaller::demo("buyer-sby").unwrap();
-        // A worker created the document in the ERP and died before completing its key.
-        let Draft::Placed {
-            placement: Placement::External(first),
-            ..
-        } = draft(&erp, &buyer.draft("k1"), bearings()).await.unwrap()
-        else {
-            panic!("placed externally")
-        };
-        first.create().await.unwrap();
-        // The next worker with the same key: not a near-duplicate of itself.
-        let po = created(&erp, &buyer.draft("k1"), bearings()).await;
-        assert_eq!(po.po_number, "PO-SBY-000004");
-        assert_eq!(last_number(&erp), 4);
-        // Another key is.
-        let err = refused(&erp, &buyer.draft("k2"), bearings()).await;
-        assert!(matches!(err, ToolError::InputRequired { .. }), "{err:?}");
-    }
-
-    #[tokio::test]
-    async fn a_price_too_large_to_multiply_is_a_clear_error_not_a_panic() {
-        let (erp, buyer) = buyer();
-        set_price(&erp, "BRG-0042", Uom::Box, "10000000000000000000000000000");
-        let err = refused(&erp, &buyer.draft("k1"), bearings()).await;
-        assert!(matches!(err, ToolError::Internal(_)), "{err:?}");
-        assert_eq!(
-            err.to_string(),
-            "internal error: lines[0] (BRG-0042 x 10 BOX) is too large to compute exactly: a stored amount is wrong"
-        );
-        assert_eq!(last_number(&erp), 3);
     }
 
     #[tokio::test]
