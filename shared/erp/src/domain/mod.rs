@@ -8,6 +8,8 @@
 //! [`quote`]. Finance: [`invoice`] (receivables and payables), [`tax`].
 
 pub mod customer;
+pub mod decision;
+pub mod document;
 pub mod draft;
 pub mod invoice;
 pub mod item;
@@ -22,14 +24,16 @@ pub mod tax;
 pub mod vendor;
 
 pub use customer::{CreditPosition, CreditStanding, Customer};
-pub use draft::{Document, DraftDocument, NewDraft};
+pub use decision::{Decision, Verdict};
+pub use document::{Document, NewDraft};
+pub use draft::DraftDocument;
 pub use invoice::{CustomerInvoice, OpenItem, VendorBill};
 pub use item::{Item, UnitConversion};
 pub use open_draft::{OpenDraft, OpenDrafts, OpenLine, Seen};
 pub use po::{DocumentStatus, PoDraft, PoFields, PoLine, PoStatus, PurchaseOrder, VendorRef};
 pub use price_list::ListPrice;
 pub use quote::{CustomerRef, Quote, QuoteDraft, QuoteFields, QuoteLine};
-pub use review::{AgentDraft, Decision, DocumentKind, DraftFilter, NewDecision, Reviewable, Verdict, review_url};
+pub use review::{AgentDraft, DocumentKind, DraftFilter, NewDecision, Reviewable, review_url};
 pub use sales_order::{SalesOrder, SalesOrderStatus};
 pub use stock::{ReorderPolicy, StockLevel};
 pub use tax::{TaxCode, TaxType};

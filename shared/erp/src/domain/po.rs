@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 
 use serde::{Deserialize, Serialize};
 
-use super::review::Decision;
+use super::decision::Decision;
 use crate::money::Money;
 
 use crate::units::Uom;

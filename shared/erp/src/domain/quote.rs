@@ -105,7 +105,7 @@ pub struct Quote {
     /// A person's decision (approved, or rejected with the reason, and who
     /// decided), once there is one; null while the draft waits for review.
     #[serde(default)]
-    pub decision: Option<super::review::Decision>,
+    pub decision: Option<super::decision::Decision>,
     /// The page where a person reviews this quote
     /// (`<deployment>/review/documents/<number>`): tell the user it waits
     /// there. Set in every answer; not stored.
