@@ -22,7 +22,7 @@ use draftline_erp_tryton::{LocalTryton, TrytonSettings};
 use draftline_infra::EmbeddedDynamo;
 use draftline_review::settings::ReviewSettings;
 use draftline_server::App;
-use draftline_server::auth::mint::{TokenClaims, mint_hs256};
+use draftline_server::auth::mint::mint_hs256;
 use draftline_server::config::{Config, LOCAL_DEV_SECRET, LOCAL_ISSUER};
 use draftline_server::runtime::local;
 use draftline_server::storage::DynamoTable;
@@ -30,6 +30,9 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 pub mod policy;
+pub mod shapes;
+
+pub use shapes::Shape;
 
 /// Which ERP the local server's tools use.
 #[derive(Clone, Debug, Default)]
@@ -140,11 +143,15 @@ impl Drop for LocalTrytonRun {
 /// process signs them with its own random secret, so a restart signs
 /// everyone out.
 pub fn local_source(resource: &str) -> Source {
-    Source::env()
+    let source = Source::env()
         .or("DRAFTLINE_RESOURCE", resource)
-        .or("DRAFTLINE_ISSUER", LOCAL_ISSUER)
         .or("DRAFTLINE_JWT_SECRET", LOCAL_DEV_SECRET)
-        .or("DRAFTLINE_SESSION_SECRET", process_session_secret())
+        .or("DRAFTLINE_SESSION_SECRET", process_session_secret());
+    // A settings file of issuers (docs/identity.md) names them all.
+    match source.get(draftline_server::auth::issuers::VARIABLE) {
+        Some(_) => source,
+        None => source.or("DRAFTLINE_ISSUER", LOCAL_ISSUER),
+    }
 }
 
 /// This process's random session secret (32 bytes from the thread's
@@ -347,19 +354,19 @@ pub struct TokenSpec {
 /// A token for `spec`, signed with the local secret (or `DRAFTLINE_JWT_SECRET`),
 /// issued by the local issuer (or `DRAFTLINE_ISSUER`), for `resource`.
 pub fn token_for(spec: &TokenSpec, resource: &str, ttl_seconds: i64) -> anyhow::Result<String> {
+    shaped_token(spec, Shape::Draftline, resource, ttl_seconds)
+}
+
+/// A token for `spec` in `shape`, signed with the local secret (or
+/// `DRAFTLINE_JWT_SECRET`), issued by the shape's local issuer (draftline's
+/// own shape: the local issuer, or `DRAFTLINE_ISSUER`), for `resource`.
+pub fn shaped_token(spec: &TokenSpec, shape: Shape, resource: &str, ttl_seconds: i64) -> anyhow::Result<String> {
     let secret = std::env::var("DRAFTLINE_JWT_SECRET").unwrap_or_else(|_| LOCAL_DEV_SECRET.to_owned());
-    let issuer = std::env::var("DRAFTLINE_ISSUER").unwrap_or_else(|_| LOCAL_ISSUER.to_owned());
-    let claims = TokenClaims::new(
-        &issuer,
-        resource,
-        &spec.sub,
-        &spec.tenant,
-        &spec.branch,
-        &spec.branch_code,
-        &spec.scope,
-        spec.roles.clone(),
-        ttl_seconds,
-    );
+    let issuer = match shape.issuer() {
+        Some(issuer) => issuer.to_owned(),
+        None => std::env::var("DRAFTLINE_ISSUER").unwrap_or_else(|_| LOCAL_ISSUER.to_owned()),
+    };
+    let claims = shapes::shaped_claims(spec, shape, &issuer, resource, ttl_seconds);
     Ok(mint_hs256(&secret, &claims)?)
 }
 

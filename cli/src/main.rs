@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use draftline_cli::{LocalErp, LocalOptions, TokenSpec, demo_spec, start_local, token_for};
+use draftline_cli::{LocalErp, LocalOptions, Shape, TokenSpec, demo_spec, shaped_token, start_local};
 use draftline_dynamo::Db;
 
 /// draftline: a safe tool surface between an ERP and AI agents.
@@ -60,6 +60,12 @@ enum Command {
         /// Lifetime in seconds.
         #[arg(long, default_value_t = 3600)]
         ttl: i64,
+        /// Where the token keeps the tenant, branch, user and scopes: as
+        /// draftline's own claims, or as that identity provider issues them,
+        /// under its issuer in docs/identity.local.json (serve with
+        /// DRAFTLINE_ISSUERS=docs/identity.local.json to try one).
+        #[arg(long, value_enum, default_value_t = Shape::Draftline)]
+        shape: Shape,
     },
     /// Manage the DynamoDB table at DRAFTLINE_DYNAMODB_ENDPOINT (or AWS).
     Table {
@@ -133,6 +139,7 @@ async fn main() -> anyhow::Result<()> {
             scope,
             resource,
             ttl,
+            shape,
         } => {
             let spec = match (user, sub) {
                 (Some(user), _) => demo_spec(&user)?,
@@ -150,7 +157,7 @@ async fn main() -> anyhow::Result<()> {
                 }
                 (None, None) => anyhow::bail!("give --user <demo user> or --sub with --tenant, --branch and --scope"),
             };
-            println!("{}", token_for(&spec, &resource, ttl)?);
+            println!("{}", shaped_token(&spec, shape, &resource, ttl)?);
             Ok(())
         }
         Command::Table { action } => table(action).await,

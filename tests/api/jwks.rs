@@ -12,7 +12,8 @@ use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use draftline_cli::demo_spec;
+use draftline_cli::shapes::shaped_claims;
+use draftline_cli::{Shape, demo_spec, shaped_token};
 use draftline_contract::clock::SystemClock;
 use draftline_dynamo::Db;
 use draftline_server::App;
@@ -346,6 +347,30 @@ impl JwksApp {
     }
 }
 
+impl JwksApp {
+    /// Drafts the README's purchase order with `token` under `key`.
+    async fn draft_po(&self, token: &str, key: &str) -> Reply {
+        let response = self
+            .http
+            .post(format!("{}/api/purchasing_create_po_draft", self.resource))
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .header("idempotency-key", key)
+            .body(
+                json!({"vendor_code": "V-00231", "needed_by": "2026-12-15", "client_ref": key, "note": null,
+                       "lines": [{"item_code": "BRG-0042", "qty": 1, "uom": "BOX"}]})
+                .to_string(),
+            )
+            .send()
+            .await
+            .expect("the app answers");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.json().await.unwrap();
+        Reply { status, headers, body }
+    }
+}
+
 /// buyer-sby's claims in `tenant` as `issuer` would issue them for `resource`.
 fn claims(issuer: &str, tenant: &str, resource: &str) -> TokenClaims {
     TokenClaims::new(
@@ -363,6 +388,11 @@ fn claims(issuer: &str, tenant: &str, resource: &str) -> TokenClaims {
 
 /// `claims` signed HS256 with the local development secret.
 fn hs256(claims: &TokenClaims) -> String {
+    draftline_server::auth::mint::mint_hs256(LOCAL_DEV_SECRET, claims).unwrap()
+}
+
+/// Claims of any shape signed HS256 with the local development secret.
+fn hs256_json(claims: &serde_json::Value) -> String {
     draftline_server::auth::mint::mint_hs256(LOCAL_DEV_SECRET, claims).unwrap()
 }
 
@@ -693,4 +723,53 @@ async fn a_cached_key_is_answered_while_a_refetch_waits_on_the_provider() {
     idp.behaviour.hold.store(false, Ordering::SeqCst);
     idp.behaviour.release.notify_waiters();
     assert!(!waiting.await.unwrap(), "the rotated kid is not in the set");
+}
+
+#[tokio::test]
+async fn each_shape_the_token_command_mints_reads_stock_and_drafts_through_the_local_mappings() {
+    // docs/identity.local.json, as `draftline serve` reads it from
+    // DRAFTLINE_ISSUERS: one HS256 issuer per provider's shape.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/identity.local.json");
+    let issuers = draftline_server::auth::issuers::read(path).unwrap();
+    let store = spawn_app().await;
+    // Each shape drafts the same order: no near-duplicate question.
+    let app = JwksApp::start_with(&store, |config| {
+        config.issuers = issuers;
+        config.near_duplicate_window = None;
+    })
+    .await;
+    let spec = demo_spec("buyer-sby").unwrap();
+    for shape in Shape::ALL {
+        let token = shaped_token(&spec, shape, &app.resource, 600).unwrap();
+        let stock = app.read_stock(&token).await;
+        assert_eq!(stock.status, 200, "{shape:?}: {:?}", stock.body);
+        let key = format!("shape-{shape:?}").to_lowercase();
+        let drafted = app.draft_po(&token, &key).await;
+        assert_eq!(drafted.status, 201, "{shape:?}: {:?}", drafted.body);
+        assert_eq!(drafted.body["data"]["drafted_on_behalf_of"], "buyer-sby", "{shape:?}");
+        assert_eq!(drafted.body["data"]["branch_id"], "SBY-01", "{shape:?}");
+        let audits = store.audit_items().await;
+        let audit = audits
+            .iter()
+            .rev()
+            .find(|a| a.get("tool").map(String::as_str) == Some("purchasing_create_po_draft"))
+            .expect("the draft's audit item");
+        assert_eq!(
+            (
+                audit.get("tenant_id").map(String::as_str),
+                audit.get("branch_id").map(String::as_str),
+                audit.get("on_behalf_of").map(String::as_str),
+            ),
+            (Some("demo"), Some("SBY-01"), Some("buyer-sby")),
+            "{shape:?}: {audit:?}"
+        );
+    }
+    // A shape under another shape's issuer does not map: the Okta issuer
+    // reads the branch from `branch_id`, which a Keycloak-shaped token
+    // lacks (it names a group).
+    let keycloak = shaped_claims(&spec, Shape::Keycloak, "draftline-local-okta", &app.resource, 600);
+    let refused = app.read_stock(&hs256_json(&keycloak)).await;
+    assert_unauthenticated(&refused, "a Keycloak shape under the Okta issuer");
+    let message = refused.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("claim 'branch_id' is missing"), "{message}");
 }

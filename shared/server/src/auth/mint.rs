@@ -60,8 +60,8 @@ impl TokenClaims {
     }
 }
 
-/// Signs `claims` with HS256 and `secret`.
-pub fn mint_hs256(secret: &str, claims: &TokenClaims) -> Result<String, jsonwebtoken::errors::Error> {
+/// Signs `claims` ([`TokenClaims`], or any provider's shape) with HS256 and `secret`.
+pub fn mint_hs256(secret: &str, claims: &impl Serialize) -> Result<String, jsonwebtoken::errors::Error> {
     draftline_contract::crypto::install_crypto_provider();
     let mut header = Header::new(jsonwebtoken::Algorithm::HS256);
     header.typ = Some("at+jwt".to_owned());
