@@ -2,7 +2,8 @@
 # Runs the TypeScript client suites against a local `draftline serve`:
 #   clients/ai-sdk            (@draftline/ai-sdk + the Vercel AI SDK, mock model, no network)
 #   clients/mcp-client-tests  (the official MCP TypeScript SDK client against /api/mcp)
-#   clients/oidc-sign-in      (the review pages' OpenID Connect sign-in against oidc-provider)
+#   clients/oidc-sign-in      (the review pages' OpenID Connect sign-in against oidc-provider,
+#                              and Okta-, Entra-, Auth0- and Keycloak-shaped access tokens)
 # Each: `npm ci` (the npm registry is the only network it needs), then `npm test`, which
 # builds the package, runs `cargo build -p draftline-cli` (honours CARGO_TARGET_DIR; skipped
 # when DRAFTLINE_BIN names a binary), and starts/stops its own servers on free ports.
@@ -83,7 +84,8 @@ run_suite() {
 
 run_suite ai-sdk
 run_suite mcp-client-tests
-# The review pages' OpenID Connect sign-in against a real provider (oidc-provider on Node 22).
+# The review pages' OpenID Connect sign-in against a real provider (oidc-provider on Node 22),
+# and access tokens shaped as four identity providers issue them, read through DRAFTLINE_ISSUERS.
 run_suite oidc-sign-in
 # The same clients against the Tryton backend (`draftline serve --erp tryton`): the AI SDK
 # reorder workflow (read tools and a draft with its replay) and the MCP client suite (a
