@@ -275,3 +275,37 @@ async fn a_fully_configured_function_starts_and_never_prints_its_secret() {
     function.assert_never_printed(SECRET, "the JWT secret");
     function.assert_never_printed(&token, "the bearer token");
 }
+
+#[tokio::test]
+async fn a_claim_mapping_that_could_never_map_a_token_stops_the_function_naming_its_path() {
+    let binary = env!("CARGO_BIN_EXE_inventory_get_stock");
+    let issuers = |claims: &str| {
+        let mut env = without(&["DRAFTLINE_ISSUER"]);
+        let settings = format!(
+            r#"{{"issuers": [{{"issuer": "https://id.draftline.test", "hs256": true, "tenants": ["demo"], "claims": {claims}}}]}}"#
+        );
+        env.push(("DRAFTLINE_ISSUERS".to_owned(), settings));
+        env
+    };
+    assert_refuses_to_start(
+        "a claim path that does not parse",
+        binary,
+        &issuers(r#"{"scopes": {"from": "realm..roles", "map": {"buyer": "inventory:read"}}}"#),
+        &["DRAFTLINE_ISSUERS", "'realm..roles' is not a claim path"],
+    )
+    .await;
+    assert_refuses_to_start(
+        "a branch map with no entries",
+        binary,
+        &issuers(r#"{"branch": {"from": "groups", "map": {}}}"#),
+        &["DRAFTLINE_ISSUERS", "issuers[0].claims.branch.map: has no entries"],
+    )
+    .await;
+    // The same settings with a usable mapping start and answer.
+    let (mut function, port) = start_vercel_function(binary, &issuers(r#"{"scopes": "scp"}"#)).await;
+    let ping = reqwest::get(format!("http://127.0.0.1:{port}/_vercel/ping"))
+        .await
+        .unwrap();
+    assert_eq!(ping.status(), 200);
+    assert!(function.exited().is_none(), "{}", function.output());
+}

@@ -90,7 +90,7 @@ impl ClaimPath {
 
 /// Where the tenant comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
+#[serde(try_from = "raw::Tenant")]
 pub enum TenantFrom {
     /// A claim.
     Claim(ClaimPath),
@@ -113,7 +113,7 @@ pub struct BranchOf {
 
 /// Where the branch comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(untagged, deny_unknown_fields)]
+#[serde(try_from = "raw::Branch")]
 pub enum BranchFrom {
     /// Two claims: the id and the code.
     Claims {
@@ -133,7 +133,7 @@ pub enum BranchFrom {
 
 /// Where the scopes come from.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(untagged, deny_unknown_fields)]
+#[serde(try_from = "raw::Scopes")]
 pub enum ScopesFrom {
     /// A claim of space-separated scopes or a list of them (`scope`,
     /// `scp`, `permissions`).
@@ -146,6 +146,91 @@ pub enum ScopesFrom {
         /// The scopes of each role.
         map: BTreeMap<String, String>,
     },
+}
+
+/// The mapping's forms as a settings file writes them, claim paths as
+/// text: an untagged enum of checked paths would refuse a path that does
+/// not parse as "matches no form", where this names the path.
+mod raw {
+    use std::collections::BTreeMap;
+
+    use serde::Deserialize;
+
+    use super::{BranchFrom, BranchOf, ClaimPath, ScopesFrom, TenantFrom};
+
+    #[derive(Deserialize)]
+    #[serde(untagged, deny_unknown_fields)]
+    pub enum Tenant {
+        Claim(String),
+        Fixed { fixed: String },
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged, deny_unknown_fields)]
+    pub enum Branch {
+        Claims {
+            id: String,
+            code: String,
+        },
+        Map {
+            from: String,
+            map: BTreeMap<String, BranchOf>,
+        },
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged, deny_unknown_fields)]
+    pub enum Scopes {
+        Claim(String),
+        Roles {
+            from: String,
+            map: BTreeMap<String, String>,
+        },
+    }
+
+    /// `text` as a claim path, or why not, naming `field`.
+    fn path(field: &str, text: String) -> Result<ClaimPath, String> {
+        ClaimPath::try_from(text).map_err(|why| format!("{field}: {why}"))
+    }
+
+    impl TryFrom<Tenant> for TenantFrom {
+        type Error = String;
+        fn try_from(raw: Tenant) -> Result<Self, String> {
+            Ok(match raw {
+                Tenant::Claim(claim) => Self::Claim(path("tenant", claim)?),
+                Tenant::Fixed { fixed } => Self::Fixed { fixed },
+            })
+        }
+    }
+
+    impl TryFrom<Branch> for BranchFrom {
+        type Error = String;
+        fn try_from(raw: Branch) -> Result<Self, String> {
+            Ok(match raw {
+                Branch::Claims { id, code } => Self::Claims {
+                    id: path("branch.id", id)?,
+                    code: path("branch.code", code)?,
+                },
+                Branch::Map { from, map } => Self::Map {
+                    from: path("branch.from", from)?,
+                    map,
+                },
+            })
+        }
+    }
+
+    impl TryFrom<Scopes> for ScopesFrom {
+        type Error = String;
+        fn try_from(raw: Scopes) -> Result<Self, String> {
+            Ok(match raw {
+                Scopes::Claim(claim) => Self::Claim(path("scopes", claim)?),
+                Scopes::Roles { from, map } => Self::Roles {
+                    from: path("scopes.from", from)?,
+                    map,
+                },
+            })
+        }
+    }
 }
 
 /// Where one issuer's tokens keep each identity fact.

@@ -228,6 +228,21 @@ mod tests {
             reason(r#"{"issuers": [{"issuer": "x", "hs256": true, "tenants": ["a"], "claims": {"user": "a..b"}}]}"#)
                 .contains("'a..b' is not a claim path")
         );
+        // Inside a form of its own (a role map, a group map) too.
+        assert!(
+            reason(
+                r#"{"issuers": [{"issuer": "x", "hs256": true, "tenants": ["a"],
+                    "claims": {"scopes": {"from": "realm..roles", "map": {"r": "s"}}}}]}"#
+            )
+            .contains("scopes.from: 'realm..roles' is not a claim path")
+        );
+        assert!(
+            reason(
+                r#"{"issuers": [{"issuer": "x", "hs256": true, "tenants": ["a"],
+                    "claims": {"branch": {"from": ".groups", "map": {"g": {"id": "B-1", "code": "B"}}}}}]}"#
+            )
+            .contains("branch.from: '.groups' is not a claim path")
+        );
         assert!(reason("issuers: []").starts_with("not a settings file"));
     }
 
