@@ -2,10 +2,11 @@
 // Tokens from the identity provider a company already has (docs/identity.md): real
 // OpenID providers (support/shaped-provider.mjs) issue access tokens shaped like Okta's,
 // Entra ID's, Auth0's and Keycloak's, and `draftline serve` trusts each issuer with the
-// mapping that reads its shape (DRAFTLINE_ISSUERS). Each token reads stock and drafts a
-// purchase order as buyer-sby of the demo tenant's Surabaya branch, and the audit item
-// says so; a token that names a tenant its issuer may not name, or lacks a claim its
-// mapping reads, is refused 401 naming it.
+// mapping that reads its shape (DRAFTLINE_ISSUERS), and a fifth issuer is another
+// company's (tenant globex). Each shaped token reads stock and drafts a purchase order as
+// buyer-sby of the demo tenant's Surabaya branch, and the audit item says so; a token of
+// the demo tenant's issuer that names globex, and one of globex's issuer that lacks the
+// branch claim its mapping reads, are refused 401 naming it.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
@@ -26,17 +27,20 @@ before(async () => {
       // The same issuer claiming another tenant.
       clients["agent-auth0-globex"] = { ...claims, [`${NAMESPACE}tenant`]: "globex" };
     }
-    if (shape === "okta") {
-      // The same issuer without the branch claim its mapping reads.
-      const { branch_id: _dropped, ...rest } = claims;
-      clients["agent-okta-no-branch"] = rest;
-    }
     providers[shape] = await startShapedProvider(clients);
   }
-  const issuers = Object.entries(providers).map(([shape, provider]) => ({
+  // A second company's issuer, for tenant globex (Okta-shaped): one of its
+  // tokens lacks the branch claim its mapping reads.
+  const { branch_id: _dropped, ...noBranch } = { ...SHAPES.okta, uid: "buyer-globex" };
+  providers.globex = await startShapedProvider({ "agent-globex-no-branch": noBranch });
+  const mappings = {
+    ...MAPPINGS,
+    globex: { claims: { tenant: { fixed: "globex" }, user: "uid", scopes: "scp" } },
+  };
+  const issuers = Object.entries(providers).map(([name, provider]) => ({
     issuer: provider.issuer,
     jwks_url: `${provider.issuer}/jwks`,
-    ...MAPPINGS[shape],
+    ...mappings[/** @type {keyof typeof mappings} */ (name)],
   }));
   draftline = await startDraftline({
     erp: "builtin",
@@ -109,7 +113,7 @@ describe("tokens from the identity provider a company already has", () => {
     });
   }
 
-  test("a token that names a tenant its issuer may not name is refused 401 naming it", async () => {
+  test("a token of the demo tenant's issuer that names the other tenant, globex, is refused 401 naming it", async () => {
     const token = await providers.auth0.token("agent-auth0-globex");
     const reply = await call("inventory_get_stock", token, { item_code: "BRG-0042" });
     assert.equal(reply.status, 401, JSON.stringify(reply.body) + logs());
@@ -117,8 +121,8 @@ describe("tokens from the identity provider a company already has", () => {
     assert.match(reply.body.error.message, /tenant 'globex'/);
   });
 
-  test("a token of another issuer without the branch claim its mapping reads is refused 401 naming it", async () => {
-    const token = await providers.okta.token("agent-okta-no-branch");
+  test("a token of globex's issuer without the branch claim its mapping reads is refused 401 naming it", async () => {
+    const token = await providers.globex.token("agent-globex-no-branch");
     const reply = await call("inventory_get_stock", token, { item_code: "BRG-0042" });
     assert.equal(reply.status, 401, JSON.stringify(reply.body) + logs());
     assert.equal(reply.body.error.code, "UNAUTHENTICATED");
