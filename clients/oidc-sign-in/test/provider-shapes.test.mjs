@@ -103,11 +103,11 @@ describe("tokens from the identity provider a company already has", () => {
       assert.equal(drafted.status, 201, JSON.stringify(drafted.body) + logs());
       assert.equal(drafted.body.data.branch_id, "SBY-01");
       assert.equal(drafted.body.data.drafted_on_behalf_of, "buyer-sby");
-      // The audit item is the demo tenant's (its partition names it), of buyer-sby.
+      // The audit item names the mapped tenant, branch and person.
       const rows = await auditRows(draftline, run);
       const draft = rows.find((row) => row.tool === "purchasing_create_po_draft");
       assert.ok(draft, `an audit item of the draft: ${JSON.stringify(rows)}`);
-      assert.equal(draft.onBehalfOf, "buyer-sby");
+      assert.deepEqual([draft.tenant, draft.branch, draft.onBehalfOf], ["demo", "SBY-01", "buyer-sby"]);
       assert.equal(draft.outcome, "ok");
       assert.equal(draft.document, drafted.body.data.po_number);
     });

@@ -13,6 +13,8 @@ import { DynamoDBClient, QueryCommand } from "@aws-sdk/client-dynamodb";
  * @property {string | undefined} model
  * @property {string | undefined} prompt
  * @property {string | undefined} onBehalfOf
+ * @property {string | undefined} tenant
+ * @property {string | undefined} branch
  * @property {string | undefined} document
  * @property {string | undefined} approval         "approved" | "not-required"
  * @property {string | undefined} approvalReason   the decoded X-Tool-Approval-Reason
@@ -49,6 +51,8 @@ export async function auditRows(server, runId) {
       model: i.model?.S,
       prompt: i.prompt_version?.S,
       onBehalfOf: i.on_behalf_of?.S,
+      tenant: i.tenant_id?.S,
+      branch: i.branch_id?.S,
       document: i.document_number?.S,
       approval: i.approval?.S,
       approvalReason: i.approval_reason?.S,
