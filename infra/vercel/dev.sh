@@ -112,7 +112,7 @@ grep -q "\"resource\":\"$url\"" "$work/body" || fail "the metadata names another
 # which sees the browser's path (a signed-out reader is sent to sign in).
 call /review 303
 call /review/documents/PO-SBY-000001 303
-location="$(curl -s -m 60 -o /dev/null -w '%{redirect_url}' "$url/review/documents/PO-SBY-000001")"
+location="$(curl -s -m 900 -o /dev/null -w '%{redirect_url}' "$url/review/documents/PO-SBY-000001")"
 case "$location" in
   *"/review/signin?next=%2Freview%2Fdocuments%2FPO-SBY-000001"*) ;;
   *) fail "/review/documents/… redirected to '$location', not to its sign-in" ;;
