@@ -331,39 +331,30 @@ impl JwksApp {
 
     /// Reads stock of BRG-0042 with `token`.
     async fn read_stock(&self, token: &str) -> Reply {
-        let response = self
-            .http
-            .post(format!("{}/api/inventory_get_stock", self.resource))
-            .bearer_auth(token)
-            .header("content-type", "application/json")
-            .body(json!({"item_code": "BRG-0042"}).to_string())
-            .send()
+        self.post("inventory_get_stock", token, &[], json!({"item_code": "BRG-0042"}))
             .await
-            .expect("the app answers");
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let body = response.json().await.unwrap();
-        Reply { status, headers, body }
     }
-}
 
-impl JwksApp {
     /// Drafts the README's purchase order with `token` under `key`.
     async fn draft_po(&self, token: &str, key: &str) -> Reply {
-        let response = self
+        let order = json!({"vendor_code": "V-00231", "needed_by": "2026-12-15", "client_ref": key, "note": null,
+                           "lines": [{"item_code": "BRG-0042", "qty": 1, "uom": "BOX"}]});
+        self.post("purchasing_create_po_draft", token, &[("idempotency-key", key)], order)
+            .await
+    }
+
+    /// Calls `tool` with `token`, `headers` and `body`.
+    async fn post(&self, tool: &str, token: &str, headers: &[(&str, &str)], body: serde_json::Value) -> Reply {
+        let mut request = self
             .http
-            .post(format!("{}/api/purchasing_create_po_draft", self.resource))
+            .post(format!("{}/api/{tool}", self.resource))
             .bearer_auth(token)
             .header("content-type", "application/json")
-            .header("idempotency-key", key)
-            .body(
-                json!({"vendor_code": "V-00231", "needed_by": "2026-12-15", "client_ref": key, "note": null,
-                       "lines": [{"item_code": "BRG-0042", "qty": 1, "uom": "BOX"}]})
-                .to_string(),
-            )
-            .send()
-            .await
-            .expect("the app answers");
+            .body(body.to_string());
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.expect("the app answers");
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let body = response.json().await.unwrap();
@@ -388,11 +379,6 @@ fn claims(issuer: &str, tenant: &str, resource: &str) -> TokenClaims {
 
 /// `claims` signed HS256 with the local development secret.
 fn hs256(claims: &TokenClaims) -> String {
-    draftline_server::auth::mint::mint_hs256(LOCAL_DEV_SECRET, claims).unwrap()
-}
-
-/// Claims of any shape signed HS256 with the local development secret.
-fn hs256_json(claims: &serde_json::Value) -> String {
     draftline_server::auth::mint::mint_hs256(LOCAL_DEV_SECRET, claims).unwrap()
 }
 
@@ -768,7 +754,8 @@ async fn each_shape_the_token_command_mints_reads_stock_and_drafts_through_the_l
     // reads the branch from `branch_id`, which a Keycloak-shaped token
     // lacks (it names a group).
     let keycloak = shaped_claims(&spec, Shape::Keycloak, "draftline-local-okta", &app.resource, 600);
-    let refused = app.read_stock(&hs256_json(&keycloak)).await;
+    let keycloak = draftline_server::auth::mint::mint_hs256(LOCAL_DEV_SECRET, &keycloak).unwrap();
+    let refused = app.read_stock(&keycloak).await;
     assert_unauthenticated(&refused, "a Keycloak shape under the Okta issuer");
     let message = refused.body["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("claim 'branch_id' is missing"), "{message}");

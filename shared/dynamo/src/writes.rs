@@ -326,13 +326,14 @@ struct Rendered {
 }
 
 impl Rendered {
-    /// The expressions of a put's or a delete's `condition`.
-    fn condition(condition: Option<&Condition>) -> Self {
-        let mut placeholders = Placeholders::default();
+    /// `update_expression` and `condition`, with the names and values
+    /// `placeholders` gathered for both; a failed condition hands back the
+    /// item as stored.
+    fn of(update_expression: String, condition: Option<&Condition>, mut placeholders: Placeholders) -> Self {
         let condition_expression = condition.map(|c| placeholders.condition(c));
         let (names, values) = placeholders.names();
         Self {
-            update_expression: String::new(),
+            update_expression,
             return_values_on_condition_check_failure: condition_expression
                 .as_ref()
                 .map(|_| ReturnValuesOnConditionCheckFailure::AllOld),
@@ -340,6 +341,11 @@ impl Rendered {
             expression_attribute_names: names,
             expression_attribute_values: values,
         }
+    }
+
+    /// The expressions of a put's or a delete's `condition`.
+    fn condition(condition: Option<&Condition>) -> Self {
+        Self::of(String::new(), condition, Placeholders::default())
     }
 }
 
@@ -378,17 +384,7 @@ fn render(update: &Update) -> Rendered {
         clause(&mut expression, "REMOVE", i == 0);
         p.write_name(name, &mut expression);
     }
-    let condition_expression = update.condition.as_ref().map(|c| p.condition(c));
-    let (names, values) = p.names();
-    Rendered {
-        update_expression: expression,
-        return_values_on_condition_check_failure: condition_expression
-            .as_ref()
-            .map(|_| ReturnValuesOnConditionCheckFailure::AllOld),
-        condition_expression,
-        expression_attribute_names: names,
-        expression_attribute_values: values,
-    }
+    Rendered::of(expression, update.condition.as_ref(), p)
 }
 
 fn update(db: &Db, update: &Update) -> Result<TransactWriteItem, ToolError> {

@@ -218,7 +218,7 @@ pub(crate) async fn purchase(
             "note": line.price_source,
         }));
     }
-    let own = json!({ "delivery_date": value::date(draft.own.needed_by) });
+    let own = [("delivery_date", value::date(draft.own.needed_by))];
     let body = body(draft, key, &vendor, (warehouse, currency), lines, own);
     Ok(TrytonDraft {
         inner: inner.clone(),
@@ -263,13 +263,13 @@ pub(crate) async fn quote(
     let validity = draft.own.valid_until.signed_duration_since(today).num_days();
     let validity = value::timedelta_days(validity.max(0))
         .ok_or_else(|| ErpError::internal(format!("quote validity of {validity} days; {NO_DRAFT}")))?;
-    let own = json!({
-        "price_list": price_list,
-        "quotation_date": value::date(today),
-        "quotation_validity": validity,
+    let own = [
+        ("price_list", json!(price_list)),
+        ("quotation_date", value::date(today)),
+        ("quotation_validity", validity),
         // The credit check is for the reviewer: the sale's description shows it.
-        "description": draft.own.credit_check,
-    });
+        ("description", json!(draft.own.credit_check)),
+    ];
     let body = body(draft, key, &customer, (warehouse, currency), lines, own);
     Ok(TrytonDraft {
         inner: inner.clone(),
@@ -280,15 +280,15 @@ pub(crate) async fn quote(
 }
 
 /// The record of `draft` to create under `key`: its party, warehouse,
-/// currency, note and provenance, its `lines`, and what only its kind has
-/// (`own`, an object).
+/// currency, note and provenance, its `lines`, and the fields only its
+/// kind has (`own`).
 fn body<C, L, K>(
     draft: &DraftDocument<C, L, K>,
     key: &str,
     party: &PartyRef,
     (warehouse, currency): (i64, i64),
     lines: Vec<Value>,
-    own: Value,
+    own: impl IntoIterator<Item = (&'static str, Value)>,
 ) -> Value {
     let mut body = json!({
         "party": party.id,
@@ -303,8 +303,8 @@ fn body<C, L, K>(
         "drafted_by_tool_call": draft.drafted_by_tool_call,
         "lines": [["create", lines]],
     });
-    if let (Some(body), Value::Object(own)) = (body.as_object_mut(), own) {
-        body.extend(own);
+    if let Some(fields) = body.as_object_mut() {
+        fields.extend(own.into_iter().map(|(name, value)| (name.to_owned(), value)));
     }
     body
 }

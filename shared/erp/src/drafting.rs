@@ -290,13 +290,13 @@ where
         marked: call.near_duplicate_window.is_some(),
     };
     // From the key lookup's batch where it read them.
-    let read = kind.erp();
-    let read = read.read_for_draft(&scope, K::Output::KIND, &wanted, asking.window(), call.found);
     let DraftReads {
         counterparty,
         items,
         open,
-    } = read.await?;
+    } = (kind.erp())
+        .read_for_draft(&scope, K::Output::KIND, &wanted, asking.window(), call.found)
+        .await?;
     let party = kind.party(&scope, counterparty, &items, &input).await?;
     let (lines, totals) = price(kind, &scope, &party, &items, input.lines()).await?;
     // Ask rather than guess: the same items for the same counterparty
@@ -355,10 +355,20 @@ fn document<K: DraftKind>(
     })
 }
 
+/// A priced line's amounts, exact.
+struct Amounts {
+    /// qty × unit price, rounded.
+    net: Decimal,
+    /// The kind's tax on it.
+    tax: Decimal,
+    /// net + tax.
+    total: Decimal,
+}
+
 /// What checking one line came to.
 enum Checked<'a, L> {
-    /// Priced: the line, its net amount, its tax and its total.
-    Line(L, Decimal, Decimal, Decimal),
+    /// Priced: the document's line and its amounts.
+    Line(L, Amounts),
     /// Refused.
     Issue(FieldIssue),
     /// The list has no price for it: named once every line is checked.
@@ -380,7 +390,7 @@ async fn price<K: DraftKind>(
     let (mut nets, mut taxes) = (Vec::with_capacity(lines.len()), Vec::with_capacity(lines.len()));
     for (i, line) in lines.iter().enumerate() {
         match check::<K>(party, items, i, line)? {
-            Checked::Line(line, net, tax, total) => {
+            Checked::Line(line, Amounts { net, tax, total }) => {
                 counted.push((i, total));
                 nets.push(net);
                 taxes.push(tax);
@@ -478,7 +488,7 @@ fn check<'a, K: DraftKind>(
         net: Money::new(net, currency),
         tax: Money::new(tax, currency),
     };
-    Ok(Checked::Line(K::line(rule, priced), net, tax, total))
+    Ok(Checked::Line(K::line(rule, priced), Amounts { net, tax, total }))
 }
 
 /// The start of the near-duplicate window ending `now` (`now` itself when

@@ -233,12 +233,6 @@ trait Filing:
     + serde::de::DeserializeOwned
     + 'static
 {
-    fn open_draft(&self) -> OpenDraft {
-        self.clone().into().open_draft()
-    }
-    fn queue_entry(&self) -> AgentDraft {
-        self.clone().into().queue_entry()
-    }
     fn shelf(books: &Books) -> &[Filed<Self>];
     fn shelf_mut(books: &mut Books) -> &mut Vec<Filed<Self>>;
 }

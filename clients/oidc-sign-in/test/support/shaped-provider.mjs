@@ -18,7 +18,9 @@
 import { generateKeyPairSync } from "node:crypto";
 import { createServer } from "node:http";
 
-import Provider, { errors } from "oidc-provider";
+import Provider from "oidc-provider";
+
+import { draftlineResource } from "./provider.mjs";
 
 /** The namespace of the auth0 shape's custom claims. */
 export const NAMESPACE = "https://draftline.test/";
@@ -150,16 +152,7 @@ export async function startShapedProvider(clients) {
           resourceIndicators: {
             enabled: true,
             defaultResource: async () => resource,
-            getResourceServerInfo: async (_ctx, indicator) => {
-              if (indicator !== resource) throw new errors.InvalidTarget();
-              return {
-                scope: RESOURCE_SCOPES,
-                audience: resource,
-                accessTokenFormat: "jwt",
-                accessTokenTTL: 600,
-                jwt: { sign: { alg: "RS256" } },
-              };
-            },
+            getResourceServerInfo: draftlineResource(resource, RESOURCE_SCOPES),
           },
         },
         // The shape's claims, on the agent's access token.

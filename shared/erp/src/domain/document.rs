@@ -109,13 +109,13 @@ macro_rules! per_kind {
             /// It as the near-duplicate check compares it.
             pub fn open_draft(&self) -> OpenDraft {
                 match self {
-                    $(Self::$kind(document) => OpenDraft::from(document),)+
+                    $(Self::$kind(document) => document.open_draft(),)+
                 }
             }
             /// Its entry in the review queue.
             pub fn queue_entry(&self) -> AgentDraft {
                 match self {
-                    $(Self::$kind(document) => AgentDraft::from(document),)+
+                    $(Self::$kind(document) => document.queue_entry(),)+
                 }
             }
         }

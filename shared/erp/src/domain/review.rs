@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::decision::{Decision, Verdict};
+use super::open_draft::OpenDraft;
 use super::po::{DocumentStatus, PoDraft, PoStatus, PurchaseOrder};
 use super::quote::{Quote, QuoteDraft};
 use crate::money::Money;
@@ -184,6 +185,12 @@ pub trait Reviewable: Sized {
     /// Its counterparty's code (vendor or customer).
     fn counterparty(&self) -> &str;
 
+    /// It as the near-duplicate check compares it.
+    fn open_draft(&self) -> OpenDraft;
+
+    /// Its entry in the review queue.
+    fn queue_entry(&self) -> AgentDraft;
+
     /// Where its page sets the link to itself.
     fn review_url_mut(&mut self) -> &mut Option<String>;
 
@@ -249,6 +256,14 @@ macro_rules! reviewable {
 
             fn counterparty(&self) -> &str {
                 &self.$counterparty.code
+            }
+
+            fn open_draft(&self) -> OpenDraft {
+                OpenDraft::from(self)
+            }
+
+            fn queue_entry(&self) -> AgentDraft {
+                AgentDraft::from(self)
             }
 
             fn review_url_mut(&mut self) -> &mut Option<String> {
