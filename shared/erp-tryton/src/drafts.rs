@@ -14,7 +14,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use draftline_contract::ErpError;
 use draftline_contract::tool::{Created, DocumentRef};
-use draftline_erp::domain::{DocumentKind, DraftDocument, OpenDraft, OpenLine, PoDraft, QuoteDraft, TaxCode};
+use draftline_erp::domain::{DocumentKind, DraftDocument, OpenDraft, OpenLine, PoDraft, PoLine, QuoteDraft, TaxCode};
+use draftline_erp::money::{self, LineAmounts, Money};
 use draftline_erp::port::ExternalDocument;
 use draftline_erp::units::Uom;
 use rust_decimal::Decimal;
@@ -465,10 +466,56 @@ impl DocumentLine {
         })
     }
 
-    /// The quantity in the product's base unit.
-    pub(crate) fn base_qty(&self) -> Result<i64, ErpError> {
-        self.qty
-            .checked_mul(self.unit.factor)
-            .ok_or_else(|| draftline_erp::money::overflow(&self.what))
+    /// The line numbered `line_no`, priced from `list` in `currency`: its
+    /// amounts by draftline's rounding rule, with `tax` on its net.
+    pub(crate) fn priced(
+        self,
+        line_no: usize,
+        list: &str,
+        currency: &str,
+        tax: impl FnOnce(Decimal) -> Option<Decimal>,
+    ) -> Result<(PoLine, LineAmounts), ErpError> {
+        let overflow = || money::overflow(&self.what);
+        let amounts = LineAmounts::of(self.unit_price, self.qty, tax).ok_or_else(overflow)?;
+        let line = PoLine {
+            line_no: u32::try_from(line_no).map_or(u32::MAX, |n| n.saturating_add(1)),
+            price_source: self.price_source(list)?,
+            base_qty: self.qty.checked_mul(self.unit.factor).ok_or_else(overflow)?,
+            qty: self.qty,
+            uom: self.unit.uom,
+            base_uom: self.base.uom,
+            unit_price: Money::new(self.unit_price, currency),
+            line_total: Money::new(amounts.total, currency),
+            item_name: self.item_name,
+            item_code: self.item_code,
+        };
+        Ok((line, amounts))
     }
+}
+
+/// A document as draftline drafted it in Tryton: its header and
+/// provenance from `record`, with what its kind read (`sums` of its lines,
+/// in `currency`).
+pub(crate) fn draft_of<C, L, K>(
+    record: &Record,
+    (counterparty, currency): (C, String),
+    lines: Vec<L>,
+    sums: &LineAmounts,
+    own: K,
+) -> Result<DraftDocument<C, L, K>, ErpError> {
+    Ok(DraftDocument {
+        branch_id: record.nested_text("warehouse", "code")?.unwrap_or_default(),
+        counterparty,
+        subtotal: Money::new(sums.net, &currency),
+        total: Money::new(sums.total, &currency),
+        currency,
+        lines,
+        // Tryton keeps an empty comment as "": no note.
+        note: record.opt_text("comment")?.filter(|c| !c.is_empty()),
+        client_ref: record.opt_text("draftline_client_ref")?.unwrap_or_default(),
+        drafted_by_agent_run: record.opt_text("drafted_by_agent_run")?,
+        drafted_on_behalf_of: record.opt_text("drafted_on_behalf_of")?.unwrap_or_default(),
+        drafted_by_tool_call: record.opt_text("drafted_by_tool_call")?,
+        own,
+    })
 }

@@ -9,17 +9,15 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use draftline_contract::ErpError;
 use draftline_erp::domain::po::VendorRef;
-use draftline_erp::domain::{
-    BranchVendor, Item, PoDraft, PoFields, PoLine, PoStatus, PriceEntry, PurchaseOrder, Vendor,
-};
-use draftline_erp::money::{self, Money};
+use draftline_erp::domain::{BranchVendor, Item, PoFields, PoStatus, PriceEntry, PurchaseOrder, Vendor};
+use draftline_erp::money::{self, LineAmounts};
 use draftline_erp::port::{Page, PoFilter};
 use draftline_erp::units::Uom;
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
 
 use crate::Inner;
-use crate::drafts::DocumentLine;
+use crate::drafts::{DocumentLine, draft_of};
 use crate::master::PartyRef;
 use crate::rest::Search;
 use crate::units::{self, UnitSymbol};
@@ -555,44 +553,22 @@ pub(crate) fn purchase_order(record: &Record) -> Result<PurchaseOrder, ErpError>
         .or(purchase_date)
         .unwrap_or_else(|| created.date_naive());
 
-    let mut lines = Vec::new();
-    let mut totals = Vec::new();
-    for line in DocumentLine::all_of(record, "purchase.line", "purchase", &number)? {
-        let overflow = || money::overflow(&line.what);
-        let line_total = money::round(money::mul(line.unit_price, Decimal::from(line.qty)).ok_or_else(overflow)?);
-        totals.push(line_total);
-        lines.push(PoLine {
-            line_no: u32::try_from(lines.len()).map_or(u32::MAX, |n| n.saturating_add(1)),
-            price_source: line.price_source(&vendor.code)?,
-            base_qty: line.base_qty()?,
-            qty: line.qty,
-            uom: line.unit.uom,
-            base_uom: line.base.uom,
-            unit_price: Money::new(line.unit_price, &currency),
-            line_total: Money::new(line_total, &currency),
-            item_name: line.item_name,
-            item_code: line.item_code,
-        });
+    let (mut lines, mut amounts) = (Vec::new(), Vec::new());
+    for (i, line) in DocumentLine::all_of(record, "purchase.line", "purchase", &number)?
+        .into_iter()
+        .enumerate()
+    {
+        let (line, amount) = line.priced(i, &vendor.code, &currency, |_| Some(Decimal::ZERO))?;
+        lines.push(line);
+        amounts.push(amount);
     }
+    // The tax a person posts with the order is the order's, not its lines'.
     let overflow = || money::overflow(&format!("the total of purchase {number}"));
-    let subtotal = money::sum(totals).ok_or_else(overflow)?;
+    let net = LineAmounts::sum(&amounts).ok_or_else(overflow)?.net;
     let tax = record.opt_decimal("tax_amount")?.unwrap_or(Decimal::ZERO);
-    let total = subtotal.checked_add(tax).ok_or_else(overflow)?;
-    let draft = PoDraft {
-        branch_id: record.nested_text("warehouse", "code")?.unwrap_or_default(),
-        counterparty: vendor,
-        subtotal: Money::new(subtotal, &currency),
-        total: Money::new(total, &currency),
-        currency,
-        lines,
-        // Tryton keeps an empty comment as "": no note.
-        note: record.opt_text("comment")?.filter(|c| !c.is_empty()),
-        client_ref: record.opt_text("draftline_client_ref")?.unwrap_or_default(),
-        drafted_by_agent_run: record.opt_text("drafted_by_agent_run")?,
-        drafted_on_behalf_of: record.opt_text("drafted_on_behalf_of")?.unwrap_or_default(),
-        drafted_by_tool_call: record.opt_text("drafted_by_tool_call")?,
-        own: PoFields { needed_by },
-    };
+    let total = net.checked_add(tax).ok_or_else(overflow)?;
+    let sums = LineAmounts { net, tax, total };
+    let draft = draft_of(record, (vendor, currency), lines, &sums, PoFields { needed_by })?;
     let agent_draft = status == PoStatus::Draft && by_draftline;
     let mut po = draft.numbered(format!("{}{id}", crate::drafts::PO_ID_PREFIX), number, created_at);
     po.decision = crate::review::tryton_decision(record)?;

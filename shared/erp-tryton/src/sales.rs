@@ -9,16 +9,15 @@ use std::collections::{BTreeSet, HashSet};
 use draftline_contract::ErpError;
 use draftline_erp::domain::quote::CustomerRef;
 use draftline_erp::domain::{
-    Customer, DocumentStatus, ListPrice, Quote, QuoteDraft, QuoteFields, QuoteLine, SalesOrder, SalesOrderStatus,
-    TaxCode, TaxType,
+    Customer, DocumentStatus, ListPrice, Quote, QuoteFields, QuoteLine, SalesOrder, SalesOrderStatus, TaxCode, TaxType,
 };
-use draftline_erp::money::{self, Money};
+use draftline_erp::money::{self, LineAmounts, Money};
 use draftline_erp::units::Uom;
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
 
 use crate::Inner;
-use crate::drafts::DocumentLine;
+use crate::drafts::{DocumentLine, draft_of};
 use crate::master::PartyRef;
 use crate::purchasing::payment_days;
 use crate::rest::Search;
@@ -259,10 +258,12 @@ fn quote(record: &Record) -> Result<Quote, ErpError> {
             .opt_date("quotation_date")?
             .unwrap_or_else(|| created.date_naive()),
     };
-    let mut lines = Vec::new();
-    let (mut nets, mut taxes) = (Vec::new(), Vec::new());
+    let (mut lines, mut amounts) = (Vec::new(), Vec::new());
     let list = record.nested_text("price_list", "name")?.unwrap_or_default();
-    for line in DocumentLine::all_of(record, "sale.line", "sale", &number)? {
+    for (i, line) in DocumentLine::all_of(record, "sale.line", "sale", &number)?
+        .into_iter()
+        .enumerate()
+    {
         let what = &line.what;
         let mut tax = None;
         for t in line.record.many("taxes", "account.tax")? {
@@ -272,7 +273,6 @@ fn quote(record: &Record) -> Result<Quote, ErpError> {
                 break;
             }
         }
-        let overflow = || money::overflow(what);
         let Some((tax_code, Some(rate_percent))) = tax else {
             return Err(ErpError::internal(format!("{what} has no draftline tax code")));
         };
@@ -283,55 +283,24 @@ fn quote(record: &Record) -> Result<Quote, ErpError> {
             applies_to: String::new(),
             active: true,
         };
-        let net = money::round(money::mul(line.unit_price, Decimal::from(line.qty)).ok_or_else(overflow)?);
-        let tax_amount = tax.tax_on(net).ok_or_else(overflow)?;
-        let line_total = net.checked_add(tax_amount).ok_or_else(overflow)?;
-        nets.push(net);
-        taxes.push(tax_amount);
-        lines.push(QuoteLine {
-            line_no: u32::try_from(lines.len()).map_or(u32::MAX, |n| n.saturating_add(1)),
-            price_source: line.price_source(&list)?,
-            base_qty: line.base_qty()?,
-            qty: line.qty,
-            uom: line.unit.uom,
-            base_uom: line.base.uom,
-            unit_price: Money::new(line.unit_price, &currency),
-            net_amount: Money::new(net, &currency),
-            tax_code,
-            tax_rate_percent: rate_percent.to_string(),
-            tax_amount: Money::new(tax_amount, &currency),
-            line_total: Money::new(line_total, &currency),
-            item_name: line.item_name,
-            item_code: line.item_code,
-        });
+        let (line, amount) = line.priced(i, &list, &currency, |net| tax.tax_on(net))?;
+        let money = |amount| Money::new(amount, &currency);
+        lines.push(QuoteLine::taxed(line, money(amount.net), &tax, money(amount.tax)));
+        amounts.push(amount);
     }
     let overflow = || money::overflow(&format!("the total of sale {number}"));
-    let subtotal = money::sum(nets).ok_or_else(overflow)?;
-    let tax_total = money::sum(taxes).ok_or_else(overflow)?;
-    let total = subtotal.checked_add(tax_total).ok_or_else(overflow)?;
+    let sums = LineAmounts::sum(&amounts).ok_or_else(overflow)?;
     let own = QuoteFields {
-        price_list: record.nested_text("price_list", "name")?.unwrap_or_default(),
+        price_list: list,
         valid_until,
-        tax_total: Money::new(tax_total, &currency),
+        tax_total: Money::new(sums.tax, &currency),
         credit_check: record.opt_text("description")?.unwrap_or_default(),
     };
-    let draft = QuoteDraft {
-        branch_id: record.nested_text("warehouse", "code")?.unwrap_or_default(),
-        counterparty: CustomerRef {
-            code: party.text("code")?,
-            name: party.text("name")?,
-        },
-        lines,
-        subtotal: Money::new(subtotal, &currency),
-        total: Money::new(total, &currency),
-        currency,
-        note: record.opt_text("comment")?.filter(|c| !c.is_empty()),
-        client_ref: record.opt_text("draftline_client_ref")?.unwrap_or_default(),
-        drafted_by_agent_run: record.opt_text("drafted_by_agent_run")?,
-        drafted_on_behalf_of: record.opt_text("drafted_on_behalf_of")?.unwrap_or_default(),
-        drafted_by_tool_call: record.opt_text("drafted_by_tool_call")?,
-        own,
+    let customer = CustomerRef {
+        code: party.text("code")?,
+        name: party.text("name")?,
     };
+    let draft = draft_of(record, (customer, currency), lines, &sums, own)?;
     let state = record.text("state")?;
     let agent_draft = state == "draft" && record.opt_text("draftline_key")?.is_some();
     let mut quote = draft.numbered(

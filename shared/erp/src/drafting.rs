@@ -23,7 +23,7 @@ use draftline_contract::{ErpError, ToolError};
 use rust_decimal::Decimal;
 
 use crate::domain::{Document, DocumentKind, DraftDocument, Item, NewDraft, OpenDraft, PoLine, Reviewable};
-use crate::money::{self, Money};
+use crate::money::{self, LineAmounts, Money};
 use crate::port::{CounterpartyReads, DraftReads, Erp, Scope, Wanted, Window};
 use crate::pricing;
 use crate::units::Uom;
@@ -178,16 +178,6 @@ pub(crate) struct Priced {
     pub tax: Money,
 }
 
-/// A draft's sums.
-pub(crate) struct Totals {
-    /// The lines' net amounts.
-    pub subtotal: Money,
-    /// Their tax.
-    pub tax: Money,
-    /// The total, exact.
-    pub exact: Decimal,
-}
-
 /// A kind's document before the ERP numbers it.
 pub(crate) type DraftOf<K> =
     DraftDocument<<K as DraftKind>::Printed, <K as DraftKind>::DocLine, <K as DraftKind>::Fields>;
@@ -249,7 +239,7 @@ pub(crate) trait DraftKind: Send + Sync {
     /// The counterparty as the document prints it.
     fn printed(party: &Party<Self::Own>) -> Self::Printed;
     /// What only the kind's document has, once every line is priced.
-    fn fields(party: Party<Self::Own>, input: &Self::Input, totals: &Totals) -> Result<Self::Fields, ToolError>;
+    fn fields(party: Party<Self::Own>, input: &Self::Input, sums: &LineAmounts) -> Result<Self::Fields, ToolError>;
 }
 
 /// A refusal of reads of another kind than the draft's: a backend's bug.
@@ -337,38 +327,28 @@ fn document<K: DraftKind>(
     input: &K::Input,
     party: Party<K::Own>,
     lines: Vec<K::DocLine>,
-    totals: Totals,
+    sums: LineAmounts,
 ) -> Result<DraftOf<K>, ToolError> {
     Ok(DraftDocument {
         branch_id: call.caller.branch().to_string(),
         counterparty: K::printed(&party),
         currency: party.currency.clone(),
         lines,
-        subtotal: totals.subtotal.clone(),
-        total: Money::new(totals.exact, &party.currency),
+        subtotal: Money::new(sums.net, &party.currency),
+        total: Money::new(sums.total, &party.currency),
         note: input.note().map(str::to_owned),
         client_ref: input.client_ref().to_owned(),
         drafted_by_agent_run: call.agent.run_id.clone(),
         drafted_on_behalf_of: call.caller.user().to_string(),
         drafted_by_tool_call: call.agent.tool_call_id.clone(),
-        own: K::fields(party, input, &totals)?,
+        own: K::fields(party, input, &sums)?,
     })
-}
-
-/// A priced line's amounts, exact.
-struct Amounts {
-    /// qty × unit price, rounded.
-    net: Decimal,
-    /// The kind's tax on it.
-    tax: Decimal,
-    /// net + tax.
-    total: Decimal,
 }
 
 /// What checking one line came to.
 enum Checked<'a, L> {
     /// Priced: the document's line and its amounts.
-    Line(L, Amounts),
+    Line(L, LineAmounts),
     /// Refused.
     Issue(FieldIssue),
     /// The list has no price for it: named once every line is checked.
@@ -382,18 +362,17 @@ async fn price<K: DraftKind>(
     party: &Party<K::Own>,
     items: &HashMap<String, Item>,
     lines: &[<K::Input as DraftInput>::Line],
-) -> Result<(Vec<K::DocLine>, Totals), ToolError> {
+) -> Result<(Vec<K::DocLine>, LineAmounts), ToolError> {
     let mut issues = Vec::new();
     let mut unpriced = Vec::new();
     let mut priced = Vec::with_capacity(lines.len());
+    let mut amounts = Vec::with_capacity(lines.len());
     let mut counted = Vec::with_capacity(lines.len());
-    let (mut nets, mut taxes) = (Vec::with_capacity(lines.len()), Vec::with_capacity(lines.len()));
     for (i, line) in lines.iter().enumerate() {
         match check::<K>(party, items, i, line)? {
-            Checked::Line(line, Amounts { net, tax, total }) => {
-                counted.push((i, total));
-                nets.push(net);
-                taxes.push(tax);
+            Checked::Line(line, line_amounts) => {
+                counted.push((i, line_amounts.total));
+                amounts.push(line_amounts);
                 priced.push(line);
             }
             Checked::Issue(issue) => issues.push(issue),
@@ -418,16 +397,8 @@ async fn price<K: DraftKind>(
         return Err(rejected_with(issues, NO_DRAFT));
     }
     let overflow = || money::overflow(&format!("the {} total", K::Output::KIND.noun()));
-    let subtotal = money::sum(nets).ok_or_else(overflow)?;
-    let tax = money::sum(taxes).ok_or_else(overflow)?;
-    let total = subtotal.checked_add(tax).ok_or_else(overflow)?;
-    let currency = &party.currency;
-    let totals = Totals {
-        subtotal: Money::new(subtotal, currency),
-        tax: Money::new(tax, currency),
-        exact: total,
-    };
-    Ok((priced, totals))
+    let sums = LineAmounts::sum(&amounts).ok_or_else(overflow)?;
+    Ok((priced, sums))
 }
 
 /// Line `i`: its item, its unit, its price on the list, the kind's rule,
@@ -467,9 +438,7 @@ fn check<'a, K: DraftKind>(
         Err(issue) => return Ok(Checked::Issue(issue)),
     };
     let overflow = || money::overflow(&format!("lines[{i}] ({} x {qty} {uom})", item.code));
-    let net = money::round(money::mul(price.unit_price, Decimal::from(qty)).ok_or_else(overflow)?);
-    let tax = K::tax(&rule, net).ok_or_else(overflow)?;
-    let total = net.checked_add(tax).ok_or_else(overflow)?;
+    let amounts = LineAmounts::of(price.unit_price, qty, |net| K::tax(&rule, net)).ok_or_else(overflow)?;
     let currency = &party.currency;
     let line = PoLine {
         line_no: u32::try_from(i).map_or(u32::MAX, |i| i.saturating_add(1)),
@@ -481,14 +450,14 @@ fn check<'a, K: DraftKind>(
         base_uom: item.base_uom,
         unit_price: Money::new(price.unit_price, currency),
         price_source: price.source,
-        line_total: Money::new(total, currency),
+        line_total: Money::new(amounts.total, currency),
     };
     let priced = Priced {
         line,
-        net: Money::new(net, currency),
-        tax: Money::new(tax, currency),
+        net: Money::new(amounts.net, currency),
+        tax: Money::new(amounts.tax, currency),
     };
-    Ok(Checked::Line(K::line(rule, priced), Amounts { net, tax, total }))
+    Ok(Checked::Line(K::line(rule, priced), amounts))
 }
 
 /// The start of the near-duplicate window ending `now` (`now` itself when

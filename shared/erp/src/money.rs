@@ -46,9 +46,51 @@ pub fn overflow(what: &str) -> draftline_contract::ErpError {
     ))
 }
 
-/// `a × b`, or `None` when the product does not fit.
-pub fn mul(a: Decimal, b: Decimal) -> Option<Decimal> {
-    a.checked_mul(b)
+/// `qty` × `unit_price`, rounded by the rule, or `None` when the product
+/// does not fit.
+pub fn net(unit_price: Decimal, qty: i64) -> Option<Decimal> {
+    unit_price.checked_mul(Decimal::from(qty)).map(round)
+}
+
+/// One line's amounts by the rounding rule: its [`net`], the tax on the
+/// rounded net, and their sum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineAmounts {
+    /// qty × unit price, rounded.
+    pub net: Decimal,
+    /// The tax on `net` (zero where the document taxes nothing).
+    pub tax: Decimal,
+    /// net + tax.
+    pub total: Decimal,
+}
+
+impl LineAmounts {
+    /// The amounts of `qty` at `unit_price`, taxed by `tax` (given the
+    /// rounded net); `None` when one does not fit.
+    pub fn of(unit_price: Decimal, qty: i64, tax: impl FnOnce(Decimal) -> Option<Decimal>) -> Option<Self> {
+        let net = net(unit_price, qty)?;
+        let tax = tax(net)?;
+        Some(Self {
+            net,
+            tax,
+            total: net.checked_add(tax)?,
+        })
+    }
+
+    /// A document's sums of `lines`: the nets, the taxes and the total
+    /// (their sum); `None` when one does not fit.
+    pub fn sum<'a>(lines: impl IntoIterator<Item = &'a Self>) -> Option<Self> {
+        let (net, tax) = lines
+            .into_iter()
+            .try_fold((Decimal::ZERO, Decimal::ZERO), |(net, tax), line| {
+                Some((net.checked_add(line.net)?, tax.checked_add(line.tax)?))
+            })?;
+        Some(Self {
+            net,
+            tax,
+            total: net.checked_add(tax)?,
+        })
+    }
 }
 
 /// The sum of `amounts`, or `None` when it does not fit.
@@ -125,9 +167,22 @@ mod tests {
 
     #[test]
     fn arithmetic_that_does_not_fit_is_none_not_a_panic() {
-        assert_eq!(mul(Decimal::MAX, Decimal::from(2)), None);
+        assert_eq!(net(Decimal::MAX, 2), None);
+        assert_eq!(LineAmounts::of(Decimal::ONE, 1, |_| Some(Decimal::MAX)), None);
+        let max = LineAmounts::of(Decimal::MAX, 1, |_| Some(Decimal::ZERO));
+        assert_eq!(max.and_then(|line| LineAmounts::sum([line, line].iter())), None);
         assert_eq!(sum([Decimal::MAX, Decimal::ONE]), None);
         assert_eq!(sum_qty([i64::MAX, 1]), None);
         assert_eq!(sum([Decimal::from(2), Decimal::from(3)]), Some(Decimal::from(5)));
+    }
+
+    #[test]
+    fn a_lines_net_is_rounded_before_its_tax_and_a_documents_sums_are_of_rounded_lines() {
+        let d = |s: &str| Decimal::from_str(s).unwrap();
+        // 3 x 0.335 = 1.005 rounds to 1.01; 11 % of 1.01 = 0.1111 rounds to 0.11.
+        let line = LineAmounts::of(d("0.335"), 3, |net| Some(round(net * d("0.11")))).unwrap();
+        assert_eq!((line.net, line.tax, line.total), (d("1.01"), d("0.11"), d("1.12")));
+        let sums = LineAmounts::sum([line, line].iter()).unwrap();
+        assert_eq!((sums.net, sums.tax, sums.total), (d("2.02"), d("0.22"), d("2.24")));
     }
 }

@@ -58,6 +58,29 @@ pub struct QuoteLine {
     pub line_total: Money,
 }
 
+impl QuoteLine {
+    /// `line` (its total the net amount plus the tax) with its `net`
+    /// amount and `tax`'s `amount` on it.
+    pub fn taxed(line: super::PoLine, net: Money, tax: &super::TaxType, amount: Money) -> Self {
+        Self {
+            line_no: line.line_no,
+            item_code: line.item_code,
+            item_name: line.item_name,
+            qty: line.qty,
+            uom: line.uom,
+            base_qty: line.base_qty,
+            base_uom: line.base_uom,
+            unit_price: line.unit_price,
+            price_source: line.price_source,
+            net_amount: net,
+            tax_code: tax.code,
+            tax_rate_percent: tax.rate_percent.normalize().to_string(),
+            tax_amount: amount,
+            line_total: line.line_total,
+        }
+    }
+}
+
 /// A sales quote (always a draft when an agent made it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -10,7 +10,6 @@ use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::cursor::CursorScope;
 use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
-use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
@@ -256,14 +255,15 @@ fn reorder_line(
         // An estimate too large to compute is left out rather than guessed.
         estimated_total: priced
             .as_ref()
-            .and_then(|p| money::mul(p.unit_price, Decimal::from(suggestion.qty)))
-            .map(|total| Money::new(money::round(total), currency)),
+            .and_then(|p| money::net(p.unit_price, suggestion.qty))
+            .map(|total| Money::new(total, currency)),
         note,
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use rust_decimal::Decimal;
     use std::str::FromStr;
 
     use super::*;

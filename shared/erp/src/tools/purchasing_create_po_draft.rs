@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 use validator::Validate;
 
 use crate::domain::{Item, PoFields, PoLine, PurchaseOrder, Reviewable, VendorRef};
-use crate::drafting::{DraftKind, NO_DRAFT, Party, Priced, Totals, Words, draft_tool, mismatch};
+use crate::drafting::{DraftKind, NO_DRAFT, Party, Priced, Words, draft_tool, mismatch};
+use crate::money::LineAmounts;
 use crate::port::{CounterpartyReads, Erp, Scope};
 use crate::units::Uom;
 
@@ -211,7 +212,7 @@ impl DraftKind for PurchasingCreatePoDraft {
         }
     }
 
-    fn fields(_: Party<()>, input: &CreatePoDraftInput, _: &Totals) -> Result<PoFields, ToolError> {
+    fn fields(_: Party<()>, input: &CreatePoDraftInput, _: &LineAmounts) -> Result<PoFields, ToolError> {
         Ok(PoFields {
             needed_by: input.needed_by,
         })

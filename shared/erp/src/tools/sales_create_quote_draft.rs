@@ -22,8 +22,8 @@ use crate::domain::{
     CreditPosition, CreditStanding, Customer, CustomerRef, Item, ListPrice, Quote, QuoteFields, QuoteLine, Reviewable,
     TaxCode, TaxType,
 };
-use crate::drafting::{DraftKind, NO_DRAFT, Party, Priced, Totals, Words, draft_tool, mismatch};
-use crate::money;
+use crate::drafting::{DraftKind, NO_DRAFT, Party, Priced, Words, draft_tool, mismatch};
+use crate::money::{self, LineAmounts, Money};
 use crate::port::{CounterpartyReads, Erp, Scope};
 use crate::units::Uom;
 
@@ -345,22 +345,7 @@ impl DraftKind for SalesCreateQuoteDraft {
     }
 
     fn line(tax: TaxType, Priced { line, net, tax: amount }: Priced) -> QuoteLine {
-        QuoteLine {
-            line_no: line.line_no,
-            item_code: line.item_code,
-            item_name: line.item_name,
-            qty: line.qty,
-            uom: line.uom,
-            base_qty: line.base_qty,
-            base_uom: line.base_uom,
-            unit_price: line.unit_price,
-            price_source: line.price_source,
-            net_amount: net,
-            tax_code: tax.code,
-            tax_rate_percent: tax.rate_percent.normalize().to_string(),
-            tax_amount: amount,
-            line_total: line.line_total,
-        }
+        QuoteLine::taxed(line, net, &tax, amount)
     }
 
     async fn existing(&self, scope: &Scope<'_>, number: String) -> Result<Quote, ToolError> {
@@ -382,15 +367,15 @@ impl DraftKind for SalesCreateQuoteDraft {
     fn fields(
         customer: Party<Sales>,
         input: &CreateQuoteDraftInput,
-        totals: &Totals,
+        sums: &LineAmounts,
     ) -> Result<QuoteFields, ToolError> {
         let Sales { customer, standing, .. } = customer.own;
         let position = customer.credit_position_of(standing)?;
         Ok(QuoteFields {
-            credit_check: credit_check(&position, totals.exact, &customer.currency)?,
+            credit_check: credit_check(&position, sums.total, &customer.currency)?,
+            tax_total: Money::new(sums.tax, &customer.currency),
             price_list: customer.price_list,
             valid_until: input.valid_until,
-            tax_total: totals.tax.clone(),
         })
     }
 }
