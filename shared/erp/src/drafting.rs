@@ -61,19 +61,8 @@ pub(crate) trait LineInput: Send + Sync {
 ///
 /// [`DraftTool`]: draftline_contract::tool::DraftTool
 macro_rules! draft_tool {
-    ($(#[$doc:meta])* $tool:ident: $input:ident { $counterparty:ident, lines: $line:ident }) => {
-        $(#[$doc])*
-        #[derive(Clone)]
-        pub struct $tool {
-            erp: std::sync::Arc<dyn $crate::port::Erp>,
-        }
-
-        impl $tool {
-            /// The tool over `erp`.
-            pub fn new(erp: std::sync::Arc<dyn $crate::port::Erp>) -> Self {
-                Self { erp }
-            }
-        }
+    ($tool:ident: $input:ident { $counterparty:ident, lines: $line:ident }) => {
+        $crate::tools::erp_tool!($tool);
 
         #[async_trait::async_trait]
         impl draftline_contract::tool::DraftTool for $tool {

@@ -3,8 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
@@ -16,7 +14,7 @@ use validator::Validate;
 
 use crate::domain::OpenItem;
 use crate::money::{self, Money};
-use crate::port::{Erp, Scope};
+use crate::port::Scope;
 
 /// How many counterparties with the most overdue are named per ledger.
 const TOP: usize = 5;
@@ -101,18 +99,7 @@ pub struct AccountSummary {
     pub ageing_rule: String,
 }
 
-/// The tool.
-#[derive(Clone)]
-pub struct FinanceGetAccountSummary {
-    erp: Arc<dyn Erp>,
-}
-
-impl FinanceGetAccountSummary {
-    /// The tool over `erp`.
-    pub fn new(erp: Arc<dyn Erp>) -> Self {
-        Self { erp }
-    }
-}
+super::erp_tool!(FinanceGetAccountSummary);
 
 impl ToolSpec for FinanceGetAccountSummary {
     type Input = GetAccountSummaryInput;

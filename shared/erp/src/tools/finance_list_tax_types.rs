@@ -1,7 +1,5 @@
 //! `finance_list_tax_types`: the tax codes of the tenant and their rates.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
@@ -11,7 +9,7 @@ use validator::Validate;
 
 use crate::domain::TaxCode;
 use crate::money::TAX_ROUNDING_RULE;
-use crate::port::{Erp, Scope};
+use crate::port::Scope;
 
 /// Input of `finance_list_tax_types`: nothing; send an empty object.
 #[derive(Debug, Clone, Serialize, Deserialize, Validate, JsonSchema)]
@@ -44,18 +42,7 @@ pub struct ListTaxTypesOutput {
     pub rounding: String,
 }
 
-/// The tool.
-#[derive(Clone)]
-pub struct FinanceListTaxTypes {
-    erp: Arc<dyn Erp>,
-}
-
-impl FinanceListTaxTypes {
-    /// The tool over `erp`.
-    pub fn new(erp: Arc<dyn Erp>) -> Self {
-        Self { erp }
-    }
-}
+super::erp_tool!(FinanceListTaxTypes);
 
 impl ToolSpec for FinanceListTaxTypes {
     type Input = ListTaxTypesInput;

@@ -1,8 +1,6 @@
 //! `inventory_get_stock`: on hand, reserved and available stock of one item
 //! in every warehouse of the caller's branch.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
@@ -10,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use validator::Validate;
 
-use crate::port::{Erp, ItemStock, Scope};
+use crate::port::{ItemStock, Scope};
 use crate::units::Uom;
 
 /// Input of `inventory_get_stock`.
@@ -61,18 +59,7 @@ pub struct GetStockOutput {
     pub below_reorder_point: bool,
 }
 
-/// The tool.
-#[derive(Clone)]
-pub struct InventoryGetStock {
-    erp: Arc<dyn Erp>,
-}
-
-impl InventoryGetStock {
-    /// The tool over `erp`.
-    pub fn new(erp: Arc<dyn Erp>) -> Self {
-        Self { erp }
-    }
-}
+super::erp_tool!(InventoryGetStock);
 
 impl ToolSpec for InventoryGetStock {
     type Input = GetStockInput;

@@ -4,8 +4,6 @@
 
 use std::collections::HashMap;
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::cursor::CursorScope;
@@ -17,7 +15,7 @@ use validator::Validate;
 use crate::domain::po::VendorRef;
 use crate::domain::{BranchVendor, Item, PriceEntry};
 use crate::money::{self, Money, ROUNDING_RULE};
-use crate::port::{DueItem, Erp, Scope};
+use crate::port::{DueItem, Scope};
 use crate::pricing;
 use crate::reorder::{self, SUGGESTION_RULE};
 use crate::units::Uom;
@@ -100,18 +98,7 @@ pub struct ListBelowReorderOutput {
     pub rounding: String,
 }
 
-/// The tool.
-#[derive(Clone)]
-pub struct InventoryListBelowReorder {
-    erp: Arc<dyn Erp>,
-}
-
-impl InventoryListBelowReorder {
-    /// The tool over `erp`.
-    pub fn new(erp: Arc<dyn Erp>) -> Self {
-        Self { erp }
-    }
-}
+super::erp_tool!(InventoryListBelowReorder);
 
 impl ToolSpec for InventoryListBelowReorder {
     type Input = ListBelowReorderInput;

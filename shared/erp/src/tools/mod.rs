@@ -31,6 +31,25 @@ use std::borrow::Cow;
 
 use validator::ValidationError;
 
+/// A tool over the ERP port: its struct and `new`.
+macro_rules! erp_tool {
+    ($tool:ident) => {
+        /// The tool.
+        #[derive(Clone)]
+        pub struct $tool {
+            erp: std::sync::Arc<dyn $crate::port::Erp>,
+        }
+
+        impl $tool {
+            /// The tool over `erp`.
+            pub fn new(erp: std::sync::Arc<dyn $crate::port::Erp>) -> Self {
+                Self { erp }
+            }
+        }
+    };
+}
+pub(crate) use erp_tool;
+
 fn format_error(message: String) -> ValidationError {
     ValidationError::new("format").with_message(Cow::Owned(message))
 }

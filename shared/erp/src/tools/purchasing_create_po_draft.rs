@@ -64,10 +64,7 @@ pub struct CreatePoDraftInput {
     pub lines: Vec<PoLineInput>,
 }
 
-draft_tool! {
-    /// The tool.
-    PurchasingCreatePoDraft: CreatePoDraftInput { vendor_code, lines: PoLineInput }
-}
+draft_tool! { PurchasingCreatePoDraft: CreatePoDraftInput { vendor_code, lines: PoLineInput } }
 
 impl ToolSpec for PurchasingCreatePoDraft {
     type Input = CreatePoDraftInput;

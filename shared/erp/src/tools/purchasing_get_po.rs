@@ -1,7 +1,5 @@
 //! `purchasing_get_po`: one purchase order of the caller's branch, by number.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
@@ -10,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use validator::Validate;
 
 use crate::domain::{PurchaseOrder, Reviewable};
-use crate::port::{Erp, Scope};
+use crate::port::Scope;
 
 /// Input of `purchasing_get_po`.
 #[derive(Debug, Clone, Serialize, Deserialize, Validate, JsonSchema)]
@@ -22,18 +20,7 @@ pub struct GetPoInput {
     pub po_number: String,
 }
 
-/// The tool.
-#[derive(Clone)]
-pub struct PurchasingGetPo {
-    erp: Arc<dyn Erp>,
-}
-
-impl PurchasingGetPo {
-    /// The tool over `erp`.
-    pub fn new(erp: Arc<dyn Erp>) -> Self {
-        Self { erp }
-    }
-}
+super::erp_tool!(PurchasingGetPo);
 
 impl ToolSpec for PurchasingGetPo {
     type Input = GetPoInput;

@@ -1,8 +1,6 @@
 //! `purchasing_search_pos`: purchase orders of the caller's branch by status,
 //! vendor and creation date, newest first, paginated with a sealed cursor.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
@@ -16,7 +14,7 @@ use validator::Validate;
 use crate::domain::PoStatus;
 use crate::domain::po::VendorRef;
 use crate::money::Money;
-use crate::port::{Erp, PoFilter, Scope};
+use crate::port::{PoFilter, Scope};
 
 /// The page size when `limit` is null.
 const DEFAULT_LIMIT: u32 = 20;
@@ -99,18 +97,7 @@ pub struct SearchPosOutput {
     pub next_cursor: Option<String>,
 }
 
-/// The tool.
-#[derive(Clone)]
-pub struct PurchasingSearchPos {
-    erp: Arc<dyn Erp>,
-}
-
-impl PurchasingSearchPos {
-    /// The tool over `erp`.
-    pub fn new(erp: Arc<dyn Erp>) -> Self {
-        Self { erp }
-    }
-}
+super::erp_tool!(PurchasingSearchPos);
 
 impl ToolSpec for PurchasingSearchPos {
     type Input = SearchPosInput;

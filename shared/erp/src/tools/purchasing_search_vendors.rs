@@ -1,8 +1,6 @@
 //! `purchasing_search_vendors`: vendors that supply the caller's branch, by
 //! name, code or an item they supply, with their prices for that item.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::cursor::CursorScope;
@@ -15,7 +13,7 @@ use validator::Validate;
 
 use crate::domain::BranchVendor;
 use crate::money::Money;
-use crate::port::{Erp, Scope};
+use crate::port::Scope;
 use crate::units::Uom;
 
 /// The page size when `limit` is null.
@@ -102,18 +100,7 @@ pub struct SearchVendorsOutput {
     pub next_cursor: Option<String>,
 }
 
-/// The tool.
-#[derive(Clone)]
-pub struct PurchasingSearchVendors {
-    erp: Arc<dyn Erp>,
-}
-
-impl PurchasingSearchVendors {
-    /// The tool over `erp`.
-    pub fn new(erp: Arc<dyn Erp>) -> Self {
-        Self { erp }
-    }
-}
+super::erp_tool!(PurchasingSearchVendors);
 
 impl ToolSpec for PurchasingSearchVendors {
     type Input = SearchVendorsInput;

@@ -74,10 +74,7 @@ pub struct CreateQuoteDraftInput {
     pub lines: Vec<QuoteLineInput>,
 }
 
-draft_tool! {
-    /// The tool.
-    SalesCreateQuoteDraft: CreateQuoteDraftInput { customer_code, lines: QuoteLineInput }
-}
+draft_tool! { SalesCreateQuoteDraft: CreateQuoteDraftInput { customer_code, lines: QuoteLineInput } }
 
 impl ToolSpec for SalesCreateQuoteDraft {
     type Input = CreateQuoteDraftInput;

@@ -2,8 +2,6 @@
 //! limit and exposure, open orders, overdue invoices and recent invoices in
 //! one call.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use chrono::NaiveDate;
 use draftline_contract::ToolError;
@@ -14,7 +12,7 @@ use validator::Validate;
 
 use crate::domain::{CustomerInvoice, OpenItem, SalesOrderStatus, TaxCode};
 use crate::money::{self, Money};
-use crate::port::{Erp, Scope};
+use crate::port::Scope;
 
 /// How many documents each list shows (the counts and totals cover all).
 const SHOWN: usize = 10;
@@ -143,18 +141,7 @@ pub struct CustomerSummary {
     pub recent_invoices: Vec<InvoiceBrief>,
 }
 
-/// The tool.
-#[derive(Clone)]
-pub struct SalesGetCustomerSummary {
-    erp: Arc<dyn Erp>,
-}
-
-impl SalesGetCustomerSummary {
-    /// The tool over `erp`.
-    pub fn new(erp: Arc<dyn Erp>) -> Self {
-        Self { erp }
-    }
-}
+super::erp_tool!(SalesGetCustomerSummary);
 
 impl ToolSpec for SalesGetCustomerSummary {
     type Input = GetCustomerSummaryInput;

@@ -1,7 +1,5 @@
 //! `sales_get_quote`: one quote of the caller's branch, by number.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::tool::{Call, ReadTool, ToolMeta, ToolSpec};
@@ -10,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use validator::Validate;
 
 use crate::domain::{Quote, Reviewable};
-use crate::port::{Erp, Scope};
+use crate::port::Scope;
 
 /// Input of `sales_get_quote`.
 #[derive(Debug, Clone, Serialize, Deserialize, Validate, JsonSchema)]
@@ -22,18 +20,7 @@ pub struct GetQuoteInput {
     pub quote_number: String,
 }
 
-/// The tool.
-#[derive(Clone)]
-pub struct SalesGetQuote {
-    erp: Arc<dyn Erp>,
-}
-
-impl SalesGetQuote {
-    /// The tool over `erp`.
-    pub fn new(erp: Arc<dyn Erp>) -> Self {
-        Self { erp }
-    }
-}
+super::erp_tool!(SalesGetQuote);
 
 impl ToolSpec for SalesGetQuote {
     type Input = GetQuoteInput;

@@ -1,7 +1,5 @@
 //! `sales_search_customers`: customers of the caller's branch by name or code.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use draftline_contract::ToolError;
 use draftline_contract::cursor::CursorScope;
@@ -12,7 +10,7 @@ use validator::Validate;
 
 use crate::domain::Customer;
 use crate::money::Money;
-use crate::port::{Erp, Scope};
+use crate::port::Scope;
 
 /// The page size when `limit` is null.
 const DEFAULT_LIMIT: u32 = 10;
@@ -81,18 +79,7 @@ pub struct SearchCustomersOutput {
     pub next_cursor: Option<String>,
 }
 
-/// The tool.
-#[derive(Clone)]
-pub struct SalesSearchCustomers {
-    erp: Arc<dyn Erp>,
-}
-
-impl SalesSearchCustomers {
-    /// The tool over `erp`.
-    pub fn new(erp: Arc<dyn Erp>) -> Self {
-        Self { erp }
-    }
-}
+super::erp_tool!(SalesSearchCustomers);
 
 impl ToolSpec for SalesSearchCustomers {
     type Input = SearchCustomersInput;
