@@ -551,12 +551,7 @@ impl<'a> ErpStore<'a> {
                 found.push(PurchaseOrder::from_item(&neutral(item)?)?);
             }
             if found.len() > limit {
-                found.truncate(limit);
-                let next_after = found.last().map(|po| po.po_number.clone());
-                return Ok(Page {
-                    items: found,
-                    next_after,
-                });
+                return Ok(Page::first(found, limit, |po| po.po_number.clone()));
             }
             match out.last_evaluated_key() {
                 Some(key) if !key.is_empty() => {

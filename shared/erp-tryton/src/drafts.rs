@@ -85,7 +85,7 @@ impl Inner {
         )
         .order("create_date", true)
         .limit(50);
-        let found = self.rest.search(&search).await.map_err(|f| f.for_read("open drafts"))?;
+        let found = self.rest.read(&search, "open drafts").await?;
         let mut drafts = Vec::with_capacity(found.len());
         for record in &found {
             let number = record.text("number")?;
@@ -147,12 +147,7 @@ impl ExternalDocument for TrytonDraft {
             &["number", "create_date"],
         )
         .limit(1);
-        let found = self
-            .inner
-            .rest
-            .search(&search)
-            .await
-            .map_err(|f| f.for_read("a draft by its key"))?;
+        let found = self.inner.rest.read(&search, "a draft by its key").await?;
         found.first().map(|record| self.created(record)).transpose()
     }
 
@@ -332,11 +327,7 @@ async fn header(inner: &Inner, branch: &str) -> Result<(i64, i64), ErpError> {
 /// A party the tool's reads did not leave behind (one request).
 async fn lookup_party(inner: &Inner, code: &str, term: &'static str) -> Result<PartyRef, ErpError> {
     let search = Search::new("party.party", json!([["code", "=", code]]), &[term, "sale_price_list"]).limit(1);
-    let found = inner
-        .rest
-        .search(&search)
-        .await
-        .map_err(|f| f.for_read("a draft's party"))?;
+    let found = inner.rest.read(&search, "a draft's party").await?;
     let party = found
         .first()
         .ok_or_else(|| ErpError::internal(format!("party {code} is not in Tryton; {NO_DRAFT}")))?;
@@ -353,11 +344,7 @@ async fn lookup_price_list(inner: &Inner, name: &str) -> Result<Option<i64>, Erp
         return Ok(None);
     }
     let search = Search::new("product.price_list", json!([["name", "=", name]]), &["name"]).limit(1);
-    let found = inner
-        .rest
-        .search(&search)
-        .await
-        .map_err(|f| f.for_read("a price list"))?;
+    let found = inner.rest.read(&search, "a price list").await?;
     found.first().map(Record::id).transpose()
 }
 

@@ -57,7 +57,7 @@ impl Inner {
             json!([["parent", "=", null]]),
             &["name", "description", "type", "rate", "start_date", "end_date"],
         );
-        let found = self.rest.search(&search).await.map_err(|f| f.for_read("the taxes"))?;
+        let found = self.rest.read(&search, "the taxes").await?;
         let mut taxes: Vec<TaxType> = Vec::new();
         let mut ids = Vec::new();
         for record in &found {
@@ -149,7 +149,7 @@ impl Inner {
             domain.push(json!(["party.code", "=", party]));
         }
         let search = Search::new("account.invoice", Value::Array(domain), INVOICE_FIELDS).order("number", true);
-        let found = self.rest.search(&search).await.map_err(|f| f.for_read("invoices"))?;
+        let found = self.rest.read(&search, "invoices").await?;
         let mut documents = found.iter().map(open_document).collect::<Result<Vec<_>, _>>()?;
         documents.sort_by(|a, b| (&a.party, &a.number).cmp(&(&b.party, &b.number)));
         Ok(documents)

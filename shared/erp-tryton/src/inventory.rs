@@ -47,9 +47,7 @@ impl Inner {
             return Ok(HashMap::new());
         }
         let search = Search::new("product.product", json!([["code", "in", codes]]), ITEM_FIELDS);
-        let (units, found) = tokio::try_join!(self.master.units(&self.rest), async {
-            self.rest.search(&search).await.map_err(|f| f.for_read("items"))
-        })?;
+        let (units, found) = tokio::try_join!(self.master.units(&self.rest), self.rest.read(&search, "items"))?;
         let mut items = HashMap::new();
         let mut refs = Vec::new();
         for record in &found {
@@ -82,11 +80,7 @@ impl Inner {
         fields.extend(supplier_fields!(""));
         let search = Search::new("product.product", json!([["code", "=", code]]), &fields);
         let product = async {
-            let found = self
-                .rest
-                .search(&search)
-                .await
-                .map_err(|f| f.for_read("an item's policy"))?;
+            let found = self.rest.read(&search, "an item's policy").await?;
             Ok::<_, ErpError>(found.into_iter().next())
         };
         let (product, levels) = match self.master.product_id(code) {
@@ -131,7 +125,7 @@ impl Inner {
                 search = search.context("stock_assign", json!(true));
             }
             async move {
-                let found = self.rest.search(&search).await.map_err(|f| f.for_read("stock"))?;
+                let found = self.rest.read(&search, "stock").await?;
                 found
                     .iter()
                     .map(|location| Ok((location.id()?, location.whole("quantity")?)))
@@ -165,10 +159,7 @@ impl Inner {
         want: usize,
     ) -> Result<Page<DueItem>, ErpError> {
         let Some(warehouse) = self.master.warehouse(&self.rest, branch).await? else {
-            return Ok(Page {
-                items: Vec::new(),
-                next_after: None,
-            });
+            return Ok(Page::default());
         };
         let mut fields = vec!["product.code", "min_quantity", "target_quantity"];
         fields.extend(supplier_fields!("product."));
@@ -188,12 +179,7 @@ impl Inner {
                 .order("product.code", true)
                 .limit(POINTS_PAGE);
             let mut points = Vec::new();
-            for point in self
-                .rest
-                .search(&search)
-                .await
-                .map_err(|f| f.for_read("reorder policies"))?
-            {
+            for point in self.rest.read(&search, "reorder policies").await? {
                 let product = point
                     .one("product", "product.product")?
                     .ok_or_else(|| ErpError::internal("a stock.order_point has no product"))?;
@@ -257,7 +243,7 @@ impl Inner {
                 search = search.context("stock_assign", json!(true));
             }
             async move {
-                let found = self.rest.search(&search).await.map_err(|f| f.for_read("stock"))?;
+                let found = self.rest.read(&search, "stock").await?;
                 found
                     .iter()
                     .map(|product| Ok((product.id()?, product.whole("quantity")?)))

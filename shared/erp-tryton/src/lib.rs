@@ -171,10 +171,7 @@ impl Inventory for TrytonErp {
     }
 
     async fn items(&self, scope: &Scope<'_>, codes: &[String]) -> Result<HashMap<String, Item>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(HashMap::new());
-        }
-        self.inner.items(codes).await
+        self.served(scope, self.inner.items(codes)).await
     }
 
     async fn item_stock(
@@ -182,20 +179,13 @@ impl Inventory for TrytonErp {
         scope: &Scope<'_>,
         item: &str,
     ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok((Vec::new(), None));
-        }
-        self.inner.item_stock(scope.branch.as_str(), item).await
+        self.served(scope, self.inner.item_stock(scope.branch.as_str(), item))
+            .await
     }
 
     async fn due_items(&self, scope: &Scope<'_>, after: Option<&str>, want: usize) -> Result<Page<DueItem>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(Page {
-                items: Vec::new(),
-                next_after: None,
-            });
-        }
-        self.inner.due_items(scope.branch.as_str(), after, want).await
+        self.served(scope, self.inner.due_items(scope.branch.as_str(), after, want))
+            .await
     }
 }
 
@@ -206,10 +196,7 @@ impl Purchasing for TrytonErp {
         scope: &Scope<'_>,
         code: &str,
     ) -> Result<Option<(Vendor, Vec<PriceEntry>)>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(None);
-        }
-        self.inner.vendor_with_prices(code).await
+        self.served(scope, self.inner.vendor_with_prices(code)).await
     }
 
     async fn vendor_prices(
@@ -217,17 +204,12 @@ impl Purchasing for TrytonErp {
         scope: &Scope<'_>,
         wanted: &[(String, String, Uom)],
     ) -> Result<Vec<PriceEntry>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(Vec::new());
-        }
-        self.inner.vendor_prices(wanted).await
+        self.served(scope, self.inner.vendor_prices(wanted)).await
     }
 
     async fn branch_vendors(&self, scope: &Scope<'_>) -> Result<Vec<BranchVendor>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(Vec::new());
-        }
-        self.inner.branch_vendors(scope.branch.as_str()).await
+        self.served(scope, self.inner.branch_vendors(scope.branch.as_str()))
+            .await
     }
 
     async fn items_and_branch_vendors(
@@ -236,19 +218,17 @@ impl Purchasing for TrytonErp {
         items: &[String],
         vendors: &[String],
     ) -> Result<(HashMap<String, Item>, HashMap<String, BranchVendor>), ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok((HashMap::new(), HashMap::new()));
-        }
-        self.inner
-            .items_and_branch_vendors(scope.branch.as_str(), items, vendors)
-            .await
+        self.served(
+            scope,
+            self.inner
+                .items_and_branch_vendors(scope.branch.as_str(), items, vendors),
+        )
+        .await
     }
 
     async fn purchase_order(&self, scope: &Scope<'_>, number: &str) -> Result<Option<PurchaseOrder>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(None);
-        }
-        self.inner.purchase_order(scope.branch.as_str(), number).await
+        self.served(scope, self.inner.purchase_order(scope.branch.as_str(), number))
+            .await
     }
 
     async fn search_purchase_orders(
@@ -260,15 +240,12 @@ impl Purchasing for TrytonErp {
         _max_pages: usize,
     ) -> Result<Page<PurchaseOrder>, ErpError> {
         // Tryton filters in its query: one request, whatever max_pages allows.
-        if !self.inner.serves(scope) {
-            return Ok(Page {
-                items: Vec::new(),
-                next_after: None,
-            });
-        }
-        self.inner
-            .search_purchase_orders(scope.branch.as_str(), filter, after, limit)
-            .await
+        self.served(
+            scope,
+            self.inner
+                .search_purchase_orders(scope.branch.as_str(), filter, after, limit),
+        )
+        .await
     }
 }
 
@@ -323,12 +300,11 @@ impl Drafting for TrytonErp {
         // Tryton's own state says whether a draft is still open.
         _now: DateTime<Utc>,
     ) -> Result<Vec<OpenDraft>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(Vec::new());
-        }
-        self.inner
-            .open_drafts(kind, scope.branch.as_str(), counterparty, since)
-            .await
+        self.served(
+            scope,
+            self.inner.open_drafts(kind, scope.branch.as_str(), counterparty, since),
+        )
+        .await
     }
 
     async fn place_draft(
@@ -352,10 +328,8 @@ impl Drafting for TrytonErp {
 #[async_trait]
 impl Sales for TrytonErp {
     async fn customers(&self, scope: &Scope<'_>) -> Result<Vec<Customer>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(Vec::new());
-        }
-        self.inner.customers(scope.branch.as_str(), None).await
+        self.served(scope, self.inner.customers(scope.branch.as_str(), None))
+            .await
     }
 
     async fn customer(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Customer>, ErpError> {
@@ -366,17 +340,13 @@ impl Sales for TrytonErp {
     }
 
     async fn customer_orders(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<SalesOrder>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(Vec::new());
-        }
-        self.inner.customer_orders(scope.branch.as_str(), code).await
+        self.served(scope, self.inner.customer_orders(scope.branch.as_str(), code))
+            .await
     }
 
     async fn customer_invoices(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<CustomerInvoice>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(Vec::new());
-        }
-        self.inner.receivables(scope.branch.as_str(), Some(code)).await
+        self.served(scope, self.inner.receivables(scope.branch.as_str(), Some(code)))
+            .await
     }
 
     async fn list_prices(
@@ -385,41 +355,28 @@ impl Sales for TrytonErp {
         list: &str,
         wanted: &[(String, Uom)],
     ) -> Result<Vec<ListPrice>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(Vec::new());
-        }
-        self.inner.list_prices(list, wanted).await
+        self.served(scope, self.inner.list_prices(list, wanted)).await
     }
 
     async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(None);
-        }
-        self.inner.quote(scope.branch.as_str(), number).await
+        self.served(scope, self.inner.quote(scope.branch.as_str(), number))
+            .await
     }
 }
 
 #[async_trait]
 impl Finance for TrytonErp {
     async fn tax_types(&self, scope: &Scope<'_>) -> Result<Vec<TaxType>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(Vec::new());
-        }
-        self.inner.tax_types(Utc::now().date_naive()).await
+        self.served(scope, self.inner.tax_types(Utc::now().date_naive())).await
     }
 
     async fn receivables(&self, scope: &Scope<'_>) -> Result<Vec<CustomerInvoice>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(Vec::new());
-        }
-        self.inner.receivables(scope.branch.as_str(), None).await
+        self.served(scope, self.inner.receivables(scope.branch.as_str(), None))
+            .await
     }
 
     async fn payables(&self, scope: &Scope<'_>) -> Result<Vec<VendorBill>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(Vec::new());
-        }
-        self.inner.payables(scope.branch.as_str()).await
+        self.served(scope, self.inner.payables(scope.branch.as_str())).await
     }
 }
 
@@ -441,15 +398,11 @@ impl Review for TrytonErp {
         after: Option<&str>,
         limit: usize,
     ) -> Result<Page<AgentDraft>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(Page {
-                items: Vec::new(),
-                next_after: None,
-            });
-        }
-        self.inner
-            .agent_drafts(scope.branch.as_str(), filter, after, limit)
-            .await
+        self.served(
+            scope,
+            self.inner.agent_drafts(scope.branch.as_str(), filter, after, limit),
+        )
+        .await
     }
 
     async fn place_decision(
@@ -469,6 +422,19 @@ impl Review for TrytonErp {
 }
 
 impl TrytonErp {
+    /// What `read` answers for a caller of the tenant this database
+    /// serves; for any other, nothing (the empty answer, and no request).
+    async fn served<T: Default>(
+        &self,
+        scope: &Scope<'_>,
+        read: impl Future<Output = Result<T, ErpError>> + Send,
+    ) -> Result<T, ErpError> {
+        if !self.inner.serves(scope) {
+            return Ok(T::default());
+        }
+        read.await
+    }
+
     /// The key a draft is created under: only for this database's tenant,
     /// and never without one (the lease protocol needs it to find the draft).
     fn draft_key<'k>(&self, scope: &Scope<'_>, draft_key: Option<&'k str>) -> Result<&'k str, ErpError> {

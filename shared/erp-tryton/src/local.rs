@@ -70,7 +70,7 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> LocalError {
 }
 
 /// One database of a local Tryton and its REST key.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct LocalDatabase {
     /// The database name (`demo`, `demo_3`).
     pub name: String,
@@ -85,16 +85,6 @@ impl LocalDatabase {
     /// The Tryton user of demo person `login`.
     pub fn person(&self, login: &str) -> Option<&LocalPerson> {
         self.people.iter().find(|p| p.login == login)
-    }
-}
-
-impl std::fmt::Debug for LocalDatabase {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LocalDatabase")
-            .field("name", &self.name)
-            .field("key", &self.key)
-            .field("people", &self.people)
-            .finish()
     }
 }
 
@@ -378,11 +368,7 @@ fn write_sources(cache: &Path) -> Result<PathBuf, LocalError> {
 /// Runs `setup.sh` for `database` and returns what it prints: the key,
 /// the web client's version, the demo people's passwords.
 fn setup(src: &Path, cache: &Path, data_dir: &Path, database: &str) -> Result<SetUp, LocalError> {
-    let valid = !database.is_empty()
-        && database
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if !valid {
+    if !crate::settings::is_database_name(database) {
         return Err(LocalError::Invalid(format!(
             "database name must be [A-Za-z0-9_-]+: {database}"
         )));

@@ -98,7 +98,7 @@ impl Master {
         self.company
             .get_or_try_init(|| async {
                 let search = Search::new("company.company", json!([["id", "=", 1]]), &["currency.code"]);
-                let found = rest.search(&search).await.map_err(|f| f.for_read("the company"))?;
+                let found = rest.read(&search, "the company").await?;
                 let company = found
                     .first()
                     .ok_or_else(|| ErpError::internal("Tryton has no company 1"))?;
@@ -131,7 +131,7 @@ impl Master {
                         "childs.type",
                     ],
                 );
-                let found = rest.search(&search).await.map_err(|f| f.for_read("the warehouses"))?;
+                let found = rest.read(&search, "the warehouses").await?;
                 found.iter().filter_map(|w| warehouse(w).transpose()).collect()
             })
             .await?;
@@ -143,7 +143,7 @@ impl Master {
         self.units
             .get_or_try_init(|| async {
                 let search = Search::new("product.uom", json!([]), &["symbol"]);
-                let found = rest.search(&search).await.map_err(|f| f.for_read("the units"))?;
+                let found = rest.read(&search, "the units").await?;
                 let mut units = HashMap::new();
                 for uom in &found {
                     if let Some(unit) = uom.opt_text("symbol")?.as_deref().and_then(units::from_symbol) {

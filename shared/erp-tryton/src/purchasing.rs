@@ -76,8 +76,8 @@ impl Inner {
         let (company, units, parties, rows) = tokio::try_join!(
             self.master.company(&self.rest),
             self.master.units(&self.rest),
-            async { self.rest.search(&parties).await.map_err(|f| f.for_read("a vendor")) },
-            async { self.rest.search(&rows).await.map_err(|f| f.for_read("a price list")) },
+            self.rest.read(&parties, "a vendor"),
+            self.rest.read(&rows, "a price list"),
         )?;
         let Some(party) = parties.first() else {
             return Ok(None);
@@ -115,12 +115,12 @@ impl Inner {
             if codes.is_empty() {
                 return Ok(Vec::new());
             }
-            self.rest.search(&products).await.map_err(|f| f.for_read("items"))
+            self.rest.read(&products, "items").await
         };
         let (company, units, parties, products) = tokio::try_join!(
             self.master.company(&self.rest),
             self.master.units(&self.rest),
-            async { self.rest.search(&parties).await.map_err(|f| f.for_read("a vendor")) },
+            self.rest.read(&parties, "a vendor"),
             products,
         )?;
         let mut found = HashMap::new();
@@ -169,9 +169,7 @@ impl Inner {
             json!([["party.code", "in", vendors], ["product.code", "in", items]]),
             SUPPLIER_FIELDS,
         );
-        let (units, rows) = tokio::try_join!(self.master.units(&self.rest), async {
-            self.rest.search(&rows).await.map_err(|f| f.for_read("vendor prices"))
-        })?;
+        let (units, rows) = tokio::try_join!(self.master.units(&self.rest), self.rest.read(&rows, "vendor prices"))?;
         let wanted: HashSet<(&str, &str, Uom)> = wanted.iter().map(|(v, i, u)| (v.as_str(), i.as_str(), *u)).collect();
         Ok(price_entries(&rows, units)?
             .into_iter()
@@ -230,18 +228,8 @@ impl Inner {
         );
         let (company, parties, rows) = tokio::try_join!(
             self.master.company(&self.rest),
-            async {
-                self.rest
-                    .search(&parties)
-                    .await
-                    .map_err(|f| f.for_read("branch vendors"))
-            },
-            async {
-                self.rest
-                    .search(&rows)
-                    .await
-                    .map_err(|f| f.for_read("branch price lists"))
-            },
+            self.rest.read(&parties, "branch vendors"),
+            self.rest.read(&rows, "branch price lists"),
         )?;
         let mut supplied: HashMap<String, Vec<String>> = HashMap::new();
         for row in &rows {
@@ -272,11 +260,7 @@ impl Inner {
             PO_FIELDS,
         )
         .limit(1);
-        let found = self
-            .rest
-            .search(&search)
-            .await
-            .map_err(|f| f.for_read("a purchase order"))?;
+        let found = self.rest.read(&search, "a purchase order").await?;
         found.first().map(purchase_order).transpose()
     }
 
@@ -334,22 +318,9 @@ impl Inner {
         let search = Search::new("purchase.purchase", Value::Array(domain), PO_FIELDS)
             .order("number", false)
             .limit(limit.saturating_add(1));
-        let found = self
-            .rest
-            .search(&search)
-            .await
-            .map_err(|f| f.for_read("purchase orders"))?;
-        let mut orders = found.iter().map(purchase_order).collect::<Result<Vec<_>, _>>()?;
-        let next_after = if orders.len() > limit {
-            orders.truncate(limit);
-            orders.last().map(|po| po.po_number.clone())
-        } else {
-            None
-        };
-        Ok(Page {
-            items: orders,
-            next_after,
-        })
+        let found = self.rest.read(&search, "purchase orders").await?;
+        let orders = found.iter().map(purchase_order).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::first(orders, limit, |po| po.po_number.clone()))
     }
 }
 

@@ -312,6 +312,11 @@ impl Rest {
         result
     }
 
+    /// The records `search` finds, for a read of `what` (named in its error).
+    pub async fn read(&self, search: &Search, what: &str) -> Result<Vec<Record>, ErpError> {
+        self.search(search).await.map_err(|f| f.for_read(what))
+    }
+
     /// The records of a search.
     pub async fn search(&self, search: &Search) -> Result<Vec<Record>, Failure> {
         let domain = b64(&search.domain);

@@ -159,11 +159,7 @@ impl Inner {
                 .order_by(&[("create_date", false), ("number", false)])
                 .limit(limit.saturating_add(1));
             Some(async move {
-                let found = self
-                    .rest
-                    .search(&search)
-                    .await
-                    .map_err(|f| f.for_read("the review queue"))?;
+                let found = self.rest.read(&search, "the review queue").await?;
                 found
                     .iter()
                     .map(|r| agent_draft(*kind, r))

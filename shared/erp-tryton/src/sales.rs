@@ -88,7 +88,7 @@ impl Inner {
             QUOTE_FIELDS,
         )
         .limit(1);
-        let found = self.rest.search(&search).await.map_err(|f| f.for_read("a quote"))?;
+        let found = self.rest.read(&search, "a quote").await?;
         found.first().map(quote).transpose()
     }
 
@@ -99,9 +99,7 @@ impl Inner {
             domain.push(json!(["code", "=", code]));
         }
         let search = Search::new("party.party", Value::Array(domain), CUSTOMER_FIELDS).order("code", true);
-        let (company, found) = tokio::try_join!(self.master.company(&self.rest), async {
-            self.rest.search(&search).await.map_err(|f| f.for_read("customers"))
-        })?;
+        let (company, found) = tokio::try_join!(self.master.company(&self.rest), self.rest.read(&search, "customers"))?;
         let mut customers = Vec::with_capacity(found.len());
         for record in &found {
             let (customer, party) = customer(record, &company.currency)?;
@@ -129,11 +127,7 @@ impl Inner {
             ORDER_FIELDS,
         )
         .order("number", true);
-        let found = self
-            .rest
-            .search(&search)
-            .await
-            .map_err(|f| f.for_read("sales orders"))?;
+        let found = self.rest.read(&search, "sales orders").await?;
         let mut orders = found.iter().map(sales_order).collect::<Result<Vec<_>, _>>()?;
         orders.sort_by(|a, b| a.number.cmp(&b.number));
         Ok(orders)
@@ -156,9 +150,7 @@ impl Inner {
                 "quantity",
             ],
         );
-        let (units, rows) = tokio::try_join!(self.master.units(&self.rest), async {
-            self.rest.search(&search).await.map_err(|f| f.for_read("a price list"))
-        })?;
+        let (units, rows) = tokio::try_join!(self.master.units(&self.rest), self.rest.read(&search, "a price list"))?;
         let wanted: HashSet<(&str, Uom)> = wanted.iter().map(|(i, u)| (i.as_str(), *u)).collect();
         let mut prices: Vec<ListPrice> = Vec::new();
         // Lines come in the list's order; as in Tryton, the first that matches wins.

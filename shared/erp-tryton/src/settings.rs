@@ -2,7 +2,6 @@
 //! serves, and the timeouts of every request; read from a deployment's
 //! settings by [`TrytonSettings::from_source`] (`DRAFTLINE_TRYTON_*`).
 
-use std::fmt;
 use std::time::Duration;
 
 use draftline_contract::identity::TenantId;
@@ -14,16 +13,9 @@ use draftline_contract::settings::{ConfigError, Secret, Source};
 pub type TrytonKey = Secret;
 
 /// Why settings were refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct SettingsError(String);
-
-impl fmt::Display for SettingsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for SettingsError {}
 
 /// Where one Tryton database is and how long to wait for it.
 #[derive(Debug, Clone)]
@@ -52,7 +44,7 @@ pub struct TrytonSettings {
 }
 
 /// Whether `name` may be a Tryton database name (it starts every REST path).
-fn is_database_name(name: &str) -> bool {
+pub(crate) fn is_database_name(name: &str) -> bool {
     !name.is_empty()
         && name
             .bytes()

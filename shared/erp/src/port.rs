@@ -104,6 +104,16 @@ pub struct Page<T> {
     pub next_after: Option<String>,
 }
 
+impl<T> Default for Page<T> {
+    /// An empty page, the last.
+    fn default() -> Self {
+        Self {
+            items: Vec::new(),
+            next_after: None,
+        }
+    }
+}
+
 impl<T> Page<T> {
     /// The first `want` of `items`, which were fetched one beyond `want`
     /// (so more follow exactly when there are more than `want`); then

@@ -21,10 +21,10 @@ pub trait AgentDraftRecord: Sized {
 
 impl AgentDraftRecord for AgentDraft {
     fn key(tenant: &TenantId, branch: &BranchId, created_at: &str, number: &str) -> Attrs {
-        Attrs::from([
-            ("pk".to_owned(), sv(keys::review_queue(tenant, branch))),
-            ("sk".to_owned(), sv(keys::review_queue_sk(created_at, number))),
-        ])
+        attrs::key(
+            keys::review_queue(tenant, branch),
+            keys::review_queue_sk(created_at, number),
+        )
     }
 
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ErpError> {

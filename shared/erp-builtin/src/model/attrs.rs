@@ -64,6 +64,11 @@ pub fn dec(item: &Item, what: &str, name: &str) -> Result<Decimal, ErpError> {
         .ok_or_else(|| corrupt(what, name))
 }
 
+/// The key attributes of the item at `pk`, `sk`.
+pub fn key(pk: impl Into<String>, sk: impl Into<String>) -> Item {
+    Item::from([("pk".to_owned(), sv(pk)), ("sk".to_owned(), sv(sk))])
+}
+
 /// A string attribute value.
 pub fn sv(value: impl Into<String>) -> Value {
     Value::S(value.into())

@@ -20,10 +20,7 @@ pub trait CustomerRecord: Sized {
 impl CustomerRecord for Customer {
     /// The key of customer `code` in `branch`.
     fn key(tenant: &TenantId, branch: &BranchId, code: &str) -> Attrs {
-        Attrs::from([
-            ("pk".to_owned(), sv(keys::customers(tenant, branch))),
-            ("sk".to_owned(), sv(keys::customer_sk(code))),
-        ])
+        attrs::key(keys::customers(tenant, branch), keys::customer_sk(code))
     }
 
     /// The item.
@@ -77,10 +74,7 @@ pub trait CreditStandingRecord: Sized {
 
 impl CreditStandingRecord for CreditStanding {
     fn key(tenant: &TenantId, branch: &BranchId, code: &str) -> Attrs {
-        Attrs::from([
-            ("pk".to_owned(), sv(keys::standings(tenant, branch))),
-            ("sk".to_owned(), sv(keys::customer_sk(code))),
-        ])
+        attrs::key(keys::standings(tenant, branch), keys::customer_sk(code))
     }
 
     fn to_item(&self, tenant: &TenantId, branch: &BranchId, code: &str) -> Attrs {

@@ -16,7 +16,6 @@ pub trait CustomerInvoiceRecord: Sized {
 }
 
 impl CustomerInvoiceRecord for CustomerInvoice {
-    /// The item.
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs {
         Attrs::from([
             ("pk".to_owned(), sv(keys::receivables(tenant, branch))),
@@ -58,7 +57,6 @@ pub trait VendorBillRecord: Sized {
 }
 
 impl VendorBillRecord for VendorBill {
-    /// The item.
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs {
         Attrs::from([
             ("pk".to_owned(), sv(keys::payables(tenant, branch))),
@@ -75,7 +73,6 @@ impl VendorBillRecord for VendorBill {
         ])
     }
 
-    /// Reads a bill.
     fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "vendor bill";
         Ok(Self {

@@ -54,12 +54,8 @@ fn fields(item: &Item) -> Attrs {
 }
 
 impl ItemRecord for Item {
-    /// The DynamoDB key of item `code` in the item master.
     fn key(tenant: &TenantId, code: &str) -> Attrs {
-        Attrs::from([
-            ("pk".to_owned(), sv(keys::items(tenant))),
-            ("sk".to_owned(), sv(keys::item_sk(code))),
-        ])
+        attrs::key(keys::items(tenant), keys::item_sk(code))
     }
 
     /// The master record and one copy per branch of `stocked_in`.

@@ -19,15 +19,10 @@ pub trait PurchaseOrderRecord: Sized {
 }
 
 impl PurchaseOrderRecord for PurchaseOrder {
-    /// The key of PO `number` in `branch`.
     fn key(tenant: &TenantId, branch: &BranchId, number: &str) -> Attrs {
-        Attrs::from([
-            ("pk".to_owned(), sv(keys::purchase_orders(tenant, branch))),
-            ("sk".to_owned(), sv(keys::po_sk(number))),
-        ])
+        attrs::key(keys::purchase_orders(tenant, branch), keys::po_sk(number))
     }
 
-    /// The item: queryable attributes plus the document as JSON.
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ErpError> {
         let mut item = Self::key(tenant, branch, &self.po_number);
         item.insert("kind".into(), sv("purchase_order"));
@@ -49,7 +44,6 @@ impl PurchaseOrderRecord for PurchaseOrder {
         Ok(item)
     }
 
-    /// Reads a PO.
     fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let text = attrs::s(item, "purchase order", "document")?;
         serde_json::from_str(&text).map_err(ErpError::internal)

@@ -19,10 +19,7 @@ const WHAT: &str = "sales prices";
 
 /// The key of `item`'s sales prices.
 pub fn key(tenant: &TenantId, item: &str) -> Attrs {
-    Attrs::from([
-        ("pk".to_owned(), sv(keys::sales_prices(tenant))),
-        ("sk".to_owned(), sv(keys::item_sk(item))),
-    ])
+    attrs::key(keys::sales_prices(tenant), keys::item_sk(item))
 }
 
 /// The items that store `prices`: one per item code.

@@ -19,15 +19,10 @@ pub trait QuoteRecord: Sized {
 }
 
 impl QuoteRecord for Quote {
-    /// The key of quote `number` in `branch`.
     fn key(tenant: &TenantId, branch: &BranchId, number: &str) -> Attrs {
-        Attrs::from([
-            ("pk".to_owned(), sv(keys::quotes(tenant, branch))),
-            ("sk".to_owned(), sv(keys::quote_sk(number))),
-        ])
+        attrs::key(keys::quotes(tenant, branch), keys::quote_sk(number))
     }
 
-    /// The item: queryable attributes plus the document as JSON.
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ErpError> {
         let mut item = Self::key(tenant, branch, &self.quote_number);
         item.extend([
@@ -50,7 +45,6 @@ impl QuoteRecord for Quote {
         Ok(item)
     }
 
-    /// Reads a quote.
     fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let text = attrs::s(item, "quote", "document")?;
         serde_json::from_str(&text).map_err(ErpError::internal)

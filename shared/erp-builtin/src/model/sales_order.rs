@@ -16,7 +16,6 @@ pub trait SalesOrderRecord: Sized {
 }
 
 impl SalesOrderRecord for SalesOrder {
-    /// The item.
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs {
         Attrs::from([
             ("pk".to_owned(), sv(keys::sales_orders(tenant, branch))),
@@ -32,7 +31,6 @@ impl SalesOrderRecord for SalesOrder {
         ])
     }
 
-    /// Reads a sales order.
     fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "sales order";
         Ok(Self {

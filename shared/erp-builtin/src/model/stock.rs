@@ -16,7 +16,6 @@ pub trait StockLevelRecord: Sized {
 }
 
 impl StockLevelRecord for StockLevel {
-    /// The item.
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs {
         Attrs::from([
             ("pk".to_owned(), sv(keys::stock(tenant, branch))),
@@ -50,7 +49,6 @@ pub trait ReorderPolicyRecord: Sized {
 }
 
 impl ReorderPolicyRecord for ReorderPolicy {
-    /// The item.
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs {
         Attrs::from([
             ("pk".to_owned(), sv(keys::stock(tenant, branch))),
@@ -63,7 +61,6 @@ impl ReorderPolicyRecord for ReorderPolicy {
         ])
     }
 
-    /// Reads a policy.
     fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "reorder policy";
         Ok(Self {

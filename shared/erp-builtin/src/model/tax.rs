@@ -19,13 +19,9 @@ pub trait TaxTypeRecord: Sized {
 
 impl TaxTypeRecord for TaxType {
     fn key(tenant: &TenantId, code: TaxCode) -> Attrs {
-        Attrs::from([
-            ("pk".to_owned(), sv(keys::tax_types(tenant))),
-            ("sk".to_owned(), sv(keys::tax_type_sk(code.code()))),
-        ])
+        attrs::key(keys::tax_types(tenant), keys::tax_type_sk(code.code()))
     }
 
-    /// The item.
     fn to_item(&self, tenant: &TenantId) -> Attrs {
         Attrs::from([
             ("pk".to_owned(), sv(keys::tax_types(tenant))),
@@ -39,7 +35,6 @@ impl TaxTypeRecord for TaxType {
         ])
     }
 
-    /// Reads a tax type.
     fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "tax type";
         Ok(Self {

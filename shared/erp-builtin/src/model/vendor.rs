@@ -23,13 +23,9 @@ pub trait VendorRecord: Sized {
 
 impl VendorRecord for Vendor {
     fn key(tenant: &TenantId, code: &str) -> Attrs {
-        Attrs::from([
-            ("pk".to_owned(), sv(keys::vendor(tenant, code))),
-            ("sk".to_owned(), sv(keys::VENDOR_PROFILE_SK)),
-        ])
+        attrs::key(keys::vendor(tenant, code), keys::VENDOR_PROFILE_SK)
     }
 
-    /// The item.
     fn to_item(&self, tenant: &TenantId) -> Attrs {
         Attrs::from([
             ("pk".to_owned(), sv(keys::vendor(tenant, &self.code))),
@@ -77,10 +73,7 @@ const PRICES: &str = "vendor prices";
 
 impl PriceEntryRecord for PriceEntry {
     fn key(tenant: &TenantId, vendor: &str, item: &str) -> Attrs {
-        Attrs::from([
-            ("pk".to_owned(), sv(keys::vendor(tenant, vendor))),
-            ("sk".to_owned(), sv(keys::prices_sk(item))),
-        ])
+        attrs::key(keys::vendor(tenant, vendor), keys::prices_sk(item))
     }
 
     fn to_items(tenant: &TenantId, entries: &[Self]) -> Vec<Attrs> {
@@ -147,15 +140,10 @@ pub trait BranchVendorRecord: Sized {
 }
 
 impl BranchVendorRecord for BranchVendor {
-    /// The key of vendor `code` in `branch`'s listing.
     fn key(tenant: &TenantId, branch: &BranchId, code: &str) -> Attrs {
-        Attrs::from([
-            ("pk".to_owned(), sv(keys::branch_vendors(tenant, branch))),
-            ("sk".to_owned(), sv(keys::branch_vendor_sk(code))),
-        ])
+        attrs::key(keys::branch_vendors(tenant, branch), keys::branch_vendor_sk(code))
     }
 
-    /// The item.
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs {
         let mut item = Self::key(tenant, branch, &self.code);
         item.extend([
@@ -172,7 +160,6 @@ impl BranchVendorRecord for BranchVendor {
         item
     }
 
-    /// Reads a listing.
     fn from_item(item: &Attrs) -> Result<Self, ErpError> {
         let what = "vendor listing";
         let mut items = attrs::string_set(item, "items");
