@@ -44,7 +44,6 @@ use draftline_erp::port::{
 use draftline_erp::units::Uom;
 
 use crate::model::{AgentDraftRecord, DocumentRecord};
-
 use crate::store::ErpStore;
 
 /// The demo ERP in draftline's table.

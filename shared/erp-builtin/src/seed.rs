@@ -7,12 +7,11 @@ use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, WriteRequest};
 use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_contract::store::Value;
-
 use draftline_dynamo::{Db, HttpResponse, erp_store_error, writes};
 use draftline_erp::demo::{
     self, BANDUNG_AGENT_QUOTE_COUNT, BRANCHES, JAKARTA_PO_COUNT, SURABAYA_AGENT_PO_COUNT, TENANT,
 };
-use draftline_erp::domain::{AgentDraft, CreditStanding, PriceEntry};
+use draftline_erp::domain::{CreditStanding, PriceEntry, Reviewable};
 
 use crate::keys;
 use crate::model::attrs::{Item as Attrs, nv, sv};
@@ -137,15 +136,12 @@ async fn seed_agent_drafts(db: &Db) -> Result<usize, ErpError> {
     let bdg = BranchId::parse("BDG-01").map_err(ErpError::internal)?;
     let mut drafts = Vec::new();
     for (po, _) in demo::agent_purchase_orders() {
-        drafts.push((
-            po.to_item(&tenant, &sby)?,
-            AgentDraft::from(&po).to_item(&tenant, &sby)?,
-        ));
+        drafts.push((po.to_item(&tenant, &sby)?, po.queue_entry().to_item(&tenant, &sby)?));
     }
     for (quote, _) in demo::agent_quotes() {
         drafts.push((
             quote.to_item(&tenant, &bdg)?,
-            AgentDraft::from(&quote).to_item(&tenant, &bdg)?,
+            quote.queue_entry().to_item(&tenant, &bdg)?,
         ));
     }
     let mut wrote = 0usize;

@@ -43,8 +43,8 @@ use crate::domain::po::VendorRef;
 use crate::domain::quote::CustomerRef;
 use crate::domain::{
     BranchVendor, Customer, CustomerInvoice, Decision, Item, ListPrice, PoDraft, PoFields, PoLine, PoStatus,
-    PriceEntry, PurchaseOrder, Quote, QuoteDraft, QuoteFields, QuoteLine, ReorderPolicy, SalesOrder, StockLevel,
-    TaxType, UnitConversion, Vendor, VendorBill,
+    PriceEntry, PurchaseOrder, Quote, QuoteDraft, QuoteFields, QuoteLine, ReorderPolicy, Reviewable, SalesOrder,
+    StockLevel, TaxType, UnitConversion, Vendor, VendorBill,
 };
 use crate::money::Money;
 use crate::units::Uom;
@@ -538,24 +538,20 @@ pub const SURABAYA_AGENT_PO_COUNT: i64 = 3;
 pub const BANDUNG_AGENT_QUOTE_COUNT: i64 = 3;
 
 /// An agent's draft as the file tells it: the document once numbered
-/// (`numbered`), after the person's decision the file gives it, if any
-/// (`decided`), with its provenance.
-fn agent_document<T>(
+/// (`numbered`), after the person's decision the file gives it, if any,
+/// with its provenance.
+fn agent_document<T: Reviewable>(
     numbered: T,
     decision: Option<&story::Decision<'_>>,
-    decided: fn(T, Decision) -> T,
     provenance: &'static story::Provenance<'static>,
 ) -> (T, AgentProvenance) {
     let document = match decision {
-        Some(d) => decided(
-            numbered,
-            Decision {
-                verdict: d.verdict,
-                reason: d.reason.map(str::to_owned),
-                decided_by: d.decided_by.to_owned(),
-                decided_at: d.decided_at.to_owned(),
-            },
-        ),
+        Some(d) => numbered.decided(Decision {
+            verdict: d.verdict,
+            reason: d.reason.map(str::to_owned),
+            decided_by: d.decided_by.to_owned(),
+            decided_at: d.decided_at.to_owned(),
+        }),
         None => numbered,
     };
     (document, AgentProvenance::from(provenance))
@@ -580,7 +576,7 @@ pub fn agent_purchase_orders() -> Vec<(PurchaseOrder, AgentProvenance)> {
                 run,
             );
             let numbered = draft.numbered(po.draft_id.into(), po.number.into(), po.created_at.into());
-            agent_document(numbered, po.decision.as_ref(), PurchaseOrder::decided, &po.provenance)
+            agent_document(numbered, po.decision.as_ref(), &po.provenance)
         })
         .collect()
 }
@@ -659,7 +655,7 @@ pub fn agent_quotes() -> Vec<(Quote, AgentProvenance)> {
                 },
             };
             let numbered = draft.numbered(quote.quote_id.into(), quote.number.into(), quote.created_at.into());
-            agent_document(numbered, quote.decision.as_ref(), Quote::decided, &quote.provenance)
+            agent_document(numbered, quote.decision.as_ref(), &quote.provenance)
         })
         .collect()
 }

@@ -3,7 +3,7 @@
 //! as the built-in backend seeds them, each as Tryton's workflow says it.
 
 use draftline_erp::demo;
-use draftline_erp::domain::{AgentDraft, DocumentKind, DraftFilter};
+use draftline_erp::domain::{AgentDraft, DocumentKind, DraftFilter, Reviewable};
 use draftline_erp::port::Review;
 
 use crate::helpers::{branch, shared};
@@ -40,7 +40,7 @@ async fn the_demo_queue_holds_the_agents_drafts_in_every_status_newest_first() {
         .unwrap();
     let want: Vec<AgentDraft> = demo::agent_purchase_orders()
         .iter()
-        .map(|(po, _)| AgentDraft::from(po))
+        .map(|(po, _)| po.queue_entry())
         .collect();
     assert_eq!(sby.items.len(), want.len(), "{:?}", sby.items);
     assert_eq!(sby.next_after, None);
@@ -54,7 +54,7 @@ async fn the_demo_queue_holds_the_agents_drafts_in_every_status_newest_first() {
         .agent_drafts(&branch("BDG-01").scope(), &all, None, 20)
         .await
         .unwrap();
-    let want: Vec<AgentDraft> = demo::agent_quotes().iter().map(|(q, _)| AgentDraft::from(q)).collect();
+    let want: Vec<AgentDraft> = demo::agent_quotes().iter().map(|(q, _)| q.queue_entry()).collect();
     assert_eq!(bdg.items.len(), want.len(), "{:?}", bdg.items);
     for (read, want) in bdg.items.iter().zip(want) {
         assert_eq!(read, &as_tryton(want, read));

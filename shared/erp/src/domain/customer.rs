@@ -1,13 +1,10 @@
 //! Customers of a branch: profile, price list, credit terms.
 
 use draftline_contract::ToolError;
-
 use rust_decimal::Decimal;
 
 use super::invoice::{CustomerInvoice, OpenItem};
-
 use super::sales_order::SalesOrder;
-
 use crate::money;
 
 /// A customer, served by one branch.

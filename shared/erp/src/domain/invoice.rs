@@ -2,7 +2,6 @@
 //! bills (payables), with what is still owed and how late it is.
 
 use chrono::NaiveDate;
-
 use rust_decimal::Decimal;
 
 /// A document someone owes money on, as ageing sees it.

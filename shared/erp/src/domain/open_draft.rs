@@ -5,8 +5,6 @@
 use draftline_contract::store::Value;
 use serde::{Deserialize, Serialize};
 
-use super::po::PurchaseOrder;
-use super::quote::Quote;
 use crate::units::Uom;
 
 /// One line of an open draft: how much of which item in which unit.
@@ -61,60 +59,6 @@ impl OpenDraft {
             [one] => one.clone(),
             [init @ .., last] => format!("{} and {last}", init.join(", ")),
         }
-    }
-}
-
-impl OpenDraft {
-    /// The open draft a document is while nobody decided on it (its key is
-    /// the ERP's to fill in, where it keeps one): its number, counterparty,
-    /// lines as `(item, qty, uom)`, run and time.
-    fn undecided<'a>(
-        number: &str,
-        counterparty: &str,
-        lines: impl Iterator<Item = (&'a str, i64, Uom)>,
-        agent_run: Option<&String>,
-        created_at: &str,
-    ) -> Self {
-        Self {
-            number: number.to_owned(),
-            counterparty: counterparty.to_owned(),
-            lines: lines
-                .map(|(item_code, qty, uom)| OpenLine {
-                    item_code: item_code.to_owned(),
-                    qty,
-                    uom,
-                })
-                .collect(),
-            agent_run: agent_run.cloned(),
-            created_at: created_at.to_owned(),
-            key: None,
-        }
-    }
-}
-
-impl From<&PurchaseOrder> for OpenDraft {
-    fn from(po: &PurchaseOrder) -> Self {
-        let lines = po.lines.iter().map(|l| (l.item_code.as_str(), l.qty, l.uom));
-        Self::undecided(
-            &po.po_number,
-            &po.vendor.code,
-            lines,
-            po.drafted_by_agent_run.as_ref(),
-            &po.created_at,
-        )
-    }
-}
-
-impl From<&Quote> for OpenDraft {
-    fn from(quote: &Quote) -> Self {
-        let lines = quote.lines.iter().map(|l| (l.item_code.as_str(), l.qty, l.uom));
-        Self::undecided(
-            &quote.quote_number,
-            &quote.customer.code,
-            lines,
-            quote.drafted_by_agent_run.as_ref(),
-            &quote.created_at,
-        )
     }
 }
 

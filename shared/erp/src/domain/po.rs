@@ -1,12 +1,10 @@
 //! The purchase order document. Agents only ever create it in status `draft`.
 
 use schemars::JsonSchema;
-
 use serde::{Deserialize, Serialize};
 
 use super::decision::Decision;
 use crate::money::Money;
-
 use crate::units::Uom;
 
 /// The only status an agent can give a document.

@@ -1,17 +1,12 @@
 //! The sales quote document. Agents only ever create it in status `draft`;
-
 //! a person reviews it and sends it to the customer.
 
 use schemars::JsonSchema;
-
 use serde::{Deserialize, Serialize};
 
 use super::po::DocumentStatus;
-
 use super::tax::TaxCode;
-
 use crate::money::Money;
-
 use crate::units::Uom;
 
 /// A customer as printed on a document.

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::decision::{Decision, Verdict};
-use super::open_draft::OpenDraft;
+use super::open_draft::{OpenDraft, OpenLine};
 use super::po::{DocumentStatus, PoDraft, PoStatus, PurchaseOrder};
 use super::quote::{Quote, QuoteDraft};
 use crate::money::Money;
@@ -227,9 +227,11 @@ pub fn review_url(review_pages: &str, number: &str) -> String {
     format!("{}/documents/{number}", review_pages.trim_end_matches('/'))
 }
 
-/// A kind's [`Reviewable`]: its draft, status and counterparty fields.
+/// A kind's [`Reviewable`]: its draft, status and counterparty fields. A
+/// person's decision approves or rejects it (next: a person sends it to
+/// the counterparty, or it is never sent).
 macro_rules! reviewable {
-    ($document:ty, $kind:ident, $draft:ty, $id:ident, $number:ident, $counterparty:ident) => {
+    ($document:ty, $kind:ident, $draft:ty, $status:ident, $id:ident, $number:ident, $counterparty:ident) => {
         impl Reviewable for $document {
             const KIND: DocumentKind = DocumentKind::$kind;
             type Draft = $draft;
@@ -250,8 +252,14 @@ macro_rules! reviewable {
                 self.decision.as_ref()
             }
 
-            fn decided(self, decision: Decision) -> Self {
-                <$document>::decided(self, decision)
+            fn decided(mut self, decision: Decision) -> Self {
+                self.status = match decision.verdict {
+                    Verdict::Approved => $status::Approved,
+                    Verdict::Rejected => $status::Rejected,
+                };
+                self.next_step = decision.next_step(&self.$number, &self.$counterparty.name, "sends it to");
+                self.decision = Some(decision);
+                self
             }
 
             fn counterparty(&self) -> &str {
@@ -259,11 +267,38 @@ macro_rules! reviewable {
             }
 
             fn open_draft(&self) -> OpenDraft {
-                OpenDraft::from(self)
+                OpenDraft {
+                    number: self.$number.clone(),
+                    counterparty: self.$counterparty.code.clone(),
+                    lines: self
+                        .lines
+                        .iter()
+                        .map(|l| OpenLine {
+                            item_code: l.item_code.clone(),
+                            qty: l.qty,
+                            uom: l.uom,
+                        })
+                        .collect(),
+                    agent_run: self.drafted_by_agent_run.clone(),
+                    created_at: self.created_at.clone(),
+                    key: None,
+                }
             }
 
             fn queue_entry(&self) -> AgentDraft {
-                AgentDraft::from(self)
+                AgentDraft {
+                    kind: Self::KIND,
+                    number: self.$number.clone(),
+                    id: self.$id.clone(),
+                    status: self.status.code().to_owned(),
+                    counterparty_code: self.$counterparty.code.clone(),
+                    counterparty_name: self.$counterparty.name.clone(),
+                    total: self.total.clone(),
+                    drafted_on_behalf_of: self.drafted_on_behalf_of.clone(),
+                    drafted_by_agent_run: self.drafted_by_agent_run.clone(),
+                    created_at: self.created_at.clone(),
+                    decision: self.decision.clone(),
+                }
             }
 
             fn review_url_mut(&mut self) -> &mut Option<String> {
@@ -273,69 +308,21 @@ macro_rules! reviewable {
     };
 }
 
-reviewable!(PurchaseOrder, PurchaseOrder, PoDraft, draft_id, po_number, vendor);
-reviewable!(Quote, Quote, QuoteDraft, quote_id, quote_number, customer);
-
-impl PurchaseOrder {
-    /// This order after a person's `decision`: approved (next: sent to the
-    /// vendor by a person) or rejected (never sent).
-    pub fn decided(mut self, decision: Decision) -> Self {
-        self.status = match decision.verdict {
-            Verdict::Approved => PoStatus::Approved,
-            Verdict::Rejected => PoStatus::Rejected,
-        };
-        self.next_step = decision.next_step(&self.po_number, &self.vendor.name, "sends it to");
-        self.decision = Some(decision);
-        self
-    }
-}
-
-impl Quote {
-    /// This quote after a person's `decision`: approved (next: sent to the
-    /// customer by a person) or rejected (never sent).
-    pub fn decided(mut self, decision: Decision) -> Self {
-        self.status = match decision.verdict {
-            Verdict::Approved => DocumentStatus::Approved,
-            Verdict::Rejected => DocumentStatus::Rejected,
-        };
-        self.next_step = decision.next_step(&self.quote_number, &self.customer.name, "sends it to");
-        self.decision = Some(decision);
-        self
-    }
-}
-
-impl From<&PurchaseOrder> for AgentDraft {
-    fn from(po: &PurchaseOrder) -> Self {
-        Self {
-            kind: DocumentKind::PurchaseOrder,
-            number: po.po_number.clone(),
-            id: po.draft_id.clone(),
-            status: po.status.code().to_owned(),
-            counterparty_code: po.vendor.code.clone(),
-            counterparty_name: po.vendor.name.clone(),
-            total: po.total.clone(),
-            drafted_on_behalf_of: po.drafted_on_behalf_of.clone(),
-            drafted_by_agent_run: po.drafted_by_agent_run.clone(),
-            created_at: po.created_at.clone(),
-            decision: po.decision.clone(),
-        }
-    }
-}
-
-impl From<&Quote> for AgentDraft {
-    fn from(quote: &Quote) -> Self {
-        Self {
-            kind: DocumentKind::Quote,
-            number: quote.quote_number.clone(),
-            id: quote.quote_id.clone(),
-            status: quote.status.code().to_owned(),
-            counterparty_code: quote.customer.code.clone(),
-            counterparty_name: quote.customer.name.clone(),
-            total: quote.total.clone(),
-            drafted_on_behalf_of: quote.drafted_on_behalf_of.clone(),
-            drafted_by_agent_run: quote.drafted_by_agent_run.clone(),
-            created_at: quote.created_at.clone(),
-            decision: quote.decision.clone(),
-        }
-    }
-}
+reviewable!(
+    PurchaseOrder,
+    PurchaseOrder,
+    PoDraft,
+    PoStatus,
+    draft_id,
+    po_number,
+    vendor
+);
+reviewable!(
+    Quote,
+    Quote,
+    QuoteDraft,
+    DocumentStatus,
+    quote_id,
+    quote_number,
+    customer
+);

@@ -2,11 +2,8 @@
 //! People create and move them; agents only read them.
 
 use chrono::NaiveDate;
-
 use rust_decimal::Decimal;
-
 use schemars::JsonSchema;
-
 use serde::{Deserialize, Serialize};
 
 /// Where a sales order is in its life.

@@ -3,9 +3,7 @@
 use std::fmt;
 
 use rust_decimal::Decimal;
-
 use schemars::JsonSchema;
-
 use serde::{Deserialize, Serialize};
 
 use crate::money;
