@@ -196,8 +196,9 @@ pub enum CounterpartyReads {
     },
 }
 
-/// The filters of a purchase-order search.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The filters of a purchase-order search (a listing's cursor is bound
+/// to them as they serialize).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PoFilter {
     /// Only orders in this status.
     pub status: Option<PoStatus>,

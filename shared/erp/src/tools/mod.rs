@@ -50,8 +50,17 @@ macro_rules! erp_tool {
 }
 pub(crate) use erp_tool;
 
-fn format_error(message: String) -> ValidationError {
-    ValidationError::new("format").with_message(Cow::Owned(message))
+/// `Ok` when the value is `ok`, else a format error with `message`.
+fn checked(ok: bool, message: impl FnOnce() -> String) -> Result<(), ValidationError> {
+    if ok {
+        return Ok(());
+    }
+    Err(ValidationError::new("format").with_message(Cow::Owned(message())))
+}
+
+/// A value as an error message quotes it: its first 40 characters.
+fn quoted(value: &str) -> String {
+    value.chars().take(40).collect()
 }
 
 /// The grammar of [`code`] for the published schemas.
@@ -77,14 +86,12 @@ pub fn code(value: &str) -> Result<(), ValidationError> {
         && value
             .bytes()
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'-');
-    if ok {
-        Ok(())
-    } else {
-        Err(format_error(format!(
+    checked(ok, || {
+        format!(
             "'{}' is not a code: codes are 1-32 characters of A-Z, 0-9 and '-' (for example BRG-0042)",
-            value.chars().take(40).collect::<String>()
-        )))
-    }
+            quoted(value)
+        )
+    })
 }
 
 /// The largest page a list tool returns.
@@ -100,13 +107,9 @@ pub fn search_text(value: &str) -> Result<(), ValidationError> {
     let ok = value.chars().any(|c| !c.is_whitespace())
         && value.chars().count() <= 64
         && !value.chars().any(char::is_control);
-    if ok {
-        Ok(())
-    } else {
-        Err(format_error(
-            "search text must be 1-64 characters without control characters (part of a name, or a code)".to_owned(),
-        ))
-    }
+    checked(ok, || {
+        "search text must be 1-64 characters without control characters (part of a name, or a code)".to_owned()
+    })
 }
 
 /// A cursor as handed out by a list tool: 1-512 of `A-Z a-z 0-9 - _ .`.
@@ -116,15 +119,11 @@ pub fn cursor(value: &str) -> Result<(), ValidationError> {
         && value
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    if ok {
-        Ok(())
-    } else {
-        Err(format_error(
-            "this is not a cursor this tool handed out; pass next_cursor from the previous answer unchanged, or send \
-             cursor null to start from the first page"
-                .to_owned(),
-        ))
-    }
+    checked(ok, || {
+        "this is not a cursor this tool handed out; pass next_cursor from the previous answer unchanged, or send \
+         cursor null to start from the first page"
+            .to_owned()
+    })
 }
 
 /// A caller's own reference: 1-64 of `A-Z a-z 0-9 . _ - :`.
@@ -134,38 +133,30 @@ pub fn client_ref(value: &str) -> Result<(), ValidationError> {
         && value
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b':'));
-    if ok {
-        Ok(())
-    } else {
-        Err(format_error(
-            "client_ref must be 1-64 characters of letters, digits, '.', '_', '-', ':' (for example reorder-2026-11-29-BRG-0042)"
-                .to_owned(),
-        ))
-    }
+    checked(ok, || {
+        "client_ref must be 1-64 characters of letters, digits, '.', '_', '-', ':' (for example reorder-2026-11-29-BRG-0042)"
+            .to_owned()
+    })
 }
 
 /// A purchase-order number (`PO-SBY-000124`), in the one grammar of [`crate::numbers`].
 pub fn po_number(value: &str) -> Result<(), ValidationError> {
-    if crate::numbers::is_document_number("PO", value) {
-        Ok(())
-    } else {
-        Err(format_error(format!(
+    checked(crate::numbers::is_document_number("PO", value), || {
+        format!(
             "'{}' is not a purchase order number: they look like PO-SBY-000124",
-            value.chars().take(40).collect::<String>()
-        )))
-    }
+            quoted(value)
+        )
+    })
 }
 
 /// A quote number (`QT-BDG-000012`), in the one grammar of [`crate::numbers`].
 pub fn quote_number(value: &str) -> Result<(), ValidationError> {
-    if crate::numbers::is_document_number("QT", value) {
-        Ok(())
-    } else {
-        Err(format_error(format!(
+    checked(crate::numbers::is_document_number("QT", value), || {
+        format!(
             "'{}' is not a quote number: they look like QT-BDG-000012",
-            value.chars().take(40).collect::<String>()
-        )))
-    }
+            quoted(value)
+        )
+    })
 }
 
 /// A date that must fall between `today` and `max_days` ahead; `too_far`

@@ -46,15 +46,6 @@ pub struct SearchPosInput {
     pub cursor: Option<String>,
 }
 
-/// The filters a cursor is bound to.
-#[derive(Debug, Serialize)]
-struct Filters<'a> {
-    status: Option<PoStatus>,
-    vendor_code: Option<&'a str>,
-    created_from: Option<NaiveDate>,
-    created_to: Option<NaiveDate>,
-}
-
 /// Where a listing continues (inside the sealed cursor).
 #[derive(Debug, Serialize, Deserialize)]
 struct Position {
@@ -133,24 +124,19 @@ Example: {\"status\": \"draft\", \"vendor_code\": null, \"created_from\": \"2026
 impl ReadTool for PurchasingSearchPos {
     async fn read(&self, call: &Call<'_>, input: SearchPosInput) -> Result<SearchPosOutput, ToolError> {
         let branch = call.caller.branch();
-        let filters = Filters {
+        // The filters a cursor is bound to.
+        let filter = PoFilter {
             status: input.status,
-            vendor_code: input.vendor_code.as_deref(),
+            vendor_code: input.vendor_code,
             created_from: input.created_from,
             created_to: input.created_to,
         };
-        let pages = CursorScope::new(call.cursors, call.caller, Self::META.name, &filters)?;
+        let pages = CursorScope::new(call.cursors, call.caller, Self::META.name, &filter)?;
         let after: Option<Position> = pages.open(input.cursor.as_deref())?;
         // The position is only ever a PO number; anything else was not sealed by us.
         if after.as_ref().is_some_and(|p| super::po_number(&p.after_po).is_err()) {
             return Err(draftline_contract::cursor::foreign_cursor());
         }
-        let filter = PoFilter {
-            status: input.status,
-            vendor_code: input.vendor_code.clone(),
-            created_from: input.created_from,
-            created_to: input.created_to,
-        };
         let page = self
             .erp
             .search_purchase_orders(
@@ -306,13 +292,8 @@ mod tests {
     async fn a_sealed_position_that_is_not_a_po_number_is_refused() {
         let erp = MemoryErp::demo().unwrap();
         let caller = TestCaller::demo("buyer-jkt").unwrap();
-        let filters = Filters {
-            status: None,
-            vendor_code: None,
-            created_from: None,
-            created_to: None,
-        };
-        let pages = CursorScope::new(&caller.cursors, &caller.caller, "purchasing_search_pos", &filters).unwrap();
+        let filter = PoFilter::default();
+        let pages = CursorScope::new(&caller.cursors, &caller.caller, "purchasing_search_pos", &filter).unwrap();
         let forged = pages.seal(&Position { after_po: "ZZZ".into() }).unwrap();
         let err = run(
             &erp,

@@ -13,7 +13,7 @@ use validator::Validate;
 
 use crate::domain::BranchVendor;
 use crate::money::Money;
-use crate::port::Scope;
+use crate::port::{Page, Scope};
 use crate::units::Uom;
 
 /// The page size when `limit` is null.
@@ -160,8 +160,10 @@ impl ReadTool for PurchasingSearchVendors {
             .filter(|v| after.as_ref().is_none_or(|p| v.code > p.after_vendor))
             .collect();
         matching.sort_by(|a, b| a.code.cmp(&b.code));
-        let more = matching.len() > want;
-        matching.truncate(want);
+        let Page {
+            items: matching,
+            next_after,
+        } = Page::first(matching, want, |v| v.code.clone());
 
         let prices = match &item {
             Some(item) if !matching.is_empty() => {
@@ -173,18 +175,9 @@ impl ReadTool for PurchasingSearchVendors {
             }
             _ => Vec::new(),
         };
-        let next_cursor = if more {
-            matching
-                .last()
-                .map(|v| {
-                    pages.seal(&Position {
-                        after_vendor: v.code.clone(),
-                    })
-                })
-                .transpose()?
-        } else {
-            None
-        };
+        let next_cursor = next_after
+            .map(|after_vendor| pages.seal(&Position { after_vendor }))
+            .transpose()?;
         let vendors = matching
             .into_iter()
             .map(|v| {

@@ -10,7 +10,7 @@ use validator::Validate;
 
 use crate::domain::Customer;
 use crate::money::Money;
-use crate::port::Scope;
+use crate::port::{Page, Scope};
 
 /// The page size when `limit` is null.
 const DEFAULT_LIMIT: u32 = 10;
@@ -119,14 +119,13 @@ impl ReadTool for SalesSearchCustomers {
             .filter(|c| after.as_ref().is_none_or(|p| c.code > p.after_customer))
             .collect();
         matching.sort_by(|a, b| a.code.cmp(&b.code));
-        let more = matching.len() > want;
-        matching.truncate(want);
-        let next_cursor = match matching.last() {
-            Some(last) if more => Some(pages.seal(&Position {
-                after_customer: last.code.clone(),
-            })?),
-            _ => None,
-        };
+        let Page {
+            items: matching,
+            next_after,
+        } = Page::first(matching, want, |c| c.code.clone());
+        let next_cursor = next_after
+            .map(|after_customer| pages.seal(&Position { after_customer }))
+            .transpose()?;
         Ok(SearchCustomersOutput {
             branch_id: branch.to_string(),
             customers: matching
