@@ -14,7 +14,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
 use draftline_contract::ErpError;
 use draftline_contract::tool::{Created, DocumentRef};
-use draftline_erp::domain::{DocumentKind, DraftDocument, OpenDraft, OpenLine, PoDraft, PoLine, QuoteDraft, TaxCode};
+use draftline_erp::domain::{
+    DocumentKind, DraftDocument, NewDraft, OpenDraft, OpenLine, PoDraft, PoLine, QuoteDraft, TaxCode,
+};
 use draftline_erp::money::{self, LineAmounts, Money};
 use draftline_erp::port::ExternalDocument;
 use draftline_erp::units::Uom;
@@ -190,13 +192,28 @@ impl ExternalDocument for TrytonDraft {
     }
 }
 
-/// A purchase-order draft of `branch`, ready to create.
-pub(crate) async fn purchase(
+/// `draft` of `branch` dated `today`, ready to create under `key`.
+pub(crate) async fn draft(
     inner: &Arc<Inner>,
     branch: &str,
-    draft: &PoDraft,
+    draft: &NewDraft,
     key: &str,
+    today: NaiveDate,
 ) -> Result<TrytonDraft, ErpError> {
+    let body = match draft {
+        NewDraft::PurchaseOrder(po) => purchase(inner, branch, po, key).await?,
+        NewDraft::Quote(quote) => self::quote(inner, branch, quote, key, today).await?,
+    };
+    Ok(TrytonDraft {
+        inner: inner.clone(),
+        kind: draft.kind(),
+        key: key.to_owned(),
+        body,
+    })
+}
+
+/// A purchase-order draft's record.
+async fn purchase(inner: &Inner, branch: &str, draft: &PoDraft, key: &str) -> Result<Value, ErpError> {
     let (warehouse, currency) = header(inner, branch).await?;
     let vendor = match inner.master.vendor(&draft.counterparty.code) {
         Some(vendor) => vendor,
@@ -215,23 +232,17 @@ pub(crate) async fn purchase(
         }));
     }
     let own = [("delivery_date", value::date(draft.own.needed_by))];
-    let body = body(draft, key, &vendor, (warehouse, currency), lines, own);
-    Ok(TrytonDraft {
-        inner: inner.clone(),
-        kind: DocumentKind::PurchaseOrder,
-        key: key.to_owned(),
-        body,
-    })
+    Ok(body(draft, key, &vendor, (warehouse, currency), lines, own))
 }
 
-/// A quote draft of `branch` dated `today`, ready to create.
-pub(crate) async fn quote(
-    inner: &Arc<Inner>,
+/// A quote draft's record, dated `today`.
+async fn quote(
+    inner: &Inner,
     branch: &str,
     draft: &QuoteDraft,
     key: &str,
     today: NaiveDate,
-) -> Result<TrytonDraft, ErpError> {
+) -> Result<Value, ErpError> {
     let (warehouse, currency) = header(inner, branch).await?;
     let customer = match inner.master.customer(&draft.counterparty.code) {
         Some(customer) => customer,
@@ -266,13 +277,7 @@ pub(crate) async fn quote(
         // The credit check is for the reviewer: the sale's description shows it.
         ("description", json!(draft.own.credit_check)),
     ];
-    let body = body(draft, key, &customer, (warehouse, currency), lines, own);
-    Ok(TrytonDraft {
-        inner: inner.clone(),
-        kind: DocumentKind::Quote,
-        key: key.to_owned(),
-        body,
-    })
+    Ok(body(draft, key, &customer, (warehouse, currency), lines, own))
 }
 
 /// The record of `draft` to create under `key`: its party, warehouse,

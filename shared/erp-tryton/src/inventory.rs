@@ -118,21 +118,10 @@ impl Inner {
             return Ok(Vec::new());
         }
         let ids: Vec<i64> = warehouse.storages.iter().map(|s| s.id).collect();
-        let quantities = |assigned: bool| {
-            let mut search = Search::new("stock.location", json!([["id", "in", ids]]), &["quantity"])
-                .context("product", json!(product));
-            if assigned {
-                search = search.context("stock_assign", json!(true));
-            }
-            async move {
-                let found = self.rest.read(&search, "stock").await?;
-                found
-                    .iter()
-                    .map(|location| Ok((location.id()?, location.whole("quantity")?)))
-                    .collect::<Result<HashMap<i64, i64>, ErpError>>()
-            }
-        };
-        let (on_hand, available) = tokio::try_join!(quantities(false), quantities(true))?;
+        let search =
+            Search::new("stock.location", json!([["id", "in", ids]]), &["quantity"]).context("product", json!(product));
+        let (on_hand, available) =
+            tokio::try_join!(self.quantities(search.clone(), false), self.quantities(search, true))?;
         warehouse
             .storages
             .iter()
@@ -236,24 +225,27 @@ impl Inner {
         storages: &[Storage],
         products: &[i64],
     ) -> Result<Vec<(HashMap<i64, i64>, HashMap<i64, i64>)>, ErpError> {
-        let quantities = |storage: i64, assigned: bool| {
-            let mut search = Search::new("product.product", json!([["id", "in", products]]), &["quantity"])
-                .context("locations", json!([storage]));
-            if assigned {
-                search = search.context("stock_assign", json!(true));
-            }
-            async move {
-                let found = self.rest.read(&search, "stock").await?;
-                found
-                    .iter()
-                    .map(|product| Ok((product.id()?, product.whole("quantity")?)))
-                    .collect::<Result<HashMap<i64, i64>, ErpError>>()
-            }
-        };
-        try_join_all(storages.iter().map(|storage| async move {
-            tokio::try_join!(quantities(storage.id, false), quantities(storage.id, true))
+        try_join_all(storages.iter().map(|storage| {
+            let search = Search::new("product.product", json!([["id", "in", products]]), &["quantity"])
+                .context("locations", json!([storage.id]));
+            async move { tokio::try_join!(self.quantities(search.clone(), false), self.quantities(search, true)) }
         }))
         .await
+    }
+
+    /// The quantity of each record `search` finds: on hand, or available
+    /// (`assigned`: what shipments already hold is taken off). One request.
+    async fn quantities(&self, search: Search, assigned: bool) -> Result<HashMap<i64, i64>, ErpError> {
+        let search = if assigned {
+            search.context("stock_assign", json!(true))
+        } else {
+            search
+        };
+        let found = self.rest.read(&search, "stock").await?;
+        found
+            .iter()
+            .map(|record| Ok((record.id()?, record.whole("quantity")?)))
+            .collect()
     }
 }
 

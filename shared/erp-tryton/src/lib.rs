@@ -317,10 +317,7 @@ impl Drafting for TrytonErp {
     ) -> Result<Placement<Document>, ErpError> {
         let key = self.draft_key(scope, draft_key)?;
         let branch = scope.branch.as_str();
-        let document = match &draft {
-            NewDraft::PurchaseOrder(po) => drafts::purchase(&self.inner, branch, po, key).await?,
-            NewDraft::Quote(quote) => drafts::quote(&self.inner, branch, quote, key, now.date_naive()).await?,
-        };
+        let document = drafts::draft(&self.inner, branch, &draft, key, now.date_naive()).await?;
         Ok(Placement::External(Box::new(document)))
     }
 }

@@ -75,7 +75,7 @@ macro_rules! draft_tool {
                 call: &draftline_contract::tool::Call<'_>,
                 input: &$input,
             ) -> Option<Vec<draftline_contract::store::TableKey>> {
-                $crate::drafting::keys(self, call, input)
+                $crate::drafting::keys::<Self>(&*self.erp, call, input)
             }
 
             async fn draft(
@@ -83,7 +83,7 @@ macro_rules! draft_tool {
                 call: &draftline_contract::tool::Call<'_>,
                 input: $input,
             ) -> Result<draftline_contract::tool::Draft<Self::Output>, draftline_contract::ToolError> {
-                $crate::drafting::draft(self, call, input).await
+                $crate::drafting::draft(self, &*self.erp, call, input).await
             }
         }
 
@@ -195,8 +195,6 @@ pub(crate) trait DraftKind: Send + Sync {
     /// How the skeleton speaks for the kind.
     const WORDS: Words;
 
-    /// The ERP it drafts in.
-    fn erp(&self) -> &dyn Erp;
     /// The counterparty of what was `read`, checked (a refusal otherwise),
     /// with its prices for `items` (read now where the port did not).
     async fn party(
@@ -240,21 +238,21 @@ pub(crate) fn mismatch(kind: DocumentKind) -> ToolError {
 }
 
 /// The keys of draftline's table a draft of `input` reads in the key lookup.
-pub(crate) fn keys<K: DraftKind>(kind: &K, call: &Call<'_>, input: &K::Input) -> Option<Vec<TableKey>> {
+pub(crate) fn keys<K: DraftKind>(erp: &dyn Erp, call: &Call<'_>, input: &K::Input) -> Option<Vec<TableKey>> {
     let codes = item_codes(input.lines().iter().map(LineInput::item_code));
     let wanted = Wanted {
         counterparty: input.counterparty(),
         items: &codes,
         marked: call.near_duplicate_window.is_some(),
     };
-    kind.erp()
-        .draft_reads(&Scope::of(call.caller), K::Output::KIND, &wanted)
+    erp.draft_reads(&Scope::of(call.caller), K::Output::KIND, &wanted)
 }
 
 /// Reads, checks and prices a draft of `input`, asks a person about a
-/// near-duplicate, and places it: the skeleton.
+/// near-duplicate, and places it in `erp`: the skeleton.
 pub(crate) async fn draft<K: DraftKind>(
     kind: &K,
+    erp: &dyn Erp,
     call: &Call<'_>,
     input: K::Input,
 ) -> Result<Draft<K::Output>, ToolError>
@@ -273,7 +271,7 @@ where
         counterparty,
         items,
         open,
-    } = (kind.erp())
+    } = erp
         .read_for_draft(&scope, K::Output::KIND, &wanted, asking.window(), call.found)
         .await?;
     let party = kind.party(&scope, counterparty, &items, &input).await?;
@@ -297,9 +295,7 @@ where
     // Only a draft that passed every check is placed (and numbered), so
     // refused input writes nothing and leaves no gap.
     let now = call.clock.now();
-    let placed = kind
-        .erp()
-        .place_draft(&scope, draft.clone().into(), call.draft_key, open.seen, now);
+    let placed = erp.place_draft(&scope, draft.clone().into(), call.draft_key, open.seen, now);
     let placement = placed.await?.try_map(K::Output::try_from)?;
     Ok(prepared(
         placement,

@@ -79,50 +79,35 @@ pub struct VendorBill {
     pub currency: String,
 }
 
-impl OpenItem for CustomerInvoice {
-    fn number(&self) -> &str {
-        &self.number
-    }
-    fn counterparty_code(&self) -> &str {
-        &self.customer
-    }
-    fn counterparty_name(&self) -> &str {
-        &self.customer_name
-    }
-    fn due_date(&self) -> NaiveDate {
-        self.due_date
-    }
-    fn amount(&self) -> Decimal {
-        self.amount
-    }
-    fn paid(&self) -> Decimal {
-        self.paid
-    }
-    fn currency(&self) -> &str {
-        &self.currency
-    }
+/// An [`OpenItem`] of a document whose counterparty's code and name are
+/// the fields `$code` and `$name`.
+macro_rules! open_item {
+    ($document:ty, $code:ident, $name:ident) => {
+        impl OpenItem for $document {
+            fn number(&self) -> &str {
+                &self.number
+            }
+            fn counterparty_code(&self) -> &str {
+                &self.$code
+            }
+            fn counterparty_name(&self) -> &str {
+                &self.$name
+            }
+            fn due_date(&self) -> NaiveDate {
+                self.due_date
+            }
+            fn amount(&self) -> Decimal {
+                self.amount
+            }
+            fn paid(&self) -> Decimal {
+                self.paid
+            }
+            fn currency(&self) -> &str {
+                &self.currency
+            }
+        }
+    };
 }
 
-impl OpenItem for VendorBill {
-    fn number(&self) -> &str {
-        &self.number
-    }
-    fn counterparty_code(&self) -> &str {
-        &self.vendor
-    }
-    fn counterparty_name(&self) -> &str {
-        &self.vendor_name
-    }
-    fn due_date(&self) -> NaiveDate {
-        self.due_date
-    }
-    fn amount(&self) -> Decimal {
-        self.amount
-    }
-    fn paid(&self) -> Decimal {
-        self.paid
-    }
-    fn currency(&self) -> &str {
-        &self.currency
-    }
-}
+open_item!(CustomerInvoice, customer, customer_name);
+open_item!(VendorBill, vendor, vendor_name);

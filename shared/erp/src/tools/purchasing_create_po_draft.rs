@@ -19,7 +19,7 @@ use validator::Validate;
 use crate::domain::{Item, PoFields, PoLine, PurchaseOrder, Reviewable, VendorRef};
 use crate::drafting::{DraftKind, NO_DRAFT, Party, Priced, Words, draft_tool, mismatch};
 use crate::money::LineAmounts;
-use crate::port::{CounterpartyReads, Erp, Scope};
+use crate::port::{CounterpartyReads, Scope};
 use crate::units::Uom;
 
 /// How far ahead `needed_by` may be.
@@ -115,10 +115,6 @@ impl DraftKind for PurchasingCreatePoDraft {
         unit_verb: "stocked",
         read_tool: "purchasing_get_po",
     };
-
-    fn erp(&self) -> &dyn Erp {
-        &*self.erp
-    }
 
     async fn party(
         &self,

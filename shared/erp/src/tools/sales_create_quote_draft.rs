@@ -24,7 +24,7 @@ use crate::domain::{
 };
 use crate::drafting::{DraftKind, NO_DRAFT, Party, Priced, Words, draft_tool, mismatch};
 use crate::money::{self, LineAmounts, Money};
-use crate::port::{CounterpartyReads, Erp, Scope};
+use crate::port::{CounterpartyReads, Scope};
 use crate::units::Uom;
 
 /// How long a quote may be valid.
@@ -254,10 +254,6 @@ impl DraftKind for SalesCreateQuoteDraft {
         unit_verb: "sold",
         read_tool: "sales_get_quote",
     };
-
-    fn erp(&self) -> &dyn Erp {
-        &*self.erp
-    }
 
     async fn party(
         &self,
