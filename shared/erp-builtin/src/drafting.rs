@@ -44,99 +44,112 @@ pub fn marker<'a>(scope: &Scope<'a>, kind: &'a str, wanted: &Wanted<'a>) -> Mark
     }
 }
 
-/// The keys a purchase-order draft of `wanted` reads (the marker's
-/// whether or not `wanted.marked`: see [`Wanted::marked`]).
-fn po_keys(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<Attrs> {
-    let tenant = scope.tenant;
-    let mut keys = vec![
-        Vendor::key(tenant, wanted.counterparty),
-        marker(scope, DocumentKind::PurchaseOrder.prefix(), wanted).key(),
-    ];
-    keys.extend(wanted.items.iter().map(|code| Item::key(tenant, code)));
-    if wanted.items.len() <= PRICED_IN_BATCH {
-        keys.extend(
-            wanted
-                .items
-                .iter()
-                .map(|code| PriceEntry::key(tenant, wanted.counterparty, code)),
-        );
+/// The keys a draft reads, by what each is for, in the batch's order.
+struct Keys {
+    /// The vendor's profile, or the customer's.
+    counterparty: Attrs,
+    /// A customer's credit standing (quotes).
+    standing: Option<Attrs>,
+    /// The near-duplicate marker of the counterparty and item set (read
+    /// whether or not the check is on: see [`Wanted::marked`]).
+    marker: Attrs,
+    /// Each wanted item's, in `wanted.items` order.
+    items: Vec<Attrs>,
+    /// Each wanted item's prices, in the same order: the vendor's (none
+    /// past [`PRICED_IN_BATCH`] items: the vendor's list is queried), or
+    /// its sales prices on every list (the customer's list is known only
+    /// once it is read).
+    prices: Vec<Attrs>,
+    /// Every tax type, in code order (quotes: there are four codes, and
+    /// the refusal of one not in use names those that are).
+    taxes: Vec<Attrs>,
+}
+
+impl Keys {
+    /// The keys a draft of `kind` for `wanted` reads.
+    fn of(scope: &Scope<'_>, kind: DocumentKind, wanted: &Wanted<'_>) -> Self {
+        let (tenant, branch, code) = (scope.tenant, scope.branch, wanted.counterparty);
+        let items = wanted.items.iter().map(|item| Item::key(tenant, item)).collect();
+        let marker = marker(scope, kind.prefix(), wanted).key();
+        match kind {
+            DocumentKind::PurchaseOrder => Self {
+                counterparty: Vendor::key(tenant, code),
+                standing: None,
+                marker,
+                items,
+                prices: match wanted.items.len() <= PRICED_IN_BATCH {
+                    true => wanted
+                        .items
+                        .iter()
+                        .map(|item| PriceEntry::key(tenant, code, item))
+                        .collect(),
+                    false => Vec::new(),
+                },
+                taxes: Vec::new(),
+            },
+            DocumentKind::Quote => {
+                // In code order, as the tax types' partition lists them.
+                let mut codes = TaxCode::ALL;
+                codes.sort_by_key(|code| code.code());
+                Self {
+                    counterparty: Customer::key(tenant, branch, code),
+                    standing: Some(CreditStanding::key(tenant, branch, code)),
+                    marker,
+                    items,
+                    prices: wanted.items.iter().map(|item| price_list::key(tenant, item)).collect(),
+                    taxes: codes.iter().map(|code| TaxType::key(tenant, *code)).collect(),
+                }
+            }
+        }
     }
-    keys
-}
 
-/// The keys of `items`, store-neutral, for the key lookup's batch.
-fn neutral_keys(items: &[Attrs]) -> Vec<TableKey> {
-    items.iter().filter_map(TableKey::of).collect()
-}
-
-/// The keys a quote draft of `wanted` reads: the customer and its credit
-/// standing, the marker, the items and their sales prices (on every list:
-/// the customer's is known only once it is read), and every tax type
-/// (there are four codes; the refusal of one not in use names those that
-/// are).
-fn quote_keys(scope: &Scope<'_>, wanted: &Wanted<'_>) -> Vec<Attrs> {
-    let tenant = scope.tenant;
-    let mut keys = vec![
-        Customer::key(tenant, scope.branch, wanted.counterparty),
-        CreditStanding::key(tenant, scope.branch, wanted.counterparty),
-        marker(scope, DocumentKind::Quote.prefix(), wanted).key(),
-    ];
-    keys.extend(wanted.items.iter().map(|code| Item::key(tenant, code)));
-    keys.extend(wanted.items.iter().map(|code| price_list::key(tenant, code)));
-    keys.extend(TaxCode::ALL.iter().map(|code| TaxType::key(tenant, *code)));
-    keys
-}
-
-/// The keys a draft of `kind` for `wanted` reads.
-fn keys(scope: &Scope<'_>, kind: DocumentKind, wanted: &Wanted<'_>) -> Vec<Attrs> {
-    match kind {
-        DocumentKind::PurchaseOrder => po_keys(scope, wanted),
-        DocumentKind::Quote => quote_keys(scope, wanted),
+    /// Every key, in the batch's order.
+    fn all(&self) -> impl Iterator<Item = &Attrs> {
+        let head = std::iter::once(&self.counterparty).chain(&self.standing);
+        head.chain([&self.marker])
+            .chain(&self.items)
+            .chain(&self.prices)
+            .chain(&self.taxes)
     }
 }
 
 /// The reads of a draft of `kind`, for the key lookup's batch.
 pub fn reads(scope: &Scope<'_>, kind: DocumentKind, wanted: &Wanted<'_>) -> Vec<TableKey> {
-    neutral_keys(&keys(scope, kind, wanted))
+    Keys::of(scope, kind, wanted).all().filter_map(TableKey::of).collect()
 }
 
-/// What the batch found for `keys` (borrowed: the model reads the same
-/// neutral attributes), or (without one) what one batch of their own finds.
-async fn found_or_read<'f>(
-    store: &ErpStore<'_>,
-    keys: Vec<Attrs>,
-    found: Option<&'f Found>,
-) -> Result<Vec<Cow<'f, Attrs>>, ErpError> {
-    match found {
-        Some(found) => Ok(keys
-            .iter()
-            .filter_map(TableKey::of)
-            .filter_map(|key| found.get(&key))
-            .map(Cow::Borrowed)
-            .collect()),
-        None => Ok(store.batch_get(keys).await?.into_iter().map(Cow::Owned).collect()),
+/// What a draft read: the items of its [`Keys`] that exist, borrowed from
+/// the key lookup's batch (the model reads the same neutral attributes)
+/// or read in one batch of their own.
+struct Read<'f>(Vec<Cow<'f, Attrs>>);
+
+impl<'f> Read<'f> {
+    /// What the batch `found` for `keys`, or (without one) what one batch
+    /// of their own finds.
+    async fn of(store: &ErpStore<'_>, keys: &Keys, found: Option<&'f Found>) -> Result<Self, ErpError> {
+        Ok(Self(match found {
+            Some(found) => keys
+                .all()
+                .filter_map(TableKey::of)
+                .filter_map(|key| found.get(&key))
+                .map(Cow::Borrowed)
+                .collect(),
+            None => {
+                let keys = keys.all().cloned().collect();
+                store.batch_get(keys).await?.into_iter().map(Cow::Owned).collect()
+            }
+        }))
     }
-}
 
-/// The open drafts the marker lists within `open`, and what it was read
-/// as: with no window but the check on (a person decided), its state alone,
-/// for the new draft's mark; with the check off, nothing (unread: no mark).
-fn open_drafts(
-    read: &[Cow<'_, Attrs>],
-    marker: &Marker<'_>,
-    wanted: &Wanted<'_>,
-    open: Option<Window>,
-) -> Result<OpenDrafts, ErpError> {
-    if !wanted.marked {
-        return Ok(OpenDrafts::default());
+    /// The item at `key`, if it exists.
+    fn get(&self, key: &Attrs) -> Option<&Attrs> {
+        self.0.iter().map(|item| &**item).find(|item| same_key(item, key))
     }
-    let stored = at(read, &marker.key()).map(|i| &*read[i]);
-    Ok(Marker::read(stored, open.as_ref()))
-}
 
-/// Whether `item` is at `key`.
-fn at(items: &[Cow<'_, Attrs>], key: &Attrs) -> Option<usize> {
-    items.iter().position(|item| same_key(item, key))
+    /// The item at `key` as `read` reads it, if it exists.
+    fn parse<T>(&self, key: &Attrs, read: fn(&Attrs) -> Result<T, ErpError>) -> Result<Option<T>, ErpError> {
+        self.get(key).map(read).transpose()
+    }
 }
 
 /// What a draft of `kind` for `wanted` reads: from `found` when the key
@@ -149,17 +162,24 @@ pub async fn read(
     open: Option<Window>,
     found: Option<&Found>,
 ) -> Result<DraftReads, ErpError> {
-    let read = found_or_read(store, keys(scope, kind, wanted), found).await?;
+    let keys = Keys::of(scope, kind, wanted);
+    let read = Read::of(store, &keys, found).await?;
     let mut items = HashMap::with_capacity(wanted.items.len());
-    for code in wanted.items {
-        if let Some(i) = at(&read, &Item::key(scope.tenant, code)) {
-            items.insert(code.clone(), Item::from_item(&read[i])?);
+    for (code, key) in wanted.items.iter().zip(&keys.items) {
+        if let Some(item) = read.parse(key, Item::from_item)? {
+            items.insert(code.clone(), item);
         }
     }
-    let open = open_drafts(&read, &marker(scope, kind.prefix(), wanted), wanted, open)?;
+    // With no window but the check on (a person decided), the marker's
+    // state alone, for the new draft's mark; with the check off, nothing
+    // (unread: no mark).
+    let open = match wanted.marked {
+        true => Marker::read(read.get(&keys.marker), open.as_ref()),
+        false => OpenDrafts::default(),
+    };
     let counterparty = match kind {
-        DocumentKind::PurchaseOrder => vendor(store, scope, wanted, &read).await?,
-        DocumentKind::Quote => customer(scope, wanted, &read)?,
+        DocumentKind::PurchaseOrder => vendor(store, wanted, &keys, &read).await?,
+        DocumentKind::Quote => customer(&keys, &read)?,
     };
     Ok(DraftReads {
         counterparty,
@@ -172,21 +192,17 @@ pub async fn read(
 /// vendor's whole price list in a `Query` past [`PRICED_IN_BATCH`] items).
 async fn vendor(
     store: &ErpStore<'_>,
-    scope: &Scope<'_>,
     wanted: &Wanted<'_>,
-    read: &[Cow<'_, Attrs>],
+    keys: &Keys,
+    read: &Read<'_>,
 ) -> Result<CounterpartyReads, ErpError> {
-    let tenant = scope.tenant;
-    let Some(i) = at(read, &Vendor::key(tenant, wanted.counterparty)) else {
+    let Some(vendor) = read.parse(&keys.counterparty, Vendor::from_item)? else {
         return Ok(CounterpartyReads::Vendor(None));
     };
-    let vendor = Vendor::from_item(&read[i])?;
     let prices = if wanted.items.len() <= PRICED_IN_BATCH {
         let mut prices = Vec::new();
-        for code in wanted.items {
-            if let Some(i) = at(read, &PriceEntry::key(tenant, wanted.counterparty, code)) {
-                prices.extend(PriceEntry::from_item(&read[i])?);
-            }
+        for key in &keys.prices {
+            prices.extend(read.parse(key, PriceEntry::from_item)?.unwrap_or_default());
         }
         prices
     } else {
@@ -201,25 +217,16 @@ async fn vendor(
 
 /// A quote's customer, the tax types, the customer's standing and its
 /// prices of the wanted items.
-fn customer(scope: &Scope<'_>, wanted: &Wanted<'_>, read: &[Cow<'_, Attrs>]) -> Result<CounterpartyReads, ErpError> {
-    let tenant = scope.tenant;
-    let customer = match at(read, &Customer::key(tenant, scope.branch, wanted.counterparty)) {
-        Some(i) => Some(Customer::from_item(&read[i])?),
-        None => None,
-    };
-    // In code order, as the tax types' partition lists them.
-    let mut codes = TaxCode::ALL;
-    codes.sort_by_key(|code| code.code());
-    let mut taxes = Vec::with_capacity(codes.len());
-    for code in codes {
-        if let Some(i) = at(read, &TaxType::key(tenant, code)) {
-            taxes.push(TaxType::from_item(&read[i])?);
-        }
+fn customer(keys: &Keys, read: &Read<'_>) -> Result<CounterpartyReads, ErpError> {
+    let customer = read.parse(&keys.counterparty, Customer::from_item)?;
+    let mut taxes = Vec::with_capacity(keys.taxes.len());
+    for key in &keys.taxes {
+        taxes.extend(read.parse(key, TaxType::from_item)?);
     }
     // A table seeded before standings were kept has none: the quote then
     // reads the customer's orders and invoices.
-    let standing = match at(read, &CreditStanding::key(tenant, scope.branch, wanted.counterparty)) {
-        Some(i) => Some(CreditStanding::from_item(&read[i])?),
+    let standing = match &keys.standing {
+        Some(key) => read.parse(key, CreditStanding::from_item)?,
         None => None,
     };
     // The prices on the customer's list, in every unit (an item on no list
@@ -227,10 +234,8 @@ fn customer(scope: &Scope<'_>, wanted: &Wanted<'_>, read: &[Cow<'_, Attrs>]) -> 
     let prices = match &customer {
         Some(customer) => {
             let mut prices = Vec::new();
-            for code in wanted.items {
-                if let Some(i) = at(read, &price_list::key(tenant, code)) {
-                    prices.extend(price_list::on_list(&read[i], &customer.price_list)?);
-                }
+            for stored in keys.prices.iter().filter_map(|key| read.get(key)) {
+                prices.extend(price_list::on_list(stored, &customer.price_list)?);
             }
             Some(prices)
         }
