@@ -15,7 +15,9 @@
 //!   branch by construction.
 //! - [`store`]: the reads, scoped by tenant and branch (listings stop at a
 //!   page and hand back a position for the sealed cursor), and the number
-//!   counter.
+//!   counter. A port read of one item (`GetItem`) or one partition (a
+//!   `Query`, following pages) names its key here and reads through
+//!   [`store::ErpStore::get_one`] or [`store::ErpStore::query_as`].
 //! - [`seed`]: writing the demo story once.
 
 pub mod drafting;
@@ -43,7 +45,10 @@ use draftline_erp::port::{
 };
 use draftline_erp::units::Uom;
 
-use crate::model::{AgentDraftRecord, DocumentRecord};
+use crate::model::{
+    AgentDraftRecord, BranchVendorRecord, CustomerInvoiceRecord, CustomerRecord, DocumentRecord, PurchaseOrderRecord,
+    QuoteRecord, SalesOrderRecord, TaxTypeRecord, VendorBillRecord,
+};
 use crate::store::ErpStore;
 
 /// The demo ERP in draftline's table.
@@ -83,7 +88,8 @@ impl Inventory for BuiltinErp {
         scope: &Scope<'_>,
         item: &str,
     ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ErpError> {
-        self.store(scope).item_stock(scope.branch, item).await
+        let (_, levels, policy) = self.store(scope).stock_records(scope.branch, item).await?;
+        Ok((levels, policy))
     }
 
     async fn item_with_stock(&self, scope: &Scope<'_>, code: &str) -> Result<Option<ItemStock>, ErpError> {
@@ -114,7 +120,8 @@ impl Purchasing for BuiltinErp {
     }
 
     async fn branch_vendors(&self, scope: &Scope<'_>) -> Result<Vec<BranchVendor>, ErpError> {
-        self.store(scope).branch_vendors(scope.branch).await
+        let pk = keys::branch_vendors(scope.tenant, scope.branch);
+        self.store(scope).query_as(&pk, None, BranchVendor::from_item).await
     }
 
     async fn items_and_branch_vendors(
@@ -129,7 +136,8 @@ impl Purchasing for BuiltinErp {
     }
 
     async fn purchase_order(&self, scope: &Scope<'_>, number: &str) -> Result<Option<PurchaseOrder>, ErpError> {
-        self.store(scope).purchase_order(scope.branch, number).await
+        let key = PurchaseOrder::key(scope.tenant, scope.branch, number);
+        self.store(scope).get_one(key, PurchaseOrder::from_item).await
     }
 
     async fn search_purchase_orders(
@@ -208,19 +216,30 @@ impl Drafting for BuiltinErp {
 #[async_trait]
 impl Sales for BuiltinErp {
     async fn customers(&self, scope: &Scope<'_>) -> Result<Vec<Customer>, ErpError> {
-        self.store(scope).customers(scope.branch).await
+        let pk = keys::customers(scope.tenant, scope.branch);
+        self.store(scope).query_as(&pk, None, Customer::from_item).await
     }
 
     async fn customer(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Customer>, ErpError> {
-        self.store(scope).customer(scope.branch, code).await
+        // Another branch's customer is simply not there.
+        let key = Customer::key(scope.tenant, scope.branch, code);
+        self.store(scope).get_one(key, Customer::from_item).await
     }
 
     async fn customer_orders(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<SalesOrder>, ErpError> {
-        self.store(scope).customer_orders(scope.branch, code).await
+        let pk = keys::sales_orders(scope.tenant, scope.branch);
+        let prefix = keys::customer_docs_prefix(code);
+        self.store(scope)
+            .query_as(&pk, Some(&prefix), SalesOrder::from_item)
+            .await
     }
 
     async fn customer_invoices(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<CustomerInvoice>, ErpError> {
-        self.store(scope).customer_invoices(scope.branch, code).await
+        let pk = keys::receivables(scope.tenant, scope.branch);
+        let prefix = keys::customer_docs_prefix(code);
+        self.store(scope)
+            .query_as(&pk, Some(&prefix), CustomerInvoice::from_item)
+            .await
     }
 
     async fn list_prices(
@@ -233,22 +252,26 @@ impl Sales for BuiltinErp {
     }
 
     async fn quote(&self, scope: &Scope<'_>, number: &str) -> Result<Option<Quote>, ErpError> {
-        self.store(scope).quote(scope.branch, number).await
+        let key = Quote::key(scope.tenant, scope.branch, number);
+        self.store(scope).get_one(key, Quote::from_item).await
     }
 }
 
 #[async_trait]
 impl Finance for BuiltinErp {
     async fn tax_types(&self, scope: &Scope<'_>) -> Result<Vec<TaxType>, ErpError> {
-        self.store(scope).tax_types().await
+        let pk = keys::tax_types(scope.tenant);
+        self.store(scope).query_as(&pk, None, TaxType::from_item).await
     }
 
     async fn receivables(&self, scope: &Scope<'_>) -> Result<Vec<CustomerInvoice>, ErpError> {
-        self.store(scope).receivables(scope.branch).await
+        let pk = keys::receivables(scope.tenant, scope.branch);
+        self.store(scope).query_as(&pk, None, CustomerInvoice::from_item).await
     }
 
     async fn payables(&self, scope: &Scope<'_>) -> Result<Vec<VendorBill>, ErpError> {
-        self.store(scope).payables(scope.branch).await
+        let pk = keys::payables(scope.tenant, scope.branch);
+        self.store(scope).query_as(&pk, None, VendorBill::from_item).await
     }
 }
 

@@ -12,8 +12,8 @@ use draftline_contract::identity::{BranchId, TenantId};
 use draftline_contract::store::{Condition, Value, Write, WriteSet};
 use draftline_dynamo::{Db, Item as SdkItem, erp_store_error};
 use draftline_erp::domain::{
-    AgentDraft, BranchVendor, Customer, CustomerInvoice, DraftFilter, Item, ListPrice, OpenDraft, PriceEntry,
-    PurchaseOrder, Quote, ReorderPolicy, SalesOrder, StockLevel, TaxType, Vendor, VendorBill,
+    AgentDraft, BranchVendor, DraftFilter, Item, ListPrice, OpenDraft, PriceEntry, PurchaseOrder, ReorderPolicy,
+    StockLevel, Vendor,
 };
 use draftline_erp::port::{DueItem, ItemStock, Page, PoFilter, Window};
 use draftline_erp::reorder;
@@ -291,16 +291,6 @@ impl<'a> ErpStore<'a> {
         Ok(vendor.map(|v| (v, prices)))
     }
 
-    /// An item's stock in every warehouse of `branch` and its reorder policy (one `Query`).
-    pub async fn item_stock(
-        &self,
-        branch: &BranchId,
-        item: &str,
-    ) -> Result<(Vec<StockLevel>, Option<ReorderPolicy>), ErpError> {
-        let (_, levels, policy) = self.stock_records(branch, item).await?;
-        Ok((levels, policy))
-    }
-
     /// Item `code` with its stock in every warehouse of `branch` and its
     /// reorder policy: one `Query` of the item's records in the branch's
     /// stock partition, which hold a copy of the item where the branch
@@ -317,7 +307,7 @@ impl<'a> ErpStore<'a> {
 
     /// Every record of `item` in `branch`'s stock partition: the item
     /// master's copy, the stock per warehouse, the reorder policy (one `Query`).
-    async fn stock_records(
+    pub(crate) async fn stock_records(
         &self,
         branch: &BranchId,
         item: &str,
@@ -341,21 +331,6 @@ impl<'a> ErpStore<'a> {
     /// One item of the item master.
     pub async fn item(&self, code: &str) -> Result<Option<Item>, ErpError> {
         self.get_one(Item::key(self.tenant, code), Item::from_item).await
-    }
-
-    /// Quote `number` of `branch` (one `GetItem`).
-    pub async fn quote(&self, branch: &BranchId, number: &str) -> Result<Option<Quote>, ErpError> {
-        self.get_one(Quote::key(self.tenant, branch, number), Quote::from_item)
-            .await
-    }
-
-    /// PO `number` of `branch` (one `GetItem`; another branch's PO is simply not there).
-    pub async fn purchase_order(&self, branch: &BranchId, number: &str) -> Result<Option<PurchaseOrder>, ErpError> {
-        self.get_one(
-            PurchaseOrder::key(self.tenant, branch, number),
-            PurchaseOrder::from_item,
-        )
-        .await
     }
 
     /// Up to `want` items of `branch` at or below their reorder point, in item
@@ -484,12 +459,6 @@ impl<'a> ErpStore<'a> {
         Ok(prices)
     }
 
-    /// Every vendor that supplies `branch`, by code (one `Query`, following pages).
-    pub async fn branch_vendors(&self, branch: &BranchId) -> Result<Vec<BranchVendor>, ErpError> {
-        let pk = keys::branch_vendors(self.tenant, branch);
-        self.query_as(&pk, None, BranchVendor::from_item).await
-    }
-
     /// Up to `limit` purchase orders of `branch` matching `filter`, newest
     /// (highest number) first, starting after PO `after`. Evaluates at most
     /// `max_pages` pages; when it stops early, `next_after` continues the scan.
@@ -571,50 +540,6 @@ impl<'a> ErpStore<'a> {
         })
     }
 
-    /// Every customer of `branch` (one `Query`, following pages).
-    pub async fn customers(&self, branch: &BranchId) -> Result<Vec<Customer>, ErpError> {
-        let pk = keys::customers(self.tenant, branch);
-        self.query_as(&pk, None, Customer::from_item).await
-    }
-
-    /// Customer `code` of `branch` (another branch's customer is simply not there).
-    pub async fn customer(&self, branch: &BranchId, code: &str) -> Result<Option<Customer>, ErpError> {
-        self.get_one(Customer::key(self.tenant, branch, code), Customer::from_item)
-            .await
-    }
-
-    /// The sales orders of customer `code` in `branch`.
-    pub async fn customer_orders(&self, branch: &BranchId, code: &str) -> Result<Vec<SalesOrder>, ErpError> {
-        let pk = keys::sales_orders(self.tenant, branch);
-        self.query_as(&pk, Some(&keys::customer_docs_prefix(code)), SalesOrder::from_item)
-            .await
-    }
-
-    /// The invoices of customer `code` in `branch`.
-    pub async fn customer_invoices(&self, branch: &BranchId, code: &str) -> Result<Vec<CustomerInvoice>, ErpError> {
-        let pk = keys::receivables(self.tenant, branch);
-        self.query_as(&pk, Some(&keys::customer_docs_prefix(code)), CustomerInvoice::from_item)
-            .await
-    }
-
-    /// Every customer invoice of `branch`.
-    pub async fn receivables(&self, branch: &BranchId) -> Result<Vec<CustomerInvoice>, ErpError> {
-        let pk = keys::receivables(self.tenant, branch);
-        self.query_as(&pk, None, CustomerInvoice::from_item).await
-    }
-
-    /// Every vendor bill of `branch`.
-    pub async fn payables(&self, branch: &BranchId) -> Result<Vec<VendorBill>, ErpError> {
-        let pk = keys::payables(self.tenant, branch);
-        self.query_as(&pk, None, VendorBill::from_item).await
-    }
-
-    /// The tenant's tax types.
-    pub async fn tax_types(&self) -> Result<Vec<TaxType>, ErpError> {
-        let pk = keys::tax_types(self.tenant);
-        self.query_as(&pk, None, TaxType::from_item).await
-    }
-
     /// Prices of price list `list` for `(item, unit)` pairs: the wanted
     /// items' sales prices in one batch (prices that do not exist are simply
     /// absent).
@@ -633,7 +558,11 @@ impl<'a> ErpStore<'a> {
     }
 
     /// One item by key (one `GetItem`), read with `read`.
-    async fn get_one<T>(&self, key: Attrs, read: fn(&Attrs) -> Result<T, ErpError>) -> Result<Option<T>, ErpError> {
+    pub(crate) async fn get_one<T>(
+        &self,
+        key: Attrs,
+        read: fn(&Attrs) -> Result<T, ErpError>,
+    ) -> Result<Option<T>, ErpError> {
         let out = self
             .db
             .client()
@@ -648,7 +577,7 @@ impl<'a> ErpStore<'a> {
     }
 
     /// Every item of a partition (optionally under a sort-key prefix), read with `read`.
-    async fn query_as<T>(
+    pub(crate) async fn query_as<T>(
         &self,
         pk: &str,
         sk_prefix: Option<&str>,
