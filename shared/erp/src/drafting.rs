@@ -658,23 +658,30 @@ fn existing<O: Reviewable>(document: O, review_pages: &str) -> Draft<O> {
 }
 
 #[cfg(test)]
-mod tests {
-    //! The skeleton's rules, once for each kind from one table of cases, on
-    //! the in-memory ERP. Each kind's own rules are tested in its tool.
+pub(crate) mod fixture {
+    //! A draft kind under test, for the engine's table of cases and each
+    //! kind's own tests: its tool over the in-memory ERP, who drafts it,
+    //! its counterparties, how an input of it is written, and the calls
+    //! every test makes.
 
     use std::str::FromStr;
 
-    use draftline_contract::tool::DraftTool;
+    use draftline_contract::ToolError;
+    use draftline_contract::tool::{Call, DraftTool};
+    use rust_decimal::Decimal;
 
-    use super::*;
+    use super::DraftKind;
     use crate::domain::TaxCode;
-    use crate::testing::{MemoryErp, Placing, TestCaller, issues};
+    use crate::testing::{MemoryErp, TestCaller};
     use crate::tools::purchasing_create_po_draft::{CreatePoDraftInput, PoLineInput, PurchasingCreatePoDraft};
     use crate::tools::sales_create_quote_draft::{CreateQuoteDraftInput, QuoteLineInput, SalesCreateQuoteDraft};
+    use crate::units::Uom;
 
     /// A kind under test: its tool over the in-memory ERP, who drafts it,
     /// its counterparties, and how an input of it is written.
-    trait Fixture: DraftKind + DraftTool<Input = <Self as DraftKind>::Input, Output = <Self as DraftKind>::Output> {
+    pub(crate) trait Fixture:
+        Sized + DraftKind + DraftTool<Input = <Self as DraftKind>::Input, Output = <Self as DraftKind>::Output>
+    {
         /// The demo person who drafts it.
         const DRAFTER: &'static str;
         /// A counterparty of the drafter's branch, and one of another branch.
@@ -687,6 +694,36 @@ mod tests {
         fn input(counterparty: &str, lines: &[(&str, i64, Uom)]) -> <Self as DraftKind>::Input;
         /// Sets the counterparty's list price of `item` per `uom`.
         fn set_price(erp: &MemoryErp, item: &str, uom: Uom, price: Decimal);
+
+        /// The demo ERP and the drafter.
+        fn drafter() -> (MemoryErp, TestCaller) {
+            (MemoryErp::demo().unwrap(), TestCaller::demo(Self::DRAFTER).unwrap())
+        }
+
+        /// The draft, placed as the server would place it.
+        async fn created(
+            erp: &MemoryErp,
+            call: &Call<'_>,
+            input: <Self as DraftKind>::Input,
+        ) -> <Self as DraftKind>::Output {
+            erp.drafted(&Self::tool(erp), call, input).await
+        }
+
+        /// Why the draft was refused.
+        async fn refused(erp: &MemoryErp, call: &Call<'_>, input: <Self as DraftKind>::Input) -> ToolError {
+            erp.refusal(&Self::tool(erp), call, input).await
+        }
+
+        /// The last number of the drafter's series.
+        fn last_number(erp: &MemoryErp) -> i64 {
+            let (branch, prefix) = Self::SERIES;
+            erp.read(|b| b.sequences[&(branch.to_owned(), prefix.to_owned())])
+        }
+
+        /// Sets the list price as [`Self::set_price`], from text.
+        fn set_price_of(erp: &MemoryErp, item: &str, uom: Uom, price: &str) {
+            Self::set_price(erp, item, uom, Decimal::from_str(price).unwrap());
+        }
     }
 
     impl Fixture for PurchasingCreatePoDraft {
@@ -751,6 +788,22 @@ mod tests {
             });
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The skeleton's rules, once for each kind from one table of cases, on
+    //! the in-memory ERP. Each kind's own rules are tested in its tool.
+
+    use std::str::FromStr;
+
+    use draftline_contract::tool::DraftTool;
+
+    use super::fixture::Fixture;
+    use super::*;
+    use crate::testing::{MemoryErp, Placing, TestCaller, issues};
+    use crate::tools::purchasing_create_po_draft::PurchasingCreatePoDraft;
+    use crate::tools::sales_create_quote_draft::SalesCreateQuoteDraft;
 
     /// Whose counterparty a case drafts for.
     #[derive(Clone, Copy)]

@@ -214,70 +214,24 @@ impl DraftKind for PurchasingCreatePoDraft {
 
 #[cfg(test)]
 mod tests {
-    use std::str::FromStr;
-
     use draftline_contract::tool::{Call, Decision};
 
     use super::*;
+    use crate::drafting::fixture::Fixture;
     use crate::port::Purchasing;
-    use crate::testing::{MemoryErp, TestCaller, issues};
+    use crate::testing::{TestCaller, issues};
 
-    fn line(item_code: &str, qty: i64, uom: Uom) -> PoLineInput {
-        PoLineInput {
-            item_code: item_code.into(),
-            qty,
-            uom,
-        }
-    }
-
-    fn order(vendor_code: &str, lines: Vec<PoLineInput>) -> CreatePoDraftInput {
-        CreatePoDraftInput {
-            vendor_code: vendor_code.into(),
-            needed_by: "2026-12-15".parse().unwrap(),
-            client_ref: "reorder-BRG-0042".into(),
-            note: Some("Weekly reorder".into()),
-            lines,
-        }
-    }
+    type Po = PurchasingCreatePoDraft;
 
     /// 10 BOX of BRG-0042 from V-00231: the README's draft.
     fn bearings() -> CreatePoDraftInput {
-        order("V-00231", vec![line("BRG-0042", 10, Uom::Box)])
-    }
-
-    fn buyer() -> (MemoryErp, TestCaller) {
-        (MemoryErp::demo().unwrap(), TestCaller::demo("buyer-sby").unwrap())
-    }
-
-    /// The draft, placed as the server would place it.
-    async fn created(erp: &MemoryErp, call: &Call<'_>, input: CreatePoDraftInput) -> PurchaseOrder {
-        erp.drafted(&PurchasingCreatePoDraft::new(erp.port()), call, input)
-            .await
-    }
-
-    /// Why the draft was refused.
-    async fn refused(erp: &MemoryErp, call: &Call<'_>, input: CreatePoDraftInput) -> ToolError {
-        erp.refusal(&PurchasingCreatePoDraft::new(erp.port()), call, input)
-            .await
-    }
-
-    fn last_number(erp: &MemoryErp) -> i64 {
-        erp.read(|b| b.sequences[&("SBY-01".to_owned(), "PO".to_owned())])
-    }
-
-    fn set_price(erp: &MemoryErp, item: &str, uom: Uom, price: &str) {
-        let price = Decimal::from_str(price).unwrap();
-        erp.edit(|b| {
-            for p in b.prices.iter_mut().filter(|p| p.item == item && p.uom == uom) {
-                p.unit_price = price;
-            }
-        });
+        Po::input("V-00231", &[("BRG-0042", 10, Uom::Box)])
     }
 
     #[tokio::test]
     async fn a_box_is_priced_from_the_vendors_box_price_and_counted_as_24_pieces() {
-        let (erp, buyer) = buyer();
-        let po = created(&erp, &buyer.draft("k1"), bearings()).await;
+        let (erp, buyer) = Po::drafter();
+        let po = Po::created(&erp, &buyer.draft("k1"), bearings()).await;
         assert_eq!(po.po_number, "PO-SBY-000004");
         assert_eq!(po.status, crate::domain::PoStatus::Draft);
         let line = &po.lines[0];
@@ -311,12 +265,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_unit_the_vendor_does_not_price_is_the_base_price_times_the_conversion() {
-        let (erp, buyer) = buyer();
+        let (erp, buyer) = Po::drafter();
         // V-00231 prices BRG-0043 per PCS only (14250).
-        let po = created(
+        let po = Po::created(
             &erp,
             &buyer.draft("k1"),
-            order("V-00231", vec![line("BRG-0043", 2, Uom::Box)]),
+            Po::input("V-00231", &[("BRG-0043", 2, Uom::Box)]),
         )
         .await;
         let line = &po.lines[0];
@@ -330,16 +284,16 @@ mod tests {
 
     #[tokio::test]
     async fn every_refused_line_is_named_and_a_refusal_uses_no_number() {
-        let (erp, buyer) = buyer();
-        let input = order(
+        let (erp, buyer) = Po::drafter();
+        let input = Po::input(
             "V-00231",
-            vec![
-                line("BRG-0042", 10, Uom::Box),
-                line("BRG-9999", 1, Uom::Pcs),
-                line("BLT-0107", 1, Uom::Box),
+            &[
+                ("BRG-0042", 10, Uom::Box),
+                ("BRG-9999", 1, Uom::Pcs),
+                ("BLT-0107", 1, Uom::Box),
             ],
         );
-        let err = refused(&erp, &buyer.draft("k1"), input).await;
+        let err = Po::refused(&erp, &buyer.draft("k1"), input).await;
         let found = issues(&err);
         assert_eq!(found.len(), 2, "{found:?}");
         assert_eq!(found[0].0, "lines[1].item_code");
@@ -356,27 +310,27 @@ mod tests {
             "{}",
             found[1].1
         );
-        assert_eq!(last_number(&erp), 3);
+        assert_eq!(Po::last_number(&erp), 3);
         assert_eq!(
-            created(&erp, &buyer.draft("k2"), bearings()).await.po_number,
+            Po::created(&erp, &buyer.draft("k2"), bearings()).await.po_number,
             "PO-SBY-000004"
         );
     }
 
     #[tokio::test]
     async fn a_vendor_that_does_not_supply_the_branch_reads_like_a_missing_one() {
-        let (erp, buyer) = buyer();
+        let (erp, buyer) = Po::drafter();
         // V-00612 exists, but supplies Jakarta and Bandung only.
-        let elsewhere = refused(
+        let elsewhere = Po::refused(
             &erp,
             &buyer.draft("k1"),
-            order("V-00612", vec![line("CBL-0220", 1, Uom::Roll)]),
+            Po::input("V-00612", &[("CBL-0220", 1, Uom::Roll)]),
         )
         .await;
-        let missing = refused(
+        let missing = Po::refused(
             &erp,
             &buyer.draft("k1"),
-            order("V-99999", vec![line("CBL-0220", 1, Uom::Roll)]),
+            Po::input("V-99999", &[("CBL-0220", 1, Uom::Roll)]),
         )
         .await;
         let text = |code: &str| {
@@ -388,10 +342,10 @@ mod tests {
         assert_eq!(issues(&elsewhere), [("vendor_code", text("V-00612").as_str())]);
         assert_eq!(issues(&missing), [("vendor_code", text("V-99999").as_str())]);
         let jakarta = TestCaller::demo("buyer-jkt").unwrap();
-        let po = created(
+        let po = Po::created(
             &erp,
             &jakarta.draft("k1"),
-            order("V-00612", vec![line("CBL-0220", 1, Uom::Roll)]),
+            Po::input("V-00612", &[("CBL-0220", 1, Uom::Roll)]),
         )
         .await;
         assert_eq!(po.po_number, "PO-JKT-000025");
@@ -399,13 +353,13 @@ mod tests {
 
     #[tokio::test]
     async fn use_existing_of_another_branchs_order_is_not_found() {
-        let (erp, buyer) = buyer();
+        let (erp, buyer) = Po::drafter();
         let elsewhere = Decision::UseExisting("PO-JKT-000001".into());
         let call = Call {
             decision: Some(&elsewhere),
             ..buyer.draft("k1")
         };
-        let err = refused(&erp, &call, bearings()).await;
+        let err = Po::refused(&erp, &call, bearings()).await;
         assert_eq!(
             err.to_string(),
             super::super::purchasing_get_po::po_not_found("PO-JKT-000001").to_string()
@@ -414,12 +368,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_conversion_too_large_for_the_base_quantity_is_a_clear_error() {
-        let (erp, buyer) = buyer();
+        let (erp, buyer) = Po::drafter();
         erp.edit(|b| {
             let bearing = b.items.iter_mut().find(|i| i.code == "BRG-0042").unwrap();
             bearing.units.iter_mut().find(|u| u.uom == Uom::Box).unwrap().factor = i64::MAX;
         });
-        let err = refused(&erp, &buyer.draft("k1"), bearings()).await;
+        let err = Po::refused(&erp, &buyer.draft("k1"), bearings()).await;
         assert!(
             err.to_string().contains("lines[0] (BRG-0042 x 10 BOX) is too large"),
             "{err}"
@@ -428,31 +382,25 @@ mod tests {
 
     #[tokio::test]
     async fn a_total_too_large_to_add_up_is_refused_at_its_first_line() {
-        let (erp, buyer) = buyer();
-        set_price(&erp, "BRG-0042", Uom::Pcs, "40000000000000000000000000000");
-        set_price(&erp, "BRG-0043", Uom::Pcs, "40000000000000000000000000000");
-        let input = order(
-            "V-00231",
-            vec![line("BRG-0042", 1, Uom::Pcs), line("BRG-0043", 1, Uom::Pcs)],
-        );
-        let err = refused(&erp, &buyer.draft("k1"), input).await;
+        let (erp, buyer) = Po::drafter();
+        Po::set_price_of(&erp, "BRG-0042", Uom::Pcs, "40000000000000000000000000000");
+        Po::set_price_of(&erp, "BRG-0043", Uom::Pcs, "40000000000000000000000000000");
+        let input = Po::input("V-00231", &[("BRG-0042", 1, Uom::Pcs), ("BRG-0043", 1, Uom::Pcs)]);
+        let err = Po::refused(&erp, &buyer.draft("k1"), input).await;
         let found = issues(&err);
         assert_eq!(found.len(), 1, "{err:?}");
         assert_eq!(found[0].0, "lines[0]");
-        assert_eq!(last_number(&erp), 3);
+        assert_eq!(Po::last_number(&erp), 3);
     }
 
     #[tokio::test]
     async fn a_total_of_ten_to_the_fourteen_is_refused_naming_the_line_and_the_largest_total() {
         // 100000 PCS at 1000000000.00 IDR: 10^14 IDR, one hundredth more
         // than a tenant's limits can count (it answered 500 before).
-        let (erp, buyer) = buyer();
-        set_price(&erp, "BRG-0043", Uom::Pcs, "1000000000.00");
-        let input = order(
-            "V-00231",
-            vec![line("BRG-0042", 1, Uom::Box), line("BRG-0043", 100_000, Uom::Pcs)],
-        );
-        let err = refused(&erp, &buyer.draft("k1"), input).await;
+        let (erp, buyer) = Po::drafter();
+        Po::set_price_of(&erp, "BRG-0043", Uom::Pcs, "1000000000.00");
+        let input = Po::input("V-00231", &[("BRG-0042", 1, Uom::Box), ("BRG-0043", 100_000, Uom::Pcs)]);
+        let err = Po::refused(&erp, &buyer.draft("k1"), input).await;
         assert!(matches!(err, ToolError::Validation { .. }), "{err:?}");
         let found = issues(&err);
         assert_eq!(found.len(), 1, "{err:?}");
@@ -463,13 +411,13 @@ mod tests {
                 && message.contains("the largest total a draft may have, 99999999999999.99 IDR"),
             "{message}"
         );
-        assert_eq!(last_number(&erp), 3, "nothing was numbered");
+        assert_eq!(Po::last_number(&erp), 3, "nothing was numbered");
         // One hundredth less than the largest fits.
-        set_price(&erp, "BRG-0043", Uom::Pcs, "999999999.99");
-        let po = created(
+        Po::set_price_of(&erp, "BRG-0043", Uom::Pcs, "999999999.99");
+        let po = Po::created(
             &erp,
             &buyer.draft("k2"),
-            order("V-00231", vec![line("BRG-0043", 100_000, Uom::Pcs)]),
+            Po::input("V-00231", &[("BRG-0043", 100_000, Uom::Pcs)]),
         )
         .await;
         assert_eq!(po.total.amount, "99999999999000.00");

@@ -375,13 +375,14 @@ impl DraftKind for SalesCreateQuoteDraft {
 
 #[cfg(test)]
 mod tests {
-    use std::str::FromStr;
-
     use draftline_contract::tool::{Call, Decision};
 
     use super::*;
     use crate::domain::DocumentStatus;
-    use crate::testing::{MemoryErp, TestCaller, issues};
+    use crate::drafting::fixture::Fixture;
+    use crate::testing::issues;
+
+    type Quoting = SalesCreateQuoteDraft;
 
     fn quoted(item_code: &str, qty: i64, uom: Uom, tax_code: TaxCode) -> QuoteLineInput {
         QuoteLineInput {
@@ -407,38 +408,10 @@ mod tests {
         quote_for("C-BDG-001", vec![quoted("BRG-0042", 2, Uom::Box, TaxCode::Vat11)])
     }
 
-    fn seller() -> (MemoryErp, TestCaller) {
-        (MemoryErp::demo().unwrap(), TestCaller::demo("sales-bdg").unwrap())
-    }
-
-    /// The draft, placed as the server would place it.
-    async fn created(erp: &MemoryErp, call: &Call<'_>, input: CreateQuoteDraftInput) -> Quote {
-        erp.drafted(&SalesCreateQuoteDraft::new(erp.port()), call, input).await
-    }
-
-    /// Why the draft was refused.
-    async fn refused(erp: &MemoryErp, call: &Call<'_>, input: CreateQuoteDraftInput) -> ToolError {
-        erp.refusal(&SalesCreateQuoteDraft::new(erp.port()), call, input).await
-    }
-
-    fn last_number(erp: &MemoryErp) -> i64 {
-        erp.read(|b| b.sequences[&("BDG-01".to_owned(), "QT".to_owned())])
-    }
-
-    /// Prices `item` per `uom` at `price` on every sales price list.
-    fn set_list_price(erp: &MemoryErp, item: &str, uom: Uom, price: &str) {
-        let price = Decimal::from_str(price).unwrap();
-        erp.edit(|b| {
-            for p in b.list_prices.iter_mut().filter(|p| p.item == item && p.uom == uom) {
-                p.unit_price = price;
-            }
-        });
-    }
-
     #[tokio::test]
     async fn a_box_is_priced_from_the_customers_list_and_taxed_per_line() {
-        let (erp, seller) = seller();
-        let quote = created(&erp, &seller.draft("q1"), bearings()).await;
+        let (erp, seller) = Quoting::drafter();
+        let quote = Quoting::created(&erp, &seller.draft("q1"), bearings()).await;
         assert_eq!(quote.quote_number, "QT-BDG-000004");
         assert_eq!(quote.status, DocumentStatus::Draft);
         assert_eq!(quote.price_list, "PL-WHOLESALE");
@@ -472,8 +445,8 @@ mod tests {
 
     #[tokio::test]
     async fn the_credit_check_says_what_is_left_after_the_quote() {
-        let (erp, seller) = seller();
-        let quote = created(&erp, &seller.draft("q1"), bearings()).await;
+        let (erp, seller) = Quoting::drafter();
+        let quote = Quoting::created(&erp, &seller.draft("q1"), bearings()).await;
         assert_eq!(
             quote.credit_check,
             "Credit limit 150000000.00 IDR, exposure 72705000.00 IDR (open orders 36075000.00 IDR, unpaid invoices \
@@ -484,10 +457,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_quote_beyond_the_credit_limit_says_a_person_must_approve_the_credit() {
-        let (erp, seller) = seller();
+        let (erp, seller) = Quoting::drafter();
         // C-BDG-002 is already 1,040,000 over; 1 BOX at retail is 372,000 + 40,920 tax.
         let input = quote_for("C-BDG-002", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Vat11)]);
-        let quote = created(&erp, &seller.draft("q1"), input).await;
+        let quote = Quoting::created(&erp, &seller.draft("q1"), input).await;
         assert_eq!(quote.total.amount, "412920.00");
         assert!(
             quote.credit_check.ends_with(
@@ -501,10 +474,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_unit_the_list_does_not_price_is_the_base_price_times_the_conversion() {
-        let (erp, seller) = seller();
+        let (erp, seller) = Quoting::drafter();
         // PL-WHOLESALE prices BRG-0043 per PCS only (17000).
         let input = quote_for("C-BDG-001", vec![quoted("BRG-0043", 1, Uom::Box, TaxCode::Vat11)]);
-        let quote = created(&erp, &seller.draft("q1"), input).await;
+        let quote = Quoting::created(&erp, &seller.draft("q1"), input).await;
         assert_eq!(quote.lines[0].unit_price.amount, "408000.00");
         assert_eq!(
             quote.lines[0].price_source,
@@ -514,10 +487,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_unit_only_priced_in_another_unit_names_the_priced_one() {
-        let (erp, seller) = seller();
+        let (erp, seller) = Quoting::drafter();
         // PL-WHOLESALE prices BLT-0107 by the box only, so pieces have no base price to convert.
         let input = quote_for("C-BDG-001", vec![quoted("BLT-0107", 50, Uom::Pcs, TaxCode::Vat11)]);
-        let err = refused(&erp, &seller.draft("q1"), input).await;
+        let err = Quoting::refused(&erp, &seller.draft("q1"), input).await;
         assert_eq!(
             issues(&err),
             [(
@@ -529,9 +502,9 @@ mod tests {
 
     #[tokio::test]
     async fn an_item_not_on_the_customers_price_list_cannot_be_quoted() {
-        let (erp, seller) = seller();
+        let (erp, seller) = Quoting::drafter();
         let input = quote_for("C-BDG-001", vec![quoted("VBT-0220", 4, Uom::Pcs, TaxCode::Vat11)]);
-        let err = refused(&erp, &seller.draft("q1"), input).await;
+        let err = Quoting::refused(&erp, &seller.draft("q1"), input).await;
         let found = issues(&err);
         assert_eq!(found[0].0, "lines[0].uom");
         assert!(
@@ -544,7 +517,7 @@ mod tests {
         // The retail list has it.
         let retail = quote_for("C-BDG-002", vec![quoted("VBT-0220", 4, Uom::Pcs, TaxCode::Vat11)]);
         assert_eq!(
-            created(&erp, &seller.draft("q2"), retail).await.lines[0]
+            Quoting::created(&erp, &seller.draft("q2"), retail).await.lines[0]
                 .unit_price
                 .amount,
             "52000.00"
@@ -553,9 +526,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_customer_on_credit_hold_cannot_be_quoted() {
-        let (erp, seller) = seller();
+        let (erp, seller) = Quoting::drafter();
         let input = quote_for("C-BDG-003", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Vat11)]);
-        let err = refused(&erp, &seller.draft("q1"), input).await;
+        let err = Quoting::refused(&erp, &seller.draft("q1"), input).await;
         let found = issues(&err);
         assert_eq!(found[0].0, "customer_code");
         assert!(
@@ -565,14 +538,14 @@ mod tests {
             "{}",
             found[0].1
         );
-        assert_eq!(last_number(&erp), 3);
+        assert_eq!(Quoting::last_number(&erp), 3);
     }
 
     #[tokio::test]
     async fn a_tax_exempt_customer_is_quoted_with_exempt_only() {
-        let (erp, seller) = seller();
+        let (erp, seller) = Quoting::drafter();
         let vat = quote_for("C-BDG-004", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Vat11)]);
-        let err = refused(&erp, &seller.draft("q1"), vat).await;
+        let err = Quoting::refused(&erp, &seller.draft("q1"), vat).await;
         assert_eq!(
             issues(&err),
             [(
@@ -581,7 +554,7 @@ mod tests {
             )]
         );
         let exempt = quote_for("C-BDG-004", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Exempt)]);
-        let quote = created(&erp, &seller.draft("q2"), exempt).await;
+        let quote = Quoting::created(&erp, &seller.draft("q2"), exempt).await;
         let line = &quote.lines[0];
         assert_eq!(
             (line.tax_rate_percent.as_str(), line.tax_amount.amount.as_str()),
@@ -592,9 +565,9 @@ mod tests {
 
     #[tokio::test]
     async fn an_inactive_tax_code_is_refused_naming_the_codes_in_use() {
-        let (erp, seller) = seller();
+        let (erp, seller) = Quoting::drafter();
         let input = quote_for("C-BDG-001", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Vat10)]);
-        let err = refused(&erp, &seller.draft("q1"), input).await;
+        let err = Quoting::refused(&erp, &seller.draft("q1"), input).await;
         let found = issues(&err);
         assert_eq!(found[0].0, "lines[0].tax_code");
         assert!(
@@ -608,11 +581,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_customer_of_another_branch_reads_like_a_missing_one() {
-        let (erp, seller) = seller();
+        let (erp, seller) = Quoting::drafter();
         let elsewhere = quote_for("C-SBY-001", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Vat11)]);
         let missing = quote_for("C-BDG-999", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Vat11)]);
-        let elsewhere = refused(&erp, &seller.draft("q1"), elsewhere).await;
-        let missing = refused(&erp, &seller.draft("q1"), missing).await;
+        let elsewhere = Quoting::refused(&erp, &seller.draft("q1"), elsewhere).await;
+        let missing = Quoting::refused(&erp, &seller.draft("q1"), missing).await;
         assert_eq!(
             issues(&elsewhere),
             [("customer_code", customer_not_found("C-SBY-001").as_str())]
@@ -625,36 +598,36 @@ mod tests {
 
     #[tokio::test]
     async fn the_same_items_for_another_customer_are_not_a_near_duplicate() {
-        let (erp, seller) = seller();
-        created(&erp, &seller.draft("q1"), bearings()).await;
+        let (erp, seller) = Quoting::drafter();
+        Quoting::created(&erp, &seller.draft("q1"), bearings()).await;
         let mitra = quote_for("C-BDG-002", vec![quoted("BRG-0042", 2, Uom::Box, TaxCode::Vat11)]);
         assert_eq!(
-            created(&erp, &seller.draft("q2"), mitra).await.quote_number,
+            Quoting::created(&erp, &seller.draft("q2"), mitra).await.quote_number,
             "QT-BDG-000005"
         );
     }
 
     #[tokio::test]
     async fn use_existing_of_a_quote_that_is_not_there_is_not_found() {
-        let (erp, seller) = seller();
+        let (erp, seller) = Quoting::drafter();
         let gone = Decision::UseExisting("QT-BDG-000099".into());
         let call = Call {
             decision: Some(&gone),
             ..seller.draft("q4")
         };
-        let err = refused(&erp, &call, bearings()).await;
+        let err = Quoting::refused(&erp, &call, bearings()).await;
         assert!(matches!(err, ToolError::NotFound(_)), "{err:?}");
         assert!(err.to_string().contains("Quote QT-BDG-000099 was not found"), "{err}");
-        assert_eq!(last_number(&erp), 3);
+        assert_eq!(Quoting::last_number(&erp), 3);
     }
 
     #[tokio::test]
     async fn tax_too_large_to_compute_is_a_clear_error_not_a_panic() {
-        let (erp, seller) = seller();
+        let (erp, seller) = Quoting::drafter();
         // The net amount fits; net x 11 does not.
-        set_list_price(&erp, "BRG-0042", Uom::Box, "10000000000000000000000000000");
+        Quoting::set_price_of(&erp, "BRG-0042", Uom::Box, "10000000000000000000000000000");
         let one = quote_for("C-BDG-001", vec![quoted("BRG-0042", 1, Uom::Box, TaxCode::Vat11)]);
-        let err = refused(&erp, &seller.draft("q1"), one).await;
+        let err = Quoting::refused(&erp, &seller.draft("q1"), one).await;
         assert!(
             err.to_string().contains("lines[0] (BRG-0042 x 1 BOX) is too large"),
             "{err}"
@@ -665,10 +638,10 @@ mod tests {
     async fn a_quote_total_of_ten_to_the_fourteen_is_refused_naming_the_line_and_the_largest_total() {
         // 100000 BOX at 900900901.00 IDR net: with VAT 11% the line is past
         // the largest total a tenant's limits can count.
-        let (erp, seller) = seller();
-        set_list_price(&erp, "BRG-0042", Uom::Box, "900900901.00");
+        let (erp, seller) = Quoting::drafter();
+        Quoting::set_price_of(&erp, "BRG-0042", Uom::Box, "900900901.00");
         let input = quote_for("C-BDG-001", vec![quoted("BRG-0042", 100_000, Uom::Box, TaxCode::Vat11)]);
-        let err = refused(&erp, &seller.draft("q1"), input).await;
+        let err = Quoting::refused(&erp, &seller.draft("q1"), input).await;
         assert!(matches!(err, ToolError::Validation { .. }), "{err:?}");
         let found = issues(&err);
         assert_eq!(found.len(), 1, "{err:?}");
@@ -679,7 +652,7 @@ mod tests {
             "{}",
             found[0].1
         );
-        assert_eq!(last_number(&erp), 3, "nothing was numbered");
+        assert_eq!(Quoting::last_number(&erp), 3, "nothing was numbered");
     }
 
     fn line(tax_code: Option<TaxCode>) -> QuoteLineInput {
