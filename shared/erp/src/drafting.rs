@@ -658,139 +658,6 @@ fn existing<O: Reviewable>(document: O, review_pages: &str) -> Draft<O> {
 }
 
 #[cfg(test)]
-pub(crate) mod fixture {
-    //! A draft kind under test, for the engine's table of cases and each
-    //! kind's own tests: its tool over the in-memory ERP, who drafts it,
-    //! its counterparties, how an input of it is written, and the calls
-    //! every test makes.
-
-    use std::str::FromStr;
-
-    use draftline_contract::ToolError;
-    use draftline_contract::tool::{Call, DraftTool};
-    use rust_decimal::Decimal;
-
-    use super::DraftKind;
-    use crate::domain::TaxCode;
-    use crate::testing::{MemoryErp, TestCaller};
-    use crate::tools::purchasing_create_po_draft::{CreatePoDraftInput, PoLineInput, PurchasingCreatePoDraft};
-    use crate::tools::sales_create_quote_draft::{CreateQuoteDraftInput, QuoteLineInput, SalesCreateQuoteDraft};
-    use crate::units::Uom;
-
-    /// A kind under test: its tool over the in-memory ERP, who drafts it,
-    /// its counterparties, and how an input of it is written.
-    pub(crate) trait Fixture:
-        Sized + DraftKind + DraftTool<Input = <Self as DraftKind>::Input, Output = <Self as DraftKind>::Output>
-    {
-        /// The demo person who drafts it.
-        const DRAFTER: &'static str;
-        /// A counterparty of the drafter's branch, and one of another branch.
-        const COUNTERPARTIES: (&'static str, &'static str);
-        /// The input field that names the counterparty.
-        const FIELD: &'static str;
-        /// The branch's number series.
-        const SERIES: (&'static str, &'static str);
-        fn tool(erp: &MemoryErp) -> Self;
-        fn input(counterparty: &str, lines: &[(&str, i64, Uom)]) -> <Self as DraftKind>::Input;
-        /// Sets the counterparty's list price of `item` per `uom`.
-        fn set_price(erp: &MemoryErp, item: &str, uom: Uom, price: Decimal);
-
-        /// The demo ERP and the drafter.
-        fn drafter() -> (MemoryErp, TestCaller) {
-            (MemoryErp::demo().unwrap(), TestCaller::demo(Self::DRAFTER).unwrap())
-        }
-
-        /// The draft, placed as the server would place it.
-        async fn created(
-            erp: &MemoryErp,
-            call: &Call<'_>,
-            input: <Self as DraftKind>::Input,
-        ) -> <Self as DraftKind>::Output {
-            erp.drafted(&Self::tool(erp), call, input).await
-        }
-
-        /// Why the draft was refused.
-        async fn refused(erp: &MemoryErp, call: &Call<'_>, input: <Self as DraftKind>::Input) -> ToolError {
-            erp.refusal(&Self::tool(erp), call, input).await
-        }
-
-        /// The last number of the drafter's series.
-        fn last_number(erp: &MemoryErp) -> i64 {
-            let (branch, prefix) = Self::SERIES;
-            erp.read(|b| b.sequences[&(branch.to_owned(), prefix.to_owned())])
-        }
-
-        /// Sets the list price as [`Self::set_price`], from text.
-        fn set_price_of(erp: &MemoryErp, item: &str, uom: Uom, price: &str) {
-            Self::set_price(erp, item, uom, Decimal::from_str(price).unwrap());
-        }
-    }
-
-    impl Fixture for PurchasingCreatePoDraft {
-        const DRAFTER: &'static str = "buyer-sby";
-        const COUNTERPARTIES: (&'static str, &'static str) = ("V-00231", "V-00612");
-        const FIELD: &'static str = "vendor_code";
-        const SERIES: (&'static str, &'static str) = ("SBY-01", "PO");
-        fn tool(erp: &MemoryErp) -> Self {
-            Self::new(erp.port())
-        }
-        fn input(vendor_code: &str, lines: &[(&str, i64, Uom)]) -> CreatePoDraftInput {
-            let line = |&(item_code, qty, uom): &(&str, i64, Uom)| PoLineInput {
-                item_code: item_code.into(),
-                qty,
-                uom,
-            };
-            CreatePoDraftInput {
-                vendor_code: vendor_code.into(),
-                needed_by: "2026-12-15".parse().unwrap(),
-                client_ref: "engine".into(),
-                note: None,
-                lines: lines.iter().map(line).collect(),
-            }
-        }
-        fn set_price(erp: &MemoryErp, item: &str, uom: Uom, price: Decimal) {
-            erp.edit(|b| {
-                for p in b.prices.iter_mut().filter(|p| p.item == item && p.uom == uom) {
-                    p.unit_price = price;
-                }
-            });
-        }
-    }
-
-    impl Fixture for SalesCreateQuoteDraft {
-        const DRAFTER: &'static str = "sales-bdg";
-        const COUNTERPARTIES: (&'static str, &'static str) = ("C-BDG-001", "C-SBY-001");
-        const FIELD: &'static str = "customer_code";
-        const SERIES: (&'static str, &'static str) = ("BDG-01", "QT");
-        fn tool(erp: &MemoryErp) -> Self {
-            Self::new(erp.port())
-        }
-        fn input(customer_code: &str, lines: &[(&str, i64, Uom)]) -> CreateQuoteDraftInput {
-            let line = |&(item_code, qty, uom): &(&str, i64, Uom)| QuoteLineInput {
-                item_code: item_code.into(),
-                qty,
-                uom,
-                tax_code: Some(TaxCode::Vat11),
-            };
-            CreateQuoteDraftInput {
-                customer_code: customer_code.into(),
-                valid_until: "2026-12-15".parse().unwrap(),
-                client_ref: "engine".into(),
-                note: None,
-                lines: lines.iter().map(line).collect(),
-            }
-        }
-        fn set_price(erp: &MemoryErp, item: &str, uom: Uom, price: Decimal) {
-            erp.edit(|b| {
-                for p in b.list_prices.iter_mut().filter(|p| p.item == item && p.uom == uom) {
-                    p.unit_price = price;
-                }
-            });
-        }
-    }
-}
-
-#[cfg(test)]
 mod tests {
     //! The skeleton's rules, once for each kind from one table of cases, on
     //! the in-memory ERP. Each kind's own rules are tested in its tool.
@@ -1188,5 +1055,138 @@ mod tests {
     async fn an_external_draft_is_numbered_by_the_erp_and_a_retry_finds_it_rather_than_asking() {
         an_external_draft_is_found_again::<PurchasingCreatePoDraft>().await;
         an_external_draft_is_found_again::<SalesCreateQuoteDraft>().await;
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod fixture {
+    //! A draft kind under test, for the engine's table of cases and each
+    //! kind's own tests: its tool over the in-memory ERP, who drafts it,
+    //! its counterparties, how an input of it is written, and the calls
+    //! every test makes.
+
+    use std::str::FromStr;
+
+    use draftline_contract::ToolError;
+    use draftline_contract::tool::{Call, DraftTool};
+    use rust_decimal::Decimal;
+
+    use super::DraftKind;
+    use crate::domain::TaxCode;
+    use crate::testing::{MemoryErp, TestCaller};
+    use crate::tools::purchasing_create_po_draft::{CreatePoDraftInput, PoLineInput, PurchasingCreatePoDraft};
+    use crate::tools::sales_create_quote_draft::{CreateQuoteDraftInput, QuoteLineInput, SalesCreateQuoteDraft};
+    use crate::units::Uom;
+
+    /// A kind under test: its tool over the in-memory ERP, who drafts it,
+    /// its counterparties, and how an input of it is written.
+    pub(crate) trait Fixture:
+        Sized + DraftKind + DraftTool<Input = <Self as DraftKind>::Input, Output = <Self as DraftKind>::Output>
+    {
+        /// The demo person who drafts it.
+        const DRAFTER: &'static str;
+        /// A counterparty of the drafter's branch, and one of another branch.
+        const COUNTERPARTIES: (&'static str, &'static str);
+        /// The input field that names the counterparty.
+        const FIELD: &'static str;
+        /// The branch's number series.
+        const SERIES: (&'static str, &'static str);
+        fn tool(erp: &MemoryErp) -> Self;
+        fn input(counterparty: &str, lines: &[(&str, i64, Uom)]) -> <Self as DraftKind>::Input;
+        /// Sets the counterparty's list price of `item` per `uom`.
+        fn set_price(erp: &MemoryErp, item: &str, uom: Uom, price: Decimal);
+
+        /// The demo ERP and the drafter.
+        fn drafter() -> (MemoryErp, TestCaller) {
+            (MemoryErp::demo().unwrap(), TestCaller::demo(Self::DRAFTER).unwrap())
+        }
+
+        /// The draft, placed as the server would place it.
+        async fn created(
+            erp: &MemoryErp,
+            call: &Call<'_>,
+            input: <Self as DraftKind>::Input,
+        ) -> <Self as DraftKind>::Output {
+            erp.drafted(&Self::tool(erp), call, input).await
+        }
+
+        /// Why the draft was refused.
+        async fn refused(erp: &MemoryErp, call: &Call<'_>, input: <Self as DraftKind>::Input) -> ToolError {
+            erp.refusal(&Self::tool(erp), call, input).await
+        }
+
+        /// The last number of the drafter's series.
+        fn last_number(erp: &MemoryErp) -> i64 {
+            let (branch, prefix) = Self::SERIES;
+            erp.read(|b| b.sequences[&(branch.to_owned(), prefix.to_owned())])
+        }
+
+        /// Sets the list price as [`Self::set_price`], from text.
+        fn set_price_of(erp: &MemoryErp, item: &str, uom: Uom, price: &str) {
+            Self::set_price(erp, item, uom, Decimal::from_str(price).unwrap());
+        }
+    }
+
+    impl Fixture for PurchasingCreatePoDraft {
+        const DRAFTER: &'static str = "buyer-sby";
+        const COUNTERPARTIES: (&'static str, &'static str) = ("V-00231", "V-00612");
+        const FIELD: &'static str = "vendor_code";
+        const SERIES: (&'static str, &'static str) = ("SBY-01", "PO");
+        fn tool(erp: &MemoryErp) -> Self {
+            Self::new(erp.port())
+        }
+        fn input(vendor_code: &str, lines: &[(&str, i64, Uom)]) -> CreatePoDraftInput {
+            let line = |&(item_code, qty, uom): &(&str, i64, Uom)| PoLineInput {
+                item_code: item_code.into(),
+                qty,
+                uom,
+            };
+            CreatePoDraftInput {
+                vendor_code: vendor_code.into(),
+                needed_by: "2026-12-15".parse().unwrap(),
+                client_ref: "engine".into(),
+                note: None,
+                lines: lines.iter().map(line).collect(),
+            }
+        }
+        fn set_price(erp: &MemoryErp, item: &str, uom: Uom, price: Decimal) {
+            erp.edit(|b| {
+                for p in b.prices.iter_mut().filter(|p| p.item == item && p.uom == uom) {
+                    p.unit_price = price;
+                }
+            });
+        }
+    }
+
+    impl Fixture for SalesCreateQuoteDraft {
+        const DRAFTER: &'static str = "sales-bdg";
+        const COUNTERPARTIES: (&'static str, &'static str) = ("C-BDG-001", "C-SBY-001");
+        const FIELD: &'static str = "customer_code";
+        const SERIES: (&'static str, &'static str) = ("BDG-01", "QT");
+        fn tool(erp: &MemoryErp) -> Self {
+            Self::new(erp.port())
+        }
+        fn input(customer_code: &str, lines: &[(&str, i64, Uom)]) -> CreateQuoteDraftInput {
+            let line = |&(item_code, qty, uom): &(&str, i64, Uom)| QuoteLineInput {
+                item_code: item_code.into(),
+                qty,
+                uom,
+                tax_code: Some(TaxCode::Vat11),
+            };
+            CreateQuoteDraftInput {
+                customer_code: customer_code.into(),
+                valid_until: "2026-12-15".parse().unwrap(),
+                client_ref: "engine".into(),
+                note: None,
+                lines: lines.iter().map(line).collect(),
+            }
+        }
+        fn set_price(erp: &MemoryErp, item: &str, uom: Uom, price: Decimal) {
+            erp.edit(|b| {
+                for p in b.list_prices.iter_mut().filter(|p| p.item == item && p.uom == uom) {
+                    p.unit_price = price;
+                }
+            });
+        }
     }
 }
