@@ -63,6 +63,7 @@ macro_rules! draft_fields {
     };
 }
 
+mod documents;
 mod drafts;
 mod embedded;
 mod finance;

@@ -17,10 +17,10 @@ use rust_decimal::Decimal;
 use serde_json::{Value, json};
 
 use crate::Inner;
-use crate::drafts::{DocumentLine, draft_of};
+use crate::documents::{DocumentLine, PO_ID_PREFIX, draft_of, tryton_decision};
 use crate::master::PartyRef;
 use crate::rest::Search;
-use crate::units::{self, UnitSymbol};
+use crate::units::UnitSymbol;
 use crate::value::{self, Record};
 
 /// The fields of a vendor.
@@ -482,14 +482,6 @@ pub(crate) fn po_status(state: &str, shipment_state: Option<&str>) -> Option<PoS
     }
 }
 
-/// A unit of a document line, by its symbol.
-pub(crate) fn line_unit(what: &str, symbol: Option<String>) -> Result<UnitSymbol, ErpError> {
-    symbol
-        .as_deref()
-        .and_then(units::from_symbol)
-        .ok_or_else(|| ErpError::internal(format!("{what} is in a unit draftline does not know ({symbol:?})")))
-}
-
 /// A purchase order as the port tells it. A draft an agent made reads back
 /// exactly as [`PoDraft::numbered`] answered it; every other order says a
 /// person handles it.
@@ -541,8 +533,8 @@ pub(crate) fn purchase_order(record: &Record) -> Result<PurchaseOrder, ErpError>
     let sums = LineAmounts { net, tax, total };
     let draft = draft_of(record, (vendor, currency), lines, &sums, PoFields { needed_by })?;
     let agent_draft = status == PoStatus::Draft && by_draftline;
-    let mut po = draft.numbered(format!("{}{id}", crate::drafts::PO_ID_PREFIX), number, created_at);
-    po.decision = crate::review::tryton_decision(record)?;
+    let mut po = draft.numbered(format!("{PO_ID_PREFIX}{id}"), number, created_at);
+    po.decision = tryton_decision(record)?;
     if !agent_draft {
         po.status = status;
         po.next_step = if status == PoStatus::Draft {

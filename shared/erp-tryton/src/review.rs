@@ -9,13 +9,13 @@
 
 use chrono::{DateTime, Utc};
 use draftline_contract::ErpError;
-use draftline_erp::domain::{AgentDraft, Decision, DocumentKind, DraftFilter, PoStatus, Verdict};
+use draftline_erp::domain::{AgentDraft, DocumentKind, DraftFilter, PoStatus};
 use draftline_erp::money::Money;
 use draftline_erp::port::Page;
 use serde_json::{Value, json};
 
 use crate::Inner;
-use crate::drafts::{id_prefix, model};
+use crate::documents::{id_prefix, model, tryton_decision};
 use crate::rest::Search;
 use crate::value::{self, Record};
 
@@ -68,37 +68,6 @@ fn quote_status(state: &str) -> &'static str {
         "cancelled" => "rejected",
         _ => "approved",
     }
-}
-
-/// A person's decision on an agent draft as far as Tryton's own fields
-/// tell it: the state says which (quotation or later: approved; cancelled:
-/// rejected), `draftline_decided_by` who (the module's login of the
-/// document's `write_uid`, the last Tryton user who changed it: who pressed
-/// the button unless someone edited it afterwards), `write_date` when.
-/// Tryton keeps no reason (a person may leave a note on the document);
-/// `None` for a draft, a document a person made, or one Tryton does not
-/// say who changed.
-pub(crate) fn tryton_decision(record: &Record) -> Result<Option<Decision>, ErpError> {
-    if record.opt_text("draftline_key")?.is_none() {
-        return Ok(None);
-    }
-    let verdict = match record.text("state")?.as_str() {
-        "draft" => return Ok(None),
-        "cancelled" => Verdict::Rejected,
-        _ => Verdict::Approved,
-    };
-    let (Some(by), Some(at)) = (
-        record.opt_text("draftline_decided_by")?,
-        record.opt_datetime("write_date")?,
-    ) else {
-        return Ok(None);
-    };
-    Ok(Some(Decision {
-        verdict,
-        reason: None,
-        decided_by: by,
-        decided_at: value::rfc3339(at),
-    }))
 }
 
 /// A queue position: the creation time (microseconds) and the number.

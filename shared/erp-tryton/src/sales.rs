@@ -17,7 +17,7 @@ use rust_decimal::Decimal;
 use serde_json::{Value, json};
 
 use crate::Inner;
-use crate::drafts::{DocumentLine, draft_of};
+use crate::documents::{DocumentLine, QUOTE_ID_PREFIX, draft_of, tryton_decision};
 use crate::master::PartyRef;
 use crate::purchasing::payment_days;
 use crate::rest::Search;
@@ -295,11 +295,7 @@ fn quote(record: &Record) -> Result<Quote, ErpError> {
     let draft = draft_of(record, (customer, currency), lines, &sums, own)?;
     let state = record.text("state")?;
     let agent_draft = state == "draft" && record.opt_text("draftline_key")?.is_some();
-    let mut quote = draft.numbered(
-        format!("{}{id}", crate::drafts::QUOTE_ID_PREFIX),
-        number,
-        value::rfc3339(created),
-    );
+    let mut quote = draft.numbered(format!("{QUOTE_ID_PREFIX}{id}"), number, value::rfc3339(created));
     match state.as_str() {
         // A person pressed Quote in Tryton: approved, for the customer.
         "quotation" => quote.status = DocumentStatus::Approved,
@@ -307,7 +303,7 @@ fn quote(record: &Record) -> Result<Quote, ErpError> {
         "cancelled" => quote.status = DocumentStatus::Rejected,
         _ => {}
     }
-    quote.decision = crate::review::tryton_decision(record)?;
+    quote.decision = tryton_decision(record)?;
     if !agent_draft {
         quote.next_step = format!("Quote {} is handled by a person in the ERP.", quote.quote_number);
     }

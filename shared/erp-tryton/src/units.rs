@@ -3,6 +3,7 @@
 //! M ↔ `m`), package units as their code followed by how many base units
 //! they hold (`BOX24` = BOX × 24, `CTN20`, `ROLL50`).
 
+use draftline_contract::ErpError;
 use draftline_erp::units::Uom;
 
 /// A Tryton unit as draftline sees it.
@@ -36,6 +37,14 @@ pub fn from_symbol(symbol: &str) -> Option<UnitSymbol> {
     }
     let factor: i64 = digits.parse().ok()?;
     (1..=MAX_FACTOR).contains(&factor).then_some(UnitSymbol { uom, factor })
+}
+
+/// A unit of a document line, by its symbol.
+pub(crate) fn line_unit(what: &str, symbol: Option<String>) -> Result<UnitSymbol, ErpError> {
+    symbol
+        .as_deref()
+        .and_then(from_symbol)
+        .ok_or_else(|| ErpError::internal(format!("{what} is in a unit draftline does not know ({symbol:?})")))
 }
 
 #[cfg(test)]
