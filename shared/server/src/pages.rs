@@ -2,29 +2,14 @@
 //! review pages (`draftline-review`) plug into every runtime without the
 //! server depending on them.
 //!
-//! An [`App`] may carry one [`Pages`] handler ([`App::with_pages`]); the
-//! local server routes every path under its [`prefix`](Pages::prefix) to
-//! it, and a deployed function built with
-//! [`run_pages`](crate::runtime::run_pages) serves only it.
+//! An [`App`](crate::pipeline::App) may carry one [`Pages`] handler
+//! ([`App::with_pages`](crate::pipeline::App::with_pages)); the local
+//! server routes every path under its [`prefix`](Pages::prefix) to it, and
+//! a deployed function built with [`run_pages`](crate::runtime::run_pages)
+//! serves only it. The trait is the app's (its handler is handed the app),
+//! so it is defined beside it.
 
-use async_trait::async_trait;
-use bytes::Bytes;
-use http::Response;
-
-use crate::edge::Admitted;
-use crate::pipeline::App;
-
-/// A handler of server-rendered pages under one path prefix.
-#[async_trait]
-pub trait Pages: Send + Sync + 'static {
-    /// The path prefix it owns (`/review`): that path and everything below it.
-    fn prefix(&self) -> &'static str;
-
-    /// Serves one request as the edge admitted it (its id, the origin
-    /// verdict to refuse on first). Never panics; anything a browser can
-    /// send gets a page (or a redirect), never a 500 for bad input.
-    async fn handle(&self, app: &App, request: Admitted) -> Response<Bytes>;
-}
+pub use crate::pipeline::Pages;
 
 /// Whether `path` is `prefix` or below it.
 pub fn owns(prefix: &str, path: &str) -> bool {

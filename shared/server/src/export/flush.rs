@@ -33,11 +33,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use opentelemetry::InstrumentationScope;
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
+use opentelemetry_sdk::trace::Sampler;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 use tokio::sync::oneshot;
 
-use super::otlp::Inner;
+use super::metrics::Metrics;
 
 /// The most calls one flush carries (each a handful of spans: a request
 /// stays far below a collector's usual 4 MiB limit).
@@ -220,6 +222,19 @@ pub struct QueueStats {
     pub dropped_spans: u64,
     /// Whether the breaker is open (calls do not wait for flushes).
     pub open: bool,
+}
+
+/// What the flush task shares with the calls.
+#[derive(Debug)]
+pub(super) struct Inner {
+    /// The spans' exporter; `None` when traces are off.
+    pub(super) spans: Option<opentelemetry_otlp::SpanExporter>,
+    /// The instruments and the metrics' exporter; `None` when metrics are off.
+    pub(super) metrics: Option<(Metrics, opentelemetry_otlp::MetricExporter)>,
+    pub(super) sampler: Sampler,
+    pub(super) scope: InstrumentationScope,
+    pub(super) flush_timeout: Duration,
+    pub(super) flusher: Flusher,
 }
 
 /// The calls waiting for a flush on one warm instance.

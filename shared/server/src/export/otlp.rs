@@ -10,7 +10,7 @@ use opentelemetry_otlp::{ExporterBuildError, Protocol, RetryPolicy, WithExportCo
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{Sampler, SamplingDecision, ShouldSample, SpanExporter as _};
 
-use super::flush::{Flusher, InFlight};
+use super::flush::{Flusher, InFlight, Inner};
 use super::metrics::Metrics;
 use super::settings::{ExportSettings, Sampling};
 use super::{client, spans};
@@ -21,19 +21,6 @@ use crate::pipeline::outcome::CallLine;
 #[derive(Debug, Clone)]
 pub struct Exporter {
     inner: Arc<Inner>,
-}
-
-/// What the flush task shares with the calls.
-#[derive(Debug)]
-pub(super) struct Inner {
-    /// The spans' exporter; `None` when traces are off.
-    pub(super) spans: Option<opentelemetry_otlp::SpanExporter>,
-    /// The instruments and the metrics' exporter; `None` when metrics are off.
-    pub(super) metrics: Option<(Metrics, opentelemetry_otlp::MetricExporter)>,
-    sampler: Sampler,
-    scope: InstrumentationScope,
-    pub(super) flush_timeout: Duration,
-    pub(super) flusher: Flusher,
 }
 
 impl Exporter {

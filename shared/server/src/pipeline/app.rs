@@ -4,12 +4,11 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::App;
+use super::{App, Pages};
 use crate::anonymous::AnonymousTrace;
 use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::export::Exporter;
-use crate::pages::Pages;
 use crate::storage::{DynamoTable, Table};
 use draftline_contract::clock::{Clock, SystemClock};
 use draftline_contract::cursor::{CursorKey, KeySource};

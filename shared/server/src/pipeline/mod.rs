@@ -39,6 +39,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use async_trait::async_trait;
 use bytes::Bytes;
 use http::{HeaderMap, Method, Response, StatusCode};
 
@@ -49,7 +50,6 @@ use crate::config::Config;
 use crate::confirm::{self, Answer};
 use crate::edge::Admitted;
 use crate::edge::trace::{self, CallRecorder, Stage, TraceContext};
-use crate::pages::Pages;
 use crate::response;
 use crate::storage::Table;
 use draftline_contract::clock::Clock;
@@ -150,6 +150,18 @@ impl Served {
             ..Self::unaudited(result, key)
         }
     }
+}
+
+/// A handler of server-rendered pages under one path prefix.
+#[async_trait]
+pub trait Pages: Send + Sync + 'static {
+    /// The path prefix it owns (`/review`): that path and everything below it.
+    fn prefix(&self) -> &'static str;
+
+    /// Serves one request as the edge admitted it (its id, the origin
+    /// verdict to refuse on first). Never panics; anything a browser can
+    /// send gets a page (or a redirect), never a 500 for bad input.
+    async fn handle(&self, app: &App, request: Admitted) -> Response<Bytes>;
 }
 
 /// Everything a warm instance builds once.
