@@ -13,6 +13,7 @@ mod demo_data;
 mod docs;
 mod drafts;
 mod dynamo_proxy;
+mod events;
 mod faults;
 mod function_process;
 mod grants;

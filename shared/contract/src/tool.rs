@@ -246,9 +246,9 @@ pub enum Placement<D> {
     Atomic {
         /// The numbered document.
         document: D,
-        /// Its writes (at most 94: the transaction limit is 100, and the key
-        /// record, a person's answer, the audit item and up to three limit
-        /// counters share it).
+        /// Its writes (at most 93: the transaction limit is 100, and the key
+        /// record, a person's answer, the audit item, the event that
+        /// announces the draft and up to three limit counters share it).
         writes: WriteSet,
     },
     /// Created in the ERP under a lease, numbered by the ERP.

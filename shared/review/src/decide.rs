@@ -37,6 +37,7 @@ use draftline_erp::domain::{Decision, DocumentKind, NewDecision, Verdict};
 use draftline_erp::port::{Approvals, DecisionPlacement, Scope};
 use draftline_server::App;
 use draftline_server::audit::{AuditRecord, CallFacts, Outcome, OutcomeKind, StoredArguments};
+use draftline_server::events::{Drafted, Event, EventDecision};
 use draftline_server::storage::Table;
 use http::{Request, Response, StatusCode};
 use serde_json::json;
@@ -307,6 +308,7 @@ async fn decide(
         },
         decision_id: decision_id.clone(),
     };
+    let drafted = document.drafted();
     let scope = Scope::of(person);
     for attempt in 0..ATTEMPTS {
         match cx.pages.erp.place_decision(&scope, number, new.clone()).await? {
@@ -327,6 +329,7 @@ async fn decide(
                 };
                 let audit = AuditRecord::new(facts, person, &outcome);
                 items.push(audit.put());
+                items.push(decided_event(cx, &document, (&drafted, &new.decision)).put());
                 let token = request_token(person, number, &decision_id, audit.id());
                 match commit(cx.app.table(), items, &token).await {
                     Ok(()) => {
@@ -355,6 +358,28 @@ async fn decide(
         ),
         retry_after_seconds: 1,
     })
+}
+
+/// The `draft.decided` event of `decision` on `document` (drafted as
+/// `drafted`), written in the decision's own transaction.
+fn decided_event(cx: &Context<'_>, document: &DocumentRef, (drafted, decision): (&Drafted, &Decision)) -> Event {
+    let verdict = match decision.verdict {
+        Verdict::Approved => "approved",
+        Verdict::Rejected => "rejected",
+    };
+    let decision = EventDecision {
+        verdict: verdict.to_owned(),
+        decided_by: decision.decided_by.clone(),
+        reason: decision.reason.clone(),
+    };
+    let now = cx.app.clock().now();
+    Event::decided(
+        cx.person(),
+        (document, drafted.clone()),
+        decision,
+        cx.app.review_pages(),
+        now,
+    )
 }
 
 /// The audit item of a decision sent again (a double click): its own write.

@@ -17,6 +17,7 @@ use draftline_contract::ToolError;
 use draftline_erp::domain::{Decision, DocumentKind, OpenDraft, PurchaseOrder, Quote, Verdict};
 use draftline_erp::numbers;
 use draftline_erp::port::{Approvals, Scope};
+use draftline_server::events::{Drafted, EventTotal};
 use http::{Request, Response, StatusCode};
 
 use crate::html::{self, attr, text};
@@ -102,6 +103,23 @@ impl Document {
         match self {
             Self::Po(po) => po.lines.iter().map(|l| l.item_code.as_str()).collect(),
             Self::Quote(quote) => quote.lines.iter().map(|l| l.item_code.as_str()).collect(),
+        }
+    }
+    /// How it was drafted, as a decision's event repeats it: its run and
+    /// its total (a document does not keep the tool call that drafted it;
+    /// the run page does).
+    pub fn drafted(&self) -> Drafted {
+        let total = match self {
+            Self::Po(po) => &po.total,
+            Self::Quote(quote) => &quote.total,
+        };
+        Drafted {
+            run_id: self.run().map(str::to_owned),
+            tool_call_id: None,
+            total: Some(EventTotal {
+                amount: total.amount.clone(),
+                currency: total.currency.clone(),
+            }),
         }
     }
     fn run(&self) -> Option<&str> {

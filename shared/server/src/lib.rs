@@ -38,6 +38,7 @@ pub mod auth;
 pub mod config;
 pub mod confirm;
 pub mod edge;
+pub mod events;
 pub mod export;
 pub mod idempotency;
 pub mod listing;

@@ -1,6 +1,6 @@
 //! One transaction of a key, by its named parts: what a draft commits (its
 //! key record, a person's answer consumed, the document's writes, the
-//! audit item, the limit counters) and what a claim, its completion or its
+//! audit item, the event that announces the draft, the limit counters) and what a claim, its completion or its
 //! release commit, each part a store-neutral [`Write`]. The store sends
 //! the parts in one transaction of its [`crate::storage::Table`] and reads
 //! a cancellation back by part ([`Part`]), so no caller knows where in the
@@ -18,6 +18,7 @@ pub struct KeyTransaction {
     answer: Option<Write>,
     document: Vec<Write>,
     audit: Option<Write>,
+    event: Option<Write>,
     counters: Vec<(CounterKind, Write)>,
     /// Items written with the key's own (a release's give-backs), which
     /// refuse nothing of their own.
@@ -39,6 +40,8 @@ pub enum Part {
     Document,
     /// The audit item.
     Audit,
+    /// The event that announces the draft ([`crate::events`]).
+    Event,
     /// The counter of one limit kind.
     Counter(CounterKind),
     /// An item written along (a give-back).
@@ -53,6 +56,7 @@ impl KeyTransaction {
             answer: None,
             document: Vec::new(),
             audit: None,
+            event: None,
             counters: Vec::new(),
             along: Vec::new(),
             answers_until: None,
@@ -77,6 +81,12 @@ impl KeyTransaction {
         self
     }
 
+    /// With the outbox item of the event that announces the draft.
+    pub fn announcing(mut self, event: Write) -> Self {
+        self.event = Some(event);
+        self
+    }
+
     /// With the limit counters, each by the kind of limit it counts.
     pub fn counting(mut self, counters: Vec<(CounterKind, Write)>) -> Self {
         self.counters = counters;
@@ -91,7 +101,7 @@ impl KeyTransaction {
 
     /// The writes in the order sent, each with its part.
     pub fn into_writes(self) -> (Vec<Write>, Vec<Part>) {
-        let mut items = Vec::with_capacity(4 + self.document.len() + self.counters.len() + self.along.len());
+        let mut items = Vec::with_capacity(5 + self.document.len() + self.counters.len() + self.along.len());
         let mut parts = Vec::with_capacity(items.capacity());
         let mut add = |item, part| {
             items.push(item);
@@ -106,6 +116,9 @@ impl KeyTransaction {
         }
         if let Some(audit) = self.audit {
             add(audit, Part::Audit);
+        }
+        if let Some(event) = self.event {
+            add(event, Part::Event);
         }
         for (kind, counter) in self.counters {
             add(counter, Part::Counter(kind));
@@ -139,11 +152,15 @@ mod tests {
         let transaction = KeyTransaction::of(item("record"))
             .counting(vec![(CounterKind::Run, item("run")), (CounterKind::Day, item("day"))])
             .auditing(item("audit"))
+            .announcing(item("event"))
             .placing(WriteSet(vec![item("po"), item("queue")]))
             .consuming(Some(item("answer")));
         let (items, parts) = transaction.into_writes();
         let names: Vec<String> = items.iter().map(name).collect();
-        assert_eq!(names, ["record", "answer", "po", "queue", "audit", "run", "day"]);
+        assert_eq!(
+            names,
+            ["record", "answer", "po", "queue", "audit", "event", "run", "day"]
+        );
         assert_eq!(
             parts,
             [
@@ -152,6 +169,7 @@ mod tests {
                 Part::Document,
                 Part::Document,
                 Part::Audit,
+                Part::Event,
                 Part::Counter(CounterKind::Run),
                 Part::Counter(CounterKind::Day),
             ]

@@ -1,13 +1,13 @@
 //! The atomic draft's one transaction, by its named parts: the key record,
-//! the person's answer consumed, the document's writes, the audit item and
-//! the limit counters the gate hands it ([`crate::policy::gate`]), which
+//! the person's answer consumed, the document's writes, the audit item, the
+//! event that announces the draft ([`crate::events`]) and the limit counters the gate hands it ([`crate::policy::gate`]), which
 //! also settles what a counter's failed condition means. A draft in the
 //! ERP reserves the same counters with its key's claim instead
 //! ([`super::external`]).
 
 use draftline_contract::error::ToolError;
 use draftline_contract::store::WriteSet;
-use draftline_contract::tool::DocumentRef;
+use draftline_contract::tool::{DocumentRef, Stakes};
 
 use super::held::{Held, Recorded};
 use super::{App, Success};
@@ -19,13 +19,13 @@ use crate::policy::{Attempt, Gate, Sending};
 pub(super) type Committed = (Result<(), CommitFailure>, Result<Success, ToolError>);
 
 impl App {
-    /// Commits the draft answering `output` for `document` with `writes`,
-    /// counted as `gate` holds it. Returns the commit's outcome with the
+    /// Commits the draft answering `output` for `document` (committing the
+    /// company to `stakes`) with `writes`, counted as `gate` holds it. Returns the commit's outcome with the
     /// answer it stands for, or the refusal.
     pub(super) async fn commit_held(
         &self,
         held: &Held<'_>,
-        (output, document): (&serde_json::Value, &DocumentRef),
+        (output, document, stakes): (&serde_json::Value, &DocumentRef, &Stakes),
         writes: WriteSet,
         gate: &mut Gate<'_>,
     ) -> Result<Committed, ToolError> {
@@ -38,7 +38,8 @@ impl App {
                     result: created,
                     record,
                     audit,
-                } = self.record_created(held, output.clone(), document.clone());
+                    event,
+                } = self.record_created(held, output.clone(), (document.clone(), stakes));
                 let audit = label.on(audit);
                 let answer = held
                     .consumption
@@ -47,6 +48,7 @@ impl App {
                     .consuming(answer)
                     .placing(writes)
                     .auditing(audit.put())
+                    .announcing(event.put())
                     .counting(counters);
                 let committed = trace::stage(Stage::Idempotency, held.store.commit(transaction, audit.id())).await;
                 Ok(match committed {

@@ -207,20 +207,21 @@ impl App {
         {
             return done(Err(refusal));
         }
-        let (created, writes, answer) = match prepared {
+        let (created, writes, answer, stakes) = match prepared {
             Draft::Placed {
                 placement: Placement::Atomic { document, writes },
                 answer,
-                ..
-            } => (document, writes, answer),
+                stakes,
+            } => (document, writes, answer, stakes),
             Draft::Placed {
                 placement: Placement::External(external),
                 answer,
-                ..
+                stakes,
             } => {
                 // Boxed: the ERP path's future is large, and only drafts in
                 // an external ERP take it.
-                let served = Box::pin(self.draft_external(held, generation, (external.as_ref(), answer), gate)).await;
+                let placing = (external.as_ref(), answer, &stakes);
+                let served = Box::pin(self.draft_external(held, generation, placing, gate)).await;
                 return Attempted::Done {
                     result: served.result,
                     audited: served.audited,
@@ -241,7 +242,7 @@ impl App {
             Err(err) => return done(Err(err)),
         };
         match self
-            .commit_held(held, (&output, &created.document), writes, &mut gate)
+            .commit_held(held, (&output, &created.document, &stakes), writes, &mut gate)
             .await
         {
             Ok((committed, created)) => self.settled(held, committed, created),

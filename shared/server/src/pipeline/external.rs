@@ -13,7 +13,7 @@ use crate::idempotency::{Claim, ClaimedWith, Claiming, IdempotencyStore, LeaseTo
 use crate::policy::{Attempt, Gate, Reservation, Sending};
 use draftline_contract::ErpError;
 use draftline_contract::error::ToolError;
-use draftline_contract::tool::{Answer, ExternalDocument};
+use draftline_contract::tool::{Answer, ExternalDocument, Stakes};
 
 impl App {
     /// The draft path of a document in another system (the ERP), which
@@ -21,12 +21,13 @@ impl App {
     /// reserving what the draft counts of the tenant's limits → find the
     /// document an earlier worker may have created with this key, else
     /// create it (carrying the key) → complete the key record and write the
-    /// audit item in one transaction, only while the lease holds.
+    /// audit item and the draft's event in one transaction, only while the
+    /// lease holds.
     pub(super) async fn draft_external(
         &self,
         held: &Held<'_>,
         generation: &Generation,
-        (external, answer): (&dyn ExternalDocument, Answer<Value>),
+        (external, answer, stakes): (&dyn ExternalDocument, Answer<Value>, &Stakes),
         mut gate: Gate<'_>,
     ) -> Served {
         let key_facts = || Some(held.key_facts.clone());
@@ -67,10 +68,15 @@ impl App {
             result: success,
             record,
             audit,
+            event,
             ..
-        } = self.record_created(held, output, created.document);
-        let audit_put = gate.label().on(audit).put();
-        let completed = trace::stage(Stage::Idempotency, held.store.complete_with(&token, &record, audit_put)).await;
+        } = self.record_created(held, output, (created.document, stakes));
+        let completing = (gate.label().on(audit).put(), event.put());
+        let completed = trace::stage(
+            Stage::Idempotency,
+            held.store.complete_with(&token, &record, completing),
+        )
+        .await;
         match completed {
             Ok(true) => Served::audited(success, key_facts()),
             // Another worker took the key over after our lease lapsed; it

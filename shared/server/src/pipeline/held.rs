@@ -5,13 +5,14 @@
 //! still in flight. Its siblings import it; it imports none of them.
 
 use draftline_contract::error::ToolError;
-use draftline_contract::tool::Call;
+use draftline_contract::tool::{Call, DocumentRef, Stakes};
 use http::StatusCode;
 
 use super::App;
 use super::outcome::{Success, outcome};
 use crate::audit::{AuditRecord, CallFacts, KeyFacts};
 use crate::confirm::Consumption;
+use crate::events::Event;
 use crate::idempotency::{IdempotencyKey, IdempotencyRecord, IdempotencyStore, StoredResponse};
 
 /// What a draft's commit is made of, besides its document: the call, its
@@ -38,22 +39,24 @@ pub(super) fn in_flight(key: &IdempotencyKey, after: u64) -> ToolError {
 }
 
 /// What a created draft leaves, built once from its outcome for both
-/// paths (atomic and ERP): the answer, the key record that replays it, and
-/// the audit item, all as of `now`.
+/// paths (atomic and ERP): the answer, the key record that replays it, the
+/// audit item and the event that announces the draft, all as of `now`.
 pub(super) struct Recorded {
     pub(super) now: chrono::DateTime<chrono::Utc>,
     pub(super) result: Result<Success, ToolError>,
     pub(super) record: IdempotencyRecord,
     pub(super) audit: AuditRecord,
+    pub(super) event: Event,
 }
 
 impl App {
-    /// The [`Recorded`] of the draft `held` created as `document`, answering `data`.
+    /// The [`Recorded`] of the draft `held` created as `document`
+    /// (committing the company to `stakes`), answering `data`.
     pub(super) fn record_created(
         &self,
         held: &Held<'_>,
         data: serde_json::Value,
-        document: draftline_contract::tool::DocumentRef,
+        (document, stakes): (DocumentRef, &Stakes),
     ) -> Recorded {
         let Held {
             call,
@@ -64,6 +67,7 @@ impl App {
             ..
         } = *held;
         let now = self.clock.now();
+        let event = Event::created(call, &document, stakes, now);
         let stored = StoredResponse {
             status: StatusCode::CREATED,
             data: data.clone(),
@@ -90,6 +94,7 @@ impl App {
             result,
             record,
             audit,
+            event,
         }
     }
 }

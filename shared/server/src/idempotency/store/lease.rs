@@ -93,18 +93,19 @@ impl IdempotencyStore<'_> {
 
     /// Completes a claimed key with `record` (status `COMPLETED`, the stored
     /// response and document) and, in the same transaction, the call's
-    /// `audit` item, only if `token` still holds the lease.
+    /// audit item and the `event` that announces the draft, only if
+    /// `token` still holds the lease.
     /// Returns `false` when the lease was lost (nothing written: a worker
     /// that took the key over completes it instead).
     pub async fn complete_with(
         &self,
         token: &LeaseToken,
         record: &IdempotencyRecord,
-        audit: Write,
+        (audit, event): (Write, Write),
     ) -> Result<bool, ToolError> {
         let key = self.key;
         let put = Write::PutIf(self.item(record), Some(held_by(token)));
-        let transaction = KeyTransaction::of(put).auditing(audit);
+        let transaction = KeyTransaction::of(put).auditing(audit).announcing(event);
         match self.commit(transaction, &token.0).await {
             Ok(()) => Ok(true),
             Err(CommitFailure::KeyTaken(_)) => Ok(false),

@@ -1,0 +1,277 @@
+//! The events people and systems receive (DESIGN.md, "Notifications"):
+//! `draft.created` when an agent draft exists, `draft.decided` when a
+//! person approved or rejected one.
+//!
+//! An event is an outbox item written in the same transaction as what it
+//! announces: the draft's ([`crate::idempotency::KeyTransaction`], its
+//! event part), the write that completes an ERP draft's key, or the
+//! decision's. So an event exists if and only if its draft or decision
+//! does; a replay, a refusal, a question or a failed call writes none.
+//! Nothing here sends: delivery reads the outbox afterwards.
+//!
+//! Items live under `T#<tenant>#OUTBOX`, sorted by event id (`evt_` and a
+//! ULID: time order). Each holds the payload as it is delivered (the
+//! Standard Webhooks envelope: `type`, `timestamp`, `data`), its type, and
+//! its delivery state: `pending` from the start, due at once. The payload
+//! carries ids, the total, the decision and `review_url`: never a token,
+//! the agent's note or an argument value.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use draftline_contract::identity::Caller;
+use draftline_contract::policy::amount::format_hundredths;
+use draftline_contract::store::{Attributes, Value, Write};
+use draftline_contract::tool::{Call, DocumentRef, Stakes};
+use serde::{Deserialize, Serialize};
+
+/// The `kind` of every outbox item.
+pub const EVENT_KIND: &str = "event";
+
+/// What an event announces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EventType {
+    /// An agent draft exists.
+    #[serde(rename = "draft.created")]
+    DraftCreated,
+    /// A person approved or rejected an agent draft.
+    #[serde(rename = "draft.decided")]
+    DraftDecided,
+}
+
+impl EventType {
+    /// The type as delivered (`draft.created`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::DraftCreated => "draft.created",
+            Self::DraftDecided => "draft.decided",
+        }
+    }
+}
+
+/// One event: its id (the `webhook-id` of every delivery attempt) and the
+/// payload delivered, the Standard Webhooks envelope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// `evt_<ulid>`: unique, in time order.
+    #[serde(skip)]
+    pub id: String,
+    /// What it announces.
+    #[serde(rename = "type")]
+    pub kind: EventType,
+    /// When it happened (RFC 3339, UTC).
+    pub timestamp: String,
+    /// What happened.
+    pub data: EventData,
+}
+
+/// What an event says of its draft.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventData {
+    /// The tenant.
+    pub tenant: String,
+    /// The branch the document is of.
+    pub branch: String,
+    /// The document.
+    pub document: EventDocument,
+    /// The agent run that drafted it, if any.
+    pub run_id: Option<String>,
+    /// The tool call that drafted it, if any.
+    pub tool_call_id: Option<String>,
+    /// Its total, if it has one.
+    pub total: Option<EventTotal>,
+    /// The person's decision (`draft.decided` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<EventDecision>,
+    /// The page where a person reviews it.
+    pub review_url: String,
+}
+
+/// The document an event is of.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventDocument {
+    /// `purchase_order`, `quote`.
+    pub kind: String,
+    /// The human number (`PO-SBY-000124`).
+    pub number: String,
+    /// The document's id.
+    pub id: String,
+}
+
+/// A total: an exact amount with two decimals, and its currency.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventTotal {
+    /// `"2880000.00"`.
+    pub amount: String,
+    /// `IDR`.
+    pub currency: String,
+}
+
+/// A person's decision, as a `draft.decided` event tells it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventDecision {
+    /// `approved` or `rejected`.
+    pub verdict: String,
+    /// Who decided (their user id).
+    pub decided_by: String,
+    /// A rejection's reason: the person's message for the run.
+    pub reason: Option<String>,
+}
+
+/// The page of document `number` under `review_pages`.
+fn review_url(review_pages: &str, number: &str) -> String {
+    format!("{}/documents/{number}", review_pages.trim_end_matches('/'))
+}
+
+impl Event {
+    /// The `draft.created` event of the draft `call` created as `document`,
+    /// committing the company to `stakes`, at `now`.
+    pub fn created(call: &Call<'_>, document: &DocumentRef, stakes: &Stakes, now: DateTime<Utc>) -> Self {
+        let total = stakes.total.as_ref().map(|total| EventTotal {
+            amount: format_hundredths(total.hundredths),
+            currency: total.currency.clone(),
+        });
+        Self::new(
+            EventType::DraftCreated,
+            now,
+            EventData {
+                tenant: call.caller.tenant().to_string(),
+                branch: call.caller.branch().to_string(),
+                document: EventDocument::of(document),
+                run_id: call.agent.run_id.clone(),
+                tool_call_id: call.agent.tool_call_id.clone(),
+                total,
+                decision: None,
+                review_url: review_url(call.review_pages, &document.number),
+            },
+        )
+    }
+
+    /// The `draft.decided` event of `person`'s `decision` on `document` (a
+    /// draft of `drafted`: its run, tool call and total), whose review page
+    /// is under `review_pages`, at `now`.
+    pub fn decided(
+        person: &Caller,
+        (document, drafted): (&DocumentRef, Drafted),
+        decision: EventDecision,
+        review_pages: &str,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self::new(
+            EventType::DraftDecided,
+            now,
+            EventData {
+                tenant: person.tenant().to_string(),
+                branch: person.branch().to_string(),
+                document: EventDocument::of(document),
+                run_id: drafted.run_id,
+                tool_call_id: drafted.tool_call_id,
+                total: drafted.total,
+                decision: Some(decision),
+                review_url: review_url(review_pages, &document.number),
+            },
+        )
+    }
+
+    fn new(kind: EventType, now: DateTime<Utc>, data: EventData) -> Self {
+        Self {
+            id: format!("evt_{}", ulid::Ulid::new().to_string().to_lowercase()),
+            kind,
+            timestamp: now.to_rfc3339_opts(SecondsFormat::Millis, true),
+            data,
+        }
+    }
+
+    /// Its outbox item, new (no item has its id), pending and due at once.
+    pub fn put(&self) -> Write {
+        let payload = serde_json::to_string(self).unwrap_or_default();
+        let due_at = DateTime::parse_from_rfc3339(&self.timestamp).map_or(0, |at| at.timestamp());
+        Write::PutNew(Attributes::from([
+            ("pk".to_owned(), Value::S(format!("T#{}#OUTBOX", self.data.tenant))),
+            ("sk".to_owned(), Value::S(format!("EVT#{}", self.id))),
+            ("kind".to_owned(), Value::s(EVENT_KIND)),
+            ("event_id".to_owned(), Value::S(self.id.clone())),
+            ("event_type".to_owned(), Value::s(self.kind.as_str())),
+            ("state".to_owned(), Value::s("pending")),
+            ("attempts".to_owned(), Value::n(0)),
+            ("due_at".to_owned(), Value::n(due_at)),
+            ("payload".to_owned(), Value::S(payload)),
+        ]))
+    }
+
+    /// The event an outbox item holds; `None` for any other item.
+    pub fn from_item(item: &Attributes) -> Option<Self> {
+        if item.get("kind").and_then(Value::as_s) != Some(EVENT_KIND) {
+            return None;
+        }
+        let mut event: Self = serde_json::from_str(item.get("payload")?.as_s()?).ok()?;
+        event.id = item.get("event_id")?.as_s()?.to_owned();
+        Some(event)
+    }
+}
+
+impl EventDocument {
+    fn of(document: &DocumentRef) -> Self {
+        Self {
+            kind: document.kind.clone(),
+            number: document.number.clone(),
+            id: document.id.clone(),
+        }
+    }
+}
+
+/// What a decided draft's event repeats of how it was drafted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Drafted {
+    /// The agent run that drafted it.
+    pub run_id: Option<String>,
+    /// The tool call that drafted it.
+    pub tool_call_id: Option<String>,
+    /// Its total.
+    pub total: Option<EventTotal>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_outbox_item_holds_the_envelope_and_reads_back_as_its_event() {
+        let event = Event::new(
+            EventType::DraftCreated,
+            "2026-11-29T09:00:00Z".parse().unwrap(),
+            EventData {
+                tenant: "demo".into(),
+                branch: "SBY-01".into(),
+                document: EventDocument {
+                    kind: "purchase_order".into(),
+                    number: "PO-SBY-000004".into(),
+                    id: "po_1".into(),
+                },
+                run_id: Some("run-1".into()),
+                tool_call_id: None,
+                total: Some(EventTotal {
+                    amount: "2880000.00".into(),
+                    currency: "IDR".into(),
+                }),
+                decision: None,
+                review_url: review_url("https://x.test/review/", "PO-SBY-000004"),
+            },
+        );
+        let Write::PutNew(item) = event.put() else {
+            panic!("an event is a new item");
+        };
+        assert_eq!(item["pk"], Value::s("T#demo#OUTBOX"));
+        assert_eq!(item["sk"], Value::S(format!("EVT#{}", event.id)));
+        assert_eq!(item["state"], Value::s("pending"));
+        assert_eq!(item["due_at"], Value::n(1_795_942_800));
+        let payload: serde_json::Value = serde_json::from_str(item["payload"].as_s().unwrap()).unwrap();
+        assert_eq!(payload["type"], "draft.created");
+        assert_eq!(payload["timestamp"], "2026-11-29T09:00:00.000Z");
+        assert_eq!(
+            payload["data"]["review_url"],
+            "https://x.test/review/documents/PO-SBY-000004"
+        );
+        assert_eq!(payload["data"]["total"]["amount"], "2880000.00");
+        assert!(payload.get("id").is_none() && payload["data"].get("decision").is_none());
+        assert_eq!(Event::from_item(&item), Some(event));
+    }
+}
