@@ -987,7 +987,11 @@ async fn refused_per_second(app: &TestApp, calls: usize) -> f64 {
     calls as f64 / started.elapsed().as_secs_f64()
 }
 
+/// A throughput ratio, so it is measured alone (scripts/test runs it in a
+/// step of its own): among the suite's parallel tests, the two cores' load
+/// swings by more than the bound between one round and the next.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "measured alone: scripts/test runs it after the suite"]
 async fn a_collector_that_never_answers_costs_no_throughput_and_its_queue_stays_within_its_cap() {
     let without = spawn_app().await;
     assert!(without.server.app.exporter().is_none(), "no collector configured");
