@@ -220,18 +220,7 @@ impl<'a> ErpStore<'a> {
 
     /// A document item of `branch` by key, read strongly (one `GetItem`).
     pub async fn raw(&self, key: Attrs) -> Result<Option<Attrs>, ErpError> {
-        let out = self
-            .db
-            .client()
-            .get_item()
-            .table_name(self.db.table())
-            .set_key(Some(sdk(&key)))
-            .consistent_read(true)
-            .send()
-            .boxed()
-            .await
-            .map_err(erp_store_error)?;
-        out.item().map(neutral).transpose()
+        self.get(key, true).await
     }
 
     /// Items by code (one `BatchGetItem`; missing codes are simply absent from the map).
@@ -563,17 +552,23 @@ impl<'a> ErpStore<'a> {
         key: Attrs,
         read: fn(&Attrs) -> Result<T, ErpError>,
     ) -> Result<Option<T>, ErpError> {
+        self.get(key, false).await?.as_ref().map(read).transpose()
+    }
+
+    /// The item at `key` (one `GetItem`, strongly consistent when `strong`).
+    async fn get(&self, key: Attrs, strong: bool) -> Result<Option<Attrs>, ErpError> {
         let out = self
             .db
             .client()
             .get_item()
             .table_name(self.db.table())
             .set_key(Some(sdk(&key)))
+            .set_consistent_read(strong.then_some(true))
             .send()
             .boxed()
             .await
             .map_err(erp_store_error)?;
-        out.item().map(|item| read(&neutral(item)?)).transpose()
+        out.item().map(neutral).transpose()
     }
 
     /// Every item of a partition (optionally under a sort-key prefix), read with `read`.

@@ -281,11 +281,11 @@ async fn decide(
     }
     let decision_id = decision_id(form)?;
     let reason = reason(form, verb)?;
-    let document = document::read(cx, number).await?;
+    let document = document::read(cx, number).await?.queue_entry();
     if verb == Verb::Approve
-        && document.drafted_on_behalf_of() == person.user().as_str()
+        && document.drafted_on_behalf_of == person.user().as_str()
         && !cx.pages.allow_self_approval
-        && document.decision().is_none()
+        && document.decision.is_none()
     {
         return Err(ToolError::Forbidden {
             scope: scope.to_owned(),
@@ -308,7 +308,7 @@ async fn decide(
         },
         decision_id: decision_id.clone(),
     };
-    let drafted = document.drafted();
+    let drafted = document::drafted(&document);
     let scope = Scope::of(person);
     for attempt in 0..ATTEMPTS {
         match cx.pages.erp.place_decision(&scope, number, new.clone()).await? {

@@ -9,12 +9,11 @@
 //! required), each form with the session's CSRF token and its own decision
 //! id; where they happen in the ERP it links there instead.
 
-use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use bytes::Bytes;
 use draftline_contract::ToolError;
-use draftline_erp::domain::{Decision, DocumentKind, OpenDraft, PurchaseOrder, Quote, Verdict};
+use draftline_erp::domain::{AgentDraft, Document, DocumentKind, OpenDraft, PurchaseOrder, Quote, Verdict};
 use draftline_erp::numbers;
 use draftline_erp::port::{Approvals, Scope};
 use draftline_server::events::{Drafted, EventTotal};
@@ -47,92 +46,17 @@ pub fn kind_of(number: &str) -> Option<DocumentKind> {
     numbers::is_document_number(prefix, number).then_some(kind)
 }
 
-/// A document as the page shows it, whichever its kind.
-pub enum Document {
-    /// A purchase order.
-    Po(PurchaseOrder),
-    /// A quote.
-    Quote(Quote),
-}
-
-impl Document {
-    /// Its id.
-    pub fn id(&self) -> &str {
-        match self {
-            Self::Po(po) => &po.draft_id,
-            Self::Quote(quote) => &quote.quote_id,
-        }
-    }
-    /// Its status code.
-    pub fn status(&self) -> &'static str {
-        match self {
-            Self::Po(po) => po.status.code(),
-            Self::Quote(quote) => quote.status.code(),
-        }
-    }
-    /// The person the agent acted for.
-    pub fn drafted_on_behalf_of(&self) -> &str {
-        match self {
-            Self::Po(po) => &po.drafted_on_behalf_of,
-            Self::Quote(quote) => &quote.drafted_on_behalf_of,
-        }
-    }
-    /// The decision on it.
-    pub fn decision(&self) -> Option<&Decision> {
-        match self {
-            Self::Po(po) => po.decision.as_ref(),
-            Self::Quote(quote) => quote.decision.as_ref(),
-        }
-    }
-    /// The vendor's or customer's code.
-    pub fn counterparty_code(&self) -> &str {
-        match self {
-            Self::Po(po) => &po.vendor.code,
-            Self::Quote(quote) => &quote.customer.code,
-        }
-    }
-    /// When it was drafted (RFC 3339).
-    pub fn created_at(&self) -> &str {
-        match self {
-            Self::Po(po) => &po.created_at,
-            Self::Quote(quote) => &quote.created_at,
-        }
-    }
-    /// The item codes of its lines.
-    pub fn item_codes(&self) -> BTreeSet<&str> {
-        match self {
-            Self::Po(po) => po.lines.iter().map(|l| l.item_code.as_str()).collect(),
-            Self::Quote(quote) => quote.lines.iter().map(|l| l.item_code.as_str()).collect(),
-        }
-    }
-    /// How it was drafted, as a decision's event repeats it: its run and
-    /// its total (a document does not keep the tool call that drafted it;
-    /// the run page does).
-    pub fn drafted(&self) -> Drafted {
-        let total = match self {
-            Self::Po(po) => &po.total,
-            Self::Quote(quote) => &quote.total,
-        };
-        Drafted {
-            run_id: self.run().map(str::to_owned),
-            tool_call_id: None,
-            total: Some(EventTotal {
-                amount: total.amount.clone(),
-                currency: total.currency.clone(),
-            }),
-        }
-    }
-    fn run(&self) -> Option<&str> {
-        match self {
-            Self::Po(po) => po.drafted_by_agent_run.as_deref(),
-            Self::Quote(quote) => quote.drafted_by_agent_run.as_deref(),
-        }
-    }
-    fn kind(&self) -> DocumentKind {
-        match self {
-            Self::Po(_) => DocumentKind::PurchaseOrder,
-            Self::Quote(_) => DocumentKind::Quote,
-        }
+/// How `entry` (a document's queue entry) was drafted, as a decision's
+/// event repeats it: its run and its total (a document does not keep the
+/// tool call that drafted it; the run page does).
+pub fn drafted(entry: &AgentDraft) -> Drafted {
+    Drafted {
+        run_id: entry.drafted_by_agent_run.clone(),
+        tool_call_id: None,
+        total: Some(EventTotal {
+            amount: entry.total.amount.clone(),
+            currency: entry.total.currency.clone(),
+        }),
     }
 }
 
@@ -144,8 +68,8 @@ pub async fn read(cx: &Context<'_>, number: &str) -> Result<Document, ToolError>
     }
     let scope = Scope::of(cx.person());
     let found = match kind {
-        DocumentKind::PurchaseOrder => cx.pages.erp.purchase_order(&scope, number).await?.map(Document::Po),
-        DocumentKind::Quote => cx.pages.erp.quote(&scope, number).await?.map(Document::Quote),
+        DocumentKind::PurchaseOrder => (cx.pages.erp.purchase_order(&scope, number).await?).map(Document::from),
+        DocumentKind::Quote => cx.pages.erp.quote(&scope, number).await?.map(Document::from),
     };
     found.ok_or_else(|| not_found(number))
 }
@@ -157,7 +81,8 @@ pub async fn page(cx: &Context<'_>, request: &Request<Bytes>, number: &str) -> R
         Ok(document) => document,
         Err(err) => return cx.error_page(&err),
     };
-    let history = trail::document_calls(cx.app.table(), cx.person(), document.id(), HISTORY_LIMIT)
+    let entry = document.queue_entry();
+    let history = trail::document_calls(cx.app.table(), cx.person(), &entry.id, HISTORY_LIMIT)
         .await
         .unwrap_or_else(|err| {
             tracing::warn!(error = %err, number, "history not read");
@@ -165,28 +90,30 @@ pub async fn page(cx: &Context<'_>, request: &Request<Bytes>, number: &str) -> R
         });
     // Its open twins: same counterparty, same items (a page that cannot
     // read them still shows the document).
-    let open = duplicates::open_drafts(cx, document.kind(), document.counterparty_code(), document.created_at())
+    let open = duplicates::open_drafts(cx, entry.kind, &entry.counterparty_code, &entry.created_at)
         .await
         .unwrap_or_else(|err| {
             tracing::warn!(error = %err, number, "open drafts not read");
             Vec::new()
         });
-    let items = document.item_codes();
+    let lines = document.open_draft().lines;
+    let items = lines.iter().map(|line| line.item_code.as_str()).collect();
     let twins = duplicates::twins(number, &items, &open);
-    let main = render(cx, number, &document, &history, &twins, query.get("decided"));
+    let main = render(cx, number, (&document, &entry), &history, &twins, query.get("decided"));
     cx.page(StatusCode::OK, number, &main)
 }
 
 fn render(
     cx: &Context<'_>,
     number: &str,
-    document: &Document,
+    (document, entry): (&Document, &AgentDraft),
     history: &[CallRecord],
     twins: &[&OpenDraft],
     decided: Option<&str>,
 ) -> String {
     let mut main = String::new();
-    let by_agent = document.run().is_some() || history.iter().any(|c| c.tool.ends_with("_draft") && c.outcome == "ok");
+    let by_agent =
+        entry.drafted_by_agent_run.is_some() || history.iter().any(|c| c.tool.ends_with("_draft") && c.outcome == "ok");
     let _ = write!(
         main,
         "<h1>{} {} {}</h1>",
@@ -203,12 +130,12 @@ fn render(
         )),
         _ => {}
     }
-    near_duplicates(&mut main, document, history, twins);
+    near_duplicates(&mut main, entry, history, twins);
     match document {
-        Document::Po(po) => po_body(&mut main, po),
+        Document::PurchaseOrder(po) => po_body(&mut main, po),
         Document::Quote(quote) => quote_body(&mut main, quote),
     }
-    decision_section(cx, &mut main, number, document);
+    decision_section(cx, &mut main, number, entry);
     history_section(&mut main, history);
     main
 }
@@ -217,7 +144,7 @@ fn render(
 /// second copy: that the agent was asked and a person confirmed "create
 /// another" (from the audit of the call that created it), and the open
 /// drafts of the same counterparty and items, with how far apart.
-fn near_duplicates(main: &mut String, document: &Document, history: &[CallRecord], twins: &[&OpenDraft]) {
+fn near_duplicates(main: &mut String, document: &AgentDraft, history: &[CallRecord], twins: &[&OpenDraft]) {
     let confirmed = history
         .iter()
         .find(|c| c.tool.ends_with("_draft") && c.outcome == "ok" && c.document.is_some())
@@ -230,7 +157,7 @@ fn near_duplicates(main: &mut String, document: &Document, history: &[CallRecord
                 "Near-duplicate: the agent was asked and confirmed: create another. When this draft was made, \
                  {existing} already drafted the same {} and items; the person the agent acted for chose to make a \
                  second one anyway.",
-                counterparty_word(document.kind())
+                counterparty_word(document.kind)
             ),
         ));
     }
@@ -241,7 +168,7 @@ fn near_duplicates(main: &mut String, document: &Document, history: &[CallRecord
         main,
         "<section id=\"near-duplicates\" class=\"card\" aria-label=\"Possible duplicates\"><h2>Possible \
          duplicates</h2><p class=\"small muted\">Open drafts of your branch for the same {} and items:</p><ul>",
-        counterparty_word(document.kind())
+        counterparty_word(document.kind)
     );
     for twin in twins {
         let _ = write!(
@@ -249,9 +176,9 @@ fn near_duplicates(main: &mut String, document: &Document, history: &[CallRecord
             "<li><a href=\"/review/documents/{}\">{}</a>: same {} and items ({}), {}{}</li>",
             attr(&encode(&twin.number)),
             text(&twin.number),
-            counterparty_word(document.kind()),
+            counterparty_word(document.kind),
             text(&twin.describe_lines()),
-            text(&duplicates::apart(&twin.created_at, document.created_at())),
+            text(&duplicates::apart(&twin.created_at, &document.created_at)),
             twin.agent_run
                 .as_deref()
                 .map(|run| format!(", run {}", run_link(Some(run))))
@@ -439,9 +366,9 @@ fn tryton_desktop_link(erp: &str, web: &str) -> Option<String> {
     Some(format!("tryton://{authority}/{path}"))
 }
 
-fn decision_section(cx: &Context<'_>, main: &mut String, number: &str, document: &Document) {
+fn decision_section(cx: &Context<'_>, main: &mut String, number: &str, document: &AgentDraft) {
     main.push_str("<h2>Decision</h2>");
-    if let Some(decision) = document.decision() {
+    if let Some(decision) = &document.decision {
         let (kind, verdict) = match decision.verdict {
             Verdict::Approved => ("ok", "Approved"),
             Verdict::Rejected => ("error", "Rejected"),
@@ -462,19 +389,19 @@ fn decision_section(cx: &Context<'_>, main: &mut String, number: &str, document:
             return;
         }
     }
-    let kind = document.kind();
+    let kind = document.kind;
     // Where the ERP decides, the page links there whatever the status (a
     // confirmed purchase is looked at in the ERP too).
     if let Approvals::InErp { erp } = cx.pages.erp.approvals() {
-        let link = cx.pages.erp.erp_link(kind, document.id());
-        let state = if document.status() == "draft" {
+        let link = cx.pages.erp.erp_link(kind, &document.id);
+        let state = if document.status == "draft" {
             format!(
                 "{} is approved or rejected in {}, in its own workflow, not here.",
                 text(number),
                 text(erp)
             )
         } else {
-            format!("{} is {} in {}.", text(number), text(document.status()), text(erp))
+            format!("{} is {} in {}.", text(number), text(&document.status), text(erp))
         };
         let _ = write!(
             main,
@@ -498,12 +425,12 @@ fn decision_section(cx: &Context<'_>, main: &mut String, number: &str, document:
         );
         return;
     }
-    if document.status() != "draft" {
+    if document.status != "draft" {
         main.push_str(&html::notice(
             "info",
             &format!(
                 "{number} is {}: only drafts are approved or rejected here.",
-                document.status()
+                document.status
             ),
         ));
         return;
@@ -517,7 +444,7 @@ fn decision_section(cx: &Context<'_>, main: &mut String, number: &str, document:
         ));
         return;
     }
-    let own = document.drafted_on_behalf_of() == person.user().as_str() && !cx.pages.allow_self_approval;
+    let own = document.drafted_on_behalf_of == person.user().as_str() && !cx.pages.allow_self_approval;
     let csrf = cx.csrf();
     let mut forms = String::from("<section class=\"actions\" aria-label=\"Decide\">");
     if own {
