@@ -4,7 +4,7 @@
 //! types; only `draftline-dynamo` turns them into DynamoDB requests, and
 //! the in-memory ERP of the tests applies them to its books.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::ToolError;
 
@@ -116,15 +116,26 @@ impl TableKey {
 }
 
 /// What the key lookup's one batch found for the keys a backend asked it
-/// to read ([`crate::tool::DraftTool::reads`]): the items that exist, each
-/// once, for the backend to pick its own from.
+/// to read ([`crate::tool::DraftTool::reads`]): the items that exist, by
+/// key, for the backend to pick its own from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Found(pub Vec<Attributes>);
+pub struct Found(HashMap<TableKey, Attributes>);
 
 impl Found {
+    /// `items` by their keys (an item without a `pk` and an `sk` is none
+    /// of them).
+    pub fn of(items: impl IntoIterator<Item = Attributes>) -> Self {
+        Self(
+            items
+                .into_iter()
+                .filter_map(|item| Some((TableKey::of(&item)?, item)))
+                .collect(),
+        )
+    }
+
     /// The item at `key`, if it was found.
     pub fn get(&self, key: &TableKey) -> Option<&Attributes> {
-        self.0.iter().find(|item| key.is_key_of(item))
+        self.0.get(key)
     }
 }
 

@@ -22,7 +22,7 @@ use draftline_erp::domain::{
 };
 use draftline_erp::port::{CounterpartyReads, DraftReads, Scope, Wanted, Window};
 
-use crate::model::attrs::{Item as Attrs, same_key};
+use crate::model::attrs::{self, Item as Attrs, table_key};
 use crate::model::near_duplicate::Marker;
 use crate::model::price_list;
 use crate::model::{CreditStandingRecord, CustomerRecord, ItemRecord, PriceEntryRecord, TaxTypeRecord, VendorRecord};
@@ -47,41 +47,40 @@ pub fn marker<'a>(scope: &Scope<'a>, kind: &'a str, wanted: &Wanted<'a>) -> Mark
 /// The keys a draft reads, by what each is for, in the batch's order.
 struct Keys {
     /// The vendor's profile, or the customer's.
-    counterparty: Attrs,
+    counterparty: TableKey,
     /// A customer's credit standing (quotes).
-    standing: Option<Attrs>,
+    standing: Option<TableKey>,
     /// The near-duplicate marker of the counterparty and item set (read
     /// whether or not the check is on: see [`Wanted::marked`]).
-    marker: Attrs,
+    marker: TableKey,
     /// Each wanted item's, in `wanted.items` order.
-    items: Vec<Attrs>,
+    items: Vec<TableKey>,
     /// Each wanted item's prices, in the same order: the vendor's (none
     /// past [`PRICED_IN_BATCH`] items: the vendor's list is queried), or
     /// its sales prices on every list (the customer's list is known only
     /// once it is read).
-    prices: Vec<Attrs>,
+    prices: Vec<TableKey>,
     /// Every tax type, in code order (quotes: there are four codes, and
     /// the refusal of one not in use names those that are).
-    taxes: Vec<Attrs>,
+    taxes: Vec<TableKey>,
 }
 
 impl Keys {
     /// The keys a draft of `kind` for `wanted` reads.
     fn of(scope: &Scope<'_>, kind: DocumentKind, wanted: &Wanted<'_>) -> Self {
         let (tenant, branch, code) = (scope.tenant, scope.branch, wanted.counterparty);
-        let items = wanted.items.iter().map(|item| Item::key(tenant, item)).collect();
-        let marker = marker(scope, kind.prefix(), wanted).key();
+        let key = |item: Attrs| table_key(&item);
+        let items = wanted.items.iter().map(|item| key(Item::key(tenant, item))).collect();
+        let marker = marker(scope, kind.prefix(), wanted).table_key();
         match kind {
             DocumentKind::PurchaseOrder => Self {
-                counterparty: Vendor::key(tenant, code),
+                counterparty: key(Vendor::key(tenant, code)),
                 standing: None,
                 marker,
                 items,
                 prices: match wanted.items.len() <= PRICED_IN_BATCH {
-                    true => wanted
-                        .items
-                        .iter()
-                        .map(|item| PriceEntry::key(tenant, code, item))
+                    true => (wanted.items.iter())
+                        .map(|item| key(PriceEntry::key(tenant, code, item)))
                         .collect(),
                     false => Vec::new(),
                 },
@@ -92,19 +91,21 @@ impl Keys {
                 let mut codes = TaxCode::ALL;
                 codes.sort_by_key(|code| code.code());
                 Self {
-                    counterparty: Customer::key(tenant, branch, code),
-                    standing: Some(CreditStanding::key(tenant, branch, code)),
+                    counterparty: key(Customer::key(tenant, branch, code)),
+                    standing: Some(key(CreditStanding::key(tenant, branch, code))),
                     marker,
                     items,
-                    prices: wanted.items.iter().map(|item| price_list::key(tenant, item)).collect(),
-                    taxes: codes.iter().map(|code| TaxType::key(tenant, *code)).collect(),
+                    prices: (wanted.items.iter())
+                        .map(|item| key(price_list::key(tenant, item)))
+                        .collect(),
+                    taxes: codes.iter().map(|code| key(TaxType::key(tenant, *code))).collect(),
                 }
             }
         }
     }
 
     /// Every key, in the batch's order.
-    fn all(&self) -> impl Iterator<Item = &Attrs> {
+    fn all(&self) -> impl Iterator<Item = &TableKey> {
         let head = std::iter::once(&self.counterparty).chain(&self.standing);
         head.chain([&self.marker])
             .chain(&self.items)
@@ -115,39 +116,37 @@ impl Keys {
 
 /// The reads of a draft of `kind`, for the key lookup's batch.
 pub fn reads(scope: &Scope<'_>, kind: DocumentKind, wanted: &Wanted<'_>) -> Vec<TableKey> {
-    Keys::of(scope, kind, wanted).all().filter_map(TableKey::of).collect()
+    Keys::of(scope, kind, wanted).all().cloned().collect()
 }
 
-/// What a draft read: the items of its [`Keys`] that exist, borrowed from
-/// the key lookup's batch (the model reads the same neutral attributes)
-/// or read in one batch of their own.
-struct Read<'f>(Vec<Cow<'f, Attrs>>);
+/// What a draft read: the items of its [`Keys`] that exist, by key, as
+/// the key lookup's batch found them (the model reads the same neutral
+/// attributes) or as one batch of their own finds them.
+struct Read<'f>(Cow<'f, Found>);
 
 impl<'f> Read<'f> {
     /// What the batch `found` for `keys`, or (without one) what one batch
     /// of their own finds.
     async fn of(store: &ErpStore<'_>, keys: &Keys, found: Option<&'f Found>) -> Result<Self, ErpError> {
         Ok(Self(match found {
-            Some(found) => keys
-                .all()
-                .filter_map(TableKey::of)
-                .filter_map(|key| found.get(&key))
-                .map(Cow::Borrowed)
-                .collect(),
+            Some(found) => Cow::Borrowed(found),
             None => {
-                let keys = keys.all().cloned().collect();
-                store.batch_get(keys).await?.into_iter().map(Cow::Owned).collect()
+                let keys = keys
+                    .all()
+                    .map(|key| attrs::key(key.pk.clone(), key.sk.clone()))
+                    .collect();
+                Cow::Owned(Found::of(store.batch_get(keys).await?))
             }
         }))
     }
 
     /// The item at `key`, if it exists.
-    fn get(&self, key: &Attrs) -> Option<&Attrs> {
-        self.0.iter().map(|item| &**item).find(|item| same_key(item, key))
+    fn get(&self, key: &TableKey) -> Option<&Attrs> {
+        self.0.get(key)
     }
 
     /// The item at `key` as `read` reads it, if it exists.
-    fn parse<T>(&self, key: &Attrs, read: fn(&Attrs) -> Result<T, ErpError>) -> Result<Option<T>, ErpError> {
+    fn parse<T>(&self, key: &TableKey, read: fn(&Attrs) -> Result<T, ErpError>) -> Result<Option<T>, ErpError> {
         self.get(key).map(read).transpose()
     }
 }

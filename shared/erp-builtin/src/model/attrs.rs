@@ -5,15 +5,19 @@
 use std::str::FromStr;
 
 use draftline_contract::ErpError;
-use draftline_contract::store::Value;
+use draftline_contract::store::{TableKey, Value};
 use rust_decimal::Decimal;
 
 /// A stored item: its attributes by name, its key among them.
 pub type Item = draftline_contract::store::Attributes;
 
-/// Whether `a` and `b` are at the same key.
-pub fn same_key(a: &Item, b: &Item) -> bool {
-    a.get("pk") == b.get("pk") && a.get("sk") == b.get("sk")
+/// The key of `item`, a key this model built (its `pk` and `sk` are text).
+pub fn table_key(item: &Item) -> TableKey {
+    let text = |name| item.get(name).and_then(Value::as_s).unwrap_or_default().to_owned();
+    TableKey {
+        pk: text("pk"),
+        sk: text("sk"),
+    }
 }
 
 /// A stored item is missing an attribute or has the wrong type: our bug, not the caller's.

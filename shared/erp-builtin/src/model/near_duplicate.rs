@@ -199,7 +199,7 @@ impl Marker<'_> {
     }
 
     /// The marker's key, store-neutral.
-    fn table_key(&self) -> TableKey {
+    pub fn table_key(&self) -> TableKey {
         TableKey {
             pk: keys::near_duplicates(self.tenant, self.branch, self.kind, self.counterparty),
             sk: keys::near_duplicate_sk(self.items),

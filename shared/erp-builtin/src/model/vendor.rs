@@ -202,7 +202,7 @@ mod tests {
         assert_eq!(items.len(), 3, "{items:?}");
         let a = items
             .iter()
-            .find(|item| attrs::same_key(item, &PriceEntry::key(&tenant, "V-1", "A")))
+            .find(|item| attrs::table_key(item) == attrs::table_key(&PriceEntry::key(&tenant, "V-1", "A")))
             .unwrap();
         assert_eq!(
             PriceEntry::from_item(a).unwrap(),
