@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, on_both_backends, po_input, spawn_app, spawn_app_drafting_freely_on};
-use crate::review::{Reviewer, agent_po};
+use crate::review::{Reviewer, agent_po, po_of};
 
 /// Every event in the outbox, oldest first: its id and its payload.
 async fn events(app: &TestApp) -> Vec<(String, Value)> {
@@ -20,7 +20,16 @@ async fn events(app: &TestApp) -> Vec<(String, Value)> {
             assert_eq!(item["pk"].as_s().unwrap(), "T#demo#OUTBOX");
             assert_eq!(item["sk"].as_s().unwrap(), &format!("EVT#{}", text("event_id")));
             assert_eq!(text("state"), "pending");
-            (text("event_id"), serde_json::from_str(&text("payload")).unwrap())
+            assert_eq!(item["attempts"].as_n().unwrap(), "0");
+            let id = text("event_id");
+            let ulid = id.strip_prefix("evt_").unwrap();
+            assert!(
+                ulid.len() == 26 && ulid.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()),
+                "{id}"
+            );
+            let payload: Value = serde_json::from_str(&text("payload")).unwrap();
+            assert_eq!(payload["type"], text("event_type").as_str());
+            (id, payload)
         })
         .collect();
     found.sort_by(|a, b| a.0.cmp(&b.0));
@@ -55,7 +64,6 @@ on_both_backends! {
         let events = events(&app).await;
         assert_eq!(events.len(), 1, "{events:?}");
         let (id, event) = &events[0];
-        assert!(id.starts_with("evt_") && id.len() == 30, "{id}");
         assert_eq!(event["type"], "draft.created");
         assert!(event["timestamp"].as_str().unwrap().ends_with('Z'), "{event}");
         let data = &event["data"];
@@ -78,7 +86,7 @@ on_both_backends! {
 }
 
 #[tokio::test]
-async fn a_question_a_refusal_and_a_failed_call_write_no_event() {
+async fn a_question_a_validation_error_and_a_limit_write_no_event() {
     let app = spawn_app().await;
     // One draft a run.
     app.set_policy(&json!({
@@ -127,44 +135,71 @@ async fn a_question_a_refusal_and_a_failed_call_write_no_event() {
     assert_eq!(events[0].1["data"]["run_id"], "run-q1");
 }
 
-#[tokio::test]
-async fn a_decision_on_the_review_pages_writes_one_draft_decided_event_in_its_transaction() {
-    let app = spawn_app().await;
-    let draft = agent_po(&app, "buyer-sby", "run-decided", "decided-1", po_input("decided-1")).await;
-    let number = draft["po_number"].as_str().unwrap().to_owned();
-    let person = Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+/// Decides document `number` as `person`, with `verb` (`approve`,
+/// `reject`) and `reason`, posting the same form twice (a double click).
+async fn decide_twice(person: &Reviewer, number: &str, verb: &str, reason: &str) {
     let page = person.get(&format!("/review/documents/{number}")).await;
-    let form = format!("/review/documents/{number}/reject");
+    let form = format!("/review/documents/{number}/{verb}");
     let (csrf, decision_id) = (page.field_after(&form, "csrf"), page.field_after(&form, "decision_id"));
     let fields = [
         ("csrf", csrf.as_str()),
         ("decision_id", decision_id.as_str()),
-        ("reason", "Order BOX, not PCS"),
+        ("reason", reason),
     ];
-    let rejected = person.post(&form, &fields).await;
-    assert!(rejected.location().ends_with("decided=rejected"), "{rejected:?}");
-    // A double click is the same decision: nothing more is written.
+    let done = person.post(&form, &fields).await;
+    let decided = if verb == "approve" { "approved" } else { "rejected" };
+    assert!(done.location().ends_with(&format!("decided={decided}")), "{done:?}");
+    // The same decision again: nothing more is written.
     let again = person.post(&form, &fields).await;
     assert!(again.location().ends_with("decided=already"), "{again:?}");
+}
+
+#[tokio::test]
+async fn each_decision_on_the_review_pages_writes_one_draft_decided_event_in_its_transaction() {
+    let app = spawn_app().await;
+    let rejected = agent_po(&app, "buyer-sby", "run-decided", "decided-1", po_input("decided-1")).await;
+    let approved = agent_po(
+        &app,
+        "buyer-sby",
+        "run-decided",
+        "decided-2",
+        po_of("decided-2", "V-00231", "VBT-0220", 1, "PCS"),
+    )
+    .await;
+    let person = Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+    decide_twice(
+        &person,
+        rejected["po_number"].as_str().unwrap(),
+        "reject",
+        "Order BOX, not PCS",
+    )
+    .await;
+    decide_twice(&person, approved["po_number"].as_str().unwrap(), "approve", "ok").await;
     let events = events(&app).await;
-    let decided: Vec<&Value> = events
-        .iter()
-        .map(|(_, event)| event)
-        .filter(|event| event["type"] == "draft.decided")
-        .collect();
-    assert_eq!(decided.len(), 1, "{events:?}");
-    let data = &decided[0]["data"];
-    assert_eq!(data["document"]["number"], number.as_str());
-    assert_eq!(data["run_id"], "run-decided");
-    assert_eq!(data["total"], draft["total"]);
-    assert_eq!(data["review_url"], draft["review_url"]);
+    let types: Vec<&Value> = events.iter().map(|(_, event)| &event["type"]).collect();
     assert_eq!(
-        data["decision"],
-        json!({"verdict": "rejected", "decided_by": "approver-sby", "reason": "Order BOX, not PCS"})
+        types,
+        ["draft.created", "draft.created", "draft.decided", "draft.decided"],
+        "{events:?}"
     );
-    assert_eq!(
-        events.len(),
-        2,
-        "the draft's own event, then the decision's: {events:?}"
-    );
+    for ((_, event), (draft, decision)) in events[2..].iter().zip([
+        (
+            &rejected,
+            json!({"verdict": "rejected", "decided_by": "approver-sby", "reason": "Order BOX, not PCS"}),
+        ),
+        (
+            &approved,
+            json!({"verdict": "approved", "decided_by": "approver-sby", "reason": "ok"}),
+        ),
+    ]) {
+        let data = &event["data"];
+        assert_eq!(data["document"]["number"], draft["po_number"]);
+        assert_eq!(data["document"]["id"], draft["draft_id"]);
+        assert_eq!(data["run_id"], "run-decided");
+        // A document does not keep the tool call that drafted it.
+        assert_eq!(data["tool_call_id"], Value::Null);
+        assert_eq!(data["total"], draft["total"]);
+        assert_eq!(data["review_url"], draft["review_url"]);
+        assert_eq!(data["decision"], decision);
+    }
 }

@@ -187,6 +187,12 @@ pub struct Call<'a> {
     pub found: Option<&'a Found>,
 }
 
+/// The review page of document `number` under `review_pages` (a call's
+/// [`Call::review_pages`]): what a draft's answer and its events link to.
+pub fn review_url(review_pages: &str, number: &str) -> String {
+    format!("{}/documents/{number}", review_pages.trim_end_matches('/'))
+}
+
 /// What a person decided when a draft closely matched an open agent draft.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {

@@ -295,16 +295,13 @@ async fn decide(
             ),
         });
     }
+    let now = cx.app.clock().now();
     let new = NewDecision {
         decision: Decision {
             verdict: verb.verdict(),
             reason,
             decided_by: person.user().to_string(),
-            decided_at: cx
-                .app
-                .clock()
-                .now()
-                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            decided_at: now.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         },
         decision_id: decision_id.clone(),
     };
@@ -329,7 +326,7 @@ async fn decide(
                 };
                 let audit = AuditRecord::new(facts, person, &outcome);
                 items.push(audit.put());
-                items.push(decided_event(cx, &document, (&drafted, &new.decision)).put());
+                items.push(decided_event(cx, &document, (&drafted, &new.decision), now).put());
                 let token = request_token(person, number, &decision_id, audit.id());
                 match commit(cx.app.table(), items, &token).await {
                     Ok(()) => {
@@ -362,23 +359,23 @@ async fn decide(
 
 /// The `draft.decided` event of `decision` on `document` (drafted as
 /// `drafted`), written in the decision's own transaction.
-fn decided_event(cx: &Context<'_>, document: &DocumentRef, (drafted, decision): (&Drafted, &Decision)) -> Event {
-    let verdict = match decision.verdict {
-        Verdict::Approved => "approved",
-        Verdict::Rejected => "rejected",
-    };
+fn decided_event(
+    cx: &Context<'_>,
+    document: &DocumentRef,
+    (drafted, decision): (&Drafted, &Decision),
+    at: chrono::DateTime<chrono::Utc>,
+) -> Event {
     let decision = EventDecision {
-        verdict: verdict.to_owned(),
+        verdict: decision.verdict.as_str().to_owned(),
         decided_by: decision.decided_by.clone(),
         reason: decision.reason.clone(),
     };
-    let now = cx.app.clock().now();
     Event::decided(
         cx.person(),
         (document, drafted.clone()),
         decision,
         cx.app.review_pages(),
-        now,
+        at,
     )
 }
 

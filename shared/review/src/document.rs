@@ -47,12 +47,10 @@ pub fn kind_of(number: &str) -> Option<DocumentKind> {
 }
 
 /// How `entry` (a document's queue entry) was drafted, as a decision's
-/// event repeats it: its run and its total (a document does not keep the
-/// tool call that drafted it; the run page does).
+/// event repeats it: its run and its total.
 pub fn drafted(entry: &AgentDraft) -> Drafted {
     Drafted {
         run_id: entry.drafted_by_agent_run.clone(),
-        tool_call_id: None,
         total: Some(EventTotal {
             amount: entry.total.amount.clone(),
             currency: entry.total.currency.clone(),

@@ -20,14 +20,14 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use draftline_contract::identity::Caller;
 use draftline_contract::policy::amount::format_hundredths;
 use draftline_contract::store::{Attributes, Value, Write};
-use draftline_contract::tool::{Call, DocumentRef, Stakes};
-use serde::{Deserialize, Serialize};
+use draftline_contract::tool::{Call, DocumentRef, Stakes, review_url};
+use serde::Serialize;
 
 /// The `kind` of every outbox item.
 pub const EVENT_KIND: &str = "event";
 
 /// What an event announces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum EventType {
     /// An agent draft exists.
     #[serde(rename = "draft.created")]
@@ -49,11 +49,14 @@ impl EventType {
 
 /// One event: its id (the `webhook-id` of every delivery attempt) and the
 /// payload delivered, the Standard Webhooks envelope.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Event {
     /// `evt_<ulid>`: unique, in time order.
     #[serde(skip)]
     pub id: String,
+    /// When it is first due for delivery (epoch seconds): when it happened.
+    #[serde(skip)]
+    due_at: i64,
     /// What it announces.
     #[serde(rename = "type")]
     pub kind: EventType,
@@ -64,14 +67,14 @@ pub struct Event {
 }
 
 /// What an event says of its draft.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EventData {
     /// The tenant.
     pub tenant: String,
     /// The branch the document is of.
     pub branch: String,
-    /// The document.
-    pub document: EventDocument,
+    /// The document: its id, number and kind.
+    pub document: DocumentRef,
     /// The agent run that drafted it, if any.
     pub run_id: Option<String>,
     /// The tool call that drafted it, if any.
@@ -85,19 +88,8 @@ pub struct EventData {
     pub review_url: String,
 }
 
-/// The document an event is of.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EventDocument {
-    /// `purchase_order`, `quote`.
-    pub kind: String,
-    /// The human number (`PO-SBY-000124`).
-    pub number: String,
-    /// The document's id.
-    pub id: String,
-}
-
 /// A total: an exact amount with two decimals, and its currency.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EventTotal {
     /// `"2880000.00"`.
     pub amount: String,
@@ -106,7 +98,7 @@ pub struct EventTotal {
 }
 
 /// A person's decision, as a `draft.decided` event tells it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EventDecision {
     /// `approved` or `rejected`.
     pub verdict: String,
@@ -114,11 +106,6 @@ pub struct EventDecision {
     pub decided_by: String,
     /// A rejection's reason: the person's message for the run.
     pub reason: Option<String>,
-}
-
-/// The page of document `number` under `review_pages`.
-fn review_url(review_pages: &str, number: &str) -> String {
-    format!("{}/documents/{number}", review_pages.trim_end_matches('/'))
 }
 
 impl Event {
@@ -135,7 +122,7 @@ impl Event {
             EventData {
                 tenant: call.caller.tenant().to_string(),
                 branch: call.caller.branch().to_string(),
-                document: EventDocument::of(document),
+                document: document.clone(),
                 run_id: call.agent.run_id.clone(),
                 tool_call_id: call.agent.tool_call_id.clone(),
                 total,
@@ -146,8 +133,8 @@ impl Event {
     }
 
     /// The `draft.decided` event of `person`'s `decision` on `document` (a
-    /// draft of `drafted`: its run, tool call and total), whose review page
-    /// is under `review_pages`, at `now`.
+    /// draft of `drafted`: its run and total), whose review page is under
+    /// `review_pages`, at `now`.
     pub fn decided(
         person: &Caller,
         (document, drafted): (&DocumentRef, Drafted),
@@ -161,9 +148,11 @@ impl Event {
             EventData {
                 tenant: person.tenant().to_string(),
                 branch: person.branch().to_string(),
-                document: EventDocument::of(document),
+                document: document.clone(),
                 run_id: drafted.run_id,
-                tool_call_id: drafted.tool_call_id,
+                // A document does not keep the tool call that drafted it
+                // (the run page shows it).
+                tool_call_id: None,
                 total: drafted.total,
                 decision: Some(decision),
                 review_url: review_url(review_pages, &document.number),
@@ -175,6 +164,7 @@ impl Event {
         Self {
             id: format!("evt_{}", ulid::Ulid::new().to_string().to_lowercase()),
             kind,
+            due_at: now.timestamp(),
             timestamp: now.to_rfc3339_opts(SecondsFormat::Millis, true),
             data,
         }
@@ -183,7 +173,6 @@ impl Event {
     /// Its outbox item, new (no item has its id), pending and due at once.
     pub fn put(&self) -> Write {
         let payload = serde_json::to_string(self).unwrap_or_default();
-        let due_at = DateTime::parse_from_rfc3339(&self.timestamp).map_or(0, |at| at.timestamp());
         Write::PutNew(Attributes::from([
             ("pk".to_owned(), Value::S(format!("T#{}#OUTBOX", self.data.tenant))),
             ("sk".to_owned(), Value::S(format!("EVT#{}", self.id))),
@@ -192,29 +181,9 @@ impl Event {
             ("event_type".to_owned(), Value::s(self.kind.as_str())),
             ("state".to_owned(), Value::s("pending")),
             ("attempts".to_owned(), Value::n(0)),
-            ("due_at".to_owned(), Value::n(due_at)),
+            ("due_at".to_owned(), Value::n(self.due_at)),
             ("payload".to_owned(), Value::S(payload)),
         ]))
-    }
-
-    /// The event an outbox item holds; `None` for any other item.
-    pub fn from_item(item: &Attributes) -> Option<Self> {
-        if item.get("kind").and_then(Value::as_s) != Some(EVENT_KIND) {
-            return None;
-        }
-        let mut event: Self = serde_json::from_str(item.get("payload")?.as_s()?).ok()?;
-        event.id = item.get("event_id")?.as_s()?.to_owned();
-        Some(event)
-    }
-}
-
-impl EventDocument {
-    fn of(document: &DocumentRef) -> Self {
-        Self {
-            kind: document.kind.clone(),
-            number: document.number.clone(),
-            id: document.id.clone(),
-        }
     }
 }
 
@@ -223,8 +192,6 @@ impl EventDocument {
 pub struct Drafted {
     /// The agent run that drafted it.
     pub run_id: Option<String>,
-    /// The tool call that drafted it.
-    pub tool_call_id: Option<String>,
     /// Its total.
     pub total: Option<EventTotal>,
 }
@@ -234,17 +201,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_outbox_item_holds_the_envelope_and_reads_back_as_its_event() {
+    fn an_outbox_item_holds_the_envelope_due_at_once_under_the_events_id() {
         let event = Event::new(
             EventType::DraftCreated,
             "2026-11-29T09:00:00Z".parse().unwrap(),
             EventData {
                 tenant: "demo".into(),
                 branch: "SBY-01".into(),
-                document: EventDocument {
-                    kind: "purchase_order".into(),
-                    number: "PO-SBY-000004".into(),
+                document: DocumentRef {
                     id: "po_1".into(),
+                    number: "PO-SBY-000004".into(),
+                    kind: "purchase_order".into(),
                 },
                 run_id: Some("run-1".into()),
                 tool_call_id: None,
@@ -272,6 +239,8 @@ mod tests {
         );
         assert_eq!(payload["data"]["total"]["amount"], "2880000.00");
         assert!(payload.get("id").is_none() && payload["data"].get("decision").is_none());
-        assert_eq!(Event::from_item(&item), Some(event));
+        assert_eq!(item["event_id"], Value::S(event.id.clone()));
+        assert_eq!(item["event_type"], Value::s("draft.created"));
+        assert_eq!(payload, serde_json::to_value(&event).unwrap());
     }
 }

@@ -2,7 +2,7 @@
 //! and the decision a person records on one (approve, or reject with a
 //! reason). Agents never decide; they read the decision back.
 
-use draftline_contract::tool::{CounterpartyKind, Created, DocumentRef};
+use draftline_contract::tool::{CounterpartyKind, Created, DocumentRef, review_url};
 use draftline_contract::{ErpError, Refusal};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -220,11 +220,6 @@ pub trait Reviewable: Sized {
             created_at: self.identity().2.to_owned(),
         }
     }
-}
-
-/// The review page of document `number` under `review_pages`.
-pub fn review_url(review_pages: &str, number: &str) -> String {
-    format!("{}/documents/{number}", review_pages.trim_end_matches('/'))
 }
 
 /// A kind's [`Reviewable`]: its draft, status and counterparty fields. A
