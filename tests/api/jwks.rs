@@ -735,10 +735,11 @@ async fn each_shape_the_token_command_mints_reads_stock_and_drafts_through_the_l
         assert_eq!(drafted.body["data"]["drafted_on_behalf_of"], "buyer-sby", "{shape:?}");
         assert_eq!(drafted.body["data"]["branch_id"], "SBY-01", "{shape:?}");
         let audits = store.audit_items().await;
+        // This shape's own draft's audit item (by its number), not an earlier one's.
+        let number = drafted.body["data"]["po_number"].as_str().unwrap();
         let audit = audits
             .iter()
-            .rev()
-            .find(|a| a.get("tool").map(String::as_str) == Some("purchasing_create_po_draft"))
+            .find(|a| a.get("document_number").map(String::as_str) == Some(number))
             .expect("the draft's audit item");
         assert_eq!(
             (

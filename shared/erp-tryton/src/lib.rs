@@ -165,10 +165,8 @@ impl TrytonErp {
 #[async_trait]
 impl Inventory for TrytonErp {
     async fn item(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Item>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(None);
-        }
-        Ok(self.inner.items(&[code.to_owned()]).await?.remove(code))
+        let read = async { Ok(self.inner.items(&[code.to_owned()]).await?.remove(code)) };
+        self.served(scope, read).await
     }
 
     async fn items(&self, scope: &Scope<'_>, codes: &[String]) -> Result<HashMap<String, Item>, ErpError> {
@@ -331,10 +329,8 @@ impl Sales for TrytonErp {
     }
 
     async fn customer(&self, scope: &Scope<'_>, code: &str) -> Result<Option<Customer>, ErpError> {
-        if !self.inner.serves(scope) {
-            return Ok(None);
-        }
-        Ok(self.inner.customers(scope.branch.as_str(), Some(code)).await?.pop())
+        let read = async { Ok(self.inner.customers(scope.branch.as_str(), Some(code)).await?.pop()) };
+        self.served(scope, read).await
     }
 
     async fn customer_orders(&self, scope: &Scope<'_>, code: &str) -> Result<Vec<SalesOrder>, ErpError> {

@@ -829,12 +829,7 @@ impl Purchasing for MemoryErp {
         for (page_no, page) in pages.iter().enumerate() {
             found.extend(page.iter().filter(|po| matches(po)).cloned());
             if found.len() > limit {
-                found.truncate(limit);
-                let next_after = found.last().map(|po| po.po_number.clone());
-                return Ok(Page {
-                    items: found,
-                    next_after,
-                });
+                return Ok(Page::first(found, limit, |po| po.po_number.clone()));
             }
             let last_page = page_no.saturating_add(1) == pages.len();
             if !last_page && page_no.saturating_add(1) >= max_pages {

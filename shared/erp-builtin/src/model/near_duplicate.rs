@@ -138,12 +138,6 @@ pub struct Marker<'a> {
 }
 
 impl Marker<'_> {
-    /// The marker's key, as the key lookup's batch reads it.
-    pub fn key(&self) -> Attrs {
-        let TableKey { pk, sk } = self.table_key();
-        Attrs::from([("pk".to_owned(), Value::S(pk)), ("sk".to_owned(), Value::S(sk))])
-    }
-
     /// The open drafts `stored` lists that were drafted within `window`,
     /// and what the marker was read as: absent, or its version and the
     /// drafts the next write drops: those older than a day (when a window
