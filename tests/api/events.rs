@@ -63,7 +63,7 @@ on_both_backends! {
         assert_eq!((again.status, &again.body["replayed"]), (200, &json!(true)));
         let events = events(&app).await;
         assert_eq!(events.len(), 1, "{events:?}");
-        let (id, event) = &events[0];
+        let (_, event) = &events[0];
         assert_eq!(event["type"], "draft.created");
         assert!(event["timestamp"].as_str().unwrap().ends_with('Z'), "{event}");
         let data = &event["data"];
