@@ -252,8 +252,10 @@ async fn the_audit_item_keeps_where_a_calls_time_went_and_the_run_page_shows_it(
         .iter()
         .map(|s| stage_us(s))
         .sum();
+    // The call's time starts before its caller is identified, as its
+    // auth stage does.
     assert!(
-        staged <= elapsed + 1_000,
+        staged <= elapsed,
         "the stages ({staged} us) fit in the call ({elapsed} us)"
     );
 

@@ -245,6 +245,7 @@ pub struct CallRecorder {
     context: TraceContext,
     span_id: [u8; 8],
     started: Instant,
+    identified_in: Duration,
     recorded: Mutex<Recorded>,
 }
 
@@ -255,11 +256,21 @@ tokio::task_local! {
 impl CallRecorder {
     /// A recorder for a call in `context`, starting now, with a new span id.
     pub fn new(context: TraceContext) -> Arc<Self> {
+        Self::identified(context, Duration::ZERO)
+    }
+
+    /// A recorder for a call in `context` whose caller was identified in
+    /// `identified_in`, just before now: that time is the call's, as its
+    /// auth stage (with no span of its own here).
+    pub fn identified(context: TraceContext, identified_in: Duration) -> Arc<Self> {
+        let mut recorded = Recorded::default();
+        recorded.stages.add(Stage::Auth, identified_in);
         Arc::new(Self {
             context,
             span_id: span_id(),
             started: Instant::now(),
-            recorded: Mutex::new(Recorded::default()),
+            identified_in,
+            recorded: Mutex::new(recorded),
         })
     }
 
@@ -273,9 +284,19 @@ impl CallRecorder {
         self.span_id
     }
 
-    /// When the call started.
+    /// When the recorder started, once the caller was identified.
     pub fn started(&self) -> Instant {
         self.started
+    }
+
+    /// How long identifying the caller took, before [`Self::started`].
+    pub fn identified_in(&self) -> Duration {
+        self.identified_in
+    }
+
+    /// How long the call has run, identifying its caller included.
+    pub fn elapsed(&self) -> Duration {
+        self.identified_in + self.started.elapsed()
     }
 
     /// What was recorded so far.
@@ -305,10 +326,10 @@ pub fn span_id() -> [u8; 8] {
     id
 }
 
-/// What the call being served recorded so far, and how long it has run;
-/// `None` outside a call.
+/// What the call being served recorded so far, and how long it has run
+/// (identifying its caller included); `None` outside a call.
 pub fn current() -> Option<(Recorded, Duration)> {
-    CALL.try_with(|call| (call.recorded(), call.started.elapsed())).ok()
+    CALL.try_with(|call| (call.recorded(), call.elapsed())).ok()
 }
 
 /// Runs `fut` as stage `stage` of the call being served (and only runs it
@@ -331,11 +352,6 @@ pub async fn stage<F: Future>(stage: Stage, fut: F) -> F::Output {
         });
     });
     out
-}
-
-/// Adds `spent` to stage `stage` of the call being served, if any.
-pub fn add_stage(stage: Stage, spent: Duration) {
-    let _ = CALL.try_with(|call| call.edit(|r| r.stages.add(stage, spent)));
 }
 
 /// For a request the call being served is about to send: a new span id for
@@ -445,7 +461,8 @@ mod tests {
         // Outside a call nothing is recorded and nothing is forwarded.
         assert!(outgoing().is_none());
         stage(Stage::Erp, async {}).await;
-        let call = CallRecorder::new(TraceContext::continued(Some(VALID), None).unwrap());
+        let identifying = Duration::from_millis(2);
+        let call = CallRecorder::identified(TraceContext::continued(Some(VALID), None).unwrap(), identifying);
         call.run(async {
             stage(Stage::Validation, tokio::time::sleep(Duration::from_millis(5))).await;
             let (id, traceparent, state) = outgoing().unwrap();
@@ -457,21 +474,27 @@ mod tests {
             record_request("tryton", "GET product.product", id, Instant::now(), true);
             // Another task working for the call records into it too.
             tokio::spawn(CALL.scope(CALL.with(Arc::clone), async {
-                add_stage(Stage::Audit, Duration::from_millis(2));
+                stage(Stage::Audit, tokio::time::sleep(Duration::from_millis(1))).await;
             }))
             .await
             .unwrap();
+            // The call's time holds its stages, identifying its caller included.
+            let (recorded, elapsed) = current().unwrap();
+            let staged: Duration = Stage::ALL.iter().map(|s| recorded.stages.get(*s)).sum();
+            assert!(staged <= elapsed, "{staged:?} within {elapsed:?}");
         })
         .await;
         let recorded = call.recorded();
         assert!(recorded.stages.get(Stage::Validation) >= Duration::from_millis(5));
-        assert_eq!(recorded.stages.get(Stage::Audit), Duration::from_millis(2));
+        assert!(recorded.stages.get(Stage::Audit) >= Duration::from_millis(1));
+        assert_eq!(recorded.stages.get(Stage::Auth), identifying);
         assert_eq!(recorded.stages.get(Stage::Erp), Duration::ZERO);
-        // A timed stage is a span of its own; time added by hand is not.
-        assert_eq!(recorded.stage_spans.len(), 1);
-        assert_eq!(recorded.stage_spans[0].stage, Stage::Validation);
+        // A timed stage is a span of its own; the identifying time is not.
+        let spans: Vec<Stage> = recorded.stage_spans.iter().map(|s| s.stage).collect();
+        assert_eq!(spans, [Stage::Validation, Stage::Audit]);
         assert_eq!(recorded.requests.len(), 1);
         assert_eq!(recorded.requests[0].operation, "GET product.product");
+        assert!(call.elapsed() >= identifying + Duration::from_millis(6));
         assert_ne!(call.span_id(), [0; 8]);
     }
 

@@ -70,7 +70,6 @@ impl Exporter {
     pub(crate) async fn export_call(
         &self,
         _recorder: &crate::edge::trace::CallRecorder,
-        _identified_in: std::time::Duration,
         _tool: &'static str,
         _line: &crate::pipeline::outcome::CallLine<'_>,
         _left: Option<std::time::Duration>,

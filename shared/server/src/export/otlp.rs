@@ -91,7 +91,6 @@ impl Exporter {
     pub(crate) async fn export_call(
         &self,
         recorder: &CallRecorder,
-        identified_in: Duration,
         tool: &'static str,
         line: &CallLine<'_>,
         left: Option<Duration>,
@@ -102,7 +101,7 @@ impl Exporter {
             metrics.record(tool, line);
         }
         let spans = if inner.spans.is_some() && inner.sampled(recorder, tool) {
-            spans::call_spans(recorder, identified_in, tool, line, &inner.scope)
+            spans::call_spans(recorder, tool, line, &inner.scope)
         } else {
             Vec::new()
         };

@@ -24,7 +24,6 @@ pub fn call_span_name(tool: &str) -> String {
 /// tool called, or `_unknown` for one that does not exist.
 pub(super) fn call_spans(
     recorder: &CallRecorder,
-    identified_in: Duration,
     tool: &str,
     line: &CallLine<'_>,
     scope: &InstrumentationScope,
@@ -48,6 +47,7 @@ pub(super) fn call_spans(
 
     // The caller was identified just before the recorder started: that time
     // is the call's too, and its first auth span.
+    let identified_in = recorder.identified_in();
     let begun = started.checked_sub(identified_in).unwrap_or(started);
     let parent = context
         .parent_span_id_bytes()
@@ -248,7 +248,7 @@ mod tests {
     async fn each_request_is_the_child_of_the_innermost_stage_that_holds_it_and_keeps_its_span_id() {
         let context = TraceContext::continued(Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), None)
             .expect("a valid traceparent");
-        let call = CallRecorder::new(context);
+        let call = CallRecorder::identified(context, Duration::from_millis(3));
         let tryton_id = [7; 8];
         call.run(async {
             trace::stage(Stage::Idempotency, async {
@@ -275,13 +275,7 @@ mod tests {
             answered: true,
         });
         let scope = InstrumentationScope::builder("test").build();
-        let spans = call_spans(
-            &call,
-            Duration::from_millis(3),
-            "purchasing_create_po_draft",
-            &line(recorded),
-            &scope,
-        );
+        let spans = call_spans(&call, "purchasing_create_po_draft", &line(recorded), &scope);
         let named = |name: &str| spans.iter().find(|s| s.name == name).expect(name);
         let root = named("tool purchasing_create_po_draft");
         assert_eq!(root.span_kind, SpanKind::Server);

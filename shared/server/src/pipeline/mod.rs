@@ -231,7 +231,7 @@ impl App {
                 let result = Err(err);
                 let facts = CallFacts::arrived(&request_id, self.clock.now(), tool, "http", request.trace(), None);
                 let line = Logged::of(&facts, &result, started, round_trips);
-                self.finish(&recorder, Duration::ZERO, time_left, &line, flight).await;
+                self.finish(&recorder, time_left, &line, flight).await;
                 result
             };
             let result = recorder.run(Box::pin(refused)).await;
@@ -277,7 +277,7 @@ impl App {
 
     /// Runs the whole pipeline for one call of `tool` with `body` as its input.
     pub async fn invoke(&self, entry: &Entry<'_>, tool: &str, body: &[u8]) -> Invocation {
-        let recorder = CallRecorder::new(entry.trace.clone());
+        let recorder = CallRecorder::identified(entry.trace.clone(), entry.identified_in);
         let flight = self.exporter.as_ref().map(crate::export::Exporter::begin);
         // Boxed: one allocation per call keeps the futures of the runtimes
         // that await this one within the compiler's layout depth.
@@ -292,7 +292,6 @@ impl App {
     async fn finish(
         &self,
         recorder: &CallRecorder,
-        identified_in: Duration,
         time_left: Option<Duration>,
         line: &Logged<'_>,
         flight: Option<crate::export::InFlight>,
@@ -306,11 +305,9 @@ impl App {
                 .get(line.tool)
                 .map_or(UNKNOWN_TOOL, |registered| registered.definition().name);
             // Never past what the platform still allows, less time to answer.
-            let spent = identified_in + recorder.started().elapsed();
+            let spent = recorder.elapsed();
             let left = time_left.map(|left| left.saturating_sub(spent).saturating_sub(ANSWER_RESERVE));
-            exporter
-                .export_call(recorder, identified_in, tool, &line, left, flight)
-                .await;
+            exporter.export_call(recorder, tool, &line, left, flight).await;
         }
     }
 
@@ -323,7 +320,6 @@ impl App {
         body: &[u8],
         flight: Option<crate::export::InFlight>,
     ) -> Invocation {
-        trace::add_stage(Stage::Auth, entry.identified_in);
         let started = Instant::now();
         let request_id = entry.request_id.to_owned();
         let facts = CallFacts {
@@ -344,7 +340,6 @@ impl App {
                 let result = Err(err.clone());
                 self.finish(
                     recorder,
-                    entry.identified_in,
                     entry.time_left,
                     &Logged::of(&facts, &result, started, round_trips),
                     flight,
@@ -391,8 +386,7 @@ impl App {
             key: key.as_deref(),
             ..Logged::of(&facts, &result, started, round_trips)
         };
-        self.finish(recorder, entry.identified_in, entry.time_left, &line, flight)
-            .await;
+        self.finish(recorder, entry.time_left, &line, flight).await;
         Invocation { request_id, result }
     }
 
