@@ -24,11 +24,13 @@ use draftline_review::settings::ReviewSettings;
 use draftline_server::App;
 use draftline_server::auth::mint::mint_hs256;
 use draftline_server::config::{Config, LOCAL_DEV_SECRET, LOCAL_ISSUER};
+use draftline_server::events::sweep::Sweeper;
 use draftline_server::runtime::local;
 use draftline_server::storage::DynamoTable;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
+pub mod notify;
 pub mod policy;
 pub mod shapes;
 
@@ -73,6 +75,18 @@ pub struct LocalOptions {
     pub no_near_duplicate_check: bool,
     /// Settings that win over the environment's (tests set `OTEL_*` here).
     pub settings: Vec<(String, String)>,
+    /// Deliver the outbox's events beside the server (`None`: leave them).
+    pub sweep: Option<Sweep>,
+}
+
+/// The outbox sweeper `draftline serve` runs beside its server, on a
+/// DynamoDB client of its own (so the calls' request counts stay theirs).
+#[derive(Clone, Copy, Debug)]
+pub struct Sweep {
+    /// How often it sweeps.
+    pub every: std::time::Duration,
+    /// Where webhooks may go.
+    pub reach: draftline_server::events::endpoint::Reach,
 }
 
 /// A running local server. Dropping it stops the server, the engine and a
@@ -92,6 +106,7 @@ pub struct LocalServer {
     /// database and REST key, for a person (or a test) to look at directly.
     pub tryton: Option<TrytonSettings>,
     server: JoinHandle<std::io::Result<()>>,
+    sweeper: Option<JoinHandle<()>>,
     _engine: Option<EmbeddedDynamo>,
     _local_tryton: Option<LocalTrytonRun>,
 }
@@ -112,6 +127,9 @@ impl LocalServer {
 impl Drop for LocalServer {
     fn drop(&mut self) {
         self.server.abort();
+        if let Some(sweeper) = &self.sweeper {
+            sweeper.abort();
+        }
     }
 }
 
@@ -315,7 +333,8 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
     policy::seed_demo(&db, clock.now())
         .await
         .context("seeding the demo tenant's agent policy")?;
-    let app = Arc::new(App::with_parts(backend.catalogue(), config, db, clock).with_pages(Arc::new(pages)));
+    let app =
+        Arc::new(App::with_parts(backend.catalogue(), config, db, Arc::clone(&clock)).with_pages(Arc::new(pages)));
     // The trytond it started links its agent drafts to this server's run pages.
     if let Some(tryton) = local_tryton.as_ref().and_then(|run| run.tryton.as_ref()) {
         tokio::task::spawn_blocking(tryton.review_url_setter(app.review_pages()))
@@ -324,6 +343,14 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
             .context("telling Tryton where the review pages are")?;
     }
     let server = tokio::spawn(local::serve(listener, app.clone()));
+    let sweeper = match options.sweep {
+        Some(sweep) => {
+            let own = Db::connect(&app.config().table, app.config().dynamodb_endpoint.as_deref()).await;
+            let sweeper = Sweeper::new(Arc::new(DynamoTable::new(own)), clock, sweep.reach);
+            Some(tokio::spawn(sweeper.run(sweep.every)))
+        }
+        None => None,
+    };
     Ok(LocalServer {
         addr,
         app,
@@ -332,6 +359,7 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
         review,
         tryton,
         server,
+        sweeper,
         _engine: engine,
         _local_tryton: local_tryton,
     })

@@ -77,6 +77,39 @@ enum Command {
         #[command(subcommand)]
         action: PolicyAction,
     },
+    /// A tenant's webhook endpoints, in the table at DRAFTLINE_DYNAMODB_ENDPOINT (or AWS).
+    Notify {
+        #[command(subcommand)]
+        action: NotifyAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum NotifyAction {
+    /// Print the tenant's notification settings in force (with their version), each secret shown by its last
+    /// 4 characters.
+    Show {
+        /// The tenant.
+        #[arg(long, default_value = "demo")]
+        tenant: String,
+        /// Print the secrets whole (to edit the file and set it again).
+        #[arg(long)]
+        with_secrets: bool,
+    },
+    /// Store FILE as the tenant's next settings version; an invalid file, or an endpoint webhooks may not be
+    /// sent to, is refused with the JSON path of each problem, and nothing is changed.
+    Set {
+        /// The settings (JSON: docs/notifications.md).
+        file: PathBuf,
+        /// The tenant.
+        #[arg(long, default_value = "demo")]
+        tenant: String,
+        /// Who sets it (kept with the version).
+        #[arg(long, env = "USER", default_value = "operator")]
+        by: String,
+    },
+    /// Print a new random signing secret (whsec_...).
+    Secret,
 }
 
 #[derive(Subcommand)]
@@ -162,7 +195,36 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Table { action } => table(action).await,
         Command::Policy { action } => policy(action).await,
+        Command::Notify { action } => notify(action).await,
     }
+}
+
+async fn notify(action: NotifyAction) -> anyhow::Result<()> {
+    use draftline_cli::notify;
+    use draftline_contract::identity::TenantId;
+    use draftline_server::events::endpoint::Reach;
+    let tenant_of = |tenant: &str| TenantId::parse(tenant).map_err(anyhow::Error::msg);
+    match action {
+        NotifyAction::Secret => println!("{}", draftline_server::events::sign::Secret::generate()),
+        NotifyAction::Show { tenant, with_secrets } => {
+            let tenant = tenant_of(&tenant)?;
+            match notify::show(&table_db().await, &tenant, with_secrets).await? {
+                Some(text) => println!("{text}"),
+                None => anyhow::bail!("tenant {tenant} has no notification settings: no webhooks are sent"),
+            }
+        }
+        NotifyAction::Set { file, tenant, by } => {
+            let tenant = tenant_of(&tenant)?;
+            let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            let reach = Reach::from_env();
+            let stored = notify::set(&table_db().await, &tenant, &bytes, (&by, reach), chrono::Utc::now()).await?;
+            println!(
+                "tenant {tenant}: notification settings version {} in force; the next sweep sends by them",
+                stored.number
+            );
+        }
+    }
+    Ok(())
 }
 
 async fn policy(action: PolicyAction) -> anyhow::Result<()> {
@@ -217,6 +279,21 @@ async fn serve(
     if erp == ErpChoice::Tryton {
         println!("starting a local Tryton (the first run installs it from PyPI: about 2 minutes)");
     }
+    // The outbox is delivered beside the server: every
+    // DRAFTLINE_SWEEP_MILLISECONDS (default 250).
+    let every = match std::env::var("DRAFTLINE_SWEEP_MILLISECONDS") {
+        Ok(ms) => ms
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|ms| (10..=60_000).contains(ms))
+            .context("DRAFTLINE_SWEEP_MILLISECONDS: a whole number of milliseconds from 10 to 60000")?,
+        Err(_) => 250,
+    };
+    let sweep = draftline_cli::Sweep {
+        every: std::time::Duration::from_millis(every),
+        reach: draftline_server::events::endpoint::Reach::from_env(),
+    };
     let server = start_local(LocalOptions {
         port,
         data,
@@ -225,6 +302,7 @@ async fn serve(
             ErpChoice::Builtin => LocalErp::Builtin,
             ErpChoice::Tryton => LocalErp::LocalTryton,
         },
+        sweep: Some(sweep),
         ..LocalOptions::default()
     })
     .await?;
@@ -233,6 +311,14 @@ async fn serve(
     if let Some(endpoint) = &server.app.config().dynamodb_endpoint {
         println!("dynamodb endpoint: {endpoint} (table {})", server.app.config().table);
     }
+    println!(
+        "webhooks: the outbox is swept every {every} ms; `draftline notify set FILE` sets a tenant's endpoints{}",
+        if sweep.reach.loopback {
+            " (loopback endpoints allowed)"
+        } else {
+            ""
+        }
+    );
     match server.seeded {
         Some(draftline_erp_builtin::seed::Seeded::Wrote(n)) => println!("seeded the demo tenant: {n} items"),
         Some(draftline_erp_builtin::seed::Seeded::AlreadySeeded) => {

@@ -17,7 +17,7 @@ use draftline_server::storage::DynamoTable;
 #[derive(Debug, thiserror::Error)]
 pub enum Refused {
     /// The file is not a valid policy: one issue per problem.
-    #[error("{}", describe(.0))]
+    #[error("{}", describe("policy file", .0))]
     Invalid(Vec<FieldIssue>),
     /// The file says which version it was edited from, and the stored
     /// policy has moved on since.
@@ -36,9 +36,10 @@ pub enum Refused {
     Store(String),
 }
 
-fn describe(issues: &[FieldIssue]) -> String {
+/// The problems of a `what` (a "policy file"), one per line with its path.
+pub(crate) fn describe(what: &str, issues: &[FieldIssue]) -> String {
     let mut text = format!(
-        "the policy file has {} problem{}; nothing was changed:",
+        "the {what} has {} problem{}; nothing was changed:",
         issues.len(),
         if issues.len() == 1 { "" } else { "s" }
     );
@@ -101,7 +102,8 @@ pub async fn set(
 /// with `--data` keeps the one a person set).
 pub async fn seed_demo(db: &Db, now: DateTime<Utc>) -> anyhow::Result<()> {
     let tenant = TenantId::parse(draftline_erp::demo::TENANT).map_err(anyhow::Error::msg)?;
-    let policy = draftline_erp::demo::agent_policy().map_err(|issues| anyhow::anyhow!("{}", describe(&issues)))?;
+    let policy = draftline_erp::demo::agent_policy()
+        .map_err(|issues| anyhow::anyhow!("{}", describe("policy file", &issues)))?;
     PolicyStore::new(&DynamoTable::new(db.clone()), &tenant)
         .seed(&policy, "demo seed", now)
         .await

@@ -43,3 +43,4 @@ mod tryton_proxy;
 mod tryton_web;
 mod validation;
 mod vercel;
+mod webhooks;

@@ -120,7 +120,7 @@ fn failure(err: draftline_http::Error) -> ConnectorError {
     match err.kind() {
         // A refused, reset or closed connection, or an answer cut short.
         ErrorKind::Connect | ErrorKind::Lost | ErrorKind::Timeout => ConnectorError::io(err.into()),
-        ErrorKind::NotSent | ErrorKind::TooLarge => {
+        ErrorKind::NotSent | ErrorKind::TooLarge | ErrorKind::Refused => {
             ConnectorError::other(format!("DynamoDB request: {err}").into(), None)
         }
     }

@@ -277,7 +277,9 @@ impl Rest {
         let started = Instant::now();
         let result = async {
             let response = self.http.send(request, self.limits).await.map_err(|e| match e.kind() {
-                draftline_http::ErrorKind::NotSent | draftline_http::ErrorKind::Connect => Failure::Unreachable(e),
+                draftline_http::ErrorKind::NotSent
+                | draftline_http::ErrorKind::Connect
+                | draftline_http::ErrorKind::Refused => Failure::Unreachable(e),
                 draftline_http::ErrorKind::TooLarge => {
                     Failure::BadBody(format!("Tryton's answer is larger than {MAX_BODY} bytes"))
                 }

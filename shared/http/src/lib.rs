@@ -18,8 +18,10 @@
 //! [`trace`] holds a call's trace context and where its time went: each
 //! request records itself into the call it serves.
 
+mod guard;
 pub mod trace;
 
+pub use guard::AddressGuard;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -27,13 +29,16 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::connect::HttpConnector;
 
-type Plain = hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>;
-type Tls = hyper_util::client::legacy::Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+type Connector = HttpConnector<guard::Resolver>;
+type Plain = hyper_util::client::legacy::Client<Connector, Full<Bytes>>;
+type Tls = hyper_util::client::legacy::Client<hyper_rustls::HttpsConnector<Connector>, Full<Bytes>>;
 
 /// A client: cheap to clone, every clone sharing its pooled connections.
 #[derive(Debug, Clone)]
 pub struct Client {
-    tcp: HttpConnector,
+    tcp: Connector,
+    /// Which addresses it may connect to (`None`: any).
+    guard: Option<AddressGuard>,
     /// For `http://` (a local engine, a local Tryton, the Lambda Runtime API).
     plain: Plain,
     /// For `https://`, built on the first such request; `Err` if there is
@@ -76,6 +81,9 @@ pub enum ErrorKind {
     Lost,
     /// The answer's body is larger than [`Limits::max_body`].
     TooLarge,
+    /// The client's [`AddressGuard`] refused where the URL leads: nothing
+    /// was sent.
+    Refused,
 }
 
 impl Error {
@@ -106,6 +114,7 @@ impl std::fmt::Display for Error {
             ErrorKind::Timeout => "no complete answer in time",
             ErrorKind::Lost => "connection lost",
             ErrorKind::TooLarge => "answer too large",
+            ErrorKind::Refused => "refused",
         };
         write!(f, "{what}: {}", self.detail)
     }
@@ -116,8 +125,19 @@ impl std::error::Error for Error {}
 impl Client {
     /// A client whose connections must be made within `connect_timeout`.
     pub fn new(connect_timeout: Duration) -> Self {
+        Self::connecting(connect_timeout, None)
+    }
+
+    /// A client that connects only where `guard` allows: to the address a
+    /// URL names, and to every address its host name resolves to, judged
+    /// at each connect (webhooks to endpoints a tenant chose).
+    pub fn guarded(connect_timeout: Duration, guard: AddressGuard) -> Self {
+        Self::connecting(connect_timeout, Some(guard))
+    }
+
+    fn connecting(connect_timeout: Duration, guard: Option<AddressGuard>) -> Self {
         draftline_contract::crypto::install_crypto_provider();
-        let mut tcp = HttpConnector::new();
+        let mut tcp = HttpConnector::new_with_resolver(guard::Resolver::new(guard));
         tcp.set_connect_timeout(Some(connect_timeout));
         tcp.set_nodelay(true);
         let plain =
@@ -125,6 +145,7 @@ impl Client {
         tcp.enforce_http(false);
         Self {
             tcp,
+            guard,
             plain,
             tls: Arc::default(),
         }
@@ -157,6 +178,9 @@ impl Client {
                 ));
             }
         };
+        if let (Some(guard), Some(address)) = (self.guard, request.uri().host().and_then(guard::literal)) {
+            guard(address).map_err(|why| Error::new(ErrorKind::Refused, why))?;
+        }
         let (parts, body) = request.into_parts();
         let request = http::Request::from_parts(parts, Full::new(body));
         let exchange = async {
@@ -201,7 +225,12 @@ fn failure(err: hyper_util::client::legacy::Error) -> Error {
     let mut detail = err.to_string();
     let mut source = std::error::Error::source(&err);
     let mut timed_out = false;
+    let mut refused = false;
     while let Some(cause) = source {
+        refused |= cause
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+            .is_some_and(|inner| inner.is::<guard::RefusedAddress>());
         detail.push_str(": ");
         detail.push_str(&cause.to_string());
         timed_out |= cause
@@ -209,7 +238,9 @@ fn failure(err: hyper_util::client::legacy::Error) -> Error {
             .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut);
         source = cause.source();
     }
-    if err.is_connect() {
+    if refused {
+        Error::new(ErrorKind::Refused, detail)
+    } else if err.is_connect() {
         Error {
             connect_timed_out: timed_out,
             ..Error::new(ErrorKind::Connect, detail)
@@ -254,6 +285,31 @@ mod tests {
 
     fn get(url: &str) -> http::Request<Bytes> {
         http::Request::get(url).body(Bytes::new()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_guarded_client_refuses_an_address_its_guard_refuses_written_or_resolved() {
+        fn no_loopback(address: std::net::IpAddr) -> Result<(), String> {
+            if address.is_loopback() {
+                Err("loopback".to_owned())
+            } else {
+                Ok(())
+            }
+        }
+        let url = serve(Some("HTTP/1.1 204 No Content\r\n\r\n")).await;
+        let guarded = Client::guarded(Duration::from_secs(1), no_loopback);
+        let by_name = url.replace("127.0.0.1", "localhost");
+        for url in [&url, &by_name] {
+            let err = guarded.send(get(url), LIMITS).await.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Refused, "{url}: {err}");
+            assert!(err.to_string().contains("loopback"), "{err}");
+        }
+        // The same server, unguarded, answers.
+        let answered = Client::new(Duration::from_secs(1))
+            .send(get(&by_name), LIMITS)
+            .await
+            .unwrap();
+        assert_eq!(answered.status(), 204);
     }
 
     #[tokio::test]

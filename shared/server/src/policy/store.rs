@@ -1,30 +1,19 @@
-//! The tenant's policy in the table: one current item and one item per
-//! version, written together.
-//!
-//! - `pk = T#<tenant>#POLICY`, `sk = CURRENT`: the policy in force
-//!   (`version`, `document` as JSON text, `updated_at`, `updated_by`);
-//! - `pk = T#<tenant>#POLICY`, `sk = V#<version, 10 digits>`: every version
-//!   ever set, so the version an audit item names can be read back.
-//!
-//! A set is one `TransactWriteItems`: the current item under the condition
-//! that its version is the one the change was made from, and the new
-//! version's item under `attribute_not_exists`: two concurrent sets cannot
-//! both win, and a version number is never given twice.
+//! The tenant's policy in the table, kept in versions
+//! ([`crate::storage::versions`]) under `T#<tenant>#POLICY`: the current
+//! item (`sk = CURRENT`) and one item per version (`sk = V#<version>`), so
+//! the version an audit item names can be read back.
 
 use std::sync::Arc;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 
 use crate::storage::Table;
+pub use crate::storage::versions::SetFailure;
+use crate::storage::versions::{self, Versions, version_of};
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_contract::policy::{Applied, Policy};
-use draftline_contract::store::{
-    Attributes, Cancelled, Condition, Query, TableKey, TransactFailure, Value, Write, cancelled_error,
-};
-
-/// The sort key of the policy in force.
-const CURRENT_SK: &str = "CURRENT";
+use draftline_contract::store::{Attributes, TableKey, Value};
 
 /// A policy as stored: the document with its version.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,18 +40,6 @@ struct Applying {
     other: Arc<Applied>,
 }
 
-/// Why a set did not change anything.
-#[derive(Debug)]
-pub enum SetFailure {
-    /// The stored policy is not the version the change was made from.
-    Moved {
-        /// The version stored now (0: none).
-        stored: u64,
-    },
-    /// DynamoDB failed.
-    Store(ToolError),
-}
-
 /// The partition of `tenant`'s policy.
 pub fn partition(tenant: &TenantId) -> String {
     format!("T#{tenant}#POLICY")
@@ -70,10 +47,7 @@ pub fn partition(tenant: &TenantId) -> String {
 
 /// The key of `tenant`'s policy in force (read with the key record, [`super::PolicyCache`]).
 pub fn current_key(tenant: &TenantId) -> TableKey {
-    TableKey {
-        pk: partition(tenant),
-        sk: CURRENT_SK.to_owned(),
-    }
+    versions::current_key(&partition(tenant))
 }
 
 impl StoredPolicy {
@@ -103,20 +77,6 @@ impl StoredPolicy {
         let applying = &self.applying;
         let named = applying.named.iter().find(|(id, _)| id == branch.as_str());
         Arc::clone(named.map_or(&applying.other, |(_, applied)| applied))
-    }
-
-    fn attributes(&self, sk: String, kind: &str, tenant: &TenantId) -> Result<Attributes, ToolError> {
-        let document = serde_json::to_string(&self.policy).map_err(ToolError::internal)?;
-        let version = i64::try_from(self.version).map_err(ToolError::internal)?;
-        Ok(Attributes::from([
-            ("pk".to_owned(), Value::S(partition(tenant))),
-            ("sk".to_owned(), Value::S(sk)),
-            ("kind".to_owned(), Value::s(kind)),
-            ("version".to_owned(), Value::n(version)),
-            ("document".to_owned(), Value::S(document)),
-            ("updated_at".to_owned(), Value::s(&self.updated_at)),
-            ("updated_by".to_owned(), Value::s(&self.updated_by)),
-        ]))
     }
 
     /// The stored policy of a policy item, or why it cannot be read (a
@@ -241,164 +201,54 @@ impl InForce {
     }
 }
 
-/// What a `set` expects to replace.
-#[derive(Debug, Clone, Copy)]
-enum Based {
-    /// No policy.
-    Nothing,
-    /// The policy of this version.
-    Version(u64),
-    /// A policy item that says no version.
-    Unversioned,
-}
-
 /// Reads and writes one tenant's policy.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct PolicyStore<'a> {
-    table: &'a dyn Table,
-    tenant: &'a TenantId,
+    versions: Versions<'a>,
 }
 
 impl<'a> PolicyStore<'a> {
     /// The store of `tenant`'s policy.
-    pub fn new(table: &'a dyn Table, tenant: &'a TenantId) -> Self {
-        Self { table, tenant }
+    pub fn new(table: &'a dyn Table, tenant: &TenantId) -> Self {
+        Self {
+            versions: Versions::new(table, partition(tenant), "policy", "The policy was not changed."),
+        }
     }
 
     /// The policy in force, or that none is, or that the one stored cannot
     /// be read (one strongly consistent `GetItem`).
     pub async fn in_force(&self) -> Result<InForce, ToolError> {
-        let found = self
-            .table
-            .get(vec![current_key(self.tenant)], "Nothing was read.")
-            .await?;
-        Ok(InForce::of(found.first()))
+        Ok(InForce::of(self.versions.current().await?.as_ref()))
     }
 
     /// Stores `policy` as the next version, if the stored one is still
     /// `policy.version` (none stored counts as 0; `None` overwrites
-    /// whatever is stored). Returns what was stored.
+    /// whatever is stored, even one that cannot be read). Returns what was
+    /// stored.
     pub async fn set(&self, policy: &Policy, by: &str, now: DateTime<Utc>) -> Result<StoredPolicy, SetFailure> {
-        // With none in force, the new version still comes after the last
-        // of the history: a current item removed by hand leaves its
-        // versions, and a version number is never given twice.
-        let (stored_now, based_on) = match policy.version {
-            Some(0) => (self.last_version().await?, Based::Nothing),
-            Some(based_on) => (based_on, Based::Version(based_on)),
-            // One that cannot be read is overwritten, its version kept (one
-            // that says none: after the last version of the history).
-            None => match self.in_force().await.map_err(SetFailure::Store)? {
-                InForce::Nothing => (self.last_version().await?, Based::Nothing),
-                InForce::Policy(stored) => (stored.version, Based::Version(stored.version)),
-                InForce::Unreadable(unreadable) => match unreadable.version {
-                    Some(version) => (version, Based::Version(version)),
-                    None => (self.last_version().await?, Based::Unversioned),
-                },
-            },
+        let as_version = |version: u64| Policy {
+            version: Some(version),
+            ..policy.clone()
         };
-        let next = stored_now.saturating_add(1);
-        let stored = StoredPolicy::new(
-            next,
-            Policy {
-                version: Some(next),
-                ..policy.clone()
-            },
-            now.to_rfc3339_opts(SecondsFormat::Millis, true),
-            by.to_owned(),
-        );
-        let writes = self.put_items(&stored, based_on).map_err(SetFailure::Store)?;
-        // A token of its own per set (26 characters, within the 36 allowed).
-        let token = ulid::Ulid::new().to_string();
-        match self.table.transact(writes, &token, "The policy was not changed.").await {
-            Ok(()) => Ok(stored),
-            Err(TransactFailure::Cancelled(reasons))
-                if reasons.iter().any(|r| matches!(r, Cancelled::ConditionFailed(_))) =>
-            {
-                let stored = match reasons.first() {
-                    Some(Cancelled::ConditionFailed(Some(item))) => version_of(item),
-                    Some(Cancelled::ConditionFailed(None)) => Some(0),
-                    _ => None,
-                };
-                Err(SetFailure::Moved {
-                    stored: stored.unwrap_or(next),
-                })
-            }
-            Err(TransactFailure::Cancelled(reasons)) => Err(SetFailure::Store(cancelled_error(
-                &reasons,
-                "The policy was not changed.",
-            ))),
-            Err(TransactFailure::InProgress) => Err(SetFailure::Moved { stored: next }),
-            Err(TransactFailure::Failed(err)) => Err(SetFailure::Store(err)),
-        }
+        let document = |version: u64| serde_json::to_string(&as_version(version)).map_err(ToolError::internal);
+        let stored = self.versions.set(policy.version, document, by, now).await?;
+        Ok(StoredPolicy::new(
+            stored.number,
+            as_version(stored.number),
+            stored.updated_at,
+            stored.updated_by,
+        ))
     }
 
     /// Stores `policy` as version 1 unless the tenant has a policy: the
-    /// demo seed's write, which never replaces one a person set. Two
-    /// conditional puts (the version, then the policy in force), so
-    /// instances seeding at once cannot both win and nothing is overwritten.
-    /// Returns whether it was stored.
+    /// demo seed's write, which never replaces one a person set. Returns
+    /// whether it was stored.
     pub async fn seed(&self, policy: &Policy, by: &str, now: DateTime<Utc>) -> Result<bool, ToolError> {
-        let stored = StoredPolicy::new(
-            1,
-            Policy {
-                version: Some(1),
-                ..policy.clone()
-            },
-            now.to_rfc3339_opts(SecondsFormat::Millis, true),
-            by.to_owned(),
-        );
-        for (sk, kind) in [
-            (format!("V#{:010}", 1), "policy_version"),
-            (CURRENT_SK.to_owned(), "policy"),
-        ] {
-            let put = Write::PutNew(stored.attributes(sk, kind, self.tenant)?);
-            if self.table.write(put, "The policy was not seeded.").await?.is_err() {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
-
-    /// The last version in the tenant's history (0 when it has none): one
-    /// `Query`, newest first.
-    async fn last_version(&self) -> Result<u64, SetFailure> {
-        let newest = Query {
-            sk_prefix: Some("V#".to_owned()),
-            newest_first: true,
-            limit: Some(1),
-            consistent: true,
-            ..Query::partition(partition(self.tenant))
+        let first = Policy {
+            version: Some(1),
+            ..policy.clone()
         };
-        let found = self.table.query(&newest, "The policy was not changed.").await;
-        Ok(found
-            .map_err(SetFailure::Store)?
-            .items
-            .first()
-            .and_then(version_of)
-            .unwrap_or(0))
+        let document = serde_json::to_string(&first).map_err(ToolError::internal)?;
+        self.versions.seed(document, by, now).await
     }
-
-    fn put_items(&self, stored: &StoredPolicy, based_on: Based) -> Result<Vec<Write>, ToolError> {
-        let current = stored.attributes(CURRENT_SK.to_owned(), "policy", self.tenant)?;
-        let condition = match based_on {
-            Based::Nothing => Condition::Absent("pk".to_owned()),
-            Based::Version(version) => {
-                let version = i64::try_from(version).map_err(ToolError::internal)?;
-                Condition::Equals("version".to_owned(), Value::n(version))
-            }
-            // One written by hand without a version: it cannot be read,
-            // and `set` replaces it.
-            Based::Unversioned => Condition::All(vec![
-                Condition::Exists("pk".to_owned()),
-                Condition::Absent("version".to_owned()),
-            ]),
-        };
-        let version = stored.attributes(format!("V#{:010}", stored.version), "policy_version", self.tenant)?;
-        Ok(vec![Write::PutIf(current, Some(condition)), Write::PutNew(version)])
-    }
-}
-
-/// The version a policy item says it is.
-fn version_of(item: &Attributes) -> Option<u64> {
-    item.get("version").and_then(Value::as_n).and_then(|n| n.parse().ok())
 }

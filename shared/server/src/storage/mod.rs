@@ -15,6 +15,7 @@
 mod dynamo;
 pub mod mapped;
 mod memory;
+pub mod versions;
 
 use async_trait::async_trait;
 

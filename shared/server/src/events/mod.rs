@@ -7,12 +7,15 @@
 //! event part), the write that completes an ERP draft's key, or the
 //! decision's. So an event exists if and only if its draft or decision
 //! does; a replay, a refusal, a question or a failed call writes none.
-//! Nothing here sends: delivery reads the outbox afterwards.
+//! Delivery reads the outbox afterwards ([`sweep`]), sending webhooks to
+//! the endpoints of each tenant's [`settings`], signed by the Standard
+//! Webhooks specification ([`sign`]) and only where [`endpoint`] allows.
 //!
 //! Items live under `T#<tenant>#OUTBOX`, sorted by event id (`evt_` and a
 //! ULID: time order). Each holds the payload as it is delivered (the
 //! Standard Webhooks envelope: `type`, `timestamp`, `data`), its type, and
-//! its delivery state: `pending` from the start, due at once. The payload
+//! its delivery state: `pending` from the start, due at once (in the
+//! `gsi1` index's `OUTBOX#DUE` partition, where a sweep finds it). The payload
 //! carries ids, the total, the decision and `review_url`: never a token,
 //! the agent's note or an argument value.
 
@@ -21,13 +24,18 @@ use draftline_contract::identity::Caller;
 use draftline_contract::policy::amount::format_hundredths;
 use draftline_contract::store::{Attributes, Value, Write};
 use draftline_contract::tool::{Call, DocumentRef, Stakes, review_url};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+pub mod endpoint;
+pub mod settings;
+pub mod sign;
+pub mod sweep;
 
 /// The `kind` of every outbox item.
 pub const EVENT_KIND: &str = "event";
 
 /// What an event announces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum EventType {
     /// An agent draft exists.
     #[serde(rename = "draft.created")]
@@ -182,6 +190,11 @@ impl Event {
             ("state".to_owned(), Value::s("pending")),
             ("attempts".to_owned(), Value::n(0)),
             ("due_at".to_owned(), Value::n(self.due_at)),
+            (sweep::DUE_INDEX.pk.to_owned(), Value::s(sweep::DUE_PARTITION)),
+            (
+                sweep::DUE_INDEX.sk.to_owned(),
+                Value::S(sweep::due_sort_key(self.due_at, &format!("EVT#{}", self.id))),
+            ),
             ("payload".to_owned(), Value::S(payload)),
         ]))
     }

@@ -1,0 +1,519 @@
+//! Delivery: a sweep reads the outbox items that are due, across tenants,
+//! from the `gsi1` index (partition `OUTBOX#DUE`, sorted by when each is
+//! due; an item leaves the index when nothing more is to be done with it).
+//!
+//! - A due **event** fans out: in one transaction, it is marked sent and
+//!   a **delivery** item is written for each endpoint of its tenant that
+//!   receives its type (`EVT#<event>` → `DLV#<event>#<endpoint>`).
+//! - A due **delivery** is claimed (its attempt counted and its due time
+//!   moved past a lease, under the condition that no one else claimed it),
+//!   sent, and marked: delivered, due again after a backoff, or dead.
+//!
+//! Delivery is at least once: a sweeper stopped after a send and before
+//! its mark leaves the delivery claimed, and it is due again when the lease
+//! lapses, with the same `webhook-id`. Each delivery is its own item, so a
+//! failing endpoint is retried on its own schedule and delays no other.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use chrono::{DateTime, SecondsFormat, Utc};
+use futures::StreamExt as _;
+use serde::{Deserialize, Serialize};
+
+use super::endpoint::Reach;
+use super::settings::{Endpoint, NotifySettings, NotifyStore};
+use super::{EVENT_KIND, EventType, sign};
+use crate::storage::Table;
+use crate::storage::mapped::{from_attributes, to_attributes};
+use draftline_contract::clock::Clock;
+use draftline_contract::error::ToolError;
+use draftline_contract::identity::TenantId;
+use draftline_contract::store::{Attributes, Condition, Index, Query, TableKey, TransactFailure, Value, Write};
+
+/// The index a sweep reads due items from.
+pub const DUE_INDEX: Index = Index {
+    name: "gsi1",
+    pk: "gsi1pk",
+    sk: "gsi1sk",
+};
+
+/// The index partition of every item that is due, or will be.
+pub const DUE_PARTITION: &str = "OUTBOX#DUE";
+
+/// The `kind` of a delivery item.
+pub const DELIVERY_KIND: &str = "delivery";
+
+/// How long a claimed delivery is someone's before it is due again.
+pub const LEASE: Duration = Duration::from_secs(60);
+
+/// How long an event's deliveries are retried before they are dead.
+pub const RETRY_WINDOW: Duration = Duration::from_secs(24 * 3600);
+
+/// The most items one sweep reads.
+const PAGE: i32 = 100;
+
+/// The most deliveries sent at once.
+const IN_FLIGHT: usize = 16;
+
+/// What one delivery attempt may take, connect to last byte.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The most of an endpoint's answer read (the rest is not).
+const MAX_ANSWER: usize = 16 * 1024;
+
+/// The index sort key of an item due at `due_at`.
+pub fn due_sort_key(due_at: i64, sk: &str) -> String {
+    format!("{due_at:012}#{sk}")
+}
+
+/// A delivery: one event to one endpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delivery {
+    pk: String,
+    sk: String,
+    kind: String,
+    /// The event (the `webhook-id`).
+    pub event_id: String,
+    /// Its type.
+    pub event_type: String,
+    /// The endpoint's id in the settings.
+    pub endpoint: String,
+    /// The body delivered.
+    payload: String,
+    /// `pending`, `delivered` or `dead`.
+    pub state: String,
+    /// Attempts made (claimed).
+    pub attempts: u32,
+    /// When it is next due (epoch seconds).
+    pub due_at: i64,
+    /// When the event happened (epoch seconds): the retry window's start.
+    pub since: i64,
+    /// The last answer's status, if one came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_status: Option<u16>,
+    /// Why the last attempt failed, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// When it was delivered (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    gsi1pk: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    gsi1sk: Option<String>,
+}
+
+impl Delivery {
+    fn key(&self) -> TableKey {
+        TableKey {
+            pk: self.pk.clone(),
+            sk: self.sk.clone(),
+        }
+    }
+
+    fn tenant(&self) -> Option<TenantId> {
+        tenant_of(&self.pk)
+    }
+}
+
+/// The tenant of an outbox partition (`T#<tenant>#OUTBOX`).
+fn tenant_of(pk: &str) -> Option<TenantId> {
+    let tenant = pk.strip_prefix("T#")?.strip_suffix("#OUTBOX")?;
+    TenantId::parse(tenant).ok()
+}
+
+/// What one sweep did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Swept {
+    /// Events fanned out to their endpoints.
+    pub fanned_out: usize,
+    /// Deliveries an endpoint accepted.
+    pub delivered: usize,
+    /// Deliveries that failed and are due again.
+    pub retried: usize,
+    /// Deliveries given up on.
+    pub dead: usize,
+}
+
+/// How one attempt ended.
+enum Attempt {
+    /// A 2xx answer.
+    Delivered(u16),
+    /// No 2xx answer; worth trying again.
+    Failed(Option<u16>, String),
+    /// Never to be sent: the endpoint is gone or not allowed.
+    Refused(String),
+}
+
+/// Delivers the outbox: one sweep at a time ([`Sweeper::sweep`]), or
+/// forever ([`Sweeper::run`]).
+#[derive(Clone)]
+pub struct Sweeper {
+    table: Arc<dyn Table>,
+    clock: Arc<dyn Clock>,
+    http: draftline_http::Client,
+    reach: Reach,
+}
+
+impl std::fmt::Debug for Sweeper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sweeper")
+            .field("reach", &self.reach)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sweeper {
+    /// A sweeper of `table`'s outbox, on `clock`, sending where `reach`
+    /// allows.
+    pub fn new(table: Arc<dyn Table>, clock: Arc<dyn Clock>, reach: Reach) -> Self {
+        Self {
+            table,
+            clock,
+            http: draftline_http::Client::guarded(Duration::from_secs(5), reach.guard()),
+            reach,
+        }
+    }
+
+    /// Sweeps every `every`, forever; a failed sweep is a warn line and the
+    /// next one tries again.
+    pub async fn run(self, every: Duration) {
+        let mut ticks = tokio::time::interval(every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            if let Err(err) = self.sweep().await {
+                tracing::warn!(error = %err, "the outbox sweep failed; the next one tries again");
+            }
+        }
+    }
+
+    /// One sweep: fans out the due events and sends the due deliveries
+    /// (those just fanned out among them).
+    pub async fn sweep(&self) -> Result<Swept, ToolError> {
+        let now = self.clock.now();
+        let due = Query {
+            index: Some(DUE_INDEX),
+            filter: Some(Condition::AtMost("due_at".to_owned(), now.timestamp())),
+            limit: Some(PAGE),
+            ..Query::partition(DUE_PARTITION)
+        };
+        let page = self.table.query(&due, "Nothing was delivered.").await?;
+        let mut swept = Swept::default();
+        let (mut events, mut deliveries) = (Vec::new(), Vec::new());
+        for item in page.items {
+            match item.get("kind").and_then(Value::as_s) {
+                Some(EVENT_KIND) => events.push(item),
+                Some(DELIVERY_KIND) => deliveries.extend(from_attributes::<Delivery>(item)),
+                _ => {}
+            }
+        }
+        let mut settings = std::collections::HashMap::new();
+        for event in events {
+            let Some(tenant) = event.get("pk").and_then(Value::as_s).and_then(tenant_of) else {
+                continue;
+            };
+            let endpoints = self.settings_of(&mut settings, &tenant).await;
+            if let Some(fanned) = self
+                .fan_out(&event, endpoints.as_deref().unwrap_or_default(), now)
+                .await
+            {
+                swept.fanned_out += 1;
+                deliveries.extend(fanned);
+            }
+        }
+        for tenant in deliveries.iter().filter_map(Delivery::tenant) {
+            self.settings_of(&mut settings, &tenant).await;
+        }
+        let mut sends = futures::stream::iter(deliveries.into_iter().map(|delivery| {
+            let tenant = delivery.tenant();
+            let endpoint = tenant
+                .and_then(|t| settings.get(&t).cloned().flatten())
+                .and_then(|endpoints: Arc<[Endpoint]>| endpoints.iter().find(|e| e.id == delivery.endpoint).cloned());
+            self.deliver(delivery, endpoint)
+        }))
+        .buffer_unordered(IN_FLIGHT);
+        while let Some(outcome) = sends.next().await {
+            match outcome {
+                Some(Outcome::Delivered) => swept.delivered += 1,
+                Some(Outcome::Retried) => swept.retried += 1,
+                Some(Outcome::Dead) => swept.dead += 1,
+                None => {}
+            }
+        }
+        Ok(swept)
+    }
+
+    /// The endpoints of `tenant`, read once per sweep (`None`: none, or
+    /// settings that cannot be read, which is logged).
+    async fn settings_of(
+        &self,
+        read: &mut std::collections::HashMap<TenantId, Option<Arc<[Endpoint]>>>,
+        tenant: &TenantId,
+    ) -> Option<Arc<[Endpoint]>> {
+        if !read.contains_key(tenant) {
+            let endpoints = match NotifyStore::new(self.table.as_ref(), tenant).in_force().await {
+                Ok(Some((_, NotifySettings { endpoints, .. }))) => Some(Arc::from(endpoints)),
+                Ok(None) => None,
+                Err(err) => {
+                    tracing::error!(%tenant, error = %err, "the notification settings cannot be read");
+                    None
+                }
+            };
+            read.insert(tenant.clone(), endpoints);
+        }
+        read.get(tenant).cloned().flatten()
+    }
+
+    /// Marks the event `item` sent and writes its deliveries, in one
+    /// transaction; `None` if another sweeper did first (or the store
+    /// failed: it stays due).
+    async fn fan_out(&self, item: &Attributes, endpoints: &[Endpoint], now: DateTime<Utc>) -> Option<Vec<Delivery>> {
+        let s = |name: &str| item.get(name).and_then(Value::as_s).map(str::to_owned);
+        let (pk, sk, event_id, event_type, payload) =
+            (s("pk")?, s("sk")?, s("event_id")?, s("event_type")?, s("payload")?);
+        let kind = match event_type.as_str() {
+            "draft.created" => EventType::DraftCreated,
+            "draft.decided" => EventType::DraftDecided,
+            _ => return None,
+        };
+        let since = item
+            .get("due_at")
+            .and_then(Value::as_n)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(now.timestamp());
+        let deliveries: Vec<Delivery> = endpoints
+            .iter()
+            .filter(|endpoint| endpoint.wants(kind))
+            .map(|endpoint| {
+                let sk = format!("DLV#{event_id}#{}", endpoint.id);
+                Delivery {
+                    pk: pk.clone(),
+                    gsi1pk: Some(DUE_PARTITION.to_owned()),
+                    gsi1sk: Some(due_sort_key(now.timestamp(), &sk)),
+                    sk,
+                    kind: DELIVERY_KIND.to_owned(),
+                    event_id: event_id.clone(),
+                    event_type: event_type.clone(),
+                    endpoint: endpoint.id.clone(),
+                    payload: payload.clone(),
+                    state: "pending".to_owned(),
+                    attempts: 0,
+                    due_at: now.timestamp(),
+                    since,
+                    last_status: None,
+                    last_error: None,
+                    delivered_at: None,
+                }
+            })
+            .collect();
+        let mut sent = draftline_contract::store::Update::of(TableKey { pk, sk });
+        sent.set.push(("state".to_owned(), Value::s("sent")));
+        sent.set
+            .push(("deliveries".to_owned(), Value::n(deliveries.len() as i64)));
+        sent.remove = vec![DUE_INDEX.pk.to_owned(), DUE_INDEX.sk.to_owned()];
+        sent.condition = Some(Condition::Equals("state".to_owned(), Value::s("pending")));
+        let mut writes = vec![Write::Update(sent)];
+        writes.extend(deliveries.iter().filter_map(to_attributes).map(Write::PutNew));
+        match self
+            .table
+            .transact(writes, &ulid::Ulid::new().to_string(), "The event was not sent.")
+            .await
+        {
+            Ok(()) => Some(deliveries),
+            Err(TransactFailure::Failed(err)) => {
+                tracing::warn!(event_id, error = %err, "fanning an event out failed; it stays due");
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// Claims `delivery`, sends it to `endpoint` and marks how it went;
+    /// `None` if another sweeper claimed it first or the store failed.
+    async fn deliver(&self, delivery: Delivery, endpoint: Option<Endpoint>) -> Option<Outcome> {
+        let now = self.clock.now();
+        let claimed = self.claim(&delivery, now).await?;
+        let attempt = match endpoint {
+            None => Attempt::Refused(format!(
+                "the endpoint '{}' is no longer in the tenant's notification settings",
+                delivery.endpoint
+            )),
+            Some(endpoint) => self.send(&claimed, &endpoint, now).await,
+        };
+        self.mark(&claimed, attempt, self.clock.now()).await
+    }
+
+    /// Counts an attempt and moves the delivery's due time past the lease,
+    /// if no one else has since it was read.
+    async fn claim(&self, delivery: &Delivery, now: DateTime<Utc>) -> Option<Delivery> {
+        let due_at = now.timestamp() + LEASE.as_secs() as i64;
+        let mut claim = draftline_contract::store::Update::of(delivery.key());
+        claim.set = vec![
+            ("due_at".to_owned(), Value::n(due_at)),
+            (DUE_INDEX.sk.to_owned(), Value::S(due_sort_key(due_at, &delivery.sk))),
+        ];
+        claim.add = vec![("attempts".to_owned(), 1)];
+        claim.condition = Some(Condition::All(vec![
+            Condition::Equals("state".to_owned(), Value::s("pending")),
+            Condition::Equals("attempts".to_owned(), Value::n(i64::from(delivery.attempts))),
+        ]));
+        match self.table.write(Write::Update(claim), "Nothing was delivered.").await {
+            Ok(Ok(())) => Some(Delivery {
+                attempts: delivery.attempts + 1,
+                due_at,
+                ..delivery.clone()
+            }),
+            Ok(Err(_)) => None,
+            Err(err) => {
+                tracing::warn!(event_id = delivery.event_id, error = %err, "claiming a delivery failed");
+                None
+            }
+        }
+    }
+
+    /// One POST of the delivery's payload, signed with the endpoint's secrets.
+    async fn send(&self, delivery: &Delivery, endpoint: &Endpoint, now: DateTime<Utc>) -> Attempt {
+        let uri = match self.reach.check_url(&endpoint.url) {
+            Ok(uri) => uri,
+            Err(why) => return Attempt::Refused(why),
+        };
+        let timestamp = now.timestamp();
+        let body = Bytes::from(delivery.payload.clone());
+        let signature = sign::signature(&endpoint.keys(), &delivery.event_id, timestamp, &body);
+        let request = http::Request::post(uri)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::USER_AGENT, "draftline-webhooks/1")
+            .header("webhook-id", &delivery.event_id)
+            .header("webhook-timestamp", timestamp.to_string())
+            .header("webhook-signature", signature)
+            .body(body);
+        let Ok(request) = request else {
+            return Attempt::Refused("the endpoint's URL cannot carry a request".to_owned());
+        };
+        let limits = draftline_http::Limits {
+            timeout: Some(SEND_TIMEOUT),
+            max_body: MAX_ANSWER,
+        };
+        match self.http.send(request, limits).await {
+            Ok(answer) if answer.status().is_success() => Attempt::Delivered(answer.status().as_u16()),
+            Ok(answer) if answer.status().is_redirection() => Attempt::Failed(
+                Some(answer.status().as_u16()),
+                format!(
+                    "answered {} (a redirect, which is not followed): set the endpoint's final URL",
+                    answer.status()
+                ),
+            ),
+            Ok(answer) => Attempt::Failed(Some(answer.status().as_u16()), format!("answered {}", answer.status())),
+            Err(err) if err.kind() == draftline_http::ErrorKind::Refused => Attempt::Refused(err.to_string()),
+            // An answer too large still came: the endpoint took it.
+            Err(err) if err.kind() == draftline_http::ErrorKind::TooLarge => Attempt::Failed(None, err.to_string()),
+            Err(err) => Attempt::Failed(None, err.to_string()),
+        }
+    }
+
+    /// Marks a claimed delivery by how its attempt went.
+    async fn mark(&self, claimed: &Delivery, attempt: Attempt, now: DateTime<Utc>) -> Option<Outcome> {
+        let mut mark = draftline_contract::store::Update::of(claimed.key());
+        mark.condition = Some(Condition::Equals(
+            "attempts".to_owned(),
+            Value::n(i64::from(claimed.attempts)),
+        ));
+        let leave_index = vec![DUE_INDEX.pk.to_owned(), DUE_INDEX.sk.to_owned()];
+        let outcome = match attempt {
+            Attempt::Delivered(status) => {
+                mark.set = vec![
+                    ("state".to_owned(), Value::s("delivered")),
+                    ("last_status".to_owned(), Value::n(i64::from(status))),
+                    (
+                        "delivered_at".to_owned(),
+                        Value::S(now.to_rfc3339_opts(SecondsFormat::Millis, true)),
+                    ),
+                ];
+                mark.remove = leave_index;
+                Outcome::Delivered
+            }
+            Attempt::Failed(status, why) => {
+                let next = now.timestamp() + backoff(claimed.attempts).as_secs() as i64;
+                if let Some(status) = status {
+                    mark.set.push(("last_status".to_owned(), Value::n(i64::from(status))));
+                }
+                mark.set.push(("last_error".to_owned(), Value::S(why)));
+                if next > claimed.since + RETRY_WINDOW.as_secs() as i64 {
+                    mark.set.push(("state".to_owned(), Value::s("dead")));
+                    mark.remove = leave_index;
+                    Outcome::Dead
+                } else {
+                    mark.set.push(("due_at".to_owned(), Value::n(next)));
+                    mark.set
+                        .push((DUE_INDEX.sk.to_owned(), Value::S(due_sort_key(next, &claimed.sk))));
+                    Outcome::Retried
+                }
+            }
+            Attempt::Refused(why) => {
+                mark.set = vec![
+                    ("state".to_owned(), Value::s("dead")),
+                    ("last_error".to_owned(), Value::S(why)),
+                ];
+                mark.remove = leave_index;
+                Outcome::Dead
+            }
+        };
+        match self
+            .table
+            .write(Write::Update(mark), "The delivery was not marked.")
+            .await
+        {
+            Ok(Ok(())) => Some(outcome),
+            // Claimed again since (this attempt outlived its lease): the
+            // newer attempt marks it.
+            Ok(Err(_)) => None,
+            Err(err) => {
+                tracing::warn!(event_id = claimed.event_id, error = %err, "marking a delivery failed; it is sent again");
+                None
+            }
+        }
+    }
+}
+
+/// How a marked delivery ended.
+enum Outcome {
+    Delivered,
+    Retried,
+    Dead,
+}
+
+/// How long after its `attempts`-th failed attempt a delivery is due
+/// again: 30 s doubling to at most 4 h, each ±20 % at random (jitter, so
+/// that an endpoint back from an outage is not met by every delivery at
+/// once). About 14 attempts fit the retry window.
+pub fn backoff(attempts: u32) -> Duration {
+    let base = 30u64
+        .saturating_mul(1u64 << attempts.saturating_sub(1).min(16))
+        .min(4 * 3600);
+    let jitter = rand::random_range(0.8..1.2);
+    Duration::from_secs_f64(base as f64 * jitter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_back_off_with_jitter_to_four_hours_and_fill_about_a_day() {
+        let first = backoff(1).as_secs_f64();
+        assert!((24.0..=36.0).contains(&first), "{first}");
+        assert!((48.0..=72.0).contains(&backoff(2).as_secs_f64()));
+        let cap = backoff(30).as_secs_f64();
+        assert!((0.8 * 14_400.0..=1.2 * 14_400.0).contains(&cap), "{cap}");
+        let mut waited = 0.0;
+        let mut attempts = 0;
+        while waited <= RETRY_WINDOW.as_secs_f64() {
+            attempts += 1;
+            waited += backoff(attempts).as_secs_f64();
+        }
+        assert!((11..=18).contains(&attempts), "{attempts}");
+    }
+}

@@ -1,0 +1,346 @@
+//! Webhooks (issue 46, step 2): the outbox's events reach a tenant's
+//! endpoints, signed by the Standard Webhooks specification, once each,
+//! from a sweeper running beside `draftline serve` on its own DynamoDB
+//! client. The receiver here is a real HTTP server on a real socket; each
+//! signature is checked with HMAC-SHA256 computed here, not with
+//! draftline's signing code (the clients suite checks them with the
+//! `standardwebhooks` npm package too).
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use bytes::Bytes;
+use draftline_cli::{LocalOptions, Sweep};
+use draftline_contract::clock::Clock as _;
+use draftline_contract::identity::TenantId;
+use draftline_server::events::endpoint::Reach;
+use hmac::{Hmac, Mac};
+use http_body_util::{BodyExt, Full};
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, po_input, spawn_app_with};
+use crate::review::{Reviewer, agent_po};
+
+/// One POST an endpoint received.
+#[derive(Debug, Clone)]
+struct Received {
+    headers: http::HeaderMap,
+    body: Bytes,
+}
+
+impl Received {
+    fn header(&self, name: &str) -> &str {
+        self.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default()
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap()
+    }
+}
+
+/// An endpoint on 127.0.0.1: it records each request and answers with
+/// the next of its scripted answers (then 200).
+#[derive(Clone)]
+struct Endpoint {
+    url: String,
+    received: Arc<Mutex<Vec<Received>>>,
+}
+
+impl Endpoint {
+    async fn start(script: Vec<(u16, Option<&'static str>)>) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr: SocketAddr = listener.local_addr().unwrap();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(VecDeque::from(script)));
+        let (log, answers) = (received.clone(), script.clone());
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let (log, answers) = (log.clone(), answers.clone());
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
+                        let (log, answers) = (log.clone(), answers.clone());
+                        async move {
+                            let (parts, body) = request.into_parts();
+                            let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+                            log.lock().unwrap().push(Received {
+                                headers: parts.headers,
+                                body,
+                            });
+                            let (status, location) = answers.lock().unwrap().pop_front().unwrap_or((200, None));
+                            let mut answer = http::Response::builder().status(status);
+                            if let Some(location) = location {
+                                answer = answer.header("location", location);
+                            }
+                            Ok::<_, std::convert::Infallible>(
+                                answer.body(Full::new(Bytes::from_static(b"ok"))).unwrap(),
+                            )
+                        }
+                    });
+                    let io = hyper_util::rt::TokioIo::new(socket);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(io, service)
+                        .await;
+                });
+            }
+        });
+        Self {
+            url: format!("http://{addr}/hooks/draftline"),
+            received,
+        }
+    }
+
+    fn received(&self) -> Vec<Received> {
+        self.received.lock().unwrap().clone()
+    }
+
+    /// Waits (at most 15 s) until it received `n` requests.
+    async fn wait_for(&self, n: usize) -> Vec<Received> {
+        for _ in 0..150 {
+            if self.received().len() >= n {
+                return self.received();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("the endpoint received {:?}, not {n}", self.received());
+    }
+}
+
+/// The local server with a sweeper every 50 ms, loopback endpoints allowed.
+async fn spawn_app_sweeping() -> TestApp {
+    spawn_app_with(LocalOptions {
+        sweep: Some(Sweep {
+            every: Duration::from_millis(50),
+            reach: Reach { loopback: true },
+        }),
+        ..LocalOptions::default()
+    })
+    .await
+}
+
+fn demo() -> TenantId {
+    TenantId::parse("demo").unwrap()
+}
+
+/// Sets the demo tenant's settings to `endpoints`, loopback allowed.
+async fn set_endpoints(app: &TestApp, endpoints: Value) {
+    let file = json!({"version": null, "endpoints": endpoints}).to_string();
+    draftline_cli::notify::set(
+        &app.inspect,
+        &demo(),
+        file.as_bytes(),
+        ("test", Reach { loopback: true }),
+        app.clock.now(),
+    )
+    .await
+    .unwrap();
+}
+
+const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+const NEXT_SECRET: &str = "whsec_c2Vjb25kLXNlY3JldC1mb3Itcm90YXRpb24tdGVzdA==";
+
+/// The signatures a receiver holding `secret` accepts: `v1,` and the
+/// base64 of HMAC-SHA256 over `id.timestamp.body`.
+fn expected_signature(secret: &str, received: &Received) -> String {
+    let key = STANDARD.decode(secret.strip_prefix("whsec_").unwrap()).unwrap();
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
+    mac.update(received.header("webhook-id").as_bytes());
+    mac.update(b".");
+    mac.update(received.header("webhook-timestamp").as_bytes());
+    mac.update(b".");
+    mac.update(&received.body);
+    format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes()))
+}
+
+/// The outbox's delivery items: (event id, endpoint, state, attempts, last error).
+async fn deliveries(app: &TestApp) -> Vec<(String, String, String, String, Option<String>)> {
+    app.scan_all()
+        .await
+        .into_iter()
+        .filter(|item| item.get("kind").and_then(|k| k.as_s().ok()).map(String::as_str) == Some("delivery"))
+        .map(|item| {
+            let s = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
+            (
+                s("event_id").unwrap(),
+                s("endpoint").unwrap(),
+                s("state").unwrap(),
+                item["attempts"].as_n().unwrap().clone(),
+                s("last_error"),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_fresh_draft_is_one_signed_webhook_whose_id_is_its_event_and_a_replay_sends_nothing() {
+    let app = spawn_app_sweeping().await;
+    let endpoint = Endpoint::start(vec![]).await;
+    set_endpoints(
+        &app,
+        json!([{"id": "orchestrator", "url": endpoint.url, "events": ["draft.created"], "secrets": [SECRET]}]),
+    )
+    .await;
+    let headers = [
+        ("idempotency-key", "hook-1".to_owned()),
+        ("x-agent-run-id", "run-hooks".to_owned()),
+        ("x-tool-call-id", "call-7".to_owned()),
+    ];
+    let drafted = app
+        .call("buyer-sby", "purchasing_create_po_draft", &po_input("hook-1"), &headers)
+        .await;
+    assert_eq!(drafted.status, 201, "{:?}", drafted.body);
+    let replay = app
+        .call("buyer-sby", "purchasing_create_po_draft", &po_input("hook-1"), &headers)
+        .await;
+    assert_eq!(replay.status, 200);
+
+    let got = endpoint.wait_for(1).await;
+    let hook = &got[0];
+    assert_eq!(hook.header("content-type"), "application/json");
+    assert_eq!(hook.header("webhook-signature"), expected_signature(SECRET, hook));
+    let id = hook.header("webhook-id");
+    assert!(id.starts_with("evt_"), "{id}");
+    let sent_at: i64 = hook.header("webhook-timestamp").parse().unwrap();
+    assert_eq!(sent_at, app.clock.now().timestamp());
+    let event = hook.json();
+    assert_eq!(event["type"], "draft.created");
+    let (data, draft) = (&event["data"], &drafted.body["data"]);
+    assert_eq!(data["document"]["number"], draft["po_number"]);
+    assert_eq!(
+        (&data["run_id"], &data["tool_call_id"]),
+        (&json!("run-hooks"), &json!("call-7"))
+    );
+    assert_eq!(data["review_url"], draft["review_url"]);
+
+    // Swept again and again: still the one delivery, marked delivered.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(endpoint.received().len(), 1, "{:?}", endpoint.received());
+    assert_eq!(
+        deliveries(&app).await,
+        [(
+            id.to_owned(),
+            "orchestrator".to_owned(),
+            "delivered".to_owned(),
+            "1".to_owned(),
+            None
+        )]
+    );
+}
+
+#[tokio::test]
+async fn a_decision_is_one_webhook_to_the_endpoints_that_want_it_signed_with_both_secrets_in_a_rotation() {
+    let app = spawn_app_sweeping().await;
+    let (decisions, drafts) = (Endpoint::start(vec![]).await, Endpoint::start(vec![]).await);
+    set_endpoints(
+        &app,
+        json!([
+            {"id": "decisions", "url": decisions.url, "events": ["draft.decided"], "secrets": [SECRET, NEXT_SECRET]},
+            {"id": "drafts", "url": drafts.url, "events": ["draft.created"], "secrets": [SECRET]}
+        ]),
+    )
+    .await;
+    let draft = agent_po(
+        &app,
+        "buyer-sby",
+        "run-decide-hook",
+        "decide-hook-1",
+        po_input("decide-hook-1"),
+    )
+    .await;
+    let number = draft["po_number"].as_str().unwrap();
+    drafts.wait_for(1).await;
+    let person = Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+    person.decide(number, "reject", "Order BOX, not PCS").await;
+
+    let got = decisions.wait_for(1).await;
+    let hook = &got[0];
+    let event = hook.json();
+    assert_eq!(event["type"], "draft.decided");
+    assert_eq!(event["data"]["document"]["number"], number);
+    assert_eq!(
+        event["data"]["decision"],
+        json!({"verdict": "rejected", "decided_by": "approver-sby", "reason": "Order BOX, not PCS"})
+    );
+    // One signature per secret: a receiver holding either verifies it.
+    let signatures: Vec<&str> = hook.header("webhook-signature").split(' ').collect();
+    assert_eq!(
+        signatures,
+        [expected_signature(SECRET, hook), expected_signature(NEXT_SECRET, hook)]
+    );
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(decisions.received().len(), 1, "the created event is not theirs");
+    assert_eq!(drafts.received().len(), 1, "the decided event is not theirs");
+    assert_ne!(drafts.received()[0].header("webhook-id"), hook.header("webhook-id"));
+}
+
+#[tokio::test]
+async fn an_unsafe_endpoint_is_refused_at_set_with_its_reason_and_a_redirect_is_not_followed() {
+    let app = spawn_app_sweeping().await;
+    let strict = Reach::default();
+    for (url, says) in [
+        (
+            "http://127.0.0.1:9/hook",
+            "loopback address, allowed only where DRAFTLINE_WEBHOOKS_ALLOW_LOOPBACK",
+        ),
+        (
+            "https://169.254.169.254/latest/meta-data/",
+            "169.254.169.254 is the cloud metadata address",
+        ),
+        ("https://10.1.2.3/hook", "10.1.2.3 is a private address"),
+        ("http://hooks.example.com/hook", "https only"),
+    ] {
+        let file = json!({"endpoints": [{"id": "x", "url": url, "events": ["draft.created"], "secrets": [SECRET]}]});
+        let refused = draftline_cli::notify::set(
+            &app.inspect,
+            &demo(),
+            file.to_string().as_bytes(),
+            ("test", strict),
+            app.clock.now(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(
+            refused.contains("endpoints[0].url") && refused.contains(says),
+            "{url}: {refused}"
+        );
+        assert!(refused.contains("nothing was changed"), "{refused}");
+    }
+    let none = draftline_cli::notify::show(&app.inspect, &demo(), false).await.unwrap();
+    assert_eq!(none, None, "nothing was stored");
+
+    // An endpoint that redirects to a private address: the redirect is not
+    // followed, and the delivery is due again with the reason.
+    let redirecting = Endpoint::start(vec![(302, Some("http://10.0.0.1/internal"))]).await;
+    set_endpoints(
+        &app,
+        json!([{"id": "moved", "url": redirecting.url, "events": ["draft.created"], "secrets": [SECRET]}]),
+    )
+    .await;
+    agent_po(&app, "buyer-sby", "run-redirect", "redirect-1", po_input("redirect-1")).await;
+    redirecting.wait_for(1).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let found = deliveries(&app).await;
+    assert_eq!(found.len(), 1, "{found:?}");
+    let (_, endpoint, state, attempts, error) = &found[0];
+    assert_eq!(
+        (endpoint.as_str(), state.as_str(), attempts.as_str()),
+        ("moved", "pending", "1")
+    );
+    assert!(
+        error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("a redirect, which is not followed"),
+        "{error:?}"
+    );
+    assert_eq!(redirecting.received().len(), 1, "due again only after its backoff");
+    let shown = draftline_cli::notify::show(&app.inspect, &demo(), false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!shown.contains(SECRET) && shown.contains("whsec_…LaSw"), "{shown}");
+}
