@@ -434,7 +434,7 @@ fn mcp_holds_exactly_the_union_of_the_tool_permissions_and_tools_none() {
 }
 
 #[test]
-fn the_review_pages_read_put_and_unmark_only_and_are_configured_for_sign_in() {
+fn the_review_pages_read_put_unmark_and_send_again_only_and_are_configured_for_sign_in() {
     let deployed = functions(&template());
     let review = deployed
         .get("review")
@@ -445,15 +445,16 @@ fn the_review_pages_read_put_and_unmark_only_and_are_configured_for_sign_in() {
         "review: GetItem, BatchGetItem, Query, PutItem and UpdateItem (a decision is puts in one transaction, with \
          the update that takes its draft off its near-duplicate marker)"
     );
-    // UpdateItem only on the near-duplicate markers, in a statement of its own.
+    // UpdateItem only on the near-duplicate markers and the outbox (a dead
+    // delivery sent again), in a statement of its own.
     for statement in &review.statements {
         let actions = actions_of(statement);
         if actions.iter().any(|a| a == "dynamodb:UpdateItem") {
             assert_eq!(actions, ["dynamodb:UpdateItem"], "review: {statement}");
             assert_eq!(
                 statement.pointer("/Condition/ForAllValues:StringLike/dynamodb:LeadingKeys"),
-                Some(&json!(["T#*#B#*#NEAR#*"])),
-                "review: the pages update near-duplicate markers only: {statement}"
+                Some(&json!(["T#*#B#*#NEAR#*", "T#*#OUTBOX"])),
+                "review: the pages update near-duplicate markers and outbox deliveries only: {statement}"
             );
         }
     }

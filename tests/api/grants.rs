@@ -332,6 +332,20 @@ async fn on_the_builtin_backend(recorded: &mut Recorded) {
     assert!(approved.status < 400, "{}", approved.body);
     let refused = approver.decide(&number(&rejected), "reject", "not needed").await;
     assert!(refused.status < 400, "{}", refused.body);
+    // The notifications page, and "send again" (of a delivery that is not
+    // dead: the update is sent, its condition refuses it).
+    assert_eq!(approver.get("/review/notifications").await.status, 200);
+    let csrf = approver
+        .get("/review")
+        .await
+        .field_after("action=\"/review/signout\"", "csrf");
+    let again = approver
+        .post(
+            "/review/notifications/send-again",
+            &[("csrf", csrf.as_str()), ("event_id", "evt_none"), ("endpoint", "none")],
+        )
+        .await;
+    assert!(again.location().ends_with("sent=none"), "{again:?}");
     let signed_out = approver.sign_out().await;
     assert!(signed_out.status < 400, "{}", signed_out.body);
     // And a quote: Bandung's seeded open agent quote, rejected.

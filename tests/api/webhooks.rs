@@ -344,3 +344,142 @@ async fn an_unsafe_endpoint_is_refused_at_set_with_its_reason_and_a_redirect_is_
         .unwrap();
     assert!(!shown.contains(SECRET) && shown.contains("whsec_…LaSw"), "{shown}");
 }
+
+/// The demo tenant's delivery of `event` to `endpoint` once its state is
+/// `state` (waiting at most 10 s).
+async fn wait_for_state(
+    app: &TestApp,
+    endpoint: &str,
+    state: &str,
+) -> (String, String, String, String, Option<String>) {
+    for _ in 0..100 {
+        if let Some(found) = deliveries(app)
+            .await
+            .into_iter()
+            .find(|d| d.1 == endpoint && d.2 == state)
+        {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no {state} delivery to {endpoint}: {:?}", deliveries(app).await);
+}
+
+#[tokio::test]
+async fn an_endpoint_that_fails_twice_gets_one_webhook_id_three_times_and_the_page_shows_three_attempts() {
+    let app = spawn_app_sweeping().await;
+    let endpoint = Endpoint::start(vec![(500, None), (503, None)]).await;
+    set_endpoints(
+        &app,
+        json!([{"id": "flaky", "url": endpoint.url, "events": ["draft.created"], "secrets": [SECRET]}]),
+    )
+    .await;
+    agent_po(&app, "buyer-sby", "run-retry", "retry-1", po_input("retry-1")).await;
+    endpoint.wait_for(1).await;
+    // Due again only after its backoff: 30 s ±20 % after the first
+    // failure, 60 s ±20 % after the second.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(endpoint.received().len(), 1, "not before its backoff");
+    app.clock.advance(chrono::Duration::seconds(37));
+    endpoint.wait_for(2).await;
+    app.clock.advance(chrono::Duration::seconds(73));
+    let got = endpoint.wait_for(3).await;
+    let (_, _, _, attempts, error) = wait_for_state(&app, "flaky", "delivered").await;
+    assert_eq!(
+        (attempts.as_str(), error.as_deref()),
+        ("3", Some("answered 503 Service Unavailable"))
+    );
+    let ids: Vec<&str> = got.iter().map(|hook| hook.header("webhook-id")).collect();
+    assert!(ids.iter().all(|id| *id == ids[0]), "one webhook-id: {ids:?}");
+    for hook in &got {
+        assert_eq!(hook.header("webhook-signature"), expected_signature(SECRET, hook));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(endpoint.received().len(), 3);
+
+    let admin = Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+    let page = admin.get("/review/notifications").await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("<td class=\"attempts\">3</td>"), "{}", page.body);
+    assert!(
+        page.body.contains(&endpoint.url) && page.body.contains("delivery-delivered"),
+        "{}",
+        page.body
+    );
+    assert!(
+        !page.body.contains(SECRET) && !page.body.contains("Send again"),
+        "{}",
+        page.body
+    );
+    // Without the scope, nothing is shown.
+    let buyer = Reviewer::sign_in(&app.server.url(), "buyer-sby").await;
+    let refused = buyer.get("/review/notifications").await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert!(refused.body.contains("notify:admin") && !refused.body.contains(&endpoint.url));
+}
+
+#[tokio::test]
+async fn an_endpoint_down_past_the_retry_window_is_dead_and_send_again_delivers_it_with_its_id() {
+    let app = spawn_app_sweeping().await;
+    // Nothing listens there: each attempt fails to connect.
+    let down = {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        format!("http://{}/hooks", listener.local_addr().unwrap())
+    };
+    set_endpoints(
+        &app,
+        json!([{"id": "partner", "url": down, "events": ["draft.created"], "secrets": [SECRET]}]),
+    )
+    .await;
+    agent_po(&app, "buyer-sby", "run-dead", "dead-1", po_input("dead-1")).await;
+    // Five hours at a time: past each backoff (at most 4 h + 20 %), until
+    // the next attempt would fall outside the day.
+    let mut dead = None;
+    for _ in 0..8 {
+        if let Some(found) = deliveries(&app).await.into_iter().find(|d| d.2 == "dead") {
+            dead = Some(found);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        app.clock.advance(chrono::Duration::hours(5));
+    }
+    let Some((event, _, _, attempts, error)) = dead else {
+        panic!("never dead: {:?}", deliveries(&app).await);
+    };
+    assert!(attempts.parse::<u32>().unwrap() >= 5, "{attempts}");
+    assert!(error.unwrap_or_default().contains("could not connect"));
+
+    let admin = Reviewer::sign_in(&app.server.url(), "approver-sby").await;
+    let page = admin.get("/review/notifications").await;
+    assert!(
+        page.body.contains("delivery-dead") && page.body.contains("Send again"),
+        "{}",
+        page.body
+    );
+    // The partner is back, at a new address; an admin sends the event again.
+    let back = Endpoint::start(vec![]).await;
+    set_endpoints(
+        &app,
+        json!([{"id": "partner", "url": back.url, "events": ["draft.created"], "secrets": [SECRET]}]),
+    )
+    .await;
+    let form = "/review/notifications/send-again";
+    let fields = [
+        ("csrf", page.field_after(form, "csrf")),
+        ("event_id", page.field_after(form, "event_id")),
+        ("endpoint", page.field_after(form, "endpoint")),
+    ];
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    // A form of another session sends nothing.
+    let forged = [("csrf", "not-this-sessions"), fields[1], fields[2]];
+    assert_eq!(admin.post(form, &forged).await.status, 403);
+    let sent = admin.post(form, &fields).await;
+    assert!(sent.location().ends_with(&format!("sent={event}")), "{sent:?}");
+    let got = back.wait_for(1).await;
+    assert_eq!(got[0].header("webhook-id"), event);
+    assert_eq!(got[0].header("webhook-signature"), expected_signature(SECRET, &got[0]));
+    wait_for_state(&app, "partner", "delivered").await;
+    // Sent again twice: the second finds nothing dead.
+    let again = admin.post(form, &fields).await;
+    assert!(again.location().ends_with("sent=none"), "{again:?}");
+}

@@ -36,6 +36,7 @@ pub mod demo;
 pub mod document;
 pub mod duplicates;
 pub mod html;
+pub mod notifications;
 pub mod oidc;
 pub mod queue;
 pub mod run;
@@ -321,6 +322,8 @@ impl ReviewPages {
             (Method::POST, ["documents", number, verb @ ("approve" | "reject")]) => {
                 decide::post(&cx, request.body(), number, verb).await
             }
+            (Method::GET | Method::HEAD, ["notifications"]) => notifications::page(&cx, &request).await,
+            (Method::POST, ["notifications", "send-again"]) => notifications::send_again(&cx, request.body()).await,
             _ => cx.error_page(&ToolError::NotFound(format!(
                 "There is no review page at {}. The queue is at /review.",
                 path.chars().take(80).collect::<String>()

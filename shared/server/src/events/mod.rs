@@ -26,6 +26,7 @@ use draftline_contract::store::{Attributes, Value, Write};
 use draftline_contract::tool::{Call, DocumentRef, Stakes, review_url};
 use serde::{Deserialize, Serialize};
 
+pub mod delivery;
 pub mod endpoint;
 pub mod settings;
 pub mod sign;
@@ -190,10 +191,10 @@ impl Event {
             ("state".to_owned(), Value::s("pending")),
             ("attempts".to_owned(), Value::n(0)),
             ("due_at".to_owned(), Value::n(self.due_at)),
-            (sweep::DUE_INDEX.pk.to_owned(), Value::s(sweep::DUE_PARTITION)),
+            (delivery::DUE_INDEX.pk.to_owned(), Value::s(delivery::DUE_PARTITION)),
             (
-                sweep::DUE_INDEX.sk.to_owned(),
-                Value::S(sweep::due_sort_key(self.due_at, &format!("EVT#{}", self.id))),
+                delivery::DUE_INDEX.sk.to_owned(),
+                Value::S(delivery::due_sort_key(self.due_at, &format!("EVT#{}", self.id))),
             ),
             ("payload".to_owned(), Value::S(payload)),
         ]))

@@ -20,8 +20,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use chrono::{DateTime, SecondsFormat, Utc};
 use futures::StreamExt as _;
-use serde::{Deserialize, Serialize};
 
+use super::delivery::{DELIVERY_KIND, DUE_INDEX, DUE_PARTITION, Delivery, due_sort_key, tenant_of};
 use super::endpoint::Reach;
 use super::settings::{Endpoint, NotifySettings, NotifyStore};
 use super::{EVENT_KIND, EventType, sign};
@@ -30,20 +30,7 @@ use crate::storage::mapped::{from_attributes, to_attributes};
 use draftline_contract::clock::Clock;
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::TenantId;
-use draftline_contract::store::{Attributes, Condition, Index, Query, TableKey, TransactFailure, Value, Write};
-
-/// The index a sweep reads due items from.
-pub const DUE_INDEX: Index = Index {
-    name: "gsi1",
-    pk: "gsi1pk",
-    sk: "gsi1sk",
-};
-
-/// The index partition of every item that is due, or will be.
-pub const DUE_PARTITION: &str = "OUTBOX#DUE";
-
-/// The `kind` of a delivery item.
-pub const DELIVERY_KIND: &str = "delivery";
+use draftline_contract::store::{Attributes, Condition, Query, TableKey, TransactFailure, Value, Write};
 
 /// How long a claimed delivery is someone's before it is due again.
 pub const LEASE: Duration = Duration::from_secs(60);
@@ -62,67 +49,6 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The most of an endpoint's answer read (the rest is not).
 const MAX_ANSWER: usize = 16 * 1024;
-
-/// The index sort key of an item due at `due_at`.
-pub fn due_sort_key(due_at: i64, sk: &str) -> String {
-    format!("{due_at:012}#{sk}")
-}
-
-/// A delivery: one event to one endpoint.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Delivery {
-    pk: String,
-    sk: String,
-    kind: String,
-    /// The event (the `webhook-id`).
-    pub event_id: String,
-    /// Its type.
-    pub event_type: String,
-    /// The endpoint's id in the settings.
-    pub endpoint: String,
-    /// The body delivered.
-    payload: String,
-    /// `pending`, `delivered` or `dead`.
-    pub state: String,
-    /// Attempts made (claimed).
-    pub attempts: u32,
-    /// When it is next due (epoch seconds).
-    pub due_at: i64,
-    /// When the event happened (epoch seconds): the retry window's start.
-    pub since: i64,
-    /// The last answer's status, if one came.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_status: Option<u16>,
-    /// Why the last attempt failed, if it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_error: Option<String>,
-    /// When it was delivered (RFC 3339).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delivered_at: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    gsi1pk: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    gsi1sk: Option<String>,
-}
-
-impl Delivery {
-    fn key(&self) -> TableKey {
-        TableKey {
-            pk: self.pk.clone(),
-            sk: self.sk.clone(),
-        }
-    }
-
-    fn tenant(&self) -> Option<TenantId> {
-        tenant_of(&self.pk)
-    }
-}
-
-/// The tenant of an outbox partition (`T#<tenant>#OUTBOX`).
-fn tenant_of(pk: &str) -> Option<TenantId> {
-    let tenant = pk.strip_prefix("T#")?.strip_suffix("#OUTBOX")?;
-    TenantId::parse(tenant).ok()
-}
 
 /// What one sweep did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
