@@ -24,6 +24,7 @@ use draftline_review::settings::ReviewSettings;
 use draftline_server::App;
 use draftline_server::auth::mint::mint_hs256;
 use draftline_server::config::{Config, LOCAL_DEV_SECRET, LOCAL_ISSUER};
+use draftline_server::events::mail::{LocalMailbox, Mailer};
 use draftline_server::events::sweep::Sweeper;
 use draftline_server::runtime::local;
 use draftline_server::storage::DynamoTable;
@@ -81,12 +82,14 @@ pub struct LocalOptions {
 
 /// The outbox sweeper `draftline serve` runs beside its server, on a
 /// DynamoDB client of its own (so the calls' request counts stay theirs).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Sweep {
     /// How often it sweeps.
     pub every: std::time::Duration,
     /// Where webhooks may go.
     pub reach: draftline_server::events::endpoint::Reach,
+    /// Where e-mail goes (`None`: kept on the review pages' `/review/mail`).
+    pub mailer: Option<Mailer>,
 }
 
 /// A running local server. Dropping it stops the server, the engine and a
@@ -323,6 +326,12 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
     let backend = Backend::connect(&erp, &db)?;
     let pages = draftline_review::ReviewPages::new(&config, &review, backend.erp())?;
+    // Without an SMTP server, the sweeper's mail is kept for the pages.
+    let mailbox = LocalMailbox::default();
+    let pages = match &options.sweep {
+        Some(Sweep { mailer: None, .. }) => pages.with_mailbox(mailbox.clone()),
+        _ => pages,
+    };
     if seeded.is_some() {
         draftline_review::demo::seed_trail(&DynamoTable::new(db.clone()), backend.erp().as_ref())
             .await
@@ -346,7 +355,8 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
     let sweeper = match options.sweep {
         Some(sweep) => {
             let own = Db::connect(&app.config().table, app.config().dynamodb_endpoint.as_deref()).await;
-            let sweeper = Sweeper::new(Arc::new(DynamoTable::new(own)), clock, sweep.reach);
+            let mailer = sweep.mailer.unwrap_or(Mailer::Local(mailbox));
+            let sweeper = Sweeper::new(Arc::new(DynamoTable::new(own)), clock, sweep.reach).with_mailer(mailer);
             Some(tokio::spawn(sweeper.run(sweep.every)))
         }
         None => None,

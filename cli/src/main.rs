@@ -293,7 +293,9 @@ async fn serve(
     let sweep = draftline_cli::Sweep {
         every: std::time::Duration::from_millis(every),
         reach: draftline_server::events::endpoint::Reach::from_env(),
+        mailer: draftline_server::events::mail::Mailer::from_env().map_err(anyhow::Error::msg)?,
     };
+    let smtp = sweep.mailer.is_some();
     let server = start_local(LocalOptions {
         port,
         data,
@@ -302,7 +304,7 @@ async fn serve(
             ErpChoice::Builtin => LocalErp::Builtin,
             ErpChoice::Tryton => LocalErp::LocalTryton,
         },
-        sweep: Some(sweep),
+        sweep: Some(sweep.clone()),
         ..LocalOptions::default()
     })
     .await?;
@@ -319,6 +321,11 @@ async fn serve(
             ""
         }
     );
+    if smtp {
+        println!("mail: sent over SMTP (DRAFTLINE_SMTP_URL)");
+    } else {
+        println!("mail: no SMTP server is set (DRAFTLINE_SMTP_URL), so messages are kept at {url}/review/mail");
+    }
     match server.seeded {
         Some(draftline_erp_builtin::seed::Seeded::Wrote(n)) => println!("seeded the demo tenant: {n} items"),
         Some(draftline_erp_builtin::seed::Seeded::AlreadySeeded) => {

@@ -27,6 +27,7 @@ mod jwks;
 mod lambda;
 mod limits;
 mod listing;
+mod mail;
 mod mcp;
 mod near_duplicates;
 mod observability;

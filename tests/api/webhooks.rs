@@ -115,6 +115,7 @@ async fn spawn_app_sweeping() -> TestApp {
         sweep: Some(Sweep {
             every: Duration::from_millis(50),
             reach: Reach { loopback: true },
+            mailer: None,
         }),
         ..LocalOptions::default()
     })

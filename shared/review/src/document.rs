@@ -51,6 +51,7 @@ pub fn kind_of(number: &str) -> Option<DocumentKind> {
 pub fn drafted(entry: &AgentDraft) -> Drafted {
     Drafted {
         run_id: entry.drafted_by_agent_run.clone(),
+        drafted_for: Some(entry.drafted_on_behalf_of.clone()),
         total: Some(EventTotal {
             amount: entry.total.amount.clone(),
             currency: entry.total.currency.clone(),

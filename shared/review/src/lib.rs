@@ -60,6 +60,7 @@ use draftline_erp::port::Erp;
 use draftline_server::App;
 use draftline_server::config::Config;
 use draftline_server::edge::Admitted;
+use draftline_server::events::mail::LocalMailbox;
 use draftline_server::pages::Pages;
 use http::{Method, Request, Response, StatusCode};
 
@@ -80,6 +81,8 @@ pub struct ReviewPages {
     demo_sign_in: bool,
     oidc: Option<oidc::Oidc>,
     allow_self_approval: bool,
+    /// The messages `draftline serve` keeps when no SMTP server is set.
+    mailbox: Option<LocalMailbox>,
 }
 
 impl ReviewPages {
@@ -102,7 +105,18 @@ impl ReviewPages {
             demo_sign_in: settings.demo_sign_in,
             oidc,
             allow_self_approval: settings.allow_self_approval,
+            mailbox: None,
         })
+    }
+
+    /// The pages, also showing the messages of `mailbox` at
+    /// `/review/mail` (`draftline serve` without SMTP, like a mail
+    /// catcher; never a deployed function).
+    pub fn with_mailbox(self, mailbox: LocalMailbox) -> Self {
+        Self {
+            mailbox: Some(mailbox),
+            ..self
+        }
     }
 
     /// The ERP the pages read.
@@ -323,6 +337,9 @@ impl ReviewPages {
                 decide::post(&cx, request.body(), number, verb).await
             }
             (Method::GET | Method::HEAD, ["notifications"]) => notifications::page(&cx, &request).await,
+            (Method::GET | Method::HEAD, ["mail"]) if self.mailbox.is_some() => {
+                notifications::mailbox(&cx, self.mailbox.as_ref())
+            }
             (Method::POST, ["notifications", "send-again"]) => notifications::send_again(&cx, request.body()).await,
             _ => cx.error_page(&ToolError::NotFound(format!(
                 "There is no review page at {}. The queue is at /review.",

@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use bytes::Bytes;
 use draftline_contract::ToolError;
 use draftline_server::events::delivery::{self, Delivery};
+use draftline_server::events::mail::LocalMailbox;
 use draftline_server::events::settings::NotifyStore;
 use http::{Request, Response, StatusCode};
 
@@ -64,6 +65,30 @@ pub async fn send_again(cx: &Context<'_>, body: &[u8]) -> Response<Bytes> {
         Ok((false, _)) => web::see_other("/review/notifications?sent=none"),
         Err(err) => cx.error_page(&err),
     }
+}
+
+/// `GET /review/mail` on `draftline serve` without SMTP: the messages it
+/// kept, newest first, as a mail catcher shows them.
+pub fn mailbox(cx: &Context<'_>, mailbox: Option<&LocalMailbox>) -> Response<Bytes> {
+    let messages = mailbox.map(LocalMailbox::messages).unwrap_or_default();
+    let mut main = String::from(
+        "<h1>Mail</h1><p class=\"muted\">No SMTP server is set (<code>DRAFTLINE_SMTP_URL</code>), so this local \
+         server keeps the messages it would have sent here, newest first.</p>",
+    );
+    if messages.is_empty() {
+        main.push_str("<p class=\"muted\">None yet.</p>");
+    }
+    for kept in messages {
+        let _ = write!(
+            main,
+            "<article class=\"mail\"><h2>{}</h2><p class=\"muted\">To {} · {}</p><pre>{}</pre></article>",
+            text(&kept.mail.subject),
+            text(&kept.mail.to),
+            html::time(&kept.at.to_rfc3339()),
+            text(&kept.mail.text)
+        );
+    }
+    cx.page(StatusCode::OK, "Mail", &main)
 }
 
 fn allowed(cx: &Context<'_>) -> Result<(), ToolError> {

@@ -40,8 +40,12 @@ pub struct Delivery {
     pub event_id: String,
     /// Its type.
     pub event_type: String,
-    /// The endpoint's id in the settings.
+    /// The endpoint's id in the settings, or `mail:<user id>` for an
+    /// e-mail to that person.
     pub endpoint: String,
+    /// The address of an e-mail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
     /// The body delivered.
     pub(super) payload: String,
     /// `pending`, `delivered` or `dead`.

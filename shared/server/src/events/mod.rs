@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod delivery;
 pub mod endpoint;
+pub mod mail;
 pub mod settings;
 pub mod sign;
 pub mod sweep;
@@ -66,6 +67,10 @@ pub struct Event {
     /// When it is first due for delivery (epoch seconds): when it happened.
     #[serde(skip)]
     due_at: i64,
+    /// The person the agent drafted for (kept beside the payload, for the
+    /// e-mail a decision sends them; never delivered).
+    #[serde(skip)]
+    drafted_for: Option<String>,
     /// What it announces.
     #[serde(rename = "type")]
     pub kind: EventType,
@@ -125,7 +130,7 @@ impl Event {
             amount: format_hundredths(total.hundredths),
             currency: total.currency.clone(),
         });
-        Self::new(
+        let event = Self::new(
             EventType::DraftCreated,
             now,
             EventData {
@@ -138,7 +143,11 @@ impl Event {
                 decision: None,
                 review_url: review_url(call.review_pages, &document.number),
             },
-        )
+        );
+        Self {
+            drafted_for: Some(call.caller.user().to_string()),
+            ..event
+        }
     }
 
     /// The `draft.decided` event of `person`'s `decision` on `document` (a
@@ -151,7 +160,8 @@ impl Event {
         review_pages: &str,
         now: DateTime<Utc>,
     ) -> Self {
-        Self::new(
+        let drafted_for = drafted.drafted_for.clone();
+        let event = Self::new(
             EventType::DraftDecided,
             now,
             EventData {
@@ -166,7 +176,8 @@ impl Event {
                 decision: Some(decision),
                 review_url: review_url(review_pages, &document.number),
             },
-        )
+        );
+        Self { drafted_for, ..event }
     }
 
     fn new(kind: EventType, now: DateTime<Utc>, data: EventData) -> Self {
@@ -174,6 +185,7 @@ impl Event {
             id: format!("evt_{}", ulid::Ulid::new().to_string().to_lowercase()),
             kind,
             due_at: now.timestamp(),
+            drafted_for: None,
             timestamp: now.to_rfc3339_opts(SecondsFormat::Millis, true),
             data,
         }
@@ -182,7 +194,7 @@ impl Event {
     /// Its outbox item, new (no item has its id), pending and due at once.
     pub fn put(&self) -> Write {
         let payload = serde_json::to_string(self).unwrap_or_default();
-        Write::PutNew(Attributes::from([
+        let mut item = Attributes::from([
             ("pk".to_owned(), Value::S(format!("T#{}#OUTBOX", self.data.tenant))),
             ("sk".to_owned(), Value::S(format!("EVT#{}", self.id))),
             ("kind".to_owned(), Value::s(EVENT_KIND)),
@@ -197,7 +209,11 @@ impl Event {
                 Value::S(delivery::due_sort_key(self.due_at, &format!("EVT#{}", self.id))),
             ),
             ("payload".to_owned(), Value::S(payload)),
-        ]))
+        ]);
+        if let Some(person) = &self.drafted_for {
+            item.insert("drafted_for".to_owned(), Value::s(person));
+        }
+        Write::PutNew(item)
     }
 }
 
@@ -208,6 +224,8 @@ pub struct Drafted {
     pub run_id: Option<String>,
     /// Its total.
     pub total: Option<EventTotal>,
+    /// The person it was drafted for (their user id).
+    pub drafted_for: Option<String>,
 }
 
 #[cfg(test)]

@@ -17,8 +17,22 @@
 //! ```
 //!
 //! An endpoint has one secret, or two during a rotation (each delivery is
-//! signed with both). A file is parsed strictly: every problem with its
-//! JSON path, before anything is written.
+//! signed with both). The same file says who is told by e-mail
+//! ([`super::mail`]): `people` maps each person (their `sub`) to an
+//! address, and `approvers` names, per branch and module, the people who
+//! approve its agent drafts:
+//!
+//! ```json
+//! {
+//!   "people": {"approver-sby": "ana@example.com", "buyer-sby": "budi@example.com"},
+//!   "approvers": {"SBY-01": {"purchasing": ["approver-sby"]}}
+//! }
+//! ```
+//!
+//! A file is parsed strictly: every problem with its JSON path, before
+//! anything is written.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -46,6 +60,13 @@ pub struct NotifySettings {
     /// Where events are sent.
     #[serde(default)]
     pub endpoints: Vec<Endpoint>,
+    /// Each person's e-mail address, by their user id (`sub`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub people: BTreeMap<String, String>,
+    /// Who approves agent drafts, by branch, then module (`purchasing`,
+    /// `sales`): their user ids.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub approvers: BTreeMap<String, BTreeMap<String, Vec<String>>>,
 }
 
 /// One webhook endpoint.
@@ -135,7 +156,73 @@ impl NotifySettings {
                 }
             }
         }
+        self.people_issues(&mut issues);
         issues
+    }
+
+    fn people_issues(&self, issues: &mut Vec<FieldIssue>) {
+        for (person, address) in &self.people {
+            if draftline_contract::identity::UserId::parse(person).is_err() {
+                issues.push(FieldIssue::new(format!("people.{person}"), "not a user id"));
+            } else if address.parse::<lettre::Address>().is_err() {
+                issues.push(FieldIssue::new(
+                    format!("people.{person}"),
+                    "not an e-mail address (write it as name@example.com)",
+                ));
+            }
+        }
+        for (branch, modules) in &self.approvers {
+            if draftline_contract::identity::BranchId::parse(branch).is_err() {
+                issues.push(FieldIssue::new(format!("approvers.{branch}"), "not a branch id"));
+            }
+            for (module, people) in modules {
+                let at = format!("approvers.{branch}.{module}");
+                if !matches!(module.as_str(), "purchasing" | "sales") {
+                    issues.push(FieldIssue::new(
+                        at.clone(),
+                        "a module whose drafts are approved: purchasing or sales",
+                    ));
+                }
+                for person in people {
+                    if !self.people.contains_key(person) {
+                        issues.push(FieldIssue::new(
+                            at.clone(),
+                            format!("'{person}' has no address in people"),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The addresses to tell of an event of `kind` about a document of
+    /// `module` in `branch`, drafted for `drafted_for`: its approvers
+    /// (created), or the person drafted for (decided). Each (user id,
+    /// address) once.
+    pub fn recipients(
+        &self,
+        kind: EventType,
+        (branch, module): (&str, &str),
+        drafted_for: Option<&str>,
+    ) -> Vec<(String, String)> {
+        let people: Vec<&String> = match kind {
+            EventType::DraftCreated => self
+                .approvers
+                .get(branch)
+                .and_then(|modules| modules.get(module))
+                .map(|people| people.iter().collect())
+                .unwrap_or_default(),
+            EventType::DraftDecided => drafted_for
+                .and_then(|person| self.people.get_key_value(person))
+                .map(|(person, _)| vec![person])
+                .unwrap_or_default(),
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        people
+            .into_iter()
+            .filter(|person| seen.insert(person.as_str()))
+            .filter_map(|person| Some((person.clone(), self.people.get(person)?.clone())))
+            .collect()
     }
 
     /// The settings with each secret shown as its last 4 characters.
@@ -263,6 +350,44 @@ mod tests {
         let event = file("https://hooks.example.com/x", &[&secret]).replace("draft.created", "draft.made");
         let refused = NotifySettings::parse(event.as_bytes(), Reach::default()).unwrap_err();
         assert_eq!(refused[0].path, "endpoints[0].events[0]", "{refused:?}");
+    }
+
+    #[test]
+    fn mail_goes_to_the_branchs_approvers_of_the_module_or_to_the_person_drafted_for() {
+        let file = serde_json::json!({
+            "people": {"approver-sby": "ana@demo.test", "buyer-sby": "budi@demo.test"},
+            "approvers": {"SBY-01": {"purchasing": ["approver-sby", "approver-sby"]}}
+        });
+        let settings = NotifySettings::parse(file.to_string().as_bytes(), Reach::default()).unwrap();
+        let to = |kind, place, drafted_for| settings.recipients(kind, place, drafted_for);
+        let ana = vec![("approver-sby".to_owned(), "ana@demo.test".to_owned())];
+        assert_eq!(
+            to(EventType::DraftCreated, ("SBY-01", "purchasing"), None),
+            ana,
+            "each once"
+        );
+        assert!(to(EventType::DraftCreated, ("SBY-01", "sales"), None).is_empty());
+        assert!(to(EventType::DraftCreated, ("JKT-01", "purchasing"), None).is_empty());
+        assert_eq!(
+            to(EventType::DraftDecided, ("SBY-01", "purchasing"), Some("buyer-sby")),
+            [("buyer-sby".to_owned(), "budi@demo.test".to_owned())]
+        );
+        assert!(to(EventType::DraftDecided, ("SBY-01", "purchasing"), Some("clerk-sby")).is_empty());
+
+        let bad = serde_json::json!({
+            "people": {"ana": "not-an-address"},
+            "approvers": {"SBY-01": {"purchase": ["nobody"]}}
+        });
+        let issues = NotifySettings::parse(bad.to_string().as_bytes(), Reach::default()).unwrap_err();
+        let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["people.ana", "approvers.SBY-01.purchase", "approvers.SBY-01.purchase"]
+        );
+        assert!(
+            issues[2].message.contains("'nobody' has no address in people"),
+            "{issues:?}"
+        );
     }
 
     #[tokio::test]

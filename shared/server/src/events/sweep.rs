@@ -23,6 +23,7 @@ use futures::StreamExt as _;
 
 use super::delivery::{DELIVERY_KIND, DUE_INDEX, DUE_PARTITION, Delivery, due_sort_key, tenant_of};
 use super::endpoint::Reach;
+use super::mail::{self, Mailer};
 use super::settings::{Endpoint, NotifySettings, NotifyStore};
 use super::{EVENT_KIND, EventType, sign};
 use crate::storage::Table;
@@ -63,6 +64,17 @@ pub struct Swept {
     pub dead: usize,
 }
 
+/// The branch and module of the document an event `payload` is about.
+fn placed(payload: &str) -> (String, &'static str) {
+    let event: serde_json::Value = serde_json::from_str(payload).unwrap_or_default();
+    let branch = event["data"]["branch"].as_str().unwrap_or_default().to_owned();
+    let module = match event["data"]["document"]["kind"].as_str() {
+        Some("quote") => "sales",
+        _ => "purchasing",
+    };
+    (branch, module)
+}
+
 /// How one attempt ended.
 enum Attempt {
     /// A 2xx answer.
@@ -81,6 +93,7 @@ pub struct Sweeper {
     clock: Arc<dyn Clock>,
     http: draftline_http::Client,
     reach: Reach,
+    mailer: Option<Mailer>,
 }
 
 impl std::fmt::Debug for Sweeper {
@@ -100,6 +113,16 @@ impl Sweeper {
             clock,
             http: draftline_http::Client::guarded(Duration::from_secs(5), reach.guard()),
             reach,
+            mailer: None,
+        }
+    }
+
+    /// The sweeper, also sending e-mail through `mailer`. Without one, no
+    /// e-mail is written at all.
+    pub fn with_mailer(self, mailer: Mailer) -> Self {
+        Self {
+            mailer: Some(mailer),
+            ..self
         }
     }
 
@@ -141,11 +164,8 @@ impl Sweeper {
             let Some(tenant) = event.get("pk").and_then(Value::as_s).and_then(tenant_of) else {
                 continue;
             };
-            let endpoints = self.settings_of(&mut settings, &tenant).await;
-            if let Some(fanned) = self
-                .fan_out(&event, endpoints.as_deref().unwrap_or_default(), now)
-                .await
-            {
+            let in_force = self.settings_of(&mut settings, &tenant).await;
+            if let Some(fanned) = self.fan_out(&event, in_force.as_deref(), now).await {
                 swept.fanned_out += 1;
                 deliveries.extend(fanned);
             }
@@ -155,9 +175,12 @@ impl Sweeper {
         }
         let mut sends = futures::stream::iter(deliveries.into_iter().map(|delivery| {
             let tenant = delivery.tenant();
-            let endpoint = tenant
-                .and_then(|t| settings.get(&t).cloned().flatten())
-                .and_then(|endpoints: Arc<[Endpoint]>| endpoints.iter().find(|e| e.id == delivery.endpoint).cloned());
+            let endpoint =
+                tenant
+                    .and_then(|t| settings.get(&t).cloned().flatten())
+                    .and_then(|settings: Arc<NotifySettings>| {
+                        settings.endpoints.iter().find(|e| e.id == delivery.endpoint).cloned()
+                    });
             self.deliver(delivery, endpoint)
         }))
         .buffer_unordered(IN_FLIGHT);
@@ -176,12 +199,12 @@ impl Sweeper {
     /// settings that cannot be read, which is logged).
     async fn settings_of(
         &self,
-        read: &mut std::collections::HashMap<TenantId, Option<Arc<[Endpoint]>>>,
+        read: &mut std::collections::HashMap<TenantId, Option<Arc<NotifySettings>>>,
         tenant: &TenantId,
-    ) -> Option<Arc<[Endpoint]>> {
+    ) -> Option<Arc<NotifySettings>> {
         if !read.contains_key(tenant) {
             let endpoints = match NotifyStore::new(self.table.as_ref(), tenant).in_force().await {
-                Ok(Some((_, NotifySettings { endpoints, .. }))) => Some(Arc::from(endpoints)),
+                Ok(Some((_, settings))) => Some(Arc::new(settings)),
                 Ok(None) => None,
                 Err(err) => {
                     tracing::error!(%tenant, error = %err, "the notification settings cannot be read");
@@ -194,9 +217,15 @@ impl Sweeper {
     }
 
     /// Marks the event `item` sent and writes its deliveries, in one
-    /// transaction; `None` if another sweeper did first (or the store
-    /// failed: it stays due).
-    async fn fan_out(&self, item: &Attributes, endpoints: &[Endpoint], now: DateTime<Utc>) -> Option<Vec<Delivery>> {
+    /// transaction: one per endpoint of `settings` that receives its type,
+    /// and one per person its e-mail goes to; `None` if another sweeper did
+    /// first (or the store failed: it stays due).
+    async fn fan_out(
+        &self,
+        item: &Attributes,
+        settings: Option<&NotifySettings>,
+        now: DateTime<Utc>,
+    ) -> Option<Vec<Delivery>> {
         let s = |name: &str| item.get(name).and_then(Value::as_s).map(str::to_owned);
         let (pk, sk, event_id, event_type, payload) =
             (s("pk")?, s("sk")?, s("event_id")?, s("event_type")?, s("payload")?);
@@ -210,11 +239,27 @@ impl Sweeper {
             .and_then(Value::as_n)
             .and_then(|n| n.parse().ok())
             .unwrap_or(now.timestamp());
-        let deliveries: Vec<Delivery> = endpoints
+        let endpoints = settings.map(|s| s.endpoints.as_slice()).unwrap_or_default();
+        let webhooks = endpoints
             .iter()
             .filter(|endpoint| endpoint.wants(kind))
-            .map(|endpoint| {
-                let sk = format!("DLV#{event_id}#{}", endpoint.id);
+            .map(|endpoint| (endpoint.id.clone(), None));
+        let mails = match (&self.mailer, settings) {
+            (Some(_), Some(settings)) => {
+                let drafted_for = s("drafted_for");
+                let place = placed(&payload);
+                settings
+                    .recipients(kind, (&place.0, place.1), drafted_for.as_deref())
+                    .into_iter()
+                    .map(|(person, address)| (format!("mail:{person}"), Some(address)))
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let deliveries: Vec<Delivery> = webhooks
+            .chain(mails)
+            .map(|(endpoint, to)| {
+                let sk = format!("DLV#{event_id}#{endpoint}");
                 Delivery {
                     pk: pk.clone(),
                     gsi1pk: Some(DUE_PARTITION.to_owned()),
@@ -223,7 +268,8 @@ impl Sweeper {
                     kind: DELIVERY_KIND.to_owned(),
                     event_id: event_id.clone(),
                     event_type: event_type.clone(),
-                    endpoint: endpoint.id.clone(),
+                    endpoint,
+                    to,
                     payload: payload.clone(),
                     state: "pending".to_owned(),
                     attempts: 0,
@@ -262,12 +308,13 @@ impl Sweeper {
     async fn deliver(&self, delivery: Delivery, endpoint: Option<Endpoint>) -> Option<Outcome> {
         let now = self.clock.now();
         let claimed = self.claim(&delivery, now).await?;
-        let attempt = match endpoint {
-            None => Attempt::Refused(format!(
+        let attempt = match (&claimed.to, endpoint) {
+            (Some(to), _) => self.mail(&claimed, to, now).await,
+            (None, None) => Attempt::Refused(format!(
                 "the endpoint '{}' is no longer in the tenant's notification settings",
                 delivery.endpoint
             )),
-            Some(endpoint) => self.send(&claimed, &endpoint, now).await,
+            (None, Some(endpoint)) => self.send(&claimed, &endpoint, now).await,
         };
         self.mark(&claimed, attempt, self.clock.now()).await
     }
@@ -297,6 +344,24 @@ impl Sweeper {
                 tracing::warn!(event_id = delivery.event_id, error = %err, "claiming a delivery failed");
                 None
             }
+        }
+    }
+
+    /// One e-mail of the delivery's event to `to`.
+    async fn mail(&self, delivery: &Delivery, to: &str, now: DateTime<Utc>) -> Attempt {
+        let Some(mailer) = &self.mailer else {
+            return Attempt::Refused("no mail server is set here (DRAFTLINE_SMTP_URL)".to_owned());
+        };
+        let kind = match delivery.event_type.as_str() {
+            "draft.created" => EventType::DraftCreated,
+            _ => EventType::DraftDecided,
+        };
+        let Some(message) = mail::compose(kind, &delivery.payload, to) else {
+            return Attempt::Refused("the event's payload cannot be read".to_owned());
+        };
+        match mailer.send(&message, now).await {
+            Ok(()) => Attempt::Delivered(250),
+            Err(why) => Attempt::Failed(None, why),
         }
     }
 
