@@ -86,6 +86,9 @@ pub struct LocalOptions {
 pub struct Sweep {
     /// How often it sweeps.
     pub every: std::time::Duration,
+    /// How often it asks an ERP whose people decide in its own workflow
+    /// (Tryton) for the decisions made there.
+    pub poll_every: std::time::Duration,
     /// Where webhooks may go.
     pub reach: draftline_server::events::endpoint::Reach,
     /// Where e-mail goes (`None`: kept on the review pages' `/review/mail`).
@@ -110,6 +113,7 @@ pub struct LocalServer {
     pub tryton: Option<TrytonSettings>,
     server: JoinHandle<std::io::Result<()>>,
     sweeper: Option<JoinHandle<()>>,
+    poller: Option<JoinHandle<()>>,
     _engine: Option<EmbeddedDynamo>,
     _local_tryton: Option<LocalTrytonRun>,
 }
@@ -130,8 +134,8 @@ impl LocalServer {
 impl Drop for LocalServer {
     fn drop(&mut self) {
         self.server.abort();
-        if let Some(sweeper) = &self.sweeper {
-            sweeper.abort();
+        for task in [&self.sweeper, &self.poller].into_iter().flatten() {
+            task.abort();
         }
     }
 }
@@ -352,6 +356,20 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
             .context("telling Tryton where the review pages are")?;
     }
     let server = tokio::spawn(local::serve(listener, app.clone()));
+    let poller = match (&options.sweep, &tryton) {
+        (Some(sweep), Some(tryton)) => {
+            let own = Db::connect(&app.config().table, app.config().dynamodb_endpoint.as_deref()).await;
+            let poller = draftline_review::poll::Poller::new(
+                Arc::new(DynamoTable::new(own)),
+                backend.erp(),
+                tryton.tenant_id()?,
+                app.review_pages().to_owned(),
+                Arc::clone(&clock),
+            );
+            Some(tokio::spawn(poller.run(sweep.poll_every)))
+        }
+        _ => None,
+    };
     let sweeper = match options.sweep {
         Some(sweep) => {
             let own = Db::connect(&app.config().table, app.config().dynamodb_endpoint.as_deref()).await;
@@ -370,6 +388,7 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
         tryton,
         server,
         sweeper,
+        poller,
         _engine: engine,
         _local_tryton: local_tryton,
     })

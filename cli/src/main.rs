@@ -292,6 +292,7 @@ async fn serve(
     };
     let sweep = draftline_cli::Sweep {
         every: std::time::Duration::from_millis(every),
+        poll_every: std::time::Duration::from_secs(2),
         reach: draftline_server::events::endpoint::Reach::from_env(),
         mailer: draftline_server::events::mail::Mailer::from_env().map_err(anyhow::Error::msg)?,
     };

@@ -138,6 +138,7 @@ async fn a_draft_mails_its_branchs_approver_and_a_decision_the_person_it_was_dra
     let app: TestApp = spawn_app_with(LocalOptions {
         sweep: Some(Sweep {
             every: Duration::from_millis(50),
+            poll_every: Duration::from_millis(200),
             reach: Reach { loopback: true },
             mailer: Some(mailer),
         }),
@@ -208,6 +209,7 @@ async fn without_smtp_the_local_server_keeps_the_messages_on_a_page() {
     let app = spawn_app_with(LocalOptions {
         sweep: Some(Sweep {
             every: Duration::from_millis(50),
+            poll_every: Duration::from_millis(200),
             reach: Reach::default(),
             mailer: None,
         }),

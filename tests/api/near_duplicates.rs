@@ -459,7 +459,7 @@ async fn the_review_pages_and_the_check_read_one_record_of_open_drafts_and_a_dec
 /// `quote_id`) as
 /// `person`, deciding in Tryton's own client: `cancel` rejects, `quote`
 /// approves.
-async fn press_in_tryton(app: &TestApp, person: &str, model: &str, draft: &serde_json::Value, button: &str) {
+pub(crate) async fn press_in_tryton(app: &TestApp, person: &str, model: &str, draft: &serde_json::Value, button: &str) {
     let tryton = app.tryton.clone().expect("Tryton's REST API").as_user(person);
     let id = draft["draft_id"]
         .as_str()

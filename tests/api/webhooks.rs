@@ -114,6 +114,7 @@ async fn spawn_app_sweeping() -> TestApp {
     spawn_app_with(LocalOptions {
         sweep: Some(Sweep {
             every: Duration::from_millis(50),
+            poll_every: Duration::from_millis(200),
             reach: Reach { loopback: true },
             mailer: None,
         }),
@@ -483,4 +484,73 @@ async fn an_endpoint_down_past_the_retry_window_is_dead_and_send_again_delivers_
     // Sent again twice: the second finds nothing dead.
     let again = admin.post(form, &fields).await;
     assert!(again.location().ends_with("sent=none"), "{again:?}");
+}
+
+#[tokio::test]
+async fn on_tryton_a_draft_confirmed_in_tryton_is_one_draft_decided_webhook_however_often_it_is_polled() {
+    let app = crate::helpers::spawn_app_with_on(
+        crate::helpers::Backend::Tryton,
+        LocalOptions {
+            sweep: Some(Sweep {
+                every: Duration::from_millis(50),
+                poll_every: Duration::from_millis(200),
+                reach: Reach { loopback: true },
+                mailer: None,
+            }),
+            ..LocalOptions::default()
+        },
+    )
+    .await;
+    let endpoint = Endpoint::start(vec![]).await;
+    set_endpoints(
+        &app,
+        json!([{"id": "decisions", "url": endpoint.url, "events": ["draft.decided"], "secrets": [SECRET]}]),
+    )
+    .await;
+    let drafted = app
+        .create_po_draft("buyer-sby", "tryton-hook-1", &po_input("tryton-hook-1"))
+        .await;
+    assert_eq!(drafted.status, 201, "{:?}", drafted.body);
+    let draft = &drafted.body["data"];
+    // A person confirms it in Tryton's own workflow, over Tryton's API.
+    crate::near_duplicates::press_in_tryton(&app, "approver-sby", "purchase.purchase", draft, "quote").await;
+
+    let got = endpoint.wait_for(1).await;
+    let event = got[0].json();
+    assert_eq!(event["type"], "draft.decided");
+    assert_eq!(event["data"]["document"]["number"], draft["po_number"]);
+    assert_eq!(event["data"]["branch"], "SBY-01");
+    assert_eq!(event["data"]["review_url"], draft["review_url"]);
+    assert_eq!(
+        (
+            &event["data"]["decision"]["verdict"],
+            &event["data"]["decision"]["decided_by"]
+        ),
+        (&json!("approved"), &json!("approver-sby"))
+    );
+    assert_eq!(got[0].header("webhook-signature"), expected_signature(SECRET, &got[0]));
+
+    // Polled again, by the server's poller and by another one on the
+    // same table: the decision is announced once.
+    let poller = draftline_review::poll::Poller::new(
+        std::sync::Arc::new(draftline_server::storage::DynamoTable::new(app.inspect.clone())),
+        app.server.backend.erp(),
+        demo(),
+        app.server.app.review_pages().to_owned(),
+        std::sync::Arc::new(app.clock.clone()),
+    );
+    assert_eq!(poller.poll().await.unwrap(), 0);
+    assert_eq!(poller.poll().await.unwrap(), 0);
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(endpoint.received().len(), 1, "{:?}", endpoint.received());
+    let decided = app
+        .scan_all()
+        .await
+        .into_iter()
+        .filter(|item| {
+            let text = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
+            (text("kind").as_deref(), text("event_type").as_deref()) == (Some("event"), Some("draft.decided"))
+        })
+        .count();
+    assert_eq!(decided, 1, "one event, however often it was read");
 }

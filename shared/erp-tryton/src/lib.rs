@@ -87,9 +87,9 @@ use draftline_contract::identity::TenantId;
 use draftline_contract::store::Found;
 use draftline_contract::{ErpError, Refusal};
 use draftline_erp::domain::{
-    AgentDraft, BranchVendor, Customer, CustomerInvoice, Document, DocumentKind, DraftFilter, Item, ListPrice,
-    NewDecision, NewDraft, OpenDraft, OpenDrafts, PriceEntry, PurchaseOrder, Quote, ReorderPolicy, SalesOrder, Seen,
-    StockLevel, TaxType, Vendor, VendorBill,
+    AgentDraft, BranchVendor, Customer, CustomerInvoice, DecidedDraft, Document, DocumentKind, DraftFilter, Item,
+    ListPrice, NewDecision, NewDraft, OpenDraft, OpenDrafts, PriceEntry, PurchaseOrder, Quote, ReorderPolicy,
+    SalesOrder, Seen, StockLevel, TaxType, Vendor, VendorBill,
 };
 use draftline_erp::port::{
     Approvals, CounterpartyReads, DecisionPlacement, DraftReads, Drafting, DueItem, Finance, Inventory, Page,
@@ -412,6 +412,18 @@ impl Review for TrytonErp {
             erp: "Tryton",
             how: "Quote, Confirm or Cancel on the document there",
         }))
+    }
+
+    async fn decided_since(
+        &self,
+        tenant: &TenantId,
+        since: Option<DateTime<Utc>>,
+        limit: usize,
+    ) -> Result<Vec<DecidedDraft>, ErpError> {
+        if tenant != &self.inner.tenant {
+            return Ok(Vec::new());
+        }
+        self.inner.decided_since(since, limit).await
     }
 }
 

@@ -9,7 +9,7 @@
 
 use chrono::{DateTime, Utc};
 use draftline_contract::ErpError;
-use draftline_erp::domain::{AgentDraft, DocumentKind, DraftFilter, PoStatus};
+use draftline_erp::domain::{AgentDraft, DecidedDraft, DocumentKind, DraftFilter, PoStatus};
 use draftline_erp::money::Money;
 use draftline_erp::port::Page;
 use serde_json::{Value, json};
@@ -142,6 +142,58 @@ impl Inner {
             .collect();
         found.sort_by(|a, b| (b.0, &b.1.number).cmp(&(a.0, &a.1.number)));
         Ok(Page::first(found, limit, |(at, d)| position(*at, &d.number)).map(|(_, d)| d))
+    }
+
+    /// The agent drafts of every branch that a person decided in Tryton
+    /// (past draft: approved; cancelled: rejected; `draftline_decided_by`
+    /// says who, and has no searcher, so it is read, not searched) and
+    /// Tryton changed at or
+    /// after `since`, oldest change first, at most `limit` of each kind
+    /// (one search per kind). At or after: a change in the same instant as
+    /// the last one seen is read again, and the caller deduplicates.
+    pub(crate) async fn decided_since(
+        &self,
+        since: Option<DateTime<Utc>>,
+        limit: usize,
+    ) -> Result<Vec<DecidedDraft>, ErpError> {
+        let mut fields = QUEUE_FIELDS.to_vec();
+        fields.push("warehouse.code");
+        let searches = [DocumentKind::PurchaseOrder, DocumentKind::Quote].map(|kind| {
+            let mut domain = vec![
+                json!(["company", "=", 1]),
+                json!(["draftline_key", "!=", null]),
+                json!(["number", "!=", null]),
+                json!(["state", "!=", "draft"]),
+            ];
+            if let Some(since) = since {
+                domain.push(json!(["write_date", ">=", value::datetime(since)]));
+            }
+            let search = Search::new(model(kind), Value::Array(domain), &fields)
+                .order_by(&[("write_date", true), ("number", true)])
+                .limit(limit);
+            async move {
+                let found = self.rest.read(&search, "the decisions made in Tryton").await?;
+                found
+                    .iter()
+                    .map(|record| {
+                        let (_, draft) = agent_draft(kind, record)?;
+                        Ok(DecidedDraft {
+                            branch: record.nested_text("warehouse", "code")?.unwrap_or_default(),
+                            changed_at: record.datetime("write_date")?,
+                            draft,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, ErpError>>()
+            }
+        });
+        let mut found: Vec<DecidedDraft> = futures::future::try_join_all(searches)
+            .await?
+            .into_iter()
+            .flatten()
+            .filter(|decided| decided.draft.decision.is_some())
+            .collect();
+        found.sort_by(|a, b| (a.changed_at, &a.draft.number).cmp(&(b.changed_at, &b.draft.number)));
+        Ok(found)
     }
 }
 

@@ -112,7 +112,7 @@ impl TrytonSettings {
     }
 
     /// The tenant served, checked.
-    pub(crate) fn tenant_id(&self) -> Result<TenantId, SettingsError> {
+    pub fn tenant_id(&self) -> Result<TenantId, SettingsError> {
         let name = self.tenant.as_deref().unwrap_or(&self.database);
         TenantId::parse(name).map_err(|e| SettingsError(format!("tenant of the Tryton backend: {e}")))
     }

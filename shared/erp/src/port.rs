@@ -29,9 +29,9 @@ pub use draftline_contract::tool::{ExternalDocument, Placement};
 pub use draftline_contract::{ErpError, Refusal};
 
 use crate::domain::{
-    AgentDraft, BranchVendor, CreditStanding, Customer, CustomerInvoice, Decision, Document, DocumentKind, DraftFilter,
-    Item, ListPrice, NewDecision, NewDraft, OpenDraft, OpenDrafts, PoStatus, PriceEntry, PurchaseOrder, Quote,
-    ReorderPolicy, SalesOrder, Seen, StockLevel, TaxType, Vendor, VendorBill,
+    AgentDraft, BranchVendor, CreditStanding, Customer, CustomerInvoice, DecidedDraft, Decision, Document,
+    DocumentKind, DraftFilter, Item, ListPrice, NewDecision, NewDraft, OpenDraft, OpenDrafts, PoStatus, PriceEntry,
+    PurchaseOrder, Quote, ReorderPolicy, SalesOrder, Seen, StockLevel, TaxType, Vendor, VendorBill,
 };
 use crate::units::Uom;
 
@@ -466,6 +466,18 @@ pub trait Review: Send + Sync {
         number: &str,
         decision: NewDecision,
     ) -> Result<DecisionPlacement, ErpError>;
+    /// `tenant`'s agent drafts a person decided in the ERP's own workflow
+    /// and the ERP changed at or after `since` (all, without), oldest
+    /// change first, at most `limit`. An ERP whose decisions are made on
+    /// draftline's pages has none to tell: each announced itself.
+    async fn decided_since(
+        &self,
+        _tenant: &TenantId,
+        _since: Option<DateTime<Utc>>,
+        _limit: usize,
+    ) -> Result<Vec<DecidedDraft>, ErpError> {
+        Ok(Vec::new())
+    }
 }
 
 /// A whole ERP, as the tools and the review pages see it.

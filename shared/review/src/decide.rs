@@ -371,7 +371,7 @@ fn decided_event(
         reason: decision.reason.clone(),
     };
     Event::decided(
-        cx.person(),
+        (cx.person().tenant().as_str(), cx.person().branch().as_str()),
         (document, drafted.clone()),
         decision,
         cx.app.review_pages(),

@@ -38,6 +38,7 @@ pub mod duplicates;
 pub mod html;
 pub mod notifications;
 pub mod oidc;
+pub mod poll;
 pub mod queue;
 pub mod run;
 pub mod session;

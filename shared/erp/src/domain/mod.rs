@@ -34,7 +34,7 @@ pub use open_draft::{OpenDraft, OpenDrafts, OpenLine, Seen};
 pub use po::{DocumentStatus, PoDraft, PoFields, PoLine, PoStatus, PurchaseOrder, VendorRef};
 pub use price_list::ListPrice;
 pub use quote::{CustomerRef, Quote, QuoteDraft, QuoteFields, QuoteLine};
-pub use review::{AgentDraft, DocumentKind, DraftFilter, NewDecision, Reviewable};
+pub use review::{AgentDraft, DecidedDraft, DocumentKind, DraftFilter, NewDecision, Reviewable};
 pub use sales_order::{SalesOrder, SalesOrderStatus};
 pub use stock::{ReorderPolicy, StockLevel};
 pub use tax::{TaxCode, TaxType};

@@ -2,6 +2,7 @@
 //! and the decision a person records on one (approve, or reject with a
 //! reason). Agents never decide; they read the decision back.
 
+use chrono::{DateTime, Utc};
 use draftline_contract::tool::{CounterpartyKind, Created, DocumentRef, review_url};
 use draftline_contract::{ErpError, Refusal};
 use schemars::JsonSchema;
@@ -146,6 +147,18 @@ pub struct AgentDraft {
     pub created_at: String,
     /// The decision, once a person made one.
     pub decision: Option<Decision>,
+}
+
+/// An agent draft a person decided in the ERP's own workflow, as the ERP
+/// tells it when asked ([`crate::port::Review::decided_since`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecidedDraft {
+    /// The branch it is of.
+    pub branch: String,
+    /// When the ERP last changed it (the decision, unless edited since).
+    pub changed_at: DateTime<Utc>,
+    /// The draft, with its decision.
+    pub draft: AgentDraft,
 }
 
 /// Which drafts a queue shows.

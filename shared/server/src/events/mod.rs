@@ -20,7 +20,6 @@
 //! the agent's note or an argument value.
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use draftline_contract::identity::Caller;
 use draftline_contract::policy::amount::format_hundredths;
 use draftline_contract::store::{Attributes, Value, Write};
 use draftline_contract::tool::{Call, DocumentRef, Stakes, review_url};
@@ -150,11 +149,11 @@ impl Event {
         }
     }
 
-    /// The `draft.decided` event of `person`'s `decision` on `document` (a
-    /// draft of `drafted`: its run and total), whose review page is under
-    /// `review_pages`, at `now`.
+    /// The `draft.decided` event of a person's `decision` on `document` of
+    /// `(tenant, branch)` (a draft of `drafted`: its run, total and whom it
+    /// was for), whose review page is under `review_pages`, at `now`.
     pub fn decided(
-        person: &Caller,
+        (tenant, branch): (&str, &str),
         (document, drafted): (&DocumentRef, Drafted),
         decision: EventDecision,
         review_pages: &str,
@@ -165,8 +164,8 @@ impl Event {
             EventType::DraftDecided,
             now,
             EventData {
-                tenant: person.tenant().to_string(),
-                branch: person.branch().to_string(),
+                tenant: tenant.to_owned(),
+                branch: branch.to_owned(),
                 document: document.clone(),
                 run_id: drafted.run_id,
                 // A document does not keep the tool call that drafted it
