@@ -93,6 +93,8 @@ pub struct Sweep {
     pub reach: draftline_server::events::endpoint::Reach,
     /// Where e-mail goes (`None`: kept on the review pages' `/review/mail`).
     pub mailer: Option<Mailer>,
+    /// How long a claimed delivery is the sweeper's (`None`: the default).
+    pub lease: Option<std::time::Duration>,
 }
 
 /// A running local server. Dropping it stops the server, the engine and a
@@ -374,7 +376,10 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
         Some(sweep) => {
             let own = Db::connect(&app.config().table, app.config().dynamodb_endpoint.as_deref()).await;
             let mailer = sweep.mailer.unwrap_or(Mailer::Local(mailbox));
-            let sweeper = Sweeper::new(Arc::new(DynamoTable::new(own)), clock, sweep.reach).with_mailer(mailer);
+            let mut sweeper = Sweeper::new(Arc::new(DynamoTable::new(own)), clock, sweep.reach).with_mailer(mailer);
+            if let Some(lease) = sweep.lease {
+                sweeper = sweeper.with_lease(lease);
+            }
             Some(tokio::spawn(sweeper.run(sweep.every)))
         }
         None => None,

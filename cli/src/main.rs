@@ -295,6 +295,17 @@ async fn serve(
         poll_every: std::time::Duration::from_secs(2),
         reach: draftline_server::events::endpoint::Reach::from_env(),
         mailer: draftline_server::events::mail::Mailer::from_env().map_err(anyhow::Error::msg)?,
+        lease: match std::env::var("DRAFTLINE_SWEEP_LEASE_SECONDS") {
+            Ok(seconds) => Some(std::time::Duration::from_secs(
+                seconds
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|s| (10..=3600).contains(s))
+                    .context("DRAFTLINE_SWEEP_LEASE_SECONDS: a whole number of seconds from 10 to 3600")?,
+            )),
+            Err(_) => None,
+        },
     };
     let smtp = sweep.mailer.is_some();
     let server = start_local(LocalOptions {

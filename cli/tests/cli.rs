@@ -184,9 +184,16 @@ impl Drop for Serving {
 /// `draftline serve` on `port` (0: any) with `env`, once it printed how to
 /// get a token, and the lines it printed until then.
 fn serve_on(port: u16, env: &[(&str, &str)]) -> (Serving, Vec<String>) {
+    serve_with(&["--port", &port.to_string()], env)
+}
+
+/// `draftline serve` with `args` and `env`, once it printed how to get a
+/// token, and the lines it printed until then.
+fn serve_with(args: &[&str], env: &[(&str, &str)]) -> (Serving, Vec<String>) {
     let mut command = draftline();
     command
-        .args(["serve", "--port", &port.to_string()])
+        .arg("serve")
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     for (name, value) in env {
@@ -216,7 +223,7 @@ fn serve_on(port: u16, env: &[(&str, &str)]) -> (Serving, Vec<String>) {
             }
         }
     }
-    panic!("serve did not start on port {port}: {lines:?}");
+    panic!("serve did not start ({args:?}): {lines:?}");
 }
 
 /// The `name=value` of the cookie starting with `prefix` that `headers` set.
@@ -303,4 +310,155 @@ async fn two_serve_processes_sign_different_session_cookies_unless_the_session_s
         200,
         "the set secret signs both processes' cookies"
     );
+}
+
+/// An endpoint on 127.0.0.1 that records each request's `webhook-id` and
+/// never answers the first one (the sweeper is killed while it waits),
+/// then answers 204.
+fn holding_endpoint() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hooks", listener.local_addr().unwrap());
+    let ids = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = ids.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let seen = seen.clone();
+            std::thread::spawn(move || {
+                let mut request = Vec::new();
+                let mut buf = [0u8; 8192];
+                // Headers, then the body its content-length names.
+                loop {
+                    let Ok(n) = stream.read(&mut buf) else { return };
+                    if n == 0 {
+                        return;
+                    }
+                    request.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&request).to_string();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let length = text
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().to_owned())
+                            })
+                            .and_then(|v| v.parse::<usize>().ok())
+                            .unwrap_or(0);
+                        if request.len() >= end + 4 + length {
+                            break;
+                        }
+                    }
+                }
+                let text = String::from_utf8_lossy(&request).to_string();
+                let id = text
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .starts_with("webhook-id:")
+                            .then(|| l[11..].trim().to_owned())
+                    })
+                    .unwrap_or_default();
+                let first = {
+                    let mut ids = seen.lock().unwrap();
+                    ids.push(id);
+                    ids.len() == 1
+                };
+                if first {
+                    std::thread::sleep(Duration::from_secs(60));
+                } else {
+                    let _ = stream.write_all(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n");
+                }
+            });
+        }
+    });
+    (url, ids)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweeper_killed_after_sending_and_before_marking_sends_again_with_the_same_id_after_a_restart() {
+    draftline_contract::crypto::install_crypto_provider();
+    let data = tempfile::tempdir().unwrap();
+    let data_dir = data.path().to_str().unwrap().to_owned();
+    let env = [
+        ("DRAFTLINE_WEBHOOKS_ALLOW_LOOPBACK", "true"),
+        ("DRAFTLINE_SWEEP_MILLISECONDS", "50"),
+        ("DRAFTLINE_SWEEP_LEASE_SECONDS", "10"),
+    ];
+    let (serving, lines) = serve_with(&["--port", "0", "--data", &data_dir], &env);
+    let line = |prefix: &str, lines: &[String]| -> String {
+        lines
+            .iter()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("no '{prefix}' in {lines:?}"))
+            .to_owned()
+    };
+    let url = line("listening on ", &lines);
+    let engine = line("dynamodb endpoint: ", &lines);
+    let (endpoint, table) = engine.split_once(" (table ").unwrap();
+    let table = table.trim_end_matches(')');
+
+    let (hook, ids) = holding_endpoint();
+    let file = data.path().join("hooks.json");
+    let settings = serde_json::json!({"version": null, "endpoints": [{
+        "id": "orchestrator", "url": hook, "events": ["draft.created"],
+        "secrets": ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]
+    }]});
+    std::fs::write(&file, settings.to_string()).unwrap();
+    let set = draftline()
+        .args(["notify", "set", file.to_str().unwrap()])
+        .env("DRAFTLINE_DYNAMODB_ENDPOINT", endpoint)
+        .env("DRAFTLINE_TABLE", table)
+        .env("DRAFTLINE_WEBHOOKS_ALLOW_LOOPBACK", "true")
+        .output()
+        .unwrap();
+    assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+
+    let token = draftline()
+        .args(["token", "--user", "buyer-sby", "--resource", &url])
+        .output()
+        .unwrap();
+    let token = String::from_utf8(token.stdout).unwrap();
+    let needed_by = (chrono::Utc::now() + chrono::Duration::days(14))
+        .format("%Y-%m-%d")
+        .to_string();
+    let drafted = reqwest::Client::new()
+        .post(format!("{url}/api/purchasing_create_po_draft"))
+        .bearer_auth(token.trim())
+        .header("idempotency-key", "crash-1")
+        .json(&serde_json::json!({
+            "vendor_code": "V-00231", "needed_by": needed_by, "client_ref": "crash-1", "note": null,
+            "lines": [{"item_code": "BRG-0042", "qty": 1, "uom": "BOX"}]
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(drafted.status(), 201, "{:?}", drafted.text().await);
+
+    let wait_for = |n: usize| {
+        let ids = ids.clone();
+        async move {
+            for _ in 0..300 {
+                if ids.lock().unwrap().len() >= n {
+                    return ids.lock().unwrap().clone();
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            panic!("the endpoint received {:?}, not {n}", ids.lock().unwrap());
+        }
+    };
+    // Sent, and held: the sweeper waits for the answer, its delivery
+    // claimed and not marked. It is killed there (SIGKILL).
+    let first = wait_for(1).await;
+    drop(serving);
+
+    // Started again on the same data: once the lease lapses, the delivery
+    // is due again and sent with the same webhook-id.
+    let (_again, _) = serve_with(&["--port", "0", "--data", &data_dir], &env);
+    let both = wait_for(2).await;
+    assert!(first[0].starts_with("evt_"), "{first:?}");
+    assert_eq!(both[1], first[0], "the same webhook-id");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(ids.lock().unwrap().len(), 2, "delivered, and marked so");
 }

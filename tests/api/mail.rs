@@ -141,6 +141,7 @@ async fn a_draft_mails_its_branchs_approver_and_a_decision_the_person_it_was_dra
             poll_every: Duration::from_millis(200),
             reach: Reach { loopback: true },
             mailer: Some(mailer),
+            lease: None,
         }),
         ..LocalOptions::default()
     })
@@ -212,6 +213,7 @@ async fn without_smtp_the_local_server_keeps_the_messages_on_a_page() {
             poll_every: Duration::from_millis(200),
             reach: Reach::default(),
             mailer: None,
+            lease: None,
         }),
         ..LocalOptions::default()
     })

@@ -117,6 +117,7 @@ async fn spawn_app_sweeping() -> TestApp {
             poll_every: Duration::from_millis(200),
             reach: Reach { loopback: true },
             mailer: None,
+            lease: None,
         }),
         ..LocalOptions::default()
     })
@@ -496,6 +497,7 @@ async fn on_tryton_a_draft_confirmed_in_tryton_is_one_draft_decided_webhook_howe
                 poll_every: Duration::from_millis(200),
                 reach: Reach { loopback: true },
                 mailer: None,
+                lease: None,
             }),
             ..LocalOptions::default()
         },

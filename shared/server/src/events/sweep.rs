@@ -33,7 +33,8 @@ use draftline_contract::error::ToolError;
 use draftline_contract::identity::TenantId;
 use draftline_contract::store::{Attributes, Condition, Query, TableKey, TransactFailure, Value, Write};
 
-/// How long a claimed delivery is someone's before it is due again.
+/// How long a claimed delivery is someone's before it is due again, by
+/// default: longer than an attempt may take.
 pub const LEASE: Duration = Duration::from_secs(60);
 
 /// How long an event's deliveries are retried before they are dead.
@@ -94,6 +95,7 @@ pub struct Sweeper {
     http: draftline_http::Client,
     reach: Reach,
     mailer: Option<Mailer>,
+    lease: Duration,
 }
 
 impl std::fmt::Debug for Sweeper {
@@ -114,6 +116,16 @@ impl Sweeper {
             http: draftline_http::Client::guarded(Duration::from_secs(5), reach.guard()),
             reach,
             mailer: None,
+            lease: LEASE,
+        }
+    }
+
+    /// The sweeper, claiming each delivery for `lease` instead of
+    /// [`LEASE`] (at least the attempt's own time limit).
+    pub fn with_lease(self, lease: Duration) -> Self {
+        Self {
+            lease: lease.max(SEND_TIMEOUT),
+            ..self
         }
     }
 
@@ -322,7 +334,7 @@ impl Sweeper {
     /// Counts an attempt and moves the delivery's due time past the lease,
     /// if no one else has since it was read.
     async fn claim(&self, delivery: &Delivery, now: DateTime<Utc>) -> Option<Delivery> {
-        let due_at = now.timestamp() + LEASE.as_secs() as i64;
+        let due_at = now.timestamp() + self.lease.as_secs() as i64;
         let mut claim = draftline_contract::store::Update::of(delivery.key());
         claim.set = vec![
             ("due_at".to_owned(), Value::n(due_at)),
