@@ -596,3 +596,15 @@ function describe(err: unknown): string {
 function oneLine(s: string): string {
   return s.replace(/\s+/g, " ").trim();
 }
+
+export {
+  DraftlineWebhookError,
+  parseDraftlineEvent,
+  verifyDraftlineWebhook,
+  type DraftlineDecision,
+  type DraftlineEvent,
+  type DraftlineEventData,
+  type DraftlineEventDocument,
+  type DraftlineEventType,
+  type VerifyDraftlineWebhookOptions,
+} from "./webhooks.js";

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -113,7 +113,8 @@ describe("trace context", () => {
       await mkdir(join(dir, "node_modules"));
       await mkdir(join(dir, "pkg"));
       await symlink(fileURLToPath(new URL("../node_modules/ai", import.meta.url)), join(dir, "node_modules", "ai"), "dir");
-      await copyFile(fileURLToPath(new URL("../dist/index.js", import.meta.url)), join(dir, "pkg", "index.js"));
+      // The built package: every module of dist/.
+      await cp(fileURLToPath(new URL("../dist", import.meta.url)), join(dir, "pkg"), { recursive: true });
       await writeFile(join(dir, "package.json"), JSON.stringify({ type: "module", private: true }));
       await writeFile(
         join(dir, "client.mjs"),

@@ -12,7 +12,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { draftlineTools } from "@draftline/ai-sdk";
+import { DraftlineWebhookError, draftlineTools, verifyDraftlineWebhook } from "@draftline/ai-sdk";
 import { Webhook } from "standardwebhooks";
 import { approvedCallOptions } from "./support/approval.mjs";
 import { draftlineBin, isoDate, startDraftline } from "./support/draftline-server.mjs";
@@ -150,5 +150,56 @@ describe("webhooks verified by the standardwebhooks library", () => {
     // Swept many times since: still the one delivery.
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(hooks.received.length, 1);
+
+    // The package's own verifier agrees with the library, and types the event.
+    const typed = await verifyDraftlineWebhook(secret, delivery.body, delivery.headers);
+    assert.equal(typed.id, delivery.headers["webhook-id"]);
+    assert.equal(typed.type, "draft.created");
+    assert.deepEqual({ type: typed.type, timestamp: typed.timestamp, data: typed.data }, {
+      type: event.type,
+      timestamp: event.timestamp,
+      data: { ...event.data, total: event.data.total },
+    });
+    // Either secret of a rotation verifies; a forged body, another secret alone,
+    // or a stale timestamp does not.
+    assert.equal((await verifyDraftlineWebhook([other, secret], delivery.body, delivery.headers)).id, typed.id);
+    await assert.rejects(verifyDraftlineWebhook(other, delivery.body, delivery.headers), DraftlineWebhookError);
+    await assert.rejects(
+      verifyDraftlineWebhook(secret, delivery.body.replace(po.po_number, "PO-SBY-999999"), delivery.headers),
+      DraftlineWebhookError,
+    );
+    await assert.rejects(
+      verifyDraftlineWebhook(secret, delivery.body, delivery.headers, { now: new Date(Date.now() + 10 * 60_000) }),
+      /too old or too new/,
+    );
+  });
+
+  test("a decision the library signs is read as a typed draft.decided event", async () => {
+    const body = JSON.stringify({
+      type: "draft.decided",
+      timestamp: new Date().toISOString(),
+      data: {
+        tenant: "demo",
+        branch: "SBY-01",
+        document: { id: "po_1", number: "PO-SBY-000004", kind: "purchase_order" },
+        run_id: "run-42",
+        tool_call_id: null,
+        total: { amount: "2880000.00", currency: "IDR" },
+        decision: { verdict: "rejected", decided_by: "approver-sby", reason: "Order BOX, not PCS" },
+        review_url: "https://draftline.example.com/review/documents/PO-SBY-000004",
+      },
+    });
+    const id = "evt_01jxample0000000000000000";
+    const now = new Date();
+    const signature = new Webhook(secret).sign(id, now, body);
+    const headers = { "webhook-id": id, "webhook-timestamp": String(Math.floor(now.getTime() / 1000)), "webhook-signature": signature };
+    const event = await verifyDraftlineWebhook(secret, body, headers);
+    assert.equal(event.type, "draft.decided");
+    if (event.type !== "draft.decided") return;
+    assert.deepEqual(event.data.decision, { verdict: "rejected", decided_by: "approver-sby", reason: "Order BOX, not PCS" });
+    assert.equal(event.data.run_id, "run-42");
+    const wrong = body.replace('"rejected"', '"maybe"');
+    const resigned = { ...headers, "webhook-signature": new Webhook(secret).sign(id, now, wrong) };
+    await assert.rejects(verifyDraftlineWebhook(secret, wrong, resigned), /data.decision.verdict/);
   });
 });
