@@ -485,6 +485,20 @@ async fn an_endpoint_down_past_the_retry_window_is_dead_and_send_again_delivers_
     // Sent again twice: the second finds nothing dead.
     let again = admin.post(form, &fields).await;
     assert!(again.location().ends_with("sent=none"), "{again:?}");
+    // Each attempt is audited, the forged one as denied.
+    let mut outcomes: Vec<String> = app
+        .audit_items()
+        .await
+        .iter()
+        .filter(|a| a.get("tool").map(String::as_str) == Some("review.send_again"))
+        .map(|a| format!("{} {}", a["outcome"], a["on_behalf_of"]))
+        .collect();
+    outcomes.sort();
+    assert_eq!(
+        outcomes,
+        ["denied approver-sby", "ok approver-sby", "ok approver-sby"],
+        "{outcomes:?}"
+    );
 }
 
 #[tokio::test]

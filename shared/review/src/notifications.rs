@@ -6,12 +6,16 @@
 //! `POST /review/notifications/send-again`: the signed-in session, the
 //! form's CSRF token and the scope, then the dead delivery is due again at
 //! once with a new retry window ([`delivery::send_again`]); the sweeper
-//! sends it with the same `webhook-id`.
+//! sends it with the same `webhook-id`. Every attempt is audited like a
+//! tool call: tool `review.send_again`, transport `browser`, the event and
+//! endpoint as its arguments, and its outcome.
 
 use std::fmt::Write as _;
 
 use bytes::Bytes;
 use draftline_contract::ToolError;
+use draftline_contract::request::AgentContext;
+use draftline_server::audit::{AuditRecord, CallFacts, Outcome, OutcomeKind, StoredArguments};
 use draftline_server::events::delivery::{self, Delivery};
 use draftline_server::events::mail::LocalMailbox;
 use draftline_server::events::settings::NotifyStore;
@@ -60,10 +64,56 @@ pub async fn send_again(cx: &Context<'_>, body: &[u8]) -> Response<Bytes> {
             .map(|again| (again, event.to_owned()))
     }
     .await;
+    audit(cx, &form, &sent).await;
     match sent {
         Ok((true, event)) => web::see_other(&format!("/review/notifications?sent={}", web::encode(&event))),
         Ok((false, _)) => web::see_other("/review/notifications?sent=none"),
         Err(err) => cx.error_page(&err),
+    }
+}
+
+/// The audit item of one "Send again": who, which delivery, and how it went.
+async fn audit(cx: &Context<'_>, form: &Fields, sent: &Result<(bool, String), ToolError>) {
+    let arguments = serde_json::json!({"event_id": form.get("event_id"), "endpoint": form.get("endpoint")});
+    let facts = CallFacts {
+        request_id: cx.request_id.to_owned(),
+        at: cx.app.clock().now(),
+        tool: "review.send_again".to_owned(),
+        transport: "browser",
+        agent: AgentContext::default(),
+        arguments: Some(StoredArguments {
+            text: arguments.to_string().chars().take(512).collect(),
+            truncated: false,
+        }),
+        trace_id: None,
+    };
+    let outcome = match sent {
+        Ok(_) => Outcome {
+            kind: OutcomeKind::Ok,
+            http_status: 303,
+            code: None,
+            message: None,
+            document: None,
+            key: None,
+            authorized: true,
+        },
+        Err(err) => Outcome {
+            kind: if err.is_denial() {
+                OutcomeKind::Denied
+            } else {
+                OutcomeKind::ToolError
+            },
+            http_status: err.status().as_u16(),
+            code: Some(err.code().as_str()),
+            message: Some(err.public_message()),
+            document: None,
+            key: None,
+            authorized: !err.is_denial(),
+        },
+    };
+    let record = AuditRecord::new(&facts, cx.person(), &outcome);
+    if let Err(err) = record.write(cx.app.table()).await {
+        tracing::error!(request_id = cx.request_id, error = %err, "audit item not written");
     }
 }
 
