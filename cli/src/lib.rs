@@ -358,31 +358,33 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
             .context("telling Tryton where the review pages are")?;
     }
     let server = tokio::spawn(local::serve(listener, app.clone()));
-    let poller = match (&options.sweep, &tryton) {
-        (Some(sweep), Some(tryton)) => {
-            let own = Db::connect(&app.config().table, app.config().dynamodb_endpoint.as_deref()).await;
-            let poller = draftline_review::poll::Poller::new(
-                Arc::new(DynamoTable::new(own)),
-                backend.erp(),
-                tryton.tenant_id()?,
-                app.review_pages().to_owned(),
-                Arc::clone(&clock),
-            );
-            Some(tokio::spawn(poller.run(sweep.poll_every)))
-        }
-        _ => None,
-    };
-    let sweeper = match options.sweep {
+    // The background work (delivery, and Tryton's decisions) shares one
+    // DynamoDB client of its own, so the calls' request counts stay theirs.
+    let (sweeper, poller) = match options.sweep {
         Some(sweep) => {
             let own = Db::connect(&app.config().table, app.config().dynamodb_endpoint.as_deref()).await;
+            let table: Arc<dyn draftline_server::storage::Table> = Arc::new(DynamoTable::new(own));
+            let poller = match &tryton {
+                Some(tryton) => {
+                    let poller = draftline_review::poll::Poller::new(
+                        Arc::clone(&table),
+                        backend.erp(),
+                        tryton.tenant_id()?,
+                        app.review_pages().to_owned(),
+                        Arc::clone(&clock),
+                    );
+                    Some(tokio::spawn(poller.run(sweep.poll_every)))
+                }
+                None => None,
+            };
             let mailer = sweep.mailer.unwrap_or(Mailer::Local(mailbox));
-            let mut sweeper = Sweeper::new(Arc::new(DynamoTable::new(own)), clock, sweep.reach).with_mailer(mailer);
+            let mut sweeper = Sweeper::new(table, clock, sweep.reach).with_mailer(mailer);
             if let Some(lease) = sweep.lease {
                 sweeper = sweeper.with_lease(lease);
             }
-            Some(tokio::spawn(sweeper.run(sweep.every)))
+            (Some(tokio::spawn(sweeper.run(sweep.every))), poller)
         }
-        None => None,
+        None => (None, None),
     };
     Ok(LocalServer {
         addr,

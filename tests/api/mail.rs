@@ -10,15 +10,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use draftline_cli::{LocalOptions, Sweep};
-use draftline_contract::clock::Clock as _;
-use draftline_contract::identity::TenantId;
-use draftline_server::events::endpoint::Reach;
 use draftline_server::events::mail::Mailer;
 use serde_json::json;
 
 use crate::helpers::{TestApp, po_input, spawn_app_with};
 use crate::review::{Reviewer, agent_po};
+use crate::webhooks::{set_settings, sweeping};
 
 /// aiosmtpd's interpreter, installed once per machine.
 fn smtp_python() -> &'static PathBuf {
@@ -135,17 +132,7 @@ async fn a_draft_mails_its_branchs_approver_and_a_decision_the_person_it_was_dra
         "draftline <draftline@demo.test>",
     )
     .unwrap();
-    let app: TestApp = spawn_app_with(LocalOptions {
-        sweep: Some(Sweep {
-            every: Duration::from_millis(50),
-            poll_every: Duration::from_millis(200),
-            reach: Reach { loopback: true },
-            mailer: Some(mailer),
-            lease: None,
-        }),
-        ..LocalOptions::default()
-    })
-    .await;
+    let app: TestApp = spawn_app_with(sweeping(Some(mailer))).await;
     let settings = json!({
         "version": null,
         "people": {
@@ -155,15 +142,7 @@ async fn a_draft_mails_its_branchs_approver_and_a_decision_the_person_it_was_dra
         },
         "approvers": {"SBY-01": {"purchasing": ["approver-sby"]}, "JKT-01": {"purchasing": ["buyer-jkt"]}}
     });
-    draftline_cli::notify::set(
-        &app.inspect,
-        &TenantId::parse("demo").unwrap(),
-        settings.to_string().as_bytes(),
-        ("test", Reach::default()),
-        app.clock.now(),
-    )
-    .await
-    .unwrap();
+    set_settings(&app, settings).await;
 
     let draft = agent_po(&app, "buyer-sby", "run-mail", "mail-1", po_input("mail-1")).await;
     let number = draft["po_number"].as_str().unwrap().to_owned();
@@ -207,31 +186,13 @@ async fn a_draft_mails_its_branchs_approver_and_a_decision_the_person_it_was_dra
 
 #[tokio::test]
 async fn without_smtp_the_local_server_keeps_the_messages_on_a_page() {
-    let app = spawn_app_with(LocalOptions {
-        sweep: Some(Sweep {
-            every: Duration::from_millis(50),
-            poll_every: Duration::from_millis(200),
-            reach: Reach::default(),
-            mailer: None,
-            lease: None,
-        }),
-        ..LocalOptions::default()
-    })
-    .await;
+    let app = spawn_app_with(sweeping(None)).await;
     let settings = json!({
         "version": null,
         "people": {"approver-sby": "ana@demo.test"},
         "approvers": {"SBY-01": {"purchasing": ["approver-sby"]}}
     });
-    draftline_cli::notify::set(
-        &app.inspect,
-        &TenantId::parse("demo").unwrap(),
-        settings.to_string().as_bytes(),
-        ("test", Reach::default()),
-        app.clock.now(),
-    )
-    .await
-    .unwrap();
+    set_settings(&app, settings).await;
     let draft = agent_po(&app, "buyer-sby", "run-mailbox", "mailbox-1", po_input("mailbox-1")).await;
     let number = draft["po_number"].as_str().unwrap();
     let person = Reviewer::sign_in(&app.server.url(), "approver-sby").await;

@@ -18,6 +18,7 @@ use draftline_cli::{LocalOptions, Sweep};
 use draftline_contract::clock::Clock as _;
 use draftline_contract::identity::TenantId;
 use draftline_server::events::endpoint::Reach;
+use draftline_server::events::mail::Mailer;
 use hmac::{Hmac, Mac};
 use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
@@ -109,19 +110,25 @@ impl Endpoint {
     }
 }
 
-/// The local server with a sweeper every 50 ms, loopback endpoints allowed.
-async fn spawn_app_sweeping() -> TestApp {
-    spawn_app_with(LocalOptions {
+/// Local server options with a sweeper every 50 ms (a poll every 200 ms),
+/// loopback endpoints allowed, and e-mail through `mailer` (`None`: kept
+/// on the local mail page).
+pub(crate) fn sweeping(mailer: Option<Mailer>) -> LocalOptions {
+    LocalOptions {
         sweep: Some(Sweep {
             every: Duration::from_millis(50),
             poll_every: Duration::from_millis(200),
             reach: Reach { loopback: true },
-            mailer: None,
+            mailer,
             lease: None,
         }),
         ..LocalOptions::default()
-    })
-    .await
+    }
+}
+
+/// The local server on the built-in backend, sweeping.
+async fn spawn_app_sweeping() -> TestApp {
+    spawn_app_with(sweeping(None)).await
 }
 
 fn demo() -> TenantId {
@@ -130,11 +137,15 @@ fn demo() -> TenantId {
 
 /// Sets the demo tenant's settings to `endpoints`, loopback allowed.
 async fn set_endpoints(app: &TestApp, endpoints: Value) {
-    let file = json!({"version": null, "endpoints": endpoints}).to_string();
+    set_settings(app, json!({"version": null, "endpoints": endpoints})).await;
+}
+
+/// Sets the demo tenant's notification settings to `settings`, loopback allowed.
+pub(crate) async fn set_settings(app: &TestApp, settings: Value) {
     draftline_cli::notify::set(
         &app.inspect,
         &demo(),
-        file.as_bytes(),
+        settings.to_string().as_bytes(),
         ("test", Reach { loopback: true }),
         app.clock.now(),
     )
@@ -503,20 +514,7 @@ async fn an_endpoint_down_past_the_retry_window_is_dead_and_send_again_delivers_
 
 #[tokio::test]
 async fn on_tryton_a_draft_confirmed_in_tryton_is_one_draft_decided_webhook_however_often_it_is_polled() {
-    let app = crate::helpers::spawn_app_with_on(
-        crate::helpers::Backend::Tryton,
-        LocalOptions {
-            sweep: Some(Sweep {
-                every: Duration::from_millis(50),
-                poll_every: Duration::from_millis(200),
-                reach: Reach { loopback: true },
-                mailer: None,
-                lease: None,
-            }),
-            ..LocalOptions::default()
-        },
-    )
-    .await;
+    let app = crate::helpers::spawn_app_with_on(crate::helpers::Backend::Tryton, sweeping(None)).await;
     let endpoint = Endpoint::start(vec![]).await;
     set_endpoints(
         &app,

@@ -145,7 +145,8 @@ fn facts(
     }
 }
 
-fn refusal(err: &ToolError) -> Outcome<'_> {
+/// The audit outcome of a person's action refused with `err`.
+pub(crate) fn refusal(err: &ToolError) -> Outcome<'_> {
     Outcome {
         kind: if err.is_denial() {
             OutcomeKind::Denied

@@ -97,19 +97,7 @@ async fn audit(cx: &Context<'_>, form: &Fields, sent: &Result<(bool, String), To
             key: None,
             authorized: true,
         },
-        Err(err) => Outcome {
-            kind: if err.is_denial() {
-                OutcomeKind::Denied
-            } else {
-                OutcomeKind::ToolError
-            },
-            http_status: err.status().as_u16(),
-            code: Some(err.code().as_str()),
-            message: Some(err.public_message()),
-            document: None,
-            key: None,
-            authorized: !err.is_denial(),
-        },
+        Err(err) => crate::decide::refusal(err),
     };
     let record = AuditRecord::new(&facts, cx.person(), &outcome);
     if let Err(err) = record.write(cx.app.table()).await {
