@@ -9,7 +9,7 @@ use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection, ProjectionType,
-    ScalarAttributeType, TimeToLiveSpecification,
+    ScalarAttributeType, StreamSpecification, StreamViewType, TimeToLiveSpecification,
 };
 use serde::Deserialize;
 
@@ -30,6 +30,19 @@ pub struct TableDefinition {
     pub global_secondary_indexes: Vec<IndexSpec>,
     /// The attribute DynamoDB TTL expires items by.
     pub time_to_live_attribute: String,
+    /// The table's stream: what the notify function reads.
+    pub stream_specification: StreamSpec,
+}
+
+/// A table's stream.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+pub struct StreamSpec {
+    /// Always on: the notify function's first attempt rides on it.
+    pub stream_enabled: bool,
+    /// `NEW_IMAGE`: a record carries the item as written, which is all
+    /// the notify function reads.
+    pub stream_view_type: String,
 }
 
 /// One attribute definition.
@@ -153,6 +166,13 @@ pub async fn create_table(client: &Client, table: &str) -> Result<Created, Table
         .set_key_schema(Some(key_schema(&def.key_schema)?))
         .billing_mode(BillingMode::from(def.billing_mode.as_str()))
         .set_global_secondary_indexes(Some(indexes))
+        .stream_specification(
+            StreamSpecification::builder()
+                .stream_enabled(def.stream_specification.stream_enabled)
+                .stream_view_type(StreamViewType::from(def.stream_specification.stream_view_type.as_str()))
+                .build()
+                .map_err(|e| TableError::Definition(e.to_string()))?,
+        )
         .send()
         .await;
     match created {
@@ -221,5 +241,12 @@ mod tests {
         assert_eq!(def.time_to_live_attribute, "expires_at");
         assert_eq!(def.key_schema[0].attribute_name, "pk");
         assert_eq!(def.key_schema[1].attribute_name, "sk");
+        assert_eq!(
+            def.stream_specification,
+            StreamSpec {
+                stream_enabled: true,
+                stream_view_type: "NEW_IMAGE".to_owned()
+            }
+        );
     }
 }

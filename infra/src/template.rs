@@ -194,19 +194,43 @@ pub struct Function {
 }
 
 impl Function {
-    /// The DynamoDB actions its role grants (`dynamodb:GetItem`, ...).
+    /// The DynamoDB actions its role grants for its code's requests
+    /// (`dynamodb:GetItem`, ...): the [`STREAM_ACTIONS`] aside.
     pub fn dynamodb_actions(&self) -> Result<BTreeSet<String>, Error> {
         let mut out = BTreeSet::new();
         for statement in &self.statements {
             out.extend(
                 actions_of(statement)?
                     .into_iter()
-                    .filter(|a| a.starts_with("dynamodb:")),
+                    .filter(|a| a.starts_with("dynamodb:") && !STREAM_ACTIONS.contains(&a.as_str())),
+            );
+        }
+        Ok(out)
+    }
+
+    /// The [`STREAM_ACTIONS`] its role grants.
+    pub fn stream_actions(&self) -> Result<BTreeSet<String>, Error> {
+        let mut out = BTreeSet::new();
+        for statement in &self.statements {
+            out.extend(
+                actions_of(statement)?
+                    .into_iter()
+                    .filter(|a| STREAM_ACTIONS.contains(&a.as_str())),
             );
         }
         Ok(out)
     }
 }
+
+/// The actions with which Lambda's event source mapping reads the table's
+/// stream, under the role of the function it invokes (`notify`): no code
+/// of draftline sends them, so no call's evidence shows them.
+pub const STREAM_ACTIONS: [&str; 4] = [
+    "dynamodb:DescribeStream",
+    "dynamodb:GetRecords",
+    "dynamodb:GetShardIterator",
+    "dynamodb:ListStreams",
+];
 
 impl Function {
     /// The statements of its role that allow a DynamoDB action: what a
@@ -367,6 +391,9 @@ pub enum Tier {
     /// `review`: the review pages read, and record a decision with puts in
     /// one transaction.
     Pages,
+    /// `notify`: the outbox's delivery, on the table's stream and a
+    /// schedule: reads settings, queries the due index, writes deliveries.
+    Notify,
 }
 
 impl Tier {
@@ -376,6 +403,7 @@ impl Tier {
             "mcp" | "tools" => Self::Endpoint,
             "oauth_protected_resource" => Self::Metadata,
             "review" => Self::Pages,
+            "notify" => Self::Notify,
             f if f.ends_with("_draft") => Self::Draft,
             _ => Self::Read,
         }
@@ -391,6 +419,7 @@ impl Tier {
             Self::Read => &READ_ACTIONS,
             Self::Draft | Self::Endpoint => &DRAFT_ACTIONS,
             Self::Pages => &PAGES_ACTIONS,
+            Self::Notify => &NOTIFY_ACTIONS,
             Self::Metadata => &[],
         };
         list.iter().map(|s| (*s).to_owned()).collect()
@@ -419,6 +448,17 @@ pub const DRAFT_ACTIONS: [&str; 6] = [
 pub const PAGES_ACTIONS: [&str; 5] = [
     "dynamodb:GetItem",
     "dynamodb:BatchGetItem",
+    "dynamodb:Query",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+];
+
+/// The notify function's grants (besides [`STREAM_ACTIONS`]): `GetItem`
+/// of the settings, `Query` of the due index, `PutItem` and `UpdateItem`
+/// in the outbox (a fan-out's transaction, a claim, a mark; on Tryton the
+/// poll's events and watermark).
+pub const NOTIFY_ACTIONS: [&str; 4] = [
+    "dynamodb:GetItem",
     "dynamodb:Query",
     "dynamodb:PutItem",
     "dynamodb:UpdateItem",

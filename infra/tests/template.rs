@@ -115,6 +115,10 @@ fn table_in_the_template_equals_the_shipped_table_definition() {
         "BillingMode": p.get("BillingMode"),
         "GlobalSecondaryIndexes": p.get("GlobalSecondaryIndexes"),
         "TimeToLiveAttribute": p.get("TimeToLiveSpecification").and_then(|t| t.get("AttributeName")),
+        "StreamSpecification": {
+            "StreamEnabled": p.get("StreamSpecification").is_some(),
+            "StreamViewType": p.pointer("/StreamSpecification/StreamViewType"),
+        },
     });
     let in_template: TableDefinition = serde_json::from_value(as_definition)
         .unwrap_or_else(|e| panic!("the template's table does not have table.json's shape: {e}"));
@@ -275,6 +279,17 @@ fn function_policies_are_scoped_to_the_table_its_indexes_and_their_own_log_group
                         actions,
                         vec!["dynamodb:Query".to_owned()],
                         "{name}: ${{TableArn}}/index/* is for Query only"
+                    );
+                } else if sub_text(resource) == Some("${Table.Arn}/stream/*") {
+                    assert_eq!(
+                        tier(&name),
+                        Tier::Notify,
+                        "{name}: only notify reads the table's stream"
+                    );
+                    assert_eq!(
+                        actions,
+                        template::STREAM_ACTIONS.map(str::to_owned),
+                        "{name}: ${{TableArn}}/stream/* is for reading the stream only"
                     );
                 } else if get_att(resource) == Some((own_log_group.as_str(), "Arn")) {
                     assert!(
@@ -572,6 +587,19 @@ fn every_function_is_routed_and_may_be_invoked_only_by_the_http_api() {
                 ("GET", "/.well-known/oauth-protected-resource/api/mcp".to_owned()),
                 ("GET", format!("/api/{name}")),
             ],
+            // Its stream and its schedule invoke it, never a caller
+            // (`notify_runs_on_the_tables_stream_…`).
+            Tier::Notify => {
+                assert!(
+                    !routes.values().any(|id| id == &f.logical_id),
+                    "{name}: no route may reach the notify function"
+                );
+                assert!(
+                    !permissions.iter().any(|(id, _)| id == &f.logical_id),
+                    "{name}: the HTTP API may not invoke the notify function"
+                );
+                Vec::new()
+            }
         };
         for (method, path) in expected {
             let key = format!("{method} {path}");
@@ -588,6 +616,126 @@ fn every_function_is_routed_and_may_be_invoked_only_by_the_http_api() {
             deployed.values().any(|f| &f.logical_id == function_id),
             "a route reaches {function_id}, which is not a function"
         );
+    }
+}
+
+// ---------------------------------------------------------------- notify
+
+/// The one resource of `kind` in the template.
+fn only<'a>(template: &'a Value, kind: &str) -> (&'a String, &'a Value) {
+    let found = of_type(template, kind);
+    assert_eq!(found.len(), 1, "exactly one {kind}");
+    found[0]
+}
+
+#[test]
+fn notify_runs_on_the_tables_stream_filtered_to_the_outbox_and_on_a_schedule() {
+    let template = template();
+    let deployed = functions(&template);
+    let notify = deployed
+        .get("notify")
+        .unwrap_or_else(|| panic!("notify is not in the template"));
+    let (table_id, table) = only(&template, "AWS::DynamoDB::Table");
+    assert_eq!(
+        props(table, table_id).pointer("/StreamSpecification/StreamViewType"),
+        Some(&json!("NEW_IMAGE")),
+        "the stream carries each item as written, all notify reads"
+    );
+
+    // The stream trigger: this table's stream, outbox items only.
+    let (id, mapping) = only(&template, "AWS::Lambda::EventSourceMapping");
+    let p = props(mapping, id);
+    assert_eq!(
+        p.get("EventSourceArn").and_then(get_att),
+        Some(("Table", "StreamArn")),
+        "{id}"
+    );
+    assert_eq!(p.get("FunctionName"), Some(&json!({"Ref": notify.logical_id})), "{id}");
+    assert_eq!(p.get("StartingPosition"), Some(&json!("LATEST")), "{id}");
+    let filters = p
+        .pointer("/FilterCriteria/Filters")
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("{id}: a stream trigger without a filter runs on every write"));
+    let patterns: Vec<Value> = filters
+        .iter()
+        .map(|f| {
+            let text = f.get("Pattern").and_then(Value::as_str).unwrap_or_default();
+            serde_json::from_str(text).unwrap_or_else(|e| panic!("{id}: a filter pattern that is not JSON: {e}"))
+        })
+        .collect();
+    assert_eq!(
+        patterns,
+        [json!({"dynamodb": {"NewImage": {
+            "kind": {"S": ["event", "delivery"]},
+            "gsi1pk": {"S": ["OUTBOX#DUE"]},
+        }}})],
+        "{id}: outbox items waiting in the due index, nothing else"
+    );
+
+    // The schedule: every minute, with a role that may invoke notify alone.
+    let (id, schedule) = only(&template, "AWS::Scheduler::Schedule");
+    let p = props(schedule, id);
+    assert_eq!(p.get("ScheduleExpression"), Some(&json!("rate(1 minute)")), "{id}");
+    assert_eq!(p.get("State"), Some(&json!("ENABLED")), "{id}");
+    assert_eq!(
+        p.pointer("/Target/Arn").and_then(get_att),
+        Some((notify.logical_id.as_str(), "Arn")),
+        "{id}: the schedule invokes notify"
+    );
+    let (role_id, _) = p
+        .pointer("/Target/RoleArn")
+        .and_then(get_att)
+        .unwrap_or_else(|| panic!("{id}: the schedule's role must be in this template"));
+    let role = props(&resources(&template)[role_id], role_id);
+    assert_eq!(
+        role.pointer("/AssumeRolePolicyDocument/Statement/0/Principal"),
+        Some(&json!({"Service": "scheduler.amazonaws.com"})),
+        "{role_id}: only EventBridge Scheduler assumes it"
+    );
+    assert_eq!(
+        role.pointer("/AssumeRolePolicyDocument/Statement/0/Condition/StringEquals/aws:SourceAccount"),
+        Some(&json!({"Ref": "AWS::AccountId"})),
+        "{role_id}: only this account's schedules"
+    );
+    let statements: Vec<&Value> = role
+        .get("Policies")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|policy| policy.pointer("/PolicyDocument/Statement").and_then(Value::as_array))
+        .flatten()
+        .collect();
+    assert_eq!(statements.len(), 1, "{role_id}: one statement");
+    assert_eq!(actions_of(statements[0]), ["lambda:InvokeFunction"], "{role_id}");
+    assert_eq!(
+        statements[0].get("Resource").and_then(get_att),
+        Some((notify.logical_id.as_str(), "Arn")),
+        "{role_id}: notify and nothing else"
+    );
+
+    // Its own role: the stream actions on the stream, and the outbox.
+    assert_eq!(
+        notify.stream_actions().unwrap_or_else(|e| panic!("{e}")),
+        set(&template::STREAM_ACTIONS),
+        "notify: reads its stream"
+    );
+    assert_eq!(dynamodb_actions(notify), Tier::Notify.actions(), "notify: its grants");
+    let outbox = Some(set(&["T#*#OUTBOX"]));
+    assert_eq!(
+        writes_of(notify),
+        BTreeMap::from([
+            ("dynamodb:PutItem".to_owned(), outbox.clone()),
+            ("dynamodb:UpdateItem".to_owned(), outbox),
+        ]),
+        "notify writes the outbox only"
+    );
+    for (name, f) in &deployed {
+        if name != "notify" {
+            assert!(
+                f.stream_actions().unwrap_or_else(|e| panic!("{e}")).is_empty(),
+                "{name}: only notify reads the stream"
+            );
+        }
     }
 }
 
@@ -707,6 +855,17 @@ fn vercel_json_configures_every_function_without_the_legacy_runtime() {
             "{file} has no functions settings in vercel.json"
         );
     }
+}
+
+#[test]
+fn vercel_json_sweeps_the_outbox_by_cron_every_minute() {
+    let vercel = read_json("vercel.json");
+    assert_eq!(
+        vercel.get("crons"),
+        Some(&json!([{"path": "/api/notify", "schedule": "* * * * *"}])),
+        "one cron: the notify function, every minute (a Hobby plan needs a daily schedule; docs/notifications.md)"
+    );
+    assert!(api_functions().contains("notify"), "api/notify.rs serves the cron");
 }
 
 #[test]

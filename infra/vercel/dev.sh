@@ -6,7 +6,8 @@
 #   infra/vercel/dev.sh            # serve on http://127.0.0.1:3300 until Ctrl-C
 #   infra/vercel/dev.sh --smoke    # start, check a read, a draft, its replay, the MCP
 #                                  # endpoint, the tool list and the well-known
-#                                  # metadata, the review pages' rewrites, then stop
+#                                  # metadata, the review pages' rewrites, the cron's
+#                                  # function (its bearer or 401), then stop
 #                                  # (used by scripts/test)
 #
 # Environment: VERCEL_PORT (3300), DRAFTLINE_BIN (a prebuilt `draftline`;
@@ -61,6 +62,7 @@ DRAFTLINE_RESOURCE=$url
 DRAFTLINE_ISSUER=draftline-local
 DRAFTLINE_JWT_SECRET=draftline-local-development-secret-do-not-use-in-production
 DRAFTLINE_DYNAMODB_ENDPOINT=$endpoint
+CRON_SECRET=draftline-vercel-dev-cron-secret-not-for-use
 ENV
 if $smoke; then
   # The review function refuses to start where nobody could sign in; the smoke
@@ -119,4 +121,15 @@ case "$location" in
 esac
 call /review/signin 200
 grep -q "Sign in" "$work/body" || fail "/review/signin is not the sign-in page"
+# The cron's function (vercel.json crons): the scheduler's bearer, or 401.
+cron() { # bearer (empty: none), expected status
+  local got
+  got="$(curl -s -m 900 -o "$work/body" -w '%{http_code}' "$url/api/notify" ${1:+-H "Authorization: Bearer $1"})"
+  [ "$got" = "$2" ] || fail "/api/notify with bearer '$1' answered $got, expected $2: $(head -c 400 "$work/body")"
+  echo "vercel dev: /api/notify (bearer '${1:0:8}…') -> $got"
+}
+cron "" 401
+cron "$token" 401
+cron draftline-vercel-dev-cron-secret-not-for-use 200
+grep -q '"swept":true' "$work/body" || fail "the cron's call did not sweep: $(head -c 400 "$work/body")"
 echo "vercel dev --local: every check passed"

@@ -72,6 +72,10 @@ async fn refused_calls(recorded: &mut Recorded, functions: &[String]) {
     let foreign = ("origin", "https://elsewhere.example".to_owned());
     let token = ("authorization", format!("Bearer {}", app.token("buyer-sby")));
     for function in functions {
+        if function == "notify" {
+            // Its stream and its schedule invoke it, never a caller.
+            continue;
+        }
         for from_elsewhere in [false, true] {
             app.clock.advance(chrono::Duration::seconds(61));
             let mut headers = vec![("content-type", "application/json".to_owned())];
@@ -353,6 +357,11 @@ async fn on_the_builtin_backend(recorded: &mut Recorded) {
     let quote = bdg.decide("QT-BDG-000001", "reject", "price too old").await;
     assert!(quote.status < 400, "{}", quote.body);
 
+    // The notify function: the drafts' and decisions' events fanned out to
+    // an endpoint and the people to mail, and delivered (one failure, so
+    // one delivery is marked due again).
+    notify_round(&app, None).await;
+
     // Observe mode: a draft past every limit passes, and is audited.
     app.set_policy(&json!({
         "version": null, "mode": "observe", "time_zone": "+07:00",
@@ -377,6 +386,50 @@ async fn on_the_builtin_backend(recorded: &mut Recorded) {
     .await;
     every_tool(&budgeted, "budget").await;
     gather(&budgeted, recorded);
+}
+
+/// One round of the notify function on `app`'s table, as deployed (its
+/// requests recorded for `notify`): the demo tenant's settings send every
+/// event to an endpoint that fails once, and mail its people; on Tryton,
+/// `polled` polls its decisions first.
+async fn notify_round(app: &TestApp, polled: Option<(std::sync::Arc<dyn draftline_erp::port::Erp>, &str)>) {
+    use draftline_server::runtime::notify::{Notifier, PollDecisions};
+    use std::sync::Arc;
+    let endpoint = crate::webhooks::Endpoint::start(vec![(500, None)]).await;
+    crate::webhooks::set_settings(
+        app,
+        json!({
+            "version": null,
+            "endpoints": [{"id": "grants", "url": endpoint.url, "events": ["draft.created", "draft.decided"],
+                           "secrets": [crate::webhooks::SECRET]}],
+            "people": {"approver-sby": "ana@demo.test", "buyer-sby": "budi@demo.test"},
+            "approvers": {"SBY-01": {"purchasing": ["approver-sby"]}}
+        }),
+    )
+    .await;
+    let server = &app.server.app;
+    let table: Arc<dyn draftline_server::storage::Table> = Arc::new(draftline_server::storage::DynamoTable::new(
+        server.db().unwrap().clone(),
+    ));
+    let clock: Arc<dyn draftline_contract::clock::Clock> = Arc::new(app.clock.clone());
+    let sweeper = draftline_server::events::sweep::Sweeper::new(
+        Arc::clone(&table),
+        Arc::clone(&clock),
+        draftline_server::events::endpoint::Reach { loopback: true },
+    )
+    .with_mailer(draftline_server::events::mail::Mailer::Local(Default::default()));
+    let poller = polled.map(|(erp, tenant)| {
+        Arc::new(draftline_review::poll::Poller::new(
+            table,
+            erp,
+            draftline_contract::identity::TenantId::parse(tenant).unwrap(),
+            server.review_pages().to_owned(),
+            clock,
+        )) as Arc<dyn PollDecisions>
+    });
+    let notifier = Notifier::new(sweeper, poller);
+    let round = server.serving("notify", notifier.scheduled()).await.unwrap();
+    assert!(round.fanned_out > 0, "{round:?}");
 }
 
 /// One line of `item` from V-00231 (its own item set: no near duplicate).
@@ -455,6 +508,8 @@ async fn on_tryton(recorded: &mut Recorded) {
     )
     .await;
     assert_eq!(refused.status, 503, "{:?}", refused.body);
+    // The notify function on Tryton: its decisions polled, then a sweep.
+    notify_round(&app, Some((app.server.backend.erp(), "demo"))).await;
     gather(&app, recorded);
 }
 

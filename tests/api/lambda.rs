@@ -27,7 +27,7 @@ use crate::helpers::spawn_app;
 const PREFIX: &str = "/2018-06-01/runtime";
 
 /// What the function posted for one invocation.
-enum Outcome {
+pub(crate) enum Outcome {
     /// `POST /invocation/{id}/response`.
     Response(Value),
     /// `POST /invocation/{id}/error`.
@@ -48,7 +48,7 @@ struct RuntimeState {
 }
 
 /// The local Lambda Runtime API on 127.0.0.1.
-struct LambdaRuntimeApi {
+pub(crate) struct LambdaRuntimeApi {
     addr: std::net::SocketAddr,
     state: Arc<RuntimeState>,
     queue: mpsc::UnboundedSender<Pending>,
@@ -152,7 +152,7 @@ async fn runtime_api(state: Arc<RuntimeState>, request: Request<Incoming>) -> Re
 }
 
 impl LambdaRuntimeApi {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let (sender, receiver) = mpsc::unbounded_channel();
         let state = Arc::new(RuntimeState {
             queue: Some(Mutex::new(receiver)),
@@ -194,7 +194,7 @@ impl LambdaRuntimeApi {
     }
 
     /// Queues `event` as one invocation and waits for what the function posts back.
-    async fn invoke(&self, event: Value) -> Outcome {
+    pub(crate) async fn invoke(&self, event: Value) -> Outcome {
         let id = format!(
             "8476a536-e9f4-11e8-9739-{:012}",
             self.next_id.fetch_add(1, Ordering::Relaxed)
@@ -294,7 +294,11 @@ impl LambdaReply {
     }
 }
 
-fn lambda_env(runtime: &LambdaRuntimeApi, base: Vec<(String, String)>, function: &str) -> Vec<(String, String)> {
+pub(crate) fn lambda_env(
+    runtime: &LambdaRuntimeApi,
+    base: Vec<(String, String)>,
+    function: &str,
+) -> Vec<(String, String)> {
     let mut env = base;
     env.extend([
         ("AWS_LAMBDA_RUNTIME_API".into(), runtime.host()),

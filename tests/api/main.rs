@@ -30,6 +30,7 @@ mod listing;
 mod mail;
 mod mcp;
 mod near_duplicates;
+mod notify;
 mod observability;
 mod otlp;
 mod reads;

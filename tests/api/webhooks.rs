@@ -28,17 +28,17 @@ use crate::review::{Reviewer, agent_po};
 
 /// One POST an endpoint received.
 #[derive(Debug, Clone)]
-struct Received {
+pub(crate) struct Received {
     headers: http::HeaderMap,
     body: Bytes,
 }
 
 impl Received {
-    fn header(&self, name: &str) -> &str {
+    pub(crate) fn header(&self, name: &str) -> &str {
         self.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default()
     }
 
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body).unwrap()
     }
 }
@@ -46,13 +46,13 @@ impl Received {
 /// An endpoint on 127.0.0.1: it records each request and answers with
 /// the next of its scripted answers (then 200).
 #[derive(Clone)]
-struct Endpoint {
-    url: String,
+pub(crate) struct Endpoint {
+    pub(crate) url: String,
     received: Arc<Mutex<Vec<Received>>>,
 }
 
 impl Endpoint {
-    async fn start(script: Vec<(u16, Option<&'static str>)>) -> Self {
+    pub(crate) async fn start(script: Vec<(u16, Option<&'static str>)>) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr: SocketAddr = listener.local_addr().unwrap();
         let received = Arc::new(Mutex::new(Vec::new()));
@@ -94,12 +94,12 @@ impl Endpoint {
         }
     }
 
-    fn received(&self) -> Vec<Received> {
+    pub(crate) fn received(&self) -> Vec<Received> {
         self.received.lock().unwrap().clone()
     }
 
     /// Waits (at most 15 s) until it received `n` requests.
-    async fn wait_for(&self, n: usize) -> Vec<Received> {
+    pub(crate) async fn wait_for(&self, n: usize) -> Vec<Received> {
         for _ in 0..150 {
             if self.received().len() >= n {
                 return self.received();
@@ -136,7 +136,7 @@ fn demo() -> TenantId {
 }
 
 /// Sets the demo tenant's settings to `endpoints`, loopback allowed.
-async fn set_endpoints(app: &TestApp, endpoints: Value) {
+pub(crate) async fn set_endpoints(app: &TestApp, endpoints: Value) {
     set_settings(app, json!({"version": null, "endpoints": endpoints})).await;
 }
 
@@ -153,12 +153,12 @@ pub(crate) async fn set_settings(app: &TestApp, settings: Value) {
     .unwrap();
 }
 
-const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+pub(crate) const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const NEXT_SECRET: &str = "whsec_c2Vjb25kLXNlY3JldC1mb3Itcm90YXRpb24tdGVzdA==";
 
 /// The signatures a receiver holding `secret` accepts: `v1,` and the
 /// base64 of HMAC-SHA256 over `id.timestamp.body`.
-fn expected_signature(secret: &str, received: &Received) -> String {
+pub(crate) fn expected_signature(secret: &str, received: &Received) -> String {
     let key = STANDARD.decode(secret.strip_prefix("whsec_").unwrap()).unwrap();
     let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
     mac.update(received.header("webhook-id").as_bytes());

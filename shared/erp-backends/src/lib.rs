@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use draftline_contract::Registry;
+use draftline_contract::identity::TenantId;
 use draftline_contract::settings::{ConfigError, Source};
 use draftline_dynamo::Db;
 use draftline_erp::CatalogueTool;
@@ -78,6 +79,16 @@ impl Backend {
         match self {
             Self::Builtin(erp) => Arc::new(erp.clone()),
             Self::Tryton(erp) => Arc::new(erp.clone()),
+        }
+    }
+
+    /// The ERP with the tenant whose decisions it takes in its own workflow,
+    /// which draftline learns of by polling (Tryton); `None` for the
+    /// built-in backend, whose decisions are made on the review pages.
+    pub fn polled(&self) -> Option<(Arc<dyn Erp>, TenantId)> {
+        match self {
+            Self::Builtin(_) => None,
+            Self::Tryton(erp) => Some((self.erp(), erp.tenant().clone())),
         }
     }
 

@@ -14,20 +14,47 @@
 //!
 //! [`Review::decided_since`]: draftline_erp::port::Review::decided_since
 
+use std::process::ExitCode;
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use chrono::{DateTime, SecondsFormat, Utc};
-use draftline_contract::clock::Clock;
+use draftline_contract::clock::{Clock, SystemClock};
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::TenantId;
+use draftline_contract::settings::{ConfigError, Source};
 use draftline_contract::store::{Attributes, TableKey, TransactFailure, Value, Write};
 use draftline_contract::tool::DocumentRef;
 use draftline_erp::domain::DecidedDraft;
 use draftline_erp::port::Erp;
 
+use draftline_dynamo::Db;
 use draftline_server::events::delivery::outbox;
 use draftline_server::events::{Drafted, Event, EventDecision, EventTotal};
-use draftline_server::storage::Table;
+use draftline_server::runtime::notify::PollDecisions;
+use draftline_server::storage::{DynamoTable, Table};
+
+/// The ERP of a deployment's settings, with the tenant whose decisions it
+/// keeps in its own workflow, if it does (Tryton); `None` where every
+/// decision is made on the review pages (the built-in backend).
+pub type PolledOf = fn(&Source, &Db) -> Result<Option<(Arc<dyn Erp>, TenantId)>, ConfigError>;
+
+/// Runs the notify function (`api/notify.rs`,
+/// [`draftline_server::runtime::notify`]): each scheduled round polls the
+/// decisions of the ERP `polled` names, when it keeps its own, then sweeps
+/// the outbox.
+pub async fn run_function(polled: PolledOf) -> ExitCode {
+    draftline_server::runtime::notify::run(|source, config, db| {
+        let Some((erp, tenant)) = polled(source, db)? else {
+            return Ok(None);
+        };
+        let review_pages = format!("{}/review", draftline_server::auth::origin_of(&config.resource));
+        let table = Arc::new(DynamoTable::new(db.clone()));
+        let poller = Poller::new(table, erp, tenant, review_pages, Arc::new(SystemClock));
+        Ok(Some(Arc::new(poller) as Arc<dyn PollDecisions>))
+    })
+    .await
+}
 
 /// The most decisions one poll reads of each kind.
 const PAGE: usize = 100;
@@ -47,6 +74,13 @@ impl std::fmt::Debug for Poller {
         f.debug_struct("Poller")
             .field("tenant", &self.tenant)
             .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl PollDecisions for Poller {
+    async fn poll(&self) -> Result<usize, ToolError> {
+        Poller::poll(self).await
     }
 }
 

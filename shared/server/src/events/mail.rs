@@ -129,8 +129,10 @@ impl Mailer {
     /// The mailer the environment sets up: SMTP when `DRAFTLINE_SMTP_URL`
     /// is set (with `DRAFTLINE_MAIL_FROM`), else `None`.
     pub fn from_env() -> Result<Option<Self>, String> {
-        let Ok(url) = std::env::var(SMTP_URL) else {
-            return Ok(None);
+        let url = match std::env::var(SMTP_URL) {
+            Ok(url) if !url.trim().is_empty() => url,
+            // Unset, or empty (a deployment template's default): no e-mail.
+            _ => return Ok(None),
         };
         let from = std::env::var(MAIL_FROM).map_err(|_| format!("{SMTP_URL} is set, so {MAIL_FROM} is needed too"))?;
         Self::smtp(url.trim(), from.trim()).map(Some)

@@ -10,6 +10,7 @@
 
 pub mod lambda;
 pub mod local;
+pub mod notify;
 pub mod vercel;
 
 use std::process::ExitCode;
@@ -136,7 +137,7 @@ where
 
 /// Says why the function does not start, on stderr, in the log and (under
 /// Lambda) to the runtime API.
-async fn refuse_to_start(err: &ConfigError) -> ExitCode {
+pub(crate) async fn refuse_to_start(err: &ConfigError) -> ExitCode {
     eprintln!("draftline: refusing to start: {err}");
     tracing::error!(error = %err, "refusing to start");
     if let Some(api) = std::env::var_os("AWS_LAMBDA_RUNTIME_API") {
