@@ -378,7 +378,9 @@ pub async fn start_local(options: LocalOptions) -> anyhow::Result<LocalServer> {
                 None => None,
             };
             let mailer = sweep.mailer.unwrap_or(Mailer::Local(mailbox));
-            let mut sweeper = Sweeper::new(table, clock, sweep.reach).with_mailer(mailer);
+            let mut sweeper = Sweeper::new(table, clock, sweep.reach)
+                .with_mailer(mailer)
+                .with_exporter(app.exporter().cloned());
             if let Some(lease) = sweep.lease {
                 sweeper = sweeper.with_lease(lease);
             }

@@ -1084,3 +1084,103 @@ async fn a_stored_item_a_call_could_not_read_is_counted_by_tool_and_record() {
         1
     );
 }
+
+#[tokio::test]
+async fn each_delivery_attempt_is_a_span_linked_to_the_drafts_call_and_is_counted_by_outcome() {
+    let receiver = OtlpReceiver::start().await;
+    // The endpoint fails the first attempt, then takes the second.
+    let endpoint = crate::webhooks::Endpoint::start(vec![(500, None)]).await;
+    let app = crate::helpers::spawn_app_with(LocalOptions {
+        settings: vec![
+            ("OTEL_EXPORTER_OTLP_ENDPOINT".to_owned(), receiver.url.clone()),
+            ("OTEL_SERVICE_NAME".to_owned(), "draftline-test".to_owned()),
+        ],
+        ..crate::webhooks::sweeping(None)
+    })
+    .await;
+    crate::webhooks::set_endpoints(
+        &app,
+        json!([{"id": "orchestrator", "url": endpoint.url, "events": ["draft.created"],
+                "secrets": [crate::webhooks::SECRET]}]),
+    )
+    .await;
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let drafted = app
+        .call(
+            "buyer-sby",
+            "purchasing_create_po_draft",
+            &po_input("otlp-delivery"),
+            &[
+                ("idempotency-key", "otlp-delivery".to_owned()),
+                ("traceparent", format!("00-{trace_id}-00f067aa0ba902b7-01")),
+            ],
+        )
+        .await;
+    assert_eq!(drafted.status, 201, "{:?}", drafted.body);
+    let call_span = receiver
+        .spans()
+        .into_iter()
+        .map(|(_, span)| span)
+        .find(|span| span.name == "tool purchasing_create_po_draft")
+        .expect("the draft's call span was exported");
+    assert_eq!(hex::encode(&call_span.trace_id), trace_id);
+
+    endpoint.wait_for(1).await;
+    // Past the first backoff (30 s, at most +20 %): the second attempt.
+    app.clock.advance(chrono::Duration::seconds(61));
+    endpoint.wait_for(2).await;
+    let deliveries = || {
+        receiver
+            .spans()
+            .into_iter()
+            .map(|(_, span)| span)
+            .filter(|span| span.name == "deliver draft.created")
+            .collect::<Vec<Span>>()
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while deliveries().len() < 2 {
+        assert!(Instant::now() < deadline, "two delivery spans: {:?}", deliveries());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let spans = deliveries();
+    let event_id = endpoint.received()[0].header("webhook-id").to_owned();
+    for (span, (attempt, outcome, status)) in spans.iter().zip([(1, "retried", 500), (2, "delivered", 200)]) {
+        assert_eq!(span.kind, SpanKind::Client as i32);
+        assert_ne!(hex::encode(&span.trace_id), trace_id, "a trace of its own");
+        assert!(span.parent_span_id.is_empty(), "a root span");
+        assert_eq!(span.links.len(), 1, "linked to the draft's call");
+        assert_eq!(hex::encode(&span.links[0].trace_id), trace_id);
+        assert_eq!(span.links[0].span_id, call_span.span_id, "the call span itself");
+        for (key, value) in [
+            ("draftline.event.id", event_id.clone()),
+            ("draftline.event.type", "draft.created".to_owned()),
+            ("draftline.delivery.channel", "webhook".to_owned()),
+            ("draftline.delivery.endpoint", "orchestrator".to_owned()),
+            ("draftline.delivery.attempt", attempt.to_string()),
+            ("draftline.delivery.outcome", outcome.to_owned()),
+            ("http.response.status_code", status.to_string()),
+        ] {
+            assert_eq!(attr(span, key).as_deref(), Some(value.as_str()), "{key}: {span:?}");
+        }
+    }
+
+    // Counted by outcome and channel, the delivery timed from its event.
+    let last = receiver.metrics().last().cloned().expect("metrics were exported");
+    let deliveries = |outcome: &str| {
+        total(
+            &last,
+            "draftline.deliveries",
+            &[("outcome", outcome), ("channel", "webhook")],
+        )
+    };
+    assert_eq!(
+        (deliveries("retried"), deliveries("delivered"), deliveries("dead")),
+        (1, 1, 0)
+    );
+    assert_eq!(
+        total(&last, "draftline.delivery.latency", &[("channel", "webhook")]),
+        1,
+        "{:?}",
+        points(&last, "draftline.delivery.latency")
+    );
+}

@@ -332,6 +332,13 @@ pub fn current() -> Option<(Recorded, Duration)> {
     CALL.try_with(|call| (call.recorded(), call.elapsed())).ok()
 }
 
+/// The `traceparent` of the span of the call being served: what work the
+/// call leaves for later (an event's delivery) links to. `None` outside a
+/// call.
+pub fn current_traceparent() -> Option<String> {
+    CALL.try_with(|call| call.context.traceparent_for(call.span_id)).ok()
+}
+
 /// Runs `fut` as stage `stage` of the call being served (and only runs it
 /// outside a call).
 pub async fn stage<F: Future>(stage: Stage, fut: F) -> F::Output {

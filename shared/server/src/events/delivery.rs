@@ -65,6 +65,10 @@ pub struct Delivery {
     /// When it was delivered (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivered_at: Option<String>,
+    /// The span of the call that wrote its event, which each attempt's
+    /// span links to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) gsi1pk: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -70,6 +70,10 @@ pub struct Event {
     /// e-mail a decision sends them; never delivered).
     #[serde(skip)]
     drafted_for: Option<String>,
+    /// The span of the call that wrote it, if a call did (kept beside the
+    /// payload: each delivery attempt's span links to it; never delivered).
+    #[serde(skip)]
+    traceparent: Option<String>,
     /// What it announces.
     #[serde(rename = "type")]
     pub kind: EventType,
@@ -185,6 +189,7 @@ impl Event {
             kind,
             due_at: now.timestamp(),
             drafted_for: None,
+            traceparent: draftline_http::trace::current_traceparent(),
             timestamp: now.to_rfc3339_opts(SecondsFormat::Millis, true),
             data,
         }
@@ -211,6 +216,9 @@ impl Event {
         ]);
         if let Some(person) = &self.drafted_for {
             item.insert("drafted_for".to_owned(), Value::s(person));
+        }
+        if let Some(traceparent) = &self.traceparent {
+            item.insert("traceparent".to_owned(), Value::s(traceparent));
         }
         Write::PutNew(item)
     }

@@ -26,6 +26,7 @@ use super::endpoint::Reach;
 use super::mail::{self, Mailer};
 use super::settings::{Endpoint, NotifySettings, NotifyStore};
 use super::{EVENT_KIND, EventType, sign};
+use crate::export::Exporter;
 use crate::storage::Table;
 use crate::storage::mapped::{from_attributes, to_attributes};
 use draftline_contract::clock::Clock;
@@ -76,6 +77,35 @@ fn placed(payload: &str) -> (String, &'static str) {
     (branch, module)
 }
 
+/// One delivery attempt, as telemetry tells it (a span linked to the
+/// span of the call that wrote its event, and the delivery metrics).
+#[derive(Debug)]
+pub struct Attempted<'a> {
+    /// The delivery, as claimed: `attempts` counts this attempt.
+    pub delivery: &'a Delivery,
+    /// `delivered`, `retried` or `dead`.
+    pub outcome: &'static str,
+    /// The endpoint's answer, if one came.
+    pub status: Option<u16>,
+    /// Why it failed, if it did.
+    pub error: Option<&'a str>,
+    /// When the attempt was made, and when it ended.
+    pub started: std::time::SystemTime,
+    pub ended: std::time::SystemTime,
+    /// From the event to its delivery, when it was delivered.
+    pub latency: Option<Duration>,
+}
+
+impl Attempted<'_> {
+    /// `webhook` or `mail`.
+    pub fn channel(&self) -> &'static str {
+        match self.delivery.to {
+            Some(_) => "mail",
+            None => "webhook",
+        }
+    }
+}
+
 /// How one attempt ended.
 enum Attempt {
     /// A 2xx answer.
@@ -96,6 +126,7 @@ pub struct Sweeper {
     reach: Reach,
     mailer: Option<Mailer>,
     lease: Duration,
+    exporter: Option<Exporter>,
 }
 
 impl std::fmt::Debug for Sweeper {
@@ -103,6 +134,17 @@ impl std::fmt::Debug for Sweeper {
         f.debug_struct("Sweeper")
             .field("reach", &self.reach)
             .finish_non_exhaustive()
+    }
+}
+
+impl Attempt {
+    /// Its answer's status and its error, for telemetry.
+    fn told(&self) -> (Option<u16>, Option<String>) {
+        match self {
+            Self::Delivered(status) => (Some(*status), None),
+            Self::Failed(status, why) => (*status, Some(why.clone())),
+            Self::Refused(why) => (None, Some(why.clone())),
+        }
     }
 }
 
@@ -117,7 +159,14 @@ impl Sweeper {
             reach,
             mailer: None,
             lease: LEASE,
+            exporter: None,
         }
+    }
+
+    /// The sweeper, exporting a span and the metrics of each attempt
+    /// through `exporter` (docs/observability.md).
+    pub fn with_exporter(self, exporter: Option<Exporter>) -> Self {
+        Self { exporter, ..self }
     }
 
     /// The sweeper, claiming each delivery for `lease` instead of
@@ -290,6 +339,7 @@ impl Sweeper {
                     last_status: None,
                     last_error: None,
                     delivered_at: None,
+                    traceparent: s("traceparent"),
                 }
             })
             .collect();
@@ -320,6 +370,7 @@ impl Sweeper {
     async fn deliver(&self, delivery: Delivery, endpoint: Option<Endpoint>) -> Option<Outcome> {
         let now = self.clock.now();
         let claimed = self.claim(&delivery, now).await?;
+        let started = std::time::SystemTime::now();
         let attempt = match (&claimed.to, endpoint) {
             (Some(to), _) => self.mail(&claimed, to, now).await,
             (None, None) => Attempt::Refused(format!(
@@ -328,7 +379,25 @@ impl Sweeper {
             )),
             (None, Some(endpoint)) => self.send(&claimed, &endpoint, now).await,
         };
-        self.mark(&claimed, attempt, self.clock.now()).await
+        let told = self.exporter.as_ref().map(|_| attempt.told());
+        let outcome = self.mark(&claimed, attempt, self.clock.now()).await?;
+        if let (Some(exporter), Some((status, error))) = (&self.exporter, told) {
+            let latency = matches!(outcome, Outcome::Delivered)
+                .then(|| happened_at(&claimed.payload))
+                .flatten()
+                .and_then(|at| (self.clock.now() - at).to_std().ok());
+            let attempted = Attempted {
+                delivery: &claimed,
+                outcome: outcome.as_str(),
+                status,
+                error: error.as_deref(),
+                started,
+                ended: std::time::SystemTime::now(),
+                latency,
+            };
+            exporter.export_delivery(&attempted).await;
+        }
+        Some(outcome)
     }
 
     /// Counts an attempt and moves the delivery's due time past the lease,
@@ -486,6 +555,25 @@ enum Outcome {
     Delivered,
     Retried,
     Dead,
+}
+
+impl Outcome {
+    fn as_str(&self) -> &'static str {
+        match self {
+            Self::Delivered => "delivered",
+            Self::Retried => "retried",
+            Self::Dead => "dead",
+        }
+    }
+}
+
+/// When the event in `payload` happened (its `timestamp`).
+fn happened_at(payload: &str) -> Option<DateTime<Utc>> {
+    #[derive(serde::Deserialize)]
+    struct Stamped {
+        timestamp: DateTime<Utc>,
+    }
+    serde_json::from_str::<Stamped>(payload).ok().map(|s| s.timestamp)
 }
 
 /// How long after its `attempts`-th failed attempt a delivery is due

@@ -25,6 +25,7 @@ use opentelemetry_sdk::metrics::reader::MetricReader;
 use opentelemetry_sdk::metrics::{InstrumentKind, ManualReader, Pipeline, SdkMeterProvider, Temporality};
 
 use super::settings;
+use crate::events::sweep::Attempted;
 use crate::pipeline::outcome::CallLine;
 
 /// Bucket boundaries of every duration histogram, in seconds: a read
@@ -64,7 +65,18 @@ pub mod names {
     /// Spans dropped, oldest first, from a full export queue (the collector
     /// does not keep up or does not answer).
     pub const DROPPED_SPANS: &str = "draftline.export.dropped_spans";
+    /// Delivery attempts of the outbox's events, by `outcome` (`delivered`,
+    /// `retried`, `dead`) and `channel` (`webhook`, `mail`).
+    pub const DELIVERIES: &str = "draftline.deliveries";
+    /// From an event to its delivery in seconds, by `channel`.
+    pub const DELIVERY_LATENCY: &str = "draftline.delivery.latency";
 }
+
+/// Bucket boundaries of the delivery latency, in seconds: a first attempt
+/// follows its commit within a second or a sweep, a retry within hours.
+const LATENCY_BUCKETS: [f64; 14] = [
+    0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3_600.0, 14_400.0,
+];
 
 /// The instance's reader: the provider registers its pipeline with it,
 /// and the flush collects from it.
@@ -112,6 +124,8 @@ pub(super) struct Metrics {
     tryton_failures: Counter<u64>,
     unreadable: Counter<u64>,
     dropped_spans: Counter<u64>,
+    deliveries: Counter<u64>,
+    delivery_latency: Histogram<f64>,
 }
 
 impl Metrics {
@@ -187,8 +201,30 @@ impl Metrics {
                 "{span}",
                 "Spans dropped, oldest first, from a full export queue",
             ),
+            deliveries: counter(
+                names::DELIVERIES,
+                "{attempt}",
+                "Delivery attempts of the outbox's events, by outcome and channel",
+            ),
+            delivery_latency: meter
+                .f64_histogram(names::DELIVERY_LATENCY)
+                .with_unit("s")
+                .with_description("From an event to its delivery, by channel")
+                .with_boundaries(LATENCY_BUCKETS.to_vec())
+                .build(),
             _provider: provider,
             reader,
+        }
+    }
+
+    /// Counts one delivery attempt, and times it from its event if it was
+    /// delivered.
+    pub(super) fn delivery(&self, attempted: &Attempted<'_>) {
+        let channel = KeyValue::new("channel", attempted.channel());
+        self.deliveries
+            .add(1, &[KeyValue::new("outcome", attempted.outcome), channel.clone()]);
+        if let Some(latency) = attempted.latency {
+            self.delivery_latency.record(latency.as_secs_f64(), &[channel]);
         }
     }
 

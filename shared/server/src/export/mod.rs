@@ -48,7 +48,7 @@ pub use settings::{ExportSettings, Sampling, Temporality};
 /// Without the `otlp` feature there is never an exporter: this type has
 /// no value.
 #[cfg(not(feature = "otlp"))]
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Exporter {}
 
 #[cfg(not(feature = "otlp"))]
@@ -75,6 +75,10 @@ impl Exporter {
         _left: Option<std::time::Duration>,
         _flight: InFlight,
     ) {
+        match *self {}
+    }
+
+    pub(crate) async fn export_delivery(&self, _attempted: &crate::events::sweep::Attempted<'_>) {
         match *self {}
     }
 }

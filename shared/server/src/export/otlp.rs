@@ -15,6 +15,7 @@ use super::metrics::Metrics;
 use super::settings::{ExportSettings, Sampling};
 use super::{client, spans};
 use crate::edge::trace::CallRecorder;
+use crate::events::sweep::Attempted;
 use crate::pipeline::outcome::CallLine;
 
 /// The exporter of a warm instance, built once from its settings.
@@ -143,6 +144,44 @@ impl Exporter {
                 timeout_ms = u64::try_from(bound.as_millis()).unwrap_or(u64::MAX),
                 "{what} not exported: the collector did not answer in time"
             ),
+        }
+    }
+}
+
+impl Exporter {
+    /// Records the metrics of one delivery attempt and exports its span
+    /// (if the sampler keeps its trace), waiting for the flush at most the
+    /// flush timeout. A failure is one warn line.
+    pub(crate) async fn export_delivery(&self, attempted: &Attempted<'_>) {
+        let inner = &self.inner;
+        if let Some((metrics, _)) = &inner.metrics {
+            metrics.delivery(attempted);
+        }
+        let span = inner
+            .spans
+            .as_ref()
+            .and_then(|_| spans::delivery_span(attempted, &inner.scope))
+            .filter(|span| {
+                let decision = inner.sampler.should_sample(
+                    None,
+                    span.span_context.trace_id(),
+                    &span.name,
+                    &span.span_kind,
+                    &[],
+                    &[],
+                );
+                decision.decision == SamplingDecision::RecordAndSample
+            });
+        let event_id = attempted.delivery.event_id.as_str();
+        let what = "delivery spans and metrics";
+        let Some(flushed) = inner.queue(span.into_iter().collect(), self.begin(), event_id, what) else {
+            return;
+        };
+        match tokio::time::timeout(inner.flush_timeout, flushed).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(err))) => tracing::warn!(event_id, error = %err, "{what} not exported"),
+            Ok(Err(_)) => tracing::warn!(event_id, "{what} not exported: the flush stopped"),
+            Err(_) => tracing::warn!(event_id, "{what} not exported: the collector did not answer in time"),
         }
     }
 }

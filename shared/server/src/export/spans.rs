@@ -10,6 +10,7 @@ use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
 
 use crate::edge::trace::{CallRecorder, DependencyRequest, Stage, StageSpan, span_id};
+use crate::events::sweep::Attempted;
 use crate::pipeline::outcome::CallLine;
 
 /// The name of the call span: `tool <name>`.
@@ -211,6 +212,93 @@ fn call_attributes(tool: &str, line: &CallLine<'_>) -> Vec<KeyValue> {
             .filter_map(|(name, value)| Some(KeyValue::new(name, value?.to_owned()))),
     );
     attributes
+}
+
+/// The span of one delivery attempt (CLIENT, `deliver <event type>`), in
+/// a trace of its own, linked to the span of the call that wrote its event
+/// when the event keeps it; `None` if the random ids came out invalid.
+pub(super) fn delivery_span(attempted: &Attempted<'_>, scope: &InstrumentationScope) -> Option<SpanData> {
+    let delivery = attempted.delivery;
+    let trace_id = TraceId::from_bytes(rand::random());
+    let context = SpanContext::new(
+        trace_id,
+        SpanId::from_bytes(span_id()),
+        TraceFlags::SAMPLED,
+        false,
+        TraceState::default(),
+    );
+    if !context.is_valid() {
+        return None;
+    }
+    let links = delivery
+        .traceparent
+        .as_deref()
+        .and_then(|traceparent| draftline_http::trace::TraceContext::continued(Some(traceparent), None))
+        .and_then(|drafted| {
+            let parent = drafted.parent_span_id_bytes()?;
+            let flags = if drafted.sampled() {
+                TraceFlags::SAMPLED
+            } else {
+                TraceFlags::default()
+            };
+            Some(opentelemetry::trace::Link::new(
+                SpanContext::new(
+                    TraceId::from_bytes(drafted.trace_id_bytes()),
+                    SpanId::from_bytes(parent),
+                    flags,
+                    true,
+                    TraceState::default(),
+                ),
+                vec![KeyValue::new("draftline.link", "event_written_by")],
+                0,
+            ))
+        });
+    let mut attributes = vec![
+        KeyValue::new("draftline.event.id", delivery.event_id.clone()),
+        KeyValue::new("draftline.event.type", delivery.event_type.clone()),
+        KeyValue::new("draftline.delivery.channel", attempted.channel()),
+        KeyValue::new("draftline.delivery.endpoint", delivery.endpoint.clone()),
+        KeyValue::new("draftline.delivery.attempt", i64::from(delivery.attempts)),
+        KeyValue::new("draftline.delivery.outcome", attempted.outcome),
+    ];
+    if let Some(status) = attempted.status {
+        attributes.push(KeyValue::new("http.response.status_code", i64::from(status)));
+    }
+    if let Some(error) = attempted.error {
+        attributes.push(KeyValue::new(
+            "error.message",
+            error.chars().take(256).collect::<String>(),
+        ));
+    }
+    Some(SpanData {
+        span_context: context,
+        parent_span_id: SpanId::INVALID,
+        parent_span_is_remote: false,
+        span_kind: SpanKind::Client,
+        name: format!("deliver {}", delivery.event_type).into(),
+        start_time: attempted.started,
+        end_time: attempted.ended,
+        attributes,
+        dropped_attributes_count: 0,
+        events: SpanEvents::default(),
+        links: {
+            let mut linked = SpanLinks::default();
+            linked.links.extend(links);
+            linked
+        },
+        status: match attempted.outcome {
+            "delivered" => Status::Ok,
+            _ => Status::error(
+                attempted
+                    .error
+                    .unwrap_or("not delivered")
+                    .chars()
+                    .take(256)
+                    .collect::<String>(),
+            ),
+        },
+        instrumentation_scope: scope.clone(),
+    })
 }
 
 #[cfg(test)]

@@ -228,7 +228,9 @@ where
         Ok(poller) => poller,
         Err(err) => return super::refuse_to_start(&err).await,
     };
-    let mut sweeper = Sweeper::new(Arc::new(DynamoTable::new(db)), Arc::new(SystemClock), Reach::from_env());
+    let exporter = config.export.as_ref().and_then(crate::export::Exporter::build);
+    let mut sweeper =
+        Sweeper::new(Arc::new(DynamoTable::new(db)), Arc::new(SystemClock), Reach::from_env()).with_exporter(exporter);
     match Mailer::from_env() {
         Ok(Some(mailer)) => sweeper = sweeper.with_mailer(mailer),
         Ok(None) => {}
