@@ -110,6 +110,13 @@ enum NotifyAction {
     },
     /// Print a new random signing secret (whsec_...).
     Secret,
+    /// Deliver what is due now, from here: one sweep of the outbox (every tenant's), or with --until-empty
+    /// sweeps until one finds nothing to do; e-mail by DRAFTLINE_SMTP_URL and DRAFTLINE_MAIL_FROM if set.
+    Sweep {
+        /// Sweep again until nothing is due.
+        #[arg(long)]
+        until_empty: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -206,6 +213,14 @@ async fn notify(action: NotifyAction) -> anyhow::Result<()> {
     let tenant_of = |tenant: &str| TenantId::parse(tenant).map_err(anyhow::Error::msg);
     match action {
         NotifyAction::Secret => println!("{}", draftline_server::events::sign::Secret::generate()),
+        NotifyAction::Sweep { until_empty } => {
+            let mailer = draftline_server::events::mail::Mailer::from_env().map_err(anyhow::Error::msg)?;
+            let (runs, swept) = notify::sweep(&table_db().await, Reach::from_env(), mailer, until_empty).await?;
+            println!(
+                "{runs} sweep(s): {} event(s) fanned out, {} delivered, {} to retry, {} dead",
+                swept.fanned_out, swept.delivered, swept.retried, swept.dead
+            );
+        }
         NotifyAction::Show { tenant, with_secrets } => {
             let tenant = tenant_of(&tenant)?;
             match notify::show(&table_db().await, &tenant, with_secrets).await? {

@@ -1,6 +1,7 @@
-//! `draftline notify show|set|secret`: a tenant's webhook endpoints, read
-//! and written in the table the sweeper reads them from
-//! (`draftline_server::events::settings`). A file is parsed strictly before
+//! `draftline notify show|set|secret|sweep`: a tenant's webhook endpoints,
+//! read and written in the table the sweeper reads them from
+//! (`draftline_server::events::settings`), and a sweep of the outbox run
+//! from here. A file is parsed strictly before
 //! anything is written: an invalid one, or an endpoint webhooks may not be
 //! sent to, is refused with the JSON path of each problem, and the table
 //! is not touched; a valid one becomes the next version.
@@ -9,7 +10,9 @@ use chrono::{DateTime, Utc};
 use draftline_contract::identity::TenantId;
 use draftline_dynamo::Db;
 use draftline_server::events::endpoint::Reach;
+use draftline_server::events::mail::Mailer;
 use draftline_server::events::settings::{NotifySettings, NotifyStore};
+use draftline_server::events::sweep::{Sweeper, Swept};
 use draftline_server::storage::DynamoTable;
 use draftline_server::storage::versions::{SetFailure, Version};
 
@@ -55,4 +58,30 @@ pub async fn set(
             ),
             SetFailure::Store(err) => anyhow::anyhow!("the table did not answer: {err}. Nothing was changed."),
         })
+}
+
+/// The most sweeps `sweep` runs until the outbox has nothing due.
+const MAX_SWEEPS: usize = 10_000;
+
+/// Sweeps `db`'s outbox from here (endpoints as `reach` allows, e-mail
+/// through `mailer` if given): once, or until a sweep finds nothing to do.
+/// The sweeps run, and what they did, summed.
+pub async fn sweep(db: &Db, reach: Reach, mailer: Option<Mailer>, until_empty: bool) -> anyhow::Result<(usize, Swept)> {
+    let clock = std::sync::Arc::new(draftline_contract::clock::SystemClock);
+    let mut sweeper = Sweeper::new(std::sync::Arc::new(DynamoTable::new(db.clone())), clock, reach);
+    if let Some(mailer) = mailer {
+        sweeper = sweeper.with_mailer(mailer);
+    }
+    let mut total = Swept::default();
+    for run in 1..=MAX_SWEEPS {
+        let swept = sweeper.sweep().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        total.fanned_out += swept.fanned_out;
+        total.delivered += swept.delivered;
+        total.retried += swept.retried;
+        total.dead += swept.dead;
+        if !until_empty || swept == Swept::default() {
+            return Ok((run, total));
+        }
+    }
+    Ok((MAX_SWEEPS, total))
 }

@@ -315,7 +315,7 @@ async fn two_serve_processes_sign_different_session_cookies_unless_the_session_s
 /// An endpoint on 127.0.0.1 that records each request's `webhook-id` and
 /// never answers the first one (the sweeper is killed while it waits),
 /// then answers 204.
-fn holding_endpoint() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+fn holding_endpoint(hold_first: bool) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/hooks", listener.local_addr().unwrap());
@@ -365,7 +365,7 @@ fn holding_endpoint() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>)
                     ids.push(id);
                     ids.len() == 1
                 };
-                if first {
+                if first && hold_first {
                     std::thread::sleep(Duration::from_secs(60));
                 } else {
                     let _ = stream.write_all(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n");
@@ -399,7 +399,7 @@ async fn a_sweeper_killed_after_sending_and_before_marking_sends_again_with_the_
     let (endpoint, table) = engine.split_once(" (table ").unwrap();
     let table = table.trim_end_matches(')');
 
-    let (hook, ids) = holding_endpoint();
+    let (hook, ids) = holding_endpoint(true);
     let file = data.path().join("hooks.json");
     let settings = serde_json::json!({"version": null, "endpoints": [{
         "id": "orchestrator", "url": hook, "events": ["draft.created"],
@@ -461,4 +461,87 @@ async fn a_sweeper_killed_after_sending_and_before_marking_sends_again_with_the_
     assert_eq!(both[1], first[0], "the same webhook-id");
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(ids.lock().unwrap().len(), 2, "delivered, and marked so");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notify_sweep_delivers_what_is_due_from_the_command_line_and_then_finds_nothing() {
+    draftline_contract::crypto::install_crypto_provider();
+    let data = tempfile::tempdir().unwrap();
+    // The server's own sweeper sweeps at start, then a minute later.
+    let (_serving, lines) = serve_with(&["--port", "0"], &[("DRAFTLINE_SWEEP_MILLISECONDS", "60000")]);
+    let line = |prefix: &str| -> String {
+        lines
+            .iter()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("no '{prefix}' in {lines:?}"))
+            .to_owned()
+    };
+    let url = line("listening on ");
+    let engine = line("dynamodb endpoint: ");
+    let (endpoint, table) = engine.split_once(" (table ").unwrap();
+    let table = table.trim_end_matches(')').to_owned();
+    let here = |args: &[&str]| {
+        let out = draftline()
+            .args(args)
+            .env("DRAFTLINE_DYNAMODB_ENDPOINT", endpoint)
+            .env("DRAFTLINE_TABLE", &table)
+            .env("DRAFTLINE_WEBHOOKS_ALLOW_LOOPBACK", "true")
+            .env_remove("DRAFTLINE_SMTP_URL")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (hook, ids) = holding_endpoint(false);
+    let file = data.path().join("hooks.json");
+    let settings = serde_json::json!({"version": null, "endpoints": [{
+        "id": "orchestrator", "url": hook, "events": ["draft.created"],
+        "secrets": ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]
+    }]});
+    std::fs::write(&file, settings.to_string()).unwrap();
+    here(&["notify", "set", file.to_str().unwrap()]);
+    assert_eq!(
+        here(&["notify", "sweep"]).trim(),
+        "1 sweep(s): 0 event(s) fanned out, 0 delivered, 0 to retry, 0 dead"
+    );
+
+    let token = draftline()
+        .args(["token", "--user", "buyer-sby", "--resource", &url])
+        .output()
+        .unwrap();
+    let token = String::from_utf8(token.stdout).unwrap();
+    let needed_by = (chrono::Utc::now() + chrono::Duration::days(14))
+        .format("%Y-%m-%d")
+        .to_string();
+    // Three item sets: no near-duplicate question.
+    for (n, item) in [(1, "BRG-0042"), (2, "BRG-0043"), (3, "VBT-0220")] {
+        let drafted = reqwest::Client::new()
+            .post(format!("{url}/api/purchasing_create_po_draft"))
+            .bearer_auth(token.trim())
+            .header("idempotency-key", format!("cli-sweep-{n}"))
+            .json(&serde_json::json!({
+                "vendor_code": "V-00231", "needed_by": needed_by, "client_ref": format!("cli-sweep-{n}"),
+                "note": null, "lines": [{"item_code": item, "qty": n, "uom": "PCS"}]
+            }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(drafted.status(), 201, "{:?}", drafted.text().await);
+    }
+    assert!(ids.lock().unwrap().is_empty(), "the server's sweeper waits a minute");
+    assert_eq!(
+        here(&["notify", "sweep", "--until-empty"]).trim(),
+        "2 sweep(s): 3 event(s) fanned out, 3 delivered, 0 to retry, 0 dead"
+    );
+    let delivered = ids.lock().unwrap().clone();
+    assert_eq!(delivered.len(), 3, "{delivered:?}");
+    assert!(delivered.iter().all(|id| id.starts_with("evt_")), "{delivered:?}");
+    assert_eq!(
+        here(&["notify", "sweep", "--until-empty"]).trim(),
+        "1 sweep(s): 0 event(s) fanned out, 0 delivered, 0 to retry, 0 dead"
+    );
 }
