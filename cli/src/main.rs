@@ -295,18 +295,21 @@ async fn serve(
         println!("starting a local Tryton (the first run installs it from PyPI: about 2 minutes)");
     }
     // The outbox is delivered beside the server: every
-    // DRAFTLINE_SWEEP_MILLISECONDS (default 250).
+    // DRAFTLINE_SWEEP_MILLISECONDS (default 250); `off`: by `draftline
+    // notify sweep` elsewhere.
     let every = match std::env::var("DRAFTLINE_SWEEP_MILLISECONDS") {
-        Ok(ms) => ms
-            .trim()
-            .parse::<u64>()
-            .ok()
-            .filter(|ms| (10..=60_000).contains(ms))
-            .context("DRAFTLINE_SWEEP_MILLISECONDS: a whole number of milliseconds from 10 to 60000")?,
-        Err(_) => 250,
+        Ok(ms) if ms.trim() == "off" => None,
+        Ok(ms) => Some(
+            ms.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|ms| (10..=60_000).contains(ms))
+                .context("DRAFTLINE_SWEEP_MILLISECONDS: a whole number of milliseconds from 10 to 60000, or off")?,
+        ),
+        Err(_) => Some(250),
     };
     let sweep = draftline_cli::Sweep {
-        every: std::time::Duration::from_millis(every),
+        every: std::time::Duration::from_millis(every.unwrap_or(250)),
         poll_every: std::time::Duration::from_secs(2),
         reach: draftline_server::events::endpoint::Reach::from_env(),
         mailer: draftline_server::events::mail::Mailer::from_env().map_err(anyhow::Error::msg)?,
@@ -331,7 +334,7 @@ async fn serve(
             ErpChoice::Builtin => LocalErp::Builtin,
             ErpChoice::Tryton => LocalErp::LocalTryton,
         },
-        sweep: Some(sweep.clone()),
+        sweep: every.map(|_| sweep.clone()),
         ..LocalOptions::default()
     })
     .await?;
@@ -340,8 +343,12 @@ async fn serve(
     if let Some(endpoint) = &server.app.config().dynamodb_endpoint {
         println!("dynamodb endpoint: {endpoint} (table {})", server.app.config().table);
     }
+    let swept = match every {
+        Some(every) => format!("the outbox is swept every {every} ms"),
+        None => "the outbox is not swept here (DRAFTLINE_SWEEP_MILLISECONDS=off: `draftline notify sweep`)".to_owned(),
+    };
     println!(
-        "webhooks: the outbox is swept every {every} ms; `draftline notify set FILE` sets a tenant's endpoints{}",
+        "webhooks: {swept}; `draftline notify set FILE` sets a tenant's endpoints{}",
         if sweep.reach.loopback {
             " (loopback endpoints allowed)"
         } else {

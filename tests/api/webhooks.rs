@@ -568,3 +568,68 @@ async fn on_tryton_a_draft_confirmed_in_tryton_is_one_draft_decided_webhook_howe
         .count();
     assert_eq!(decided, 1, "one event, however often it was read");
 }
+
+/// An endpoint on 127.0.0.1 that reads each request and never answers;
+/// it notes when the sender gives up and closes the connection.
+async fn hanging_endpoint() -> (String, Arc<std::sync::atomic::AtomicBool>) {
+    use tokio::io::AsyncReadExt as _;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hooks", listener.local_addr().unwrap());
+    let closed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let noted = closed.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let noted = noted.clone();
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                while matches!(socket.read(&mut buf).await, Ok(n) if n > 0) {}
+                noted.store(true, std::sync::atomic::Ordering::SeqCst);
+            });
+        }
+    });
+    (url, closed)
+}
+
+#[tokio::test]
+async fn an_endpoint_that_hangs_delays_neither_another_endpoint_nor_the_next_event() {
+    let app = spawn_app_sweeping().await;
+    let (hangs, given_up) = hanging_endpoint().await;
+    let prompt = Endpoint::start(vec![]).await;
+    set_endpoints(
+        &app,
+        json!([
+            {"id": "hangs", "url": hangs, "events": ["draft.created"], "secrets": [SECRET]},
+            {"id": "prompt", "url": prompt.url, "events": ["draft.created"], "secrets": [SECRET]},
+        ]),
+    )
+    .await;
+    // Two item sets: no near-duplicate question.
+    for (n, item) in [(1, "BRG-0042"), (2, "VBT-0220")] {
+        let key = format!("hang-{n}");
+        let mut input = po_input(&key);
+        input["lines"] = json!([{"item_code": item, "qty": 2, "uom": "PCS"}]);
+        let drafted = app
+            .call(
+                "buyer-sby",
+                "purchasing_create_po_draft",
+                &input,
+                &[("idempotency-key", key.clone())],
+            )
+            .await;
+        assert_eq!(drafted.status, 201, "{:?}", drafted.body);
+        // The other endpoint has each event while the first attempt to the
+        // hanging one still waits (its 10 s are not over).
+        prompt.wait_for(n).await;
+        assert!(
+            !given_up.load(std::sync::atomic::Ordering::SeqCst),
+            "event {n} reached the other endpoint only after the hanging one was given up on"
+        );
+    }
+    let ids: Vec<String> = prompt
+        .received()
+        .iter()
+        .map(|hook| hook.header("webhook-id").to_owned())
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert_ne!(ids[0], ids[1]);
+}

@@ -44,8 +44,11 @@ pub const RETRY_WINDOW: Duration = Duration::from_secs(24 * 3600);
 /// The most items one sweep reads.
 const PAGE: i32 = 100;
 
-/// The most deliveries sent at once.
+/// The most deliveries one sweep sends at once.
 const IN_FLIGHT: usize = 16;
+
+/// The most sweeps [`Sweeper::run`] keeps going at once.
+pub const SWEEPS_AT_ONCE: usize = 4;
 
 /// What one delivery attempt may take, connect to last byte.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
@@ -188,15 +191,27 @@ impl Sweeper {
     }
 
     /// Sweeps every `every`, forever; a failed sweep is a warn line and the
-    /// next one tries again.
+    /// next one tries again. A sweep held up by an endpoint that hangs (up
+    /// to an attempt's time limit) does not hold up the next: up to
+    /// [`SWEEPS_AT_ONCE`] run at once, and a held delivery is claimed, so
+    /// no other sweep sends it.
     pub async fn run(self, every: Duration) {
+        let sweeper = Arc::new(self);
         let mut ticks = tokio::time::interval(every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut sweeps = tokio::task::JoinSet::new();
         loop {
             ticks.tick().await;
-            if let Err(err) = self.sweep().await {
-                tracing::warn!(error = %err, "the outbox sweep failed; the next one tries again");
+            while sweeps.try_join_next().is_some() {}
+            if sweeps.len() >= SWEEPS_AT_ONCE {
+                continue;
             }
+            let sweeper = Arc::clone(&sweeper);
+            sweeps.spawn(async move {
+                if let Err(err) = sweeper.sweep().await {
+                    tracing::warn!(error = %err, "the outbox sweep failed; the next one tries again");
+                }
+            });
         }
     }
 
@@ -221,16 +236,22 @@ impl Sweeper {
             }
         }
         let mut settings = std::collections::HashMap::new();
+        let mut fan_outs = Vec::with_capacity(events.len());
         for event in events {
             let Some(tenant) = event.get("pk").and_then(Value::as_s).and_then(tenant_of) else {
                 continue;
             };
             let in_force = self.settings_of(&mut settings, &tenant).await;
-            if let Some(fanned) = self.fan_out(&event, in_force.as_deref(), now).await {
+            fan_outs.push(async move { self.fan_out(&event, in_force.as_deref(), now).await });
+        }
+        let mut fanning = futures::stream::iter(fan_outs).buffer_unordered(IN_FLIGHT);
+        while let Some(fanned) = fanning.next().await {
+            if let Some(fanned) = fanned {
                 swept.fanned_out += 1;
                 deliveries.extend(fanned);
             }
         }
+        drop(fanning);
         for tenant in deliveries.iter().filter_map(Delivery::tenant) {
             self.settings_of(&mut settings, &tenant).await;
         }
