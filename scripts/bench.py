@@ -35,7 +35,14 @@ names a directory holding `draftline`, `inventory_get_stock` and
     request at a time (keep-alive), through `draftline serve` on the
     built-in ERP and through `draftline serve --erp tryton`, with the Tryton
     REST requests per call counted in trytond's access log
-    (<data>/tryton/trytond.log, one werkzeug line per request).
+    (<data>/tryton/trytond.log, one werkzeug line per request);
+  - with --only webhooks: on `draftline serve` (sweeping every 250 ms, then
+    50 ms), p50/p99 from each draft's event (its timestamp, set just before
+    the draft's transaction commits) to its webhook's receipt at a local
+    endpoint, for --webhooks drafts made one at a time at random phases of
+    the sweep; then a backlog of --webhook-backlog events delivered by one
+    sweeper (`draftline notify sweep --until-empty`, a process of its own):
+    events per second, and its CPU per delivery.
 With --otlp, the function processes export every call's spans and the
 metrics to a local OTLP/HTTP receiver, a Python process of its own
 (binaries built with the default feature `otlp`), for CPU per call with
@@ -615,13 +622,14 @@ def tryton_requests(log_path, database):
         return None
 
 
-def start_engine(bins):
+def start_engine(bins, env_extra=None):
     """`draftline serve` of the built-in backend on its embedded engine,
     seeded with the demo's data; returns (process, port, DynamoDB endpoint)."""
     port = free_port()
     server = subprocess.Popen([os.path.join(bins, "draftline"), "serve", "--port", str(port)],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                              env={**os.environ, "DRAFTLINE_NEAR_DUPLICATE_HOURS": "0", "DRAFTLINE_LOG": "warn"})
+                              env={**os.environ, "DRAFTLINE_NEAR_DUPLICATE_HOURS": "0", "DRAFTLINE_LOG": "warn",
+                                   **(env_extra or {})})
     endpoint = None
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -635,6 +643,143 @@ def start_engine(bins):
         stop(server)
         raise RuntimeError("the local server did not start")
     return server, port, endpoint
+
+
+class HookReceiver:
+    """A webhook endpoint on 127.0.0.1 (threads of this process): keeps, for
+    each POST, when it arrived, its webhook-id and its event's timestamp,
+    and answers 204."""
+
+    def __init__(self):
+        import http.server
+        self.lock = threading.Lock()
+        self.received = []
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                arrived = time.time()
+                with receiver.lock:
+                    receiver.received.append((arrived, self.headers.get("webhook-id"), json.loads(body)["timestamp"]))
+                self.send_response(204)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def take(self, n, limit_s=120):
+        """The first `n` receipts, waiting at most `limit_s`; then forgets them all."""
+        deadline = time.time() + limit_s
+        while time.time() < deadline:
+            with self.lock:
+                if len(self.received) >= n:
+                    got, self.received = self.received[:n], []
+                    return got
+            time.sleep(0.01)
+        raise RuntimeError(f"the endpoint received {len(self.received)} webhooks, not {n}")
+
+
+def event_time(timestamp):
+    """Epoch seconds of an event's RFC 3339 `timestamp`."""
+    import datetime
+    return datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+
+
+def webhooks(bins, needed_by, n, backlog):
+    """On `draftline serve`: p50/p99 from a draft's event to its webhook's
+    receipt (drafts one at a time, at random phases of the sweep), then
+    the events per second one sweeper delivers from a backlog, and its CPU
+    per delivery (`draftline notify sweep --until-empty`, a process of its
+    own, against the server's engine)."""
+    hooks = HookReceiver()
+    hooks_file = os.path.join("/tmp", f"draftline-bench-hooks-{os.getpid()}.json")
+    with open(hooks_file, "w") as f:
+        json.dump({"version": None, "endpoints": [{"id": "bench", "url": hooks.url, "events": ["draft.created"],
+                                                   "secrets": ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]}]}, f)
+    loopback = {"DRAFTLINE_WEBHOOKS_ALLOW_LOOPBACK": "true"}
+
+    def serving(every_ms):
+        server, port, endpoint = start_engine(bins, {**loopback, "DRAFTLINE_SWEEP_MILLISECONDS": str(every_ms)})
+        set_policy(bins, endpoint, POLICY_WITHOUT_LIMITS)
+        subprocess.run([os.path.join(bins, "draftline"), "notify", "set", hooks_file], check=True, capture_output=True,
+                       env={**os.environ, **loopback, "DRAFTLINE_DYNAMODB_ENDPOINT": endpoint,
+                            "DRAFTLINE_TABLE": "draftline"})
+        tok = subprocess.run([os.path.join(bins, "draftline"), "token", "--user", "buyer-sby", "--resource",
+                              f"http://127.0.0.1:{port}"], check=True, capture_output=True, text=True).stdout.strip()
+        return server, port, endpoint, tok
+
+    def draft(ref):
+        return {"vendor_code": "V-00231", "needed_by": needed_by, "client_ref": ref, "note": None,
+                "lines": [{"item_code": "BRG-0042", "qty": 10, "uom": "BOX"}]}
+
+    try:
+        import random
+        for every_ms in (250, 50):
+            server, port, _, tok = serving(every_ms)
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                for i in range(n):
+                    ref = f"hook-{every_ms}-{i}-{uuid.uuid4().hex[:8]}"
+                    status, body = post(conn, "/api/purchasing_create_po_draft", tok, draft(ref),
+                                        {"Idempotency-Key": ref})
+                    assert status == 201, (status, body[:200])
+                    time.sleep(random.uniform(0, 0.1))
+                got = hooks.take(n)
+                ms = [(arrived - event_time(at)) * 1000 for arrived, _, at in got]
+                assert len({hook_id for _, hook_id, _ in got}) == n, "one webhook per event"
+                print(f"webhook latency, sweep every {every_ms:3d} ms  n={n} event -> receipt p50 {pct(ms, 50):.1f} ms"
+                      f"  p99 {pct(ms, 99):.1f} ms")
+            finally:
+                stop(server)
+
+        # A backlog, swept by one process (the server sweeps nothing itself).
+        server, port, endpoint, tok = serving("off")
+        try:
+            threads, lock, statuses = [], threading.Lock(), collections.Counter()
+
+            def worker(k):
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                for i in range(backlog // 8):
+                    ref = f"backlog-{k}-{i}-{uuid.uuid4().hex[:8]}"
+                    status, _ = post(conn, "/api/purchasing_create_po_draft", tok, draft(ref), {"Idempotency-Key": ref})
+                    with lock:
+                        statuses[status] += 1
+            for k in range(8):
+                threads.append(threading.Thread(target=worker, args=(k,)))
+                threads[-1].start()
+            for t in threads:
+                t.join(timeout=120)
+            events = statuses[201]
+            assert events == backlog // 8 * 8, dict(statuses)
+            before, engine_before = os.times(), cpu_seconds(server.pid)
+            t0 = time.perf_counter()
+            out = subprocess.run([os.path.join(bins, "draftline"), "notify", "sweep", "--until-empty"], check=True,
+                                 capture_output=True, text=True,
+                                 env={**os.environ, **loopback, "DRAFTLINE_DYNAMODB_ENDPOINT": endpoint,
+                                      "DRAFTLINE_TABLE": "draftline", "DRAFTLINE_LOG": "warn"}).stdout.strip()
+            wall = time.perf_counter() - t0
+            after, engine = os.times(), cpu_seconds(server.pid) - engine_before
+            cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+            got = hooks.take(events)
+            assert len({hook_id for _, hook_id, _ in got}) == events, "one webhook per event"
+            print(f"one sweeper, a backlog of {events} events: {events / wall:.0f} events/s delivered "
+                  f"({wall:.2f} s), CPU per delivery {cpu / events * 1e6:.0f} us of the sweeping process "
+                  f"(its start included), and {engine / events * 1e6:.0f} us of the engine's process "
+                  f"(`draftline serve`, {engine / wall * 100:.0f} % of a core): {out}")
+        finally:
+            stop(server)
+    finally:
+        os.remove(hooks_file)
+        hooks.server.shutdown()
 
 
 def start_server(bins, erp, data_dir, env_extra, limit_s=600):
@@ -724,12 +869,17 @@ def main():
     ap.add_argument("--load-calls", type=int, default=4000, help="measured calls per CPU-per-call case")
     ap.add_argument("--warmup", type=int, default=400, help="calls before each CPU-per-call measurement")
     ap.add_argument("--max-size-mb", type=float, default=8.0, help="the most a function binary may weigh")
-    ap.add_argument("--only", choices=["size", "cold", "cpu", "floor", "latency", "concurrent", "backends"],
+    ap.add_argument("--only", choices=["size", "cold", "cpu", "floor", "latency", "concurrent", "backends",
+                                       "webhooks"],
                     action="append", help="run only these parts (repeatable)")
     ap.add_argument("--backends", action="store_true",
                     help="also compare the built-in ERP with a local Tryton through `draftline serve` "
                          "(installs trytond into ~/.cache on the first run, ~2 min)")
     ap.add_argument("--backend-requests", type=int, default=100, help="calls per case in --backends")
+    ap.add_argument("--webhooks", type=int, default=200, metavar="N",
+                    help="with --only webhooks: drafts whose webhook latency is measured per sweep interval")
+    ap.add_argument("--webhook-backlog", type=int, default=1600,
+                    help="with --only webhooks: events in the backlog one sweeper delivers")
     ap.add_argument("--concurrent-total", type=int, default=640,
                     help="fresh drafts per concurrency level (16 and 64 clients)")
     ap.add_argument("--cases", help="with cpu: a comma-separated choice of read, replay, fresh, policed, demo "
@@ -799,9 +949,11 @@ def main():
                 failed.append(f"function binary {name} is {size:.2f} MB, over {args.max_size_mb:g} MB")
 
     needed_by = time.strftime("%Y-%m-%d", time.gmtime(time.time() + 14 * 86400))
-    if parts <= {"size", "backends"}:
+    if parts <= {"size", "backends", "webhooks"}:
         if "backends" in parts:
             backends(bins, needed_by, args.backend_requests)
+        if "webhooks" in parts:
+            webhooks(bins, needed_by, args.webhooks, args.webhook_backlog)
         for failure in failed:
             print(f"FAILED: {failure}")
         return 1 if failed else 0
