@@ -26,7 +26,7 @@ use super::endpoint::Reach;
 use super::mail::{self, Mailer};
 use super::settings::{Endpoint, NotifySettings, NotifyStore};
 use super::{EVENT_KIND, EventType, sign};
-use crate::export::Exporter;
+use crate::export::{DeliveryAttempt, Exporter};
 use crate::storage::Table;
 use crate::storage::mapped::{from_attributes, to_attributes};
 use draftline_contract::clock::Clock;
@@ -78,35 +78,6 @@ fn placed(payload: &str) -> (String, &'static str) {
         _ => "purchasing",
     };
     (branch, module)
-}
-
-/// One delivery attempt, as telemetry tells it (a span linked to the
-/// span of the call that wrote its event, and the delivery metrics).
-#[derive(Debug)]
-pub struct Attempted<'a> {
-    /// The delivery, as claimed: `attempts` counts this attempt.
-    pub delivery: &'a Delivery,
-    /// `delivered`, `retried` or `dead`.
-    pub outcome: &'static str,
-    /// The endpoint's answer, if one came.
-    pub status: Option<u16>,
-    /// Why it failed, if it did.
-    pub error: Option<&'a str>,
-    /// When the attempt was made, and when it ended.
-    pub started: std::time::SystemTime,
-    pub ended: std::time::SystemTime,
-    /// From the event to its delivery, when it was delivered.
-    pub latency: Option<Duration>,
-}
-
-impl Attempted<'_> {
-    /// `webhook` or `mail`.
-    pub fn channel(&self) -> &'static str {
-        match self.delivery.to {
-            Some(_) => "mail",
-            None => "webhook",
-        }
-    }
 }
 
 /// How one attempt ended.
@@ -407,8 +378,13 @@ impl Sweeper {
                 .then(|| happened_at(&claimed.payload))
                 .flatten()
                 .and_then(|at| (self.clock.now() - at).to_std().ok());
-            let attempted = Attempted {
-                delivery: &claimed,
+            let attempted = DeliveryAttempt {
+                event_id: &claimed.event_id,
+                event_type: &claimed.event_type,
+                endpoint: &claimed.endpoint,
+                channel: if claimed.to.is_some() { "mail" } else { "webhook" },
+                attempt: claimed.attempts,
+                traceparent: claimed.traceparent.as_deref(),
                 outcome: outcome.as_str(),
                 status,
                 error: error.as_deref(),

@@ -24,8 +24,8 @@ use opentelemetry_sdk::metrics::data::ResourceMetrics;
 use opentelemetry_sdk::metrics::reader::MetricReader;
 use opentelemetry_sdk::metrics::{InstrumentKind, ManualReader, Pipeline, SdkMeterProvider, Temporality};
 
+use super::DeliveryAttempt;
 use super::settings;
-use crate::events::sweep::Attempted;
 use crate::pipeline::outcome::CallLine;
 
 /// Bucket boundaries of every duration histogram, in seconds: a read
@@ -219,8 +219,8 @@ impl Metrics {
 
     /// Counts one delivery attempt, and times it from its event if it was
     /// delivered.
-    pub(super) fn delivery(&self, attempted: &Attempted<'_>) {
-        let channel = KeyValue::new("channel", attempted.channel());
+    pub(super) fn delivery(&self, attempted: &DeliveryAttempt<'_>) {
+        let channel = KeyValue::new("channel", attempted.channel);
         self.deliveries
             .add(1, &[KeyValue::new("outcome", attempted.outcome), channel.clone()]);
         if let Some(latency) = attempted.latency {

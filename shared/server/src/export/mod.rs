@@ -45,6 +45,35 @@ pub use flush::{InFlight, QueueStats};
 pub use otlp::Exporter;
 pub use settings::{ExportSettings, Sampling, Temporality};
 
+/// One delivery attempt of an outbox event, as telemetry tells it: a span
+/// linked to the span of the call that wrote the event, and the delivery
+/// metrics. The sweeper (`crate::events::sweep`) fills it in.
+#[derive(Debug)]
+pub struct DeliveryAttempt<'a> {
+    /// The event (its `webhook-id`) and its type.
+    pub event_id: &'a str,
+    pub event_type: &'a str,
+    /// The endpoint's id, or `mail:<user id>`.
+    pub endpoint: &'a str,
+    /// `webhook` or `mail`.
+    pub channel: &'static str,
+    /// Which attempt this is (1 for the first).
+    pub attempt: u32,
+    /// The span of the call that wrote the event, if a call did.
+    pub traceparent: Option<&'a str>,
+    /// `delivered`, `retried` or `dead`.
+    pub outcome: &'static str,
+    /// The endpoint's answer, if one came.
+    pub status: Option<u16>,
+    /// Why it failed, if it did.
+    pub error: Option<&'a str>,
+    /// When the attempt was made, and when it ended.
+    pub started: std::time::SystemTime,
+    pub ended: std::time::SystemTime,
+    /// From the event to its delivery, when it was delivered.
+    pub latency: Option<std::time::Duration>,
+}
+
 /// Without the `otlp` feature there is never an exporter: this type has
 /// no value.
 #[cfg(not(feature = "otlp"))]
@@ -78,7 +107,7 @@ impl Exporter {
         match *self {}
     }
 
-    pub(crate) async fn export_delivery(&self, _attempted: &crate::events::sweep::Attempted<'_>) {
+    pub(crate) async fn export_delivery(&self, _attempted: &DeliveryAttempt<'_>) {
         match *self {}
     }
 }

@@ -10,12 +10,12 @@ use opentelemetry_otlp::{ExporterBuildError, Protocol, RetryPolicy, WithExportCo
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{Sampler, SamplingDecision, ShouldSample, SpanExporter as _};
 
+use super::DeliveryAttempt;
 use super::flush::{Flusher, InFlight, Inner};
 use super::metrics::Metrics;
 use super::settings::{ExportSettings, Sampling};
 use super::{client, spans};
 use crate::edge::trace::CallRecorder;
-use crate::events::sweep::Attempted;
 use crate::pipeline::outcome::CallLine;
 
 /// The exporter of a warm instance, built once from its settings.
@@ -152,7 +152,7 @@ impl Exporter {
     /// Records the metrics of one delivery attempt and exports its span
     /// (if the sampler keeps its trace), waiting for the flush at most the
     /// flush timeout. A failure is one warn line.
-    pub(crate) async fn export_delivery(&self, attempted: &Attempted<'_>) {
+    pub(crate) async fn export_delivery(&self, attempted: &DeliveryAttempt<'_>) {
         let inner = &self.inner;
         if let Some((metrics, _)) = &inner.metrics {
             metrics.delivery(attempted);
@@ -172,7 +172,7 @@ impl Exporter {
                 );
                 decision.decision == SamplingDecision::RecordAndSample
             });
-        let event_id = attempted.delivery.event_id.as_str();
+        let event_id = attempted.event_id;
         let what = "delivery spans and metrics";
         let Some(flushed) = inner.queue(span.into_iter().collect(), self.begin(), event_id, what) else {
             return;

@@ -9,8 +9,8 @@ use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status, TraceFlags, Tr
 use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
 
+use super::DeliveryAttempt;
 use crate::edge::trace::{CallRecorder, DependencyRequest, Stage, StageSpan, span_id};
-use crate::events::sweep::Attempted;
 use crate::pipeline::outcome::CallLine;
 
 /// The name of the call span: `tool <name>`.
@@ -217,8 +217,7 @@ fn call_attributes(tool: &str, line: &CallLine<'_>) -> Vec<KeyValue> {
 /// The span of one delivery attempt (CLIENT, `deliver <event type>`), in
 /// a trace of its own, linked to the span of the call that wrote its event
 /// when the event keeps it; `None` if the random ids came out invalid.
-pub(super) fn delivery_span(attempted: &Attempted<'_>, scope: &InstrumentationScope) -> Option<SpanData> {
-    let delivery = attempted.delivery;
+pub(super) fn delivery_span(attempted: &DeliveryAttempt<'_>, scope: &InstrumentationScope) -> Option<SpanData> {
     let trace_id = TraceId::from_bytes(rand::random());
     let context = SpanContext::new(
         trace_id,
@@ -230,9 +229,8 @@ pub(super) fn delivery_span(attempted: &Attempted<'_>, scope: &InstrumentationSc
     if !context.is_valid() {
         return None;
     }
-    let links = delivery
+    let links = attempted
         .traceparent
-        .as_deref()
         .and_then(|traceparent| draftline_http::trace::TraceContext::continued(Some(traceparent), None))
         .and_then(|drafted| {
             let parent = drafted.parent_span_id_bytes()?;
@@ -254,11 +252,11 @@ pub(super) fn delivery_span(attempted: &Attempted<'_>, scope: &InstrumentationSc
             ))
         });
     let mut attributes = vec![
-        KeyValue::new("draftline.event.id", delivery.event_id.clone()),
-        KeyValue::new("draftline.event.type", delivery.event_type.clone()),
-        KeyValue::new("draftline.delivery.channel", attempted.channel()),
-        KeyValue::new("draftline.delivery.endpoint", delivery.endpoint.clone()),
-        KeyValue::new("draftline.delivery.attempt", i64::from(delivery.attempts)),
+        KeyValue::new("draftline.event.id", attempted.event_id.to_owned()),
+        KeyValue::new("draftline.event.type", attempted.event_type.to_owned()),
+        KeyValue::new("draftline.delivery.channel", attempted.channel),
+        KeyValue::new("draftline.delivery.endpoint", attempted.endpoint.to_owned()),
+        KeyValue::new("draftline.delivery.attempt", i64::from(attempted.attempt)),
         KeyValue::new("draftline.delivery.outcome", attempted.outcome),
     ];
     if let Some(status) = attempted.status {
@@ -275,7 +273,7 @@ pub(super) fn delivery_span(attempted: &Attempted<'_>, scope: &InstrumentationSc
         parent_span_id: SpanId::INVALID,
         parent_span_is_remote: false,
         span_kind: SpanKind::Client,
-        name: format!("deliver {}", delivery.event_type).into(),
+        name: format!("deliver {}", attempted.event_type).into(),
         start_time: attempted.started,
         end_time: attempted.ended,
         attributes,
