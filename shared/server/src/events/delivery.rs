@@ -10,7 +10,7 @@ use crate::storage::Table;
 use crate::storage::mapped::from_attributes;
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::TenantId;
-use draftline_contract::store::{Condition, Index, Query, TableKey, Update, Value, Write};
+use draftline_contract::store::{Attributes, Condition, Index, Query, TableKey, Update, Value, Write};
 
 /// The index a sweep reads due items from.
 pub const DUE_INDEX: Index = Index {
@@ -87,6 +87,44 @@ impl Delivery {
     /// The tenant whose outbox holds it.
     pub fn tenant(&self) -> Option<TenantId> {
         tenant_of(&self.pk)
+    }
+
+    /// The deliveries the outbox `event` (its item) fans out to, one per
+    /// `(endpoint, e-mail address)`: pending and due at `now`, their retry
+    /// window from when the event was due. `None` if the item is no event.
+    pub(super) fn fanned_out(
+        event: &Attributes,
+        to: impl IntoIterator<Item = (String, Option<String>)>,
+        now: i64,
+    ) -> Option<Vec<Self>> {
+        let s = |name: &str| event.get(name).and_then(Value::as_s).map(str::to_owned);
+        let since = event.get("due_at").and_then(Value::as_n).and_then(|n| n.parse().ok());
+        let (pk, event_id, event_type, payload) = (s("pk")?, s("event_id")?, s("event_type")?, s("payload")?);
+        let traceparent = s("traceparent");
+        let deliveries = to.into_iter().map(|(endpoint, to)| {
+            let sk = format!("DLV#{event_id}#{endpoint}");
+            Self {
+                pk: pk.clone(),
+                gsi1pk: Some(DUE_PARTITION.to_owned()),
+                gsi1sk: Some(due_sort_key(now, &sk)),
+                sk,
+                kind: DELIVERY_KIND.to_owned(),
+                event_id: event_id.clone(),
+                event_type: event_type.clone(),
+                endpoint,
+                to,
+                payload: payload.clone(),
+                state: "pending".to_owned(),
+                attempts: 0,
+                due_at: now,
+                since: since.unwrap_or(now),
+                last_status: None,
+                last_error: None,
+                delivered_at: None,
+                traceparent: traceparent.clone(),
+            }
+        });
+        Some(deliveries.collect())
     }
 }
 

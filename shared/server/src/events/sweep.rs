@@ -280,18 +280,12 @@ impl Sweeper {
         now: DateTime<Utc>,
     ) -> Option<Vec<Delivery>> {
         let s = |name: &str| item.get(name).and_then(Value::as_s).map(str::to_owned);
-        let (pk, sk, event_id, event_type, payload) =
-            (s("pk")?, s("sk")?, s("event_id")?, s("event_type")?, s("payload")?);
-        let kind = match event_type.as_str() {
+        let (pk, sk, event_id, payload) = (s("pk")?, s("sk")?, s("event_id")?, s("payload")?);
+        let kind = match s("event_type")?.as_str() {
             "draft.created" => EventType::DraftCreated,
             "draft.decided" => EventType::DraftDecided,
             _ => return None,
         };
-        let since = item
-            .get("due_at")
-            .and_then(Value::as_n)
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(now.timestamp());
         let endpoints = settings.map(|s| s.endpoints.as_slice()).unwrap_or_default();
         let webhooks = endpoints
             .iter()
@@ -309,32 +303,7 @@ impl Sweeper {
             }
             _ => Vec::new(),
         };
-        let deliveries: Vec<Delivery> = webhooks
-            .chain(mails)
-            .map(|(endpoint, to)| {
-                let sk = format!("DLV#{event_id}#{endpoint}");
-                Delivery {
-                    pk: pk.clone(),
-                    gsi1pk: Some(DUE_PARTITION.to_owned()),
-                    gsi1sk: Some(due_sort_key(now.timestamp(), &sk)),
-                    sk,
-                    kind: DELIVERY_KIND.to_owned(),
-                    event_id: event_id.clone(),
-                    event_type: event_type.clone(),
-                    endpoint,
-                    to,
-                    payload: payload.clone(),
-                    state: "pending".to_owned(),
-                    attempts: 0,
-                    due_at: now.timestamp(),
-                    since,
-                    last_status: None,
-                    last_error: None,
-                    delivered_at: None,
-                    traceparent: s("traceparent"),
-                }
-            })
-            .collect();
+        let deliveries = Delivery::fanned_out(item, webhooks.chain(mails), now.timestamp())?;
         let mut sent = draftline_contract::store::Update::of(TableKey { pk, sk });
         sent.set.push(("state".to_owned(), Value::s("sent")));
         sent.set

@@ -83,6 +83,21 @@ const LATENCY_BUCKETS: [f64; 14] = [
 #[derive(Debug, Clone)]
 struct SharedReader(Arc<ManualReader>);
 
+impl SharedReader {
+    /// A reader collecting with `temporality`.
+    fn new(temporality: settings::Temporality) -> Self {
+        Self(Arc::new(
+            ManualReader::builder()
+                .with_temporality(match temporality {
+                    settings::Temporality::Cumulative => Temporality::Cumulative,
+                    settings::Temporality::Delta => Temporality::Delta,
+                    settings::Temporality::LowMemory => Temporality::LowMemory,
+                })
+                .build(),
+        ))
+    }
+}
+
 impl MetricReader for SharedReader {
     fn register_pipeline(&self, pipeline: Weak<Pipeline>) {
         self.0.register_pipeline(pipeline);
@@ -128,17 +143,19 @@ pub(super) struct Metrics {
     delivery_latency: Histogram<f64>,
 }
 
+/// The histogram of the time from an event to its delivery.
+fn delivery_latency(meter: &opentelemetry::metrics::Meter) -> Histogram<f64> {
+    meter
+        .f64_histogram(names::DELIVERY_LATENCY)
+        .with_unit("s")
+        .with_description("From an event to its delivery, by channel")
+        .with_boundaries(LATENCY_BUCKETS.to_vec())
+        .build()
+}
+
 impl Metrics {
     pub(super) fn new(resource: Resource, temporality: settings::Temporality, scope: InstrumentationScope) -> Self {
-        let reader = SharedReader(Arc::new(
-            ManualReader::builder()
-                .with_temporality(match temporality {
-                    settings::Temporality::Cumulative => Temporality::Cumulative,
-                    settings::Temporality::Delta => Temporality::Delta,
-                    settings::Temporality::LowMemory => Temporality::LowMemory,
-                })
-                .build(),
-        ));
+        let reader = SharedReader::new(temporality);
         let provider = SdkMeterProvider::builder()
             .with_reader(reader.clone())
             .with_resource(resource)
@@ -204,14 +221,9 @@ impl Metrics {
             deliveries: counter(
                 names::DELIVERIES,
                 "{attempt}",
-                "Delivery attempts of the outbox's events, by outcome and channel",
+                "Delivery attempts, by outcome and channel",
             ),
-            delivery_latency: meter
-                .f64_histogram(names::DELIVERY_LATENCY)
-                .with_unit("s")
-                .with_description("From an event to its delivery, by channel")
-                .with_boundaries(LATENCY_BUCKETS.to_vec())
-                .build(),
+            delivery_latency: delivery_latency(&meter),
             _provider: provider,
             reader,
         }

@@ -214,6 +214,25 @@ fn call_attributes(tool: &str, line: &CallLine<'_>) -> Vec<KeyValue> {
     attributes
 }
 
+/// A link to the span `traceparent` names (the call that wrote an event).
+fn link_to(traceparent: &str) -> Option<opentelemetry::trace::Link> {
+    let written_by = draftline_http::trace::TraceContext::continued(Some(traceparent), None)?;
+    let flags = if written_by.sampled() {
+        TraceFlags::SAMPLED
+    } else {
+        TraceFlags::default()
+    };
+    let context = SpanContext::new(
+        TraceId::from_bytes(written_by.trace_id_bytes()),
+        SpanId::from_bytes(written_by.parent_span_id_bytes()?),
+        flags,
+        true,
+        TraceState::default(),
+    );
+    let attributes = vec![KeyValue::new("draftline.link", "event_written_by")];
+    Some(opentelemetry::trace::Link::new(context, attributes, 0))
+}
+
 /// The span of one delivery attempt (CLIENT, `deliver <event type>`), in
 /// a trace of its own, linked to the span of the call that wrote its event
 /// when the event keeps it; `None` if the random ids came out invalid.
@@ -229,28 +248,7 @@ pub(super) fn delivery_span(attempted: &DeliveryAttempt<'_>, scope: &Instrumenta
     if !context.is_valid() {
         return None;
     }
-    let links = attempted
-        .traceparent
-        .and_then(|traceparent| draftline_http::trace::TraceContext::continued(Some(traceparent), None))
-        .and_then(|drafted| {
-            let parent = drafted.parent_span_id_bytes()?;
-            let flags = if drafted.sampled() {
-                TraceFlags::SAMPLED
-            } else {
-                TraceFlags::default()
-            };
-            Some(opentelemetry::trace::Link::new(
-                SpanContext::new(
-                    TraceId::from_bytes(drafted.trace_id_bytes()),
-                    SpanId::from_bytes(parent),
-                    flags,
-                    true,
-                    TraceState::default(),
-                ),
-                vec![KeyValue::new("draftline.link", "event_written_by")],
-                0,
-            ))
-        });
+    let links = attempted.traceparent.and_then(link_to);
     let mut attributes = vec![
         KeyValue::new("draftline.event.id", attempted.event_id.to_owned()),
         KeyValue::new("draftline.event.type", attempted.event_type.to_owned()),
