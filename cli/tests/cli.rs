@@ -376,6 +376,47 @@ fn holding_endpoint(hold_first: bool) -> (String, std::sync::Arc<std::sync::Mute
     (url, ids)
 }
 
+/// A hooks settings file in `dir` with one endpoint at `hook` for
+/// `draft.created`.
+fn hooks_file(dir: &std::path::Path, hook: &str) -> std::path::PathBuf {
+    let file = dir.join("hooks.json");
+    let settings = serde_json::json!({"version": null, "endpoints": [{
+        "id": "orchestrator", "url": hook, "events": ["draft.created"],
+        "secrets": ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]
+    }]});
+    std::fs::write(&file, settings.to_string()).unwrap();
+    file
+}
+
+/// A demo buyer's token for the server at `url`.
+fn buyer_token(url: &str) -> String {
+    let token = draftline()
+        .args(["token", "--user", "buyer-sby", "--resource", url])
+        .output()
+        .unwrap();
+    String::from_utf8(token.stdout).unwrap().trim().to_owned()
+}
+
+/// A fresh PO draft of `qty` PCS of `item` under idempotency key `key`,
+/// through the server at `url`; it must be created.
+async fn draft_po(url: &str, token: &str, key: &str, (item, qty): (&str, u32)) {
+    let needed_by = (chrono::Utc::now() + chrono::Duration::days(14))
+        .format("%Y-%m-%d")
+        .to_string();
+    let drafted = reqwest::Client::new()
+        .post(format!("{url}/api/purchasing_create_po_draft"))
+        .bearer_auth(token)
+        .header("idempotency-key", key)
+        .json(&serde_json::json!({
+            "vendor_code": "V-00231", "needed_by": needed_by, "client_ref": key, "note": null,
+            "lines": [{"item_code": item, "qty": qty, "uom": "PCS"}]
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(drafted.status(), 201, "{:?}", drafted.text().await);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sweeper_killed_after_sending_and_before_marking_sends_again_with_the_same_id_after_a_restart() {
     draftline_contract::crypto::install_crypto_provider();
@@ -400,12 +441,7 @@ async fn a_sweeper_killed_after_sending_and_before_marking_sends_again_with_the_
     let table = table.trim_end_matches(')');
 
     let (hook, ids) = holding_endpoint(true);
-    let file = data.path().join("hooks.json");
-    let settings = serde_json::json!({"version": null, "endpoints": [{
-        "id": "orchestrator", "url": hook, "events": ["draft.created"],
-        "secrets": ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]
-    }]});
-    std::fs::write(&file, settings.to_string()).unwrap();
+    let file = hooks_file(data.path(), &hook);
     let set = draftline()
         .args(["notify", "set", file.to_str().unwrap()])
         .env("DRAFTLINE_DYNAMODB_ENDPOINT", endpoint)
@@ -414,27 +450,7 @@ async fn a_sweeper_killed_after_sending_and_before_marking_sends_again_with_the_
         .output()
         .unwrap();
     assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
-
-    let token = draftline()
-        .args(["token", "--user", "buyer-sby", "--resource", &url])
-        .output()
-        .unwrap();
-    let token = String::from_utf8(token.stdout).unwrap();
-    let needed_by = (chrono::Utc::now() + chrono::Duration::days(14))
-        .format("%Y-%m-%d")
-        .to_string();
-    let drafted = reqwest::Client::new()
-        .post(format!("{url}/api/purchasing_create_po_draft"))
-        .bearer_auth(token.trim())
-        .header("idempotency-key", "crash-1")
-        .json(&serde_json::json!({
-            "vendor_code": "V-00231", "needed_by": needed_by, "client_ref": "crash-1", "note": null,
-            "lines": [{"item_code": "BRG-0042", "qty": 1, "uom": "BOX"}]
-        }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(drafted.status(), 201, "{:?}", drafted.text().await);
+    draft_po(&url, &buyer_token(&url), "crash-1", ("BRG-0042", 1)).await;
 
     let wait_for = |n: usize| {
         let ids = ids.clone();
@@ -501,40 +517,16 @@ async fn notify_sweep_delivers_what_is_due_from_the_command_line_and_then_finds_
         String::from_utf8(out.stdout).unwrap()
     };
     let (hook, ids) = holding_endpoint(false);
-    let file = data.path().join("hooks.json");
-    let settings = serde_json::json!({"version": null, "endpoints": [{
-        "id": "orchestrator", "url": hook, "events": ["draft.created"],
-        "secrets": ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]
-    }]});
-    std::fs::write(&file, settings.to_string()).unwrap();
+    let file = hooks_file(data.path(), &hook);
     here(&["notify", "set", file.to_str().unwrap()]);
     assert_eq!(
         here(&["notify", "sweep"]).trim(),
         "1 sweep(s): 0 event(s) fanned out, 0 delivered, 0 to retry, 0 dead"
     );
-
-    let token = draftline()
-        .args(["token", "--user", "buyer-sby", "--resource", &url])
-        .output()
-        .unwrap();
-    let token = String::from_utf8(token.stdout).unwrap();
-    let needed_by = (chrono::Utc::now() + chrono::Duration::days(14))
-        .format("%Y-%m-%d")
-        .to_string();
+    let token = buyer_token(&url);
     // Three item sets: no near-duplicate question.
     for (n, item) in [(1, "BRG-0042"), (2, "BRG-0043"), (3, "VBT-0220")] {
-        let drafted = reqwest::Client::new()
-            .post(format!("{url}/api/purchasing_create_po_draft"))
-            .bearer_auth(token.trim())
-            .header("idempotency-key", format!("cli-sweep-{n}"))
-            .json(&serde_json::json!({
-                "vendor_code": "V-00231", "needed_by": needed_by, "client_ref": format!("cli-sweep-{n}"),
-                "note": null, "lines": [{"item_code": item, "qty": n, "uom": "PCS"}]
-            }))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(drafted.status(), 201, "{:?}", drafted.text().await);
+        draft_po(&url, &token, &format!("cli-sweep-{n}"), (item, n)).await;
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(ids.lock().unwrap().is_empty(), "the server sweeps nothing");

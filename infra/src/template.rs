@@ -197,26 +197,19 @@ impl Function {
     /// The DynamoDB actions its role grants for its code's requests
     /// (`dynamodb:GetItem`, ...): the [`STREAM_ACTIONS`] aside.
     pub fn dynamodb_actions(&self) -> Result<BTreeSet<String>, Error> {
-        let mut out = BTreeSet::new();
-        for statement in &self.statements {
-            out.extend(
-                actions_of(statement)?
-                    .into_iter()
-                    .filter(|a| a.starts_with("dynamodb:") && !STREAM_ACTIONS.contains(&a.as_str())),
-            );
-        }
-        Ok(out)
+        self.actions_where(|a| a.starts_with("dynamodb:") && !STREAM_ACTIONS.contains(&a))
     }
 
     /// The [`STREAM_ACTIONS`] its role grants.
     pub fn stream_actions(&self) -> Result<BTreeSet<String>, Error> {
+        self.actions_where(|a| STREAM_ACTIONS.contains(&a))
+    }
+
+    /// The actions its role grants that `keep` keeps.
+    fn actions_where(&self, keep: impl Fn(&str) -> bool) -> Result<BTreeSet<String>, Error> {
         let mut out = BTreeSet::new();
         for statement in &self.statements {
-            out.extend(
-                actions_of(statement)?
-                    .into_iter()
-                    .filter(|a| STREAM_ACTIONS.contains(&a.as_str())),
-            );
+            out.extend(actions_of(statement)?.into_iter().filter(|a| keep(a)));
         }
         Ok(out)
     }
