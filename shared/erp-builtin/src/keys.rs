@@ -4,6 +4,7 @@
 //! the partition key, so no query can cross a branch by construction.
 
 use draftline_contract::identity::{BranchId, TenantId};
+use draftline_erp::domain::DocumentKind;
 
 /// Partition of the tenant's item master.
 pub fn items(tenant: &TenantId) -> String {
@@ -56,14 +57,18 @@ pub fn stock_of_item(item: &str) -> String {
     format!("ITEM#{item}#")
 }
 
-/// Partition of a branch's purchase orders.
-pub fn purchase_orders(tenant: &TenantId, branch: &BranchId) -> String {
-    format!("T#{tenant}#B#{branch}#PO")
+/// Partition of a branch's documents of `kind` (`…#PO`, `…#QUOTE`).
+pub fn documents(kind: DocumentKind, tenant: &TenantId, branch: &BranchId) -> String {
+    let partition = match kind {
+        DocumentKind::PurchaseOrder => "PO",
+        DocumentKind::Quote => "QUOTE",
+    };
+    format!("T#{tenant}#B#{branch}#{partition}")
 }
 
-/// Sort key of one purchase order.
-pub fn po_sk(number: &str) -> String {
-    format!("PO#{number}")
+/// Sort key of one document of `kind` (`PO#<number>`, `QT#<number>`).
+pub fn document_sk(kind: DocumentKind, number: &str) -> String {
+    format!("{}#{number}", kind.prefix())
 }
 
 /// Partition of a branch's document number sequences.
@@ -172,16 +177,6 @@ pub fn review_queue_sk(created_at: &str, number: &str) -> String {
 /// Partition of a branch's review queue: one item per agent draft.
 pub fn review_queue(tenant: &TenantId, branch: &BranchId) -> String {
     format!("T#{tenant}#B#{branch}#REVIEW")
-}
-
-/// Partition of a branch's quotes.
-pub fn quotes(tenant: &TenantId, branch: &BranchId) -> String {
-    format!("T#{tenant}#B#{branch}#QUOTE")
-}
-
-/// Sort key of one quote.
-pub fn quote_sk(number: &str) -> String {
-    format!("QT#{number}")
 }
 
 /// Partition of a branch's near-duplicate markers of `kind` (`PO`, `QT`)

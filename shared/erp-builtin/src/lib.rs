@@ -46,8 +46,8 @@ use draftline_erp::port::{
 use draftline_erp::units::Uom;
 
 use crate::model::{
-    AgentDraftRecord, BranchVendorRecord, CustomerInvoiceRecord, CustomerRecord, DocumentRecord, PurchaseOrderRecord,
-    QuoteRecord, SalesOrderRecord, TaxTypeRecord, VendorBillRecord,
+    AgentDraftRecord, BranchVendorRecord, CustomerInvoiceRecord, CustomerRecord, DocumentRecord, SalesOrderRecord,
+    TaxTypeRecord, VendorBillRecord,
 };
 use crate::store::ErpStore;
 
@@ -207,7 +207,7 @@ impl Drafting for BuiltinErp {
         };
         let marked = drafting::marker(scope, kind.prefix(), &wanted).add(&open, &seen, now)?;
         let (tenant, branch) = (scope.tenant, scope.branch);
-        let stored = document.to_item(tenant, branch)?;
+        let stored = model::document::to_item(&document, tenant, branch)?;
         let writes = store::document_writes(vec![stored, document.queue_entry().to_item(tenant, branch)?], marked)?;
         Ok(Placement::Atomic { document, writes })
     }
@@ -300,13 +300,13 @@ impl Review for BuiltinErp {
         let (tenant, branch) = (scope.tenant, scope.branch);
         let store = self.store(scope);
         let item = store
-            .raw(Document::key(kind, tenant, branch, number))
+            .raw(model::document::key(kind, tenant, branch, number))
             .await?
             .ok_or_else(not_found)?;
         let recorded_id = item.get("decision_id").and_then(Value::as_s);
         let decided_at =
             chrono::DateTime::parse_from_rfc3339(&decision.decision.decided_at).map_or(0, |at| at.timestamp());
-        let stored = Document::from_item(kind, &item)?;
+        let stored = model::document::from_item(kind, &item)?;
         let document = stored.document_ref();
         if let Some(earlier) = decision.against(number, stored.status(), stored.decision(), recorded_id)? {
             return Ok(DecisionPlacement::AlreadyRecorded {
@@ -316,7 +316,7 @@ impl Review for BuiltinErp {
         }
         let decided = stored.decided(decision.decision.clone());
         let (open, entry) = (decided.open_draft(), decided.queue_entry());
-        let decided = decided.to_item(tenant, branch)?;
+        let decided = model::document::to_item(&decided, tenant, branch)?;
         // Only drafts that came through draftline have a queue entry; one
         // drafted by hand in the ERP is decided there.
         let queued = store

@@ -6,14 +6,15 @@
 use futures::FutureExt;
 use std::collections::{BTreeSet, HashMap};
 
+use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_contract::store::{Condition, Value, Write, WriteSet};
 use draftline_dynamo::{Db, Item as SdkItem, erp_store_error};
 use draftline_erp::domain::{
-    AgentDraft, BranchVendor, DraftFilter, Item, ListPrice, OpenDraft, PriceEntry, PurchaseOrder, ReorderPolicy,
-    StockLevel, Vendor,
+    AgentDraft, BranchVendor, DocumentKind, DraftFilter, Item, ListPrice, OpenDraft, PriceEntry, PurchaseOrder,
+    ReorderPolicy, StockLevel, Vendor,
 };
 use draftline_erp::port::{DueItem, ItemStock, Page, PoFilter, Window};
 use draftline_erp::reorder;
@@ -346,48 +347,36 @@ impl<'a> ErpStore<'a> {
                 }
             }
         };
-        let mut start: Option<SdkItem> = None;
-        loop {
-            let mut query = self
-                .db
-                .client()
-                .query()
-                .table_name(self.db.table())
-                .expression_attribute_values(":pk", AttributeValue::S(pk.clone()))
-                .limit(QUERY_PAGE)
-                .set_exclusive_start_key(start.take());
-            query = match after {
-                Some(item) => query
-                    .key_condition_expression("pk = :pk AND sk > :after")
-                    .expression_attribute_values(":after", AttributeValue::S(keys::stock_after_item(item))),
-                None => query.key_condition_expression("pk = :pk"),
-            };
-            let out = query.send().boxed().await.map_err(erp_store_error)?;
-            for found in out.items() {
-                let found = &neutral(found)?;
-                let item = attrs::s(found, "stock record", "item")?;
-                if current.as_ref().is_none_or(|(code, _, _)| *code != item) {
-                    finish(current.take(), &mut due);
-                    current = Some((item, None, Vec::new()));
-                }
-                if let Some((_, policy, levels)) = current.as_mut() {
-                    match attrs::s_opt(found, "kind").as_deref() {
-                        Some("stock") => levels.push(StockLevel::from_item(found)?),
-                        Some("reorder_policy") => *policy = Some(ReorderPolicy::from_item(found)?),
-                        // The item master's copy: an item is judged by its
-                        // policy and stock alone.
-                        _ => {}
+        let query = self.query(&pk).limit(QUERY_PAGE);
+        let query = match after {
+            Some(item) => query
+                .key_condition_expression("pk = :pk AND sk > :after")
+                .expression_attribute_values(":after", s_attr(keys::stock_after_item(item))),
+            None => query.key_condition_expression("pk = :pk"),
+        };
+        let stopped = self
+            .pages(query, |page| {
+                for found in &page {
+                    let item = attrs::s(found, "stock record", "item")?;
+                    if current.as_ref().is_none_or(|(code, _, _)| *code != item) {
+                        finish(current.take(), &mut due);
+                        current = Some((item, None, Vec::new()));
+                    }
+                    if let Some((_, policy, levels)) = current.as_mut() {
+                        match attrs::s_opt(found, "kind").as_deref() {
+                            Some("stock") => levels.push(StockLevel::from_item(found)?),
+                            Some("reorder_policy") => *policy = Some(ReorderPolicy::from_item(found)?),
+                            // The item master's copy: an item is judged by its
+                            // policy and stock alone.
+                            _ => {}
+                        }
                     }
                 }
-            }
-            match out.last_evaluated_key() {
-                Some(key) if !key.is_empty() && due.len() <= want => start = Some(key.clone()),
-                Some(key) if !key.is_empty() => break,
-                _ => {
-                    finish(current.take(), &mut due);
-                    break;
-                }
-            }
+                Ok(due.len() <= want)
+            })
+            .await?;
+        if stopped.is_none() {
+            finish(current.take(), &mut due);
         }
         Ok(Page::first(due, want, |d| d.policy.item.clone()))
     }
@@ -459,7 +448,7 @@ impl<'a> ErpStore<'a> {
         limit: usize,
         max_pages: usize,
     ) -> Result<Page<PurchaseOrder>, ErpError> {
-        let pk = keys::purchase_orders(self.tenant, branch);
+        let pk = keys::documents(DocumentKind::PurchaseOrder, self.tenant, branch);
         let mut conditions = Vec::new();
         let mut values: HashMap<String, AttributeValue> =
             HashMap::from([(":pk".to_owned(), AttributeValue::S(pk.clone()))]);
@@ -483,49 +472,41 @@ impl<'a> ErpStore<'a> {
             let next = to.succ_opt().unwrap_or(to);
             values.insert(":before".into(), s_attr(next.to_string()));
         }
-        let mut start: Option<SdkItem> = after.map(|number| sdk(&PurchaseOrder::key(self.tenant, branch, number)));
+        let mut query = self
+            .query(&pk)
+            .key_condition_expression("pk = :pk")
+            .scan_index_forward(false)
+            .limit(QUERY_PAGE)
+            .set_expression_attribute_values(Some(values))
+            .set_exclusive_start_key(after.map(|number| sdk(&PurchaseOrder::key(self.tenant, branch, number))));
+        if !conditions.is_empty() {
+            query = query.filter_expression(conditions.join(" AND "));
+        }
+        if !names.is_empty() {
+            query = query.set_expression_attribute_names(Some(names));
+        }
         let mut found: Vec<PurchaseOrder> = Vec::new();
         let mut pages: usize = 0;
-        let next_after = loop {
-            pages = pages.saturating_add(1);
-            let mut query = self
-                .db
-                .client()
-                .query()
-                .table_name(self.db.table())
-                .key_condition_expression("pk = :pk")
-                .scan_index_forward(false)
-                .limit(QUERY_PAGE)
-                .set_expression_attribute_values(Some(values.clone()))
-                .set_exclusive_start_key(start.take());
-            if !conditions.is_empty() {
-                query = query.filter_expression(conditions.join(" AND "));
-            }
-            if !names.is_empty() {
-                query = query.set_expression_attribute_names(Some(names.clone()));
-            }
-            let out = query.send().boxed().await.map_err(erp_store_error)?;
-            for item in out.items() {
-                found.push(PurchaseOrder::from_item(&neutral(item)?)?);
-            }
-            if found.len() > limit {
-                return Ok(Page::first(found, limit, |po| po.po_number.clone()));
-            }
-            match out.last_evaluated_key() {
-                Some(key) if !key.is_empty() => {
-                    if pages >= max_pages {
-                        // Out of budget: continue after the last order evaluated.
-                        let sk = key.get("sk").and_then(|sk| sk.as_s().ok());
-                        break sk.and_then(|sk| sk.strip_prefix("PO#").map(str::to_owned));
-                    }
-                    start = Some(key.clone());
+        let stopped = self
+            .pages(query, |page| {
+                for item in &page {
+                    found.push(PurchaseOrder::from_item(item)?);
                 }
-                _ => break None,
-            }
-        };
+                pages = pages.saturating_add(1);
+                Ok(found.len() <= limit && pages < max_pages)
+            })
+            .await?;
+        if found.len() > limit {
+            return Ok(Page::first(found, limit, |po| po.po_number.clone()));
+        }
+        // Out of budget: continue after the last order evaluated.
+        let sk = stopped
+            .as_ref()
+            .and_then(|key| key.get("sk"))
+            .and_then(|sk| sk.as_s().ok());
         Ok(Page {
             items: found,
-            next_after,
+            next_after: sk.and_then(|sk| sk.strip_prefix("PO#").map(str::to_owned)),
         })
     }
 
@@ -583,27 +564,45 @@ impl<'a> ErpStore<'a> {
 
     /// Every item of a partition (optionally under a sort-key prefix), following pages.
     async fn query_partition(&self, pk: &str, sk_prefix: Option<&str>) -> Result<Vec<Attrs>, ErpError> {
+        let query = match sk_prefix {
+            Some(prefix) => self
+                .query(pk)
+                .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
+                .expression_attribute_values(":prefix", s_attr(prefix)),
+            None => self.query(pk).key_condition_expression("pk = :pk"),
+        };
         let mut items = Vec::new();
-        let mut start: Option<SdkItem> = None;
+        self.pages(query, |page| {
+            items.extend(page);
+            Ok(true)
+        })
+        .await?;
+        Ok(items)
+    }
+
+    /// A `Query` of partition `pk` (`:pk`).
+    fn query(&self, pk: &str) -> QueryFluentBuilder {
+        let query = self.db.client().query().table_name(self.db.table());
+        query.expression_attribute_values(":pk", s_attr(pk))
+    }
+
+    /// Reads `query` page by page, each page's items to `page` while it
+    /// answers true and pages follow: the key to continue from if it
+    /// stopped before the last page.
+    async fn pages(
+        &self,
+        query: QueryFluentBuilder,
+        mut page: impl FnMut(Vec<Attrs>) -> Result<bool, ErpError>,
+    ) -> Result<Option<SdkItem>, ErpError> {
+        let mut start = query.get_exclusive_start_key().clone();
         loop {
-            let mut query = self
-                .db
-                .client()
-                .query()
-                .table_name(self.db.table())
-                .expression_attribute_values(":pk", AttributeValue::S(pk.to_owned()))
-                .set_exclusive_start_key(start.take());
-            query = match sk_prefix {
-                Some(prefix) => query
-                    .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
-                    .expression_attribute_values(":prefix", AttributeValue::S(prefix.to_owned())),
-                None => query.key_condition_expression("pk = :pk"),
-            };
-            let out = query.send().boxed().await.map_err(erp_store_error)?;
-            items.extend(neutral_all(out.items())?);
+            let out = query.clone().set_exclusive_start_key(start.take());
+            let out = out.send().boxed().await.map_err(erp_store_error)?;
+            let more = page(neutral_all(out.items())?)?;
             match out.last_evaluated_key() {
-                Some(key) if !key.is_empty() => start = Some(key.clone()),
-                _ => return Ok(items),
+                Some(key) if !key.is_empty() && more => start = Some(key.clone()),
+                Some(key) if !key.is_empty() => return Ok(Some(key.clone())),
+                _ => return Ok(None),
             }
         }
     }
