@@ -33,14 +33,15 @@ use crate::store::ErpStore;
 /// with one `Query` instead.
 pub const PRICED_IN_BATCH: usize = 8;
 
-/// The marker of `wanted` in the caller's branch, for drafts of `kind`.
-pub fn marker<'a>(scope: &Scope<'a>, kind: &'a str, wanted: &Wanted<'a>) -> Marker<'a> {
+/// The marker of drafts of `kind` for `counterparty` and the item set
+/// `items` in the caller's branch.
+pub fn marker<'a>(scope: &Scope<'a>, kind: DocumentKind, counterparty: &'a str, items: &'a [String]) -> Marker<'a> {
     Marker {
         tenant: scope.tenant,
         branch: scope.branch,
-        kind,
-        counterparty: wanted.counterparty,
-        items: wanted.items,
+        kind: kind.prefix(),
+        counterparty,
+        items,
     }
 }
 
@@ -71,7 +72,7 @@ impl Keys {
         let (tenant, branch, code) = (scope.tenant, scope.branch, wanted.counterparty);
         let key = |item: Attrs| table_key(&item);
         let items = wanted.items.iter().map(|item| key(Item::key(tenant, item))).collect();
-        let marker = marker(scope, kind.prefix(), wanted).table_key();
+        let marker = marker(scope, kind, wanted.counterparty, wanted.items).table_key();
         match kind {
             DocumentKind::PurchaseOrder => Self {
                 counterparty: key(Vendor::key(tenant, code)),

@@ -45,10 +45,7 @@ use draftline_erp::port::{
 };
 use draftline_erp::units::Uom;
 
-use crate::model::{
-    AgentDraftRecord, BranchVendorRecord, CustomerInvoiceRecord, CustomerRecord, DocumentRecord, SalesOrderRecord,
-    TaxTypeRecord, VendorBillRecord,
-};
+use crate::model::{AgentDraftRecord, BranchRecord, BranchVendorRecord, CustomerRecord, DocumentRecord, TaxTypeRecord};
 use crate::store::ErpStore;
 
 /// The demo ERP in draftline's table.
@@ -200,12 +197,7 @@ impl Drafting for BuiltinErp {
         let document = draft.numbered(Self::id(kind.id_prefix()), number, created_at);
         let open = document.open_draft();
         let items = open.item_set();
-        let wanted = Wanted {
-            counterparty: &open.counterparty,
-            items: &items,
-            marked: true,
-        };
-        let marked = drafting::marker(scope, kind.prefix(), &wanted).add(&open, &seen, now)?;
+        let marked = drafting::marker(scope, kind, &open.counterparty, &items).add(&open, &seen, now)?;
         let (tenant, branch) = (scope.tenant, scope.branch);
         let stored = model::document::to_item(&document, tenant, branch)?;
         let writes = store::document_writes(vec![stored, document.queue_entry().to_item(tenant, branch)?], marked)?;
@@ -330,12 +322,7 @@ impl Review for BuiltinErp {
         // No longer open: it leaves its near-duplicate marker, the one
         // record of the branch's open drafts.
         let items = open.item_set();
-        let wanted = Wanted {
-            counterparty: &open.counterparty,
-            items: &items,
-            marked: true,
-        };
-        let unmarked = drafting::marker(scope, kind.prefix(), &wanted).remove(number, decided_at);
+        let unmarked = drafting::marker(scope, kind, &open.counterparty, &items).remove(number, decided_at);
         let writes = store::decision_writes(decided, &decision.decision_id, entry.to_item(tenant, branch)?, unmarked)?;
         Ok(DecisionPlacement::Atomic { document, writes })
     }

@@ -152,6 +152,21 @@ impl DocumentLine {
     }
 }
 
+/// A document's party (its code and name) and its currency's code, or an
+/// internal error naming the document (`what`, `sale QT-…`) and what its
+/// party is to it (`role`: vendor, customer).
+pub(crate) fn party_and_currency(
+    record: &Record,
+    what: &str,
+    role: &str,
+) -> Result<((String, String), String), ErpError> {
+    let party =
+        (record.one("party", "party.party")?).ok_or_else(|| ErpError::internal(format!("{what} has no {role}")))?;
+    let currency = (record.nested_text("currency", "code")?)
+        .ok_or_else(|| ErpError::internal(format!("{what} has no currency")))?;
+    Ok(((party.text("code")?, party.text("name")?), currency))
+}
+
 /// A document as draftline drafted it in Tryton: its header and
 /// provenance from `record`, with what its kind read (`sums` of its lines,
 /// in `currency`).

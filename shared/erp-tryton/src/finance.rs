@@ -11,6 +11,7 @@ use rust_decimal::Decimal;
 use serde_json::{Value, json};
 
 use crate::Inner;
+use crate::documents::party_and_currency;
 use crate::rest::Search;
 use crate::value::Record;
 
@@ -160,9 +161,7 @@ impl Inner {
 /// earliest maturity of its lines to pay (its date when it has none).
 fn open_document(record: &Record) -> Result<OpenDocument, ErpError> {
     let number = record.text("number")?;
-    let party = record
-        .one("party", "party.party")?
-        .ok_or_else(|| ErpError::internal(format!("invoice {number} has no party")))?;
+    let ((party, party_name), currency) = party_and_currency(record, &format!("invoice {number}"), "party")?;
     let date = record.date("invoice_date")?;
     let mut due: Option<NaiveDate> = None;
     for line in record.many("lines_to_pay", "account.move.line")? {
@@ -173,17 +172,15 @@ fn open_document(record: &Record) -> Result<OpenDocument, ErpError> {
     let amount = record.decimal("total_amount")?;
     let to_pay = record.opt_decimal("amount_to_pay")?.unwrap_or(Decimal::ZERO);
     Ok(OpenDocument {
-        party: party.text("code")?,
-        party_name: party.text("name")?,
+        party,
+        party_name,
         date,
         due: due.unwrap_or(date),
         amount,
         paid: amount
             .checked_sub(to_pay)
             .ok_or_else(|| money::overflow(&format!("what was paid on {number}")))?,
-        currency: record
-            .nested_text("currency", "code")?
-            .ok_or_else(|| ErpError::internal(format!("invoice {number} has no currency")))?,
+        currency,
         number,
     })
 }

@@ -9,7 +9,7 @@
 //! prints (`key <KEY>`, `web-client <version>`, `person <login> <password>`),
 //! then spawns `serve.sh <cache> <data> <port>` once for all of them and
 //! waits until `GET /` answers (200: the web client's page; 405 without one).
-//! [`LocalTryton::set_review_url`] tells the databases where draftline's
+//! [`LocalTryton::review_url_setter`] tells the databases where draftline's
 //! review pages are (`configure.sh`), for the forms' run links.
 //! [`LocalTryton::start_pool`] makes `demo_1` … `demo_n`, fresh copies, for
 //! tests that each take one database. Every database must exist before
@@ -190,11 +190,6 @@ impl LocalTryton {
         &self.url
     }
 
-    /// The data dir (databases, `trytond.conf`, `trytond.log`).
-    pub fn data_dir(&self) -> &Path {
-        &self.data_dir
-    }
-
     /// The databases served, in the order asked.
     pub fn databases(&self) -> &[LocalDatabase] {
         &self.databases
@@ -216,13 +211,8 @@ impl LocalTryton {
     /// Tells the draftline module of every database where draftline's
     /// review pages are (`http://127.0.0.1:3000/review`), so the purchase
     /// and sale forms link an agent draft to its run page (`configure.sh`;
-    /// blocking, a few hundred milliseconds).
-    pub fn set_review_url(&self, review_pages: &str) -> Result<(), LocalError> {
-        self.review_url_setter(review_pages)()
-    }
-
-    /// [`set_review_url`](Self::set_review_url) as a closure that owns what
-    /// it needs, for `tokio::task::spawn_blocking`.
+    /// blocking, a few hundred milliseconds): a closure that owns what it
+    /// needs, for `tokio::task::spawn_blocking`.
     pub fn review_url_setter(&self, review_pages: &str) -> impl FnOnce() -> Result<(), LocalError> + Send + 'static {
         let script = self.src.join("configure.sh");
         let cache = self.cache.clone();

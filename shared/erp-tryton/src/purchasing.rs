@@ -17,7 +17,7 @@ use rust_decimal::Decimal;
 use serde_json::{Value, json};
 
 use crate::Inner;
-use crate::documents::{DocumentLine, PO_ID_PREFIX, draft_of, tryton_decision};
+use crate::documents::{DocumentLine, PO_ID_PREFIX, draft_of, party_and_currency, tryton_decision};
 use crate::master::PartyRef;
 use crate::rest::Search;
 use crate::units::UnitSymbol;
@@ -491,16 +491,8 @@ pub(crate) fn purchase_order(record: &Record) -> Result<PurchaseOrder, ErpError>
     let state = record.text("state")?;
     let status = po_status(&state, record.opt_text("shipment_state")?.as_deref())
         .ok_or_else(|| ErpError::internal(format!("purchase {number} is in an unknown state '{state}'")))?;
-    let party = record
-        .one("party", "party.party")?
-        .ok_or_else(|| ErpError::internal(format!("purchase {number} has no vendor")))?;
-    let vendor = VendorRef {
-        code: party.text("code")?,
-        name: party.text("name")?,
-    };
-    let currency = record
-        .nested_text("currency", "code")?
-        .ok_or_else(|| ErpError::internal(format!("purchase {number} has no currency")))?;
+    let ((code, name), currency) = party_and_currency(record, &format!("purchase {number}"), "vendor")?;
+    let vendor = VendorRef { code, name };
     let created = record.datetime("create_date")?;
     let purchase_date = record.opt_date("purchase_date")?;
     let by_draftline = record.opt_text("draftline_key")?.is_some();

@@ -17,7 +17,7 @@ use rust_decimal::Decimal;
 use serde_json::{Value, json};
 
 use crate::Inner;
-use crate::documents::{DocumentLine, QUOTE_ID_PREFIX, draft_of, tryton_decision};
+use crate::documents::{DocumentLine, QUOTE_ID_PREFIX, draft_of, party_and_currency, tryton_decision};
 use crate::master::PartyRef;
 use crate::purchasing::payment_days;
 use crate::rest::Search;
@@ -237,12 +237,7 @@ fn customer(record: &Record, currency: &str) -> Result<(Customer, PartyRef), Erp
 fn quote(record: &Record) -> Result<Quote, ErpError> {
     let id = record.id()?;
     let number = record.text("number")?;
-    let party = record
-        .one("party", "party.party")?
-        .ok_or_else(|| ErpError::internal(format!("sale {number} has no customer")))?;
-    let currency = record
-        .nested_text("currency", "code")?
-        .ok_or_else(|| ErpError::internal(format!("sale {number} has no currency")))?;
+    let ((code, name), currency) = party_and_currency(record, &format!("sale {number}"), "customer")?;
     let created = record.datetime("create_date")?;
     let valid_until = match record.opt_date("quotation_expire")? {
         Some(day) => day,
@@ -288,11 +283,7 @@ fn quote(record: &Record) -> Result<Quote, ErpError> {
         tax_total: Money::new(sums.tax, &currency),
         credit_check: record.opt_text("description")?.unwrap_or_default(),
     };
-    let customer = CustomerRef {
-        code: party.text("code")?,
-        name: party.text("name")?,
-    };
-    let draft = draft_of(record, (customer, currency), lines, &sums, own)?;
+    let draft = draft_of(record, (CustomerRef { code, name }, currency), lines, &sums, own)?;
     let state = record.text("state")?;
     let agent_draft = state == "draft" && record.opt_text("draftline_key")?.is_some();
     let mut quote = draft.numbered(format!("{QUOTE_ID_PREFIX}{id}"), number, value::rfc3339(created));

@@ -98,11 +98,6 @@ pub fn sum(amounts: impl IntoIterator<Item = Decimal>) -> Option<Decimal> {
     amounts.into_iter().try_fold(Decimal::ZERO, Decimal::checked_add)
 }
 
-/// The sum of whole quantities, or `None` when it does not fit.
-pub fn sum_qty(quantities: impl IntoIterator<Item = i64>) -> Option<i64> {
-    quantities.into_iter().try_fold(0i64, i64::checked_add)
-}
-
 /// The largest total a draft may have: the most a tenant's limits can
 /// count (`policy::amount::MAX_HUNDREDTHS`, 99999999999999.99).
 pub fn largest_total() -> Decimal {
@@ -172,7 +167,6 @@ mod tests {
         let max = LineAmounts::of(Decimal::MAX, 1, |_| Some(Decimal::ZERO)).unwrap();
         assert_eq!(LineAmounts::sum([max, max].iter()), None);
         assert_eq!(sum([Decimal::MAX, Decimal::ONE]), None);
-        assert_eq!(sum_qty([i64::MAX, 1]), None);
         assert_eq!(sum([Decimal::from(2), Decimal::from(3)]), Some(Decimal::from(5)));
     }
 

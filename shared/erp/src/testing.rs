@@ -1413,7 +1413,7 @@ mod tests {
         // 24 seeded orders plus 400 more: three pages of the built-in backend.
         let extra: Vec<Filed<PurchaseOrder>> = (25..425)
             .map(|n| {
-                let mut po = demo::jakarta_po();
+                let mut po = demo::jakarta_purchase_orders().remove(0);
                 po.po_number = format!("PO-JKT-{n:06}");
                 po.status = crate::domain::PoStatus::Sent;
                 Filed::seeded("JKT-01", po, false)

@@ -4,18 +4,11 @@ use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_erp::domain::*;
 
+use super::BranchRecord;
 use super::attrs::{self, Item as Attrs, nv, sv};
 use crate::keys;
 
-/// How a [`CustomerInvoice`] is stored.
-pub trait CustomerInvoiceRecord: Sized {
-    /// The item.
-    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs;
-    /// Reads an invoice.
-    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
-}
-
-impl CustomerInvoiceRecord for CustomerInvoice {
+impl BranchRecord for CustomerInvoice {
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs {
         Attrs::from([
             ("pk".to_owned(), sv(keys::receivables(tenant, branch))),
@@ -48,15 +41,7 @@ impl CustomerInvoiceRecord for CustomerInvoice {
     }
 }
 
-/// How a [`VendorBill`] is stored.
-pub trait VendorBillRecord: Sized {
-    /// The item.
-    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs;
-    /// Reads a bill.
-    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
-}
-
-impl VendorBillRecord for VendorBill {
+impl BranchRecord for VendorBill {
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs {
         Attrs::from([
             ("pk".to_owned(), sv(keys::payables(tenant, branch))),

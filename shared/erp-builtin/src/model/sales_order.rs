@@ -4,18 +4,11 @@ use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_erp::domain::*;
 
+use super::BranchRecord;
 use super::attrs::{self, Item as Attrs, nv, sv};
 use crate::keys;
 
-/// How a [`SalesOrder`] is stored.
-pub trait SalesOrderRecord: Sized {
-    /// The item.
-    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs;
-    /// Reads a sales order.
-    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
-}
-
-impl SalesOrderRecord for SalesOrder {
+impl BranchRecord for SalesOrder {
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs {
         Attrs::from([
             ("pk".to_owned(), sv(keys::sales_orders(tenant, branch))),

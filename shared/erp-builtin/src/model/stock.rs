@@ -4,18 +4,11 @@ use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_erp::domain::*;
 
+use super::BranchRecord;
 use super::attrs::{self, Item as Attrs, nv, sv};
 use crate::keys;
 
-/// How a [`StockLevel`] is stored.
-pub trait StockLevelRecord: Sized {
-    /// The item.
-    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs;
-    /// Reads a stock level.
-    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
-}
-
-impl StockLevelRecord for StockLevel {
+impl BranchRecord for StockLevel {
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs {
         Attrs::from([
             ("pk".to_owned(), sv(keys::stock(tenant, branch))),
@@ -40,15 +33,7 @@ impl StockLevelRecord for StockLevel {
     }
 }
 
-/// How a [`ReorderPolicy`] is stored.
-pub trait ReorderPolicyRecord: Sized {
-    /// The item.
-    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs;
-    /// Reads a policy.
-    fn from_item(item: &Attrs) -> Result<Self, ErpError>;
-}
-
-impl ReorderPolicyRecord for ReorderPolicy {
+impl BranchRecord for ReorderPolicy {
     fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Attrs {
         Attrs::from([
             ("pk".to_owned(), sv(keys::stock(tenant, branch))),

@@ -46,11 +46,7 @@ impl VendorRecord for Vendor {
             code: attrs::s(item, what, "code")?,
             name: attrs::s(item, what, "name")?,
             currency: attrs::s(item, what, "currency")?,
-            branches: item
-                .get("branches")
-                .and_then(|v| v.as_ss())
-                .map(<[String]>::to_vec)
-                .unwrap_or_default(),
+            branches: attrs::string_set(item, "branches"),
             payment_terms_days: attrs::int(item, what, "payment_terms_days")?,
         })
     }

@@ -189,7 +189,6 @@ fn brief(invoice: &CustomerInvoice, today: NaiveDate) -> Result<InvoiceBrief, To
 #[async_trait]
 impl ReadTool for SalesGetCustomerSummary {
     async fn read(&self, call: &Call<'_>, input: GetCustomerSummaryInput) -> Result<CustomerSummary, ToolError> {
-        let _branch = call.caller.branch();
         let scope = Scope::of(call.caller);
         let code = &input.customer_code;
         let (customer, orders, invoices) = tokio::try_join!(
