@@ -190,9 +190,13 @@ impl Inner {
             .await?
             .into_iter()
             .flatten()
-            .filter(|decided| decided.draft.decision.is_some())
             .collect();
         found.sort_by(|a, b| (a.changed_at, &a.draft.number).cmp(&(b.changed_at, &b.draft.number)));
+        // Each kind's search stops at `limit`: past the `limit` oldest of
+        // both, one kind's changes may be missing, and a poller that moved
+        // its watermark past them would never see them.
+        found.truncate(limit);
+        found.retain(|decided| decided.draft.decision.is_some());
         Ok(found)
     }
 }

@@ -3,7 +3,7 @@
 //! as the built-in backend seeds them, each as Tryton's workflow says it.
 
 use draftline_erp::demo;
-use draftline_erp::domain::{AgentDraft, DocumentKind, DraftFilter, Reviewable};
+use draftline_erp::domain::{AgentDraft, DecidedDraft, DocumentKind, DraftFilter, Reviewable};
 use draftline_erp::port::Review;
 
 use crate::helpers::{branch, shared};
@@ -108,4 +108,33 @@ async fn the_demo_queue_filters_by_status_and_kind_and_pages() {
         .unwrap();
     assert_eq!(numbers(&rest.items), ["PO-SBY-000003"]);
     assert_eq!(rest.next_after, None);
+}
+
+/// The decisions people made in Tryton, as a poller asks for them: oldest
+/// change first, and never more than asked across both kinds. Each kind's
+/// search stops at the number asked; told more, a poller that moves its
+/// watermark to the last change it was told would skip the other kind's
+/// changes between (the demo has two decided drafts of each kind).
+#[tokio::test]
+async fn decisions_made_in_tryton_come_oldest_first_and_no_more_than_asked_of_both_kinds() {
+    let erp = shared().erp();
+    let tenant = draftline_contract::identity::TenantId::parse("demo").unwrap();
+    let all = erp.decided_since(&tenant, None, 100).await.unwrap();
+    let kinds: Vec<DocumentKind> = all.iter().map(|found| found.draft.kind).collect();
+    assert_eq!(kinds.len(), 4, "{all:?}");
+    assert!(kinds.contains(&DocumentKind::PurchaseOrder) && kinds.contains(&DocumentKind::Quote));
+    let order = |found: &DecidedDraft| (found.changed_at, found.draft.number.clone());
+    assert!(all.windows(2).all(|pair| order(&pair[0]) <= order(&pair[1])), "{all:?}");
+    for limit in 1..=all.len() {
+        let first = erp.decided_since(&tenant, None, limit).await.unwrap();
+        let numbers = |found: &[DecidedDraft]| found.iter().map(|f| f.draft.number.clone()).collect::<Vec<_>>();
+        assert_eq!(numbers(&first), numbers(&all[..limit]), "limit {limit}");
+    }
+    // From the last change on, the last change (a watermark is inclusive).
+    let last = all.last().unwrap();
+    let since = erp.decided_since(&tenant, Some(last.changed_at), 100).await.unwrap();
+    assert!(
+        since.iter().any(|found| found.draft.number == last.draft.number),
+        "{since:?}"
+    );
 }
