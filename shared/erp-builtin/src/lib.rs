@@ -199,8 +199,9 @@ impl Drafting for BuiltinErp {
         let items = open.item_set();
         let marked = drafting::marker(scope, kind, &open.counterparty, &items).add(&open, &seen, now)?;
         let (tenant, branch) = (scope.tenant, scope.branch);
-        let stored = model::document::to_item(&document, tenant, branch)?;
-        let writes = store::document_writes(vec![stored, document.queue_entry().to_item(tenant, branch)?], marked)?;
+        let entry = document.queue_entry();
+        let stored = model::document::to_item(&document, &entry, tenant, branch)?;
+        let writes = store::document_writes(vec![stored, entry.to_item(tenant, branch)?], marked)?;
         Ok(Placement::Atomic { document, writes })
     }
 }
@@ -308,7 +309,7 @@ impl Review for BuiltinErp {
         }
         let decided = stored.decided(decision.decision.clone());
         let (open, entry) = (decided.open_draft(), decided.queue_entry());
-        let decided = model::document::to_item(&decided, tenant, branch)?;
+        let decided = model::document::to_item(&decided, &entry, tenant, branch)?;
         // Only drafts that came through draftline have a queue entry; one
         // drafted by hand in the ERP is decided there.
         let queued = store

@@ -136,13 +136,12 @@ async fn seed_agent_drafts(db: &Db) -> Result<usize, ErpError> {
     let bdg = BranchId::parse("BDG-01").map_err(ErpError::internal)?;
     let mut drafts = Vec::new();
     for (po, _) in demo::agent_purchase_orders() {
-        drafts.push((po.to_item(&tenant, &sby)?, po.queue_entry().to_item(&tenant, &sby)?));
+        let entry = po.queue_entry();
+        drafts.push((po.to_item(&entry, &tenant, &sby)?, entry.to_item(&tenant, &sby)?));
     }
     for (quote, _) in demo::agent_quotes() {
-        drafts.push((
-            quote.to_item(&tenant, &bdg)?,
-            quote.queue_entry().to_item(&tenant, &bdg)?,
-        ));
+        let entry = quote.queue_entry();
+        drafts.push((quote.to_item(&entry, &tenant, &bdg)?, entry.to_item(&tenant, &bdg)?));
     }
     let mut wrote = 0usize;
     for (document, entry) in drafts {
@@ -236,7 +235,7 @@ fn all_items() -> Result<Vec<Attrs>, ErpError> {
     }
     let jkt = branch("JKT-01")?;
     for po in demo::jakarta_purchase_orders() {
-        out.push(po.to_item(&tenant, &jkt)?);
+        out.push(po.to_item(&po.queue_entry(), &tenant, &jkt)?);
     }
     // Each branch's numbers start after the documents the demo seeds.
     for (branch_id, sequence, last) in [

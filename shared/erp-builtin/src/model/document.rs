@@ -4,7 +4,7 @@
 use draftline_contract::ErpError;
 use draftline_contract::identity::{BranchId, TenantId};
 use draftline_contract::store::Value;
-use draftline_erp::domain::{Document, DocumentKind, PurchaseOrder, Quote, Reviewable};
+use draftline_erp::domain::{AgentDraft, Document, DocumentKind, PurchaseOrder, Quote, Reviewable};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -28,24 +28,25 @@ pub trait DocumentRecord: Reviewable + Serialize + DeserializeOwned {
         key(Self::KIND, tenant, branch, number)
     }
 
-    /// The item: queryable attributes plus the document as JSON.
-    fn to_item(&self, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ErpError> {
-        let entry = self.queue_entry();
+    /// The item: the attributes queries filter on, which its queue entry
+    /// (`entry`, [`Reviewable::queue_entry`]) holds too, plus the document
+    /// as JSON.
+    fn to_item(&self, entry: &AgentDraft, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ErpError> {
         let document = serde_json::to_string(self).map_err(ErpError::internal)?;
         let [id, number, counterparty] = Self::NAMES;
         let mut item = Self::key(tenant, branch, &entry.number);
         let attributes = [
             ("kind", sv(Self::KIND.code())),
-            (id, sv(entry.id)),
-            (number, sv(entry.number)),
-            ("status", sv(entry.status)),
-            (counterparty, sv(entry.counterparty_code)),
-            ("created_at", sv(entry.created_at)),
-            ("total", Value::N(entry.total.amount)),
-            ("drafted_on_behalf_of", sv(entry.drafted_on_behalf_of)),
+            (id, sv(&entry.id)),
+            (number, sv(&entry.number)),
+            ("status", sv(&entry.status)),
+            (counterparty, sv(&entry.counterparty_code)),
+            ("created_at", sv(&entry.created_at)),
+            ("total", Value::N(entry.total.amount.clone())),
+            ("drafted_on_behalf_of", sv(&entry.drafted_on_behalf_of)),
             ("document", sv(document)),
         ];
-        let run = entry.drafted_by_agent_run.map(|run| ("drafted_by_agent_run", sv(run)));
+        let run = (entry.drafted_by_agent_run.as_ref()).map(|run| ("drafted_by_agent_run", sv(run)));
         let attributes = attributes.into_iter().chain(self.own()).chain(run);
         item.extend(attributes.map(|(name, value)| (name.to_owned(), value)));
         Ok(item)
@@ -75,11 +76,16 @@ pub fn key(kind: DocumentKind, tenant: &TenantId, branch: &BranchId, number: &st
     attrs::key(keys::documents(kind, tenant, branch), keys::document_sk(kind, number))
 }
 
-/// The item of a document of any kind.
-pub fn to_item(document: &Document, tenant: &TenantId, branch: &BranchId) -> Result<Attrs, ErpError> {
+/// The item of a document of any kind whose queue entry is `entry`.
+pub fn to_item(
+    document: &Document,
+    entry: &AgentDraft,
+    tenant: &TenantId,
+    branch: &BranchId,
+) -> Result<Attrs, ErpError> {
     match document {
-        Document::PurchaseOrder(po) => po.to_item(tenant, branch),
-        Document::Quote(quote) => quote.to_item(tenant, branch),
+        Document::PurchaseOrder(po) => po.to_item(entry, tenant, branch),
+        Document::Quote(quote) => quote.to_item(entry, tenant, branch),
     }
 }
 
