@@ -130,6 +130,22 @@ impl fmt::Display for Scopes {
     }
 }
 
+/// A caller's facts as a verified token (or a session sealed from one)
+/// states them, before each is checked: what [`Caller::named`] reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Named<'a> {
+    /// The tenant (`demo`).
+    pub tenant: &'a str,
+    /// The branch id (`SBY-01`).
+    pub branch: &'a str,
+    /// The branch code (`SBY`).
+    pub branch_code: &'a str,
+    /// The user (`sub`).
+    pub user: &'a str,
+    /// The scopes, space-separated.
+    pub scope: &'a str,
+}
+
 /// The verified identity of a call. Built from token claims only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
@@ -142,6 +158,21 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// The caller a verified token names, with its `roles`; else the
+    /// first fact that is not valid (`tenant`, `branch id`, `branch code`,
+    /// `user`) and why.
+    pub fn named(named: Named<'_>, roles: Vec<String>) -> Result<Self, (&'static str, String)> {
+        let fact = |what: &'static str| move |err: String| (what, err);
+        Ok(Self {
+            tenant: TenantId::parse(named.tenant).map_err(fact("tenant"))?,
+            branch: BranchId::parse(named.branch).map_err(fact("branch id"))?,
+            branch_code: BranchCode::parse(named.branch_code).map_err(fact("branch code"))?,
+            user: UserId::parse(named.user).map_err(fact("user"))?,
+            roles,
+            scopes: Scopes::from_claim(named.scope),
+        })
+    }
+
     /// Assembles a caller from claims that have already been verified.
     pub fn from_verified(
         tenant: TenantId,

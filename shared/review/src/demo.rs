@@ -15,7 +15,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use draftline_contract::ToolError;
-use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
+use draftline_contract::identity::{Caller, Named};
 use draftline_contract::request::AgentContext;
 use draftline_contract::tool::DocumentRef;
 use draftline_erp::demo::{self, AgentProvenance};
@@ -29,14 +29,15 @@ use sha2::{Digest, Sha256};
 /// Demo person `sub`, as a verified caller of the demo tenant.
 pub fn demo_person(sub: &str) -> Option<Caller> {
     let user = demo::user(sub)?;
-    Some(Caller::from_verified(
-        TenantId::parse(demo::TENANT).ok()?,
-        BranchId::parse(user.branch_id).ok()?,
-        BranchCode::parse(user.branch_code).ok()?,
-        UserId::parse(user.sub).ok()?,
-        user.roles.iter().map(|r| (*r).to_owned()).collect(),
-        Scopes::from_claim(user.scope),
-    ))
+    let named = Named {
+        tenant: demo::TENANT,
+        branch: user.branch_id,
+        branch_code: user.branch_code,
+        user: user.sub,
+        scope: user.scope,
+    };
+    let roles = user.roles.iter().map(|r| (*r).to_owned()).collect();
+    Caller::named(named, roles).ok()
 }
 
 /// One item of the trail, before it is built.

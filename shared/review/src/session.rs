@@ -33,7 +33,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
 use draftline_contract::ToolError;
 use draftline_contract::cursor::{CursorKey, KeySource};
-use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
+use draftline_contract::identity::{Caller, Named};
 use draftline_contract::settings::ConfigError;
 use draftline_contract::store::{Attributes, TableKey, Value, Write};
 use draftline_server::config::Config;
@@ -320,14 +320,14 @@ impl SessionKeys {
         if payload.exp <= now.timestamp() || payload.sid.is_empty() {
             return None;
         }
-        let person = Caller::from_verified(
-            TenantId::parse(&payload.tenant).ok()?,
-            BranchId::parse(&payload.branch).ok()?,
-            BranchCode::parse(&payload.branch_code).ok()?,
-            UserId::parse(&payload.user).ok()?,
-            payload.roles,
-            Scopes::from_claim(&payload.scope),
-        );
+        let named = Named {
+            tenant: &payload.tenant,
+            branch: &payload.branch,
+            branch_code: &payload.branch_code,
+            user: &payload.user,
+            scope: &payload.scope,
+        };
+        let person = Caller::named(named, payload.roles).ok()?;
         Some(Session {
             person,
             expires_at: payload.exp,
@@ -376,6 +376,7 @@ fn loopback_http_port(resource: &str) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use draftline_contract::identity::{BranchCode, BranchId, Scopes, TenantId, UserId};
 
     fn person(user: &str) -> Caller {
         Caller::from_verified(

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use draftline_contract::error::ToolError;
-use draftline_contract::identity::{BranchCode, BranchId, Caller, Scopes, TenantId, UserId};
+use draftline_contract::identity::{BranchCode, BranchId, Caller, Named, TenantId};
 
 /// A claim path, checked when the settings are read.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -324,7 +324,6 @@ impl ClaimMapping {
     /// (`tenants`: those it is configured for; `None`: any, the
     /// deployment's own issuer).
     pub fn caller(&self, claims: &Value, tenants: Option<&[String]>) -> Result<Caller, ToolError> {
-        let bad = |what: &str, err: String| ToolError::UnmappedClaim(format!("{what}: {err}"));
         let tenant = match &self.tenant {
             TenantFrom::Fixed { fixed } => fixed.as_str(),
             TenantFrom::Claim(path) => path.text(claims)?,
@@ -355,14 +354,14 @@ impl ClaimMapping {
                 .map(str::to_owned)
                 .collect(),
         };
-        Ok(Caller::from_verified(
-            TenantId::parse(tenant).map_err(|e| bad("tenant", e))?,
-            BranchId::parse(&branch).map_err(|e| bad("branch id", e))?,
-            BranchCode::parse(&code).map_err(|e| bad("branch code", e))?,
-            UserId::parse(user).map_err(|e| bad("user", e))?,
-            roles,
-            Scopes::from_claim(&scopes),
-        ))
+        let named = Named {
+            tenant,
+            branch: &branch,
+            branch_code: &code,
+            user,
+            scope: &scopes,
+        };
+        Caller::named(named, roles).map_err(|(what, err)| ToolError::UnmappedClaim(format!("{what}: {err}")))
     }
 
     /// The branch id and code `claims` name.
