@@ -314,6 +314,10 @@ def spawn_function(binary, endpoint, resource, extra_env=None):
         # The other OTEL_* settings of the bench's own environment (say,
         # OTEL_METRICS_EXPORTER=none to measure spans alone).
         env.update({k: v for k, v in os.environ.items() if k.startswith("OTEL_") and k != "OTEL_EXPORTER_OTLP_ENDPOINT"})
+    # How long a warm function keeps a tenant's policy: 0 reads and parses
+    # it on every draft (a cold instance's first draft, every time).
+    if "DRAFTLINE_POLICY_CACHE_SECONDS" in os.environ:
+        env["DRAFTLINE_POLICY_CACHE_SECONDS"] = os.environ["DRAFTLINE_POLICY_CACHE_SECONDS"]
     env.update(extra_env or {})
     log = open(f"/tmp/draftline-bench-{port}.log", "w+") if STAGES else subprocess.DEVNULL
     command = [binary]

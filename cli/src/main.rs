@@ -248,7 +248,7 @@ async fn policy(action: PolicyAction) -> anyhow::Result<()> {
     if let PolicyAction::Schema = action {
         println!(
             "{}",
-            serde_json::to_string_pretty(&draftline_contract::policy::schema())?
+            serde_json::to_string_pretty(draftline_contract::policy::schema())?
         );
         return Ok(());
     }
