@@ -100,12 +100,6 @@ pub struct TableKey {
 }
 
 impl TableKey {
-    /// Whether `item` is the item at this key.
-    pub fn is_key_of(&self, item: &Attributes) -> bool {
-        item.get("pk").and_then(Value::as_s) == Some(self.pk.as_str())
-            && item.get("sk").and_then(Value::as_s) == Some(self.sk.as_str())
-    }
-
     /// The key of an item (`None` when it has no string `pk` and `sk`).
     pub fn of(item: &Attributes) -> Option<Self> {
         Some(Self {
@@ -115,9 +109,9 @@ impl TableKey {
     }
 }
 
-/// What the key lookup's one batch found for the keys a backend asked it
-/// to read ([`crate::tool::DraftTool::reads`]): the items that exist, by
-/// key, for the backend to pick its own from.
+/// What one batch read found, by key: the key lookup's (the key's record,
+/// the gate's policy and counter, the keys a backend asked it to read,
+/// [`crate::tool::DraftTool::reads`]) for each to pick its own from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Found(HashMap<TableKey, Attributes>);
 
@@ -136,6 +130,11 @@ impl Found {
     /// The item at `key`, if it was found.
     pub fn get(&self, key: &TableKey) -> Option<&Attributes> {
         self.0.get(key)
+    }
+
+    /// Takes the item at `key` out, if it was found.
+    pub fn take(&mut self, key: &TableKey) -> Option<Attributes> {
+        self.0.remove(key)
     }
 }
 

@@ -312,7 +312,7 @@ impl App {
         let along: Vec<TableKey> = limits.keys().collect();
         let (record, found, reading) = store.look_up(along, reads, self.clock.now()).await?;
         let looked = limits.found(&found);
-        Ok((record, looked, reading.then_some(Found::of(found))))
+        Ok((record, looked, reading.then_some(found)))
     }
 
     /// What a stored record answers; `None` if the key is free after all.

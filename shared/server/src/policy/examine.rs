@@ -20,7 +20,7 @@ use draftline_contract::error::ToolError;
 use draftline_contract::identity::Owner;
 use draftline_contract::policy::standing::{Examiner, Standing, Use};
 use draftline_contract::policy::{Amount, Applied};
-use draftline_contract::store::{Attributes, TableKey};
+use draftline_contract::store::{Attributes, Found, TableKey};
 
 use crate::storage::Table;
 
@@ -70,8 +70,8 @@ impl Examiner for TableExaminer<'_> {
         keys.extend(run_key.clone());
         keys.extend(day_keys.iter().map(|(k, _)| k.clone()));
         keys.extend(rate_keys.iter().map(|(_, k)| k.clone()));
-        let items = self.table.get(keys, NOTHING_READ).await?;
-        let find = |key: &TableKey| items.iter().find(|item| key.is_key_of(item));
+        let items = Found::of(self.table.get(keys, NOTHING_READ).await?);
+        let find = |key: &TableKey| items.get(key);
         let applied = match cached {
             Some(applied) => applied,
             None => self

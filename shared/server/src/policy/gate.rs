@@ -39,7 +39,7 @@ use draftline_contract::clock::Clock;
 use draftline_contract::error::{ReachedLimit, ToolError};
 use draftline_contract::identity::Caller;
 use draftline_contract::policy::{Applied, Mode};
-use draftline_contract::store::{Attributes, TableKey, Write};
+use draftline_contract::store::{Attributes, Found, TableKey, Write};
 use draftline_contract::tool::Stakes;
 
 use super::counters::{self, CounterKind, Counting, Reservation};
@@ -166,7 +166,7 @@ impl<'a> Lookup<'a> {
 
     /// What the lookup's `found` items mean for the draft's limits: the
     /// policy read is kept in the instance's copy.
-    pub fn found(self, found: &[Attributes]) -> Looked<'a> {
+    pub fn found(self, found: &Found) -> Looked<'a> {
         let Self {
             limits,
             caller,
@@ -176,7 +176,7 @@ impl<'a> Lookup<'a> {
             policy_key,
             run_key,
         } = self;
-        let find = |key: &TableKey| found.iter().find(|item| key.is_key_of(item));
+        let find = |key: &TableKey| found.get(key);
         let applied = cached.unwrap_or_else(|| {
             let item = policy_key.as_ref().and_then(find);
             limits
@@ -538,10 +538,7 @@ mod tests {
         now: DateTime<Utc>,
     ) -> Result<Gate<'a>, ToolError> {
         let lookup = limits.lookup(caller, run, now);
-        let mut found = Vec::new();
-        for key in lookup.keys() {
-            found.extend(db.item(&key));
-        }
+        let found = Found::of(lookup.keys().filter_map(|key| db.item(&key)));
         lookup.found(&found).hold(TOOL, false)
     }
 

@@ -26,7 +26,7 @@ use crate::storage::Table;
 use draftline_contract::error::ToolError;
 use draftline_contract::identity::Caller;
 use draftline_contract::store::{
-    Attributes, Cancelled, Condition, TableKey, TransactFailure, Value, Write, cancelled_error,
+    Attributes, Cancelled, Condition, Found, TableKey, TransactFailure, Value, Write, cancelled_error,
 };
 
 const NO_DRAFT: &str = "No draft was created.";
@@ -257,7 +257,7 @@ impl<'a> IdempotencyStore<'a> {
         mut along: Vec<TableKey>,
         reads: impl FnOnce() -> Option<Vec<TableKey>>,
         now: DateTime<Utc>,
-    ) -> Result<(Option<IdempotencyRecord>, Vec<Attributes>, bool), ToolError> {
+    ) -> Result<(Option<IdempotencyRecord>, Found, bool), ToolError> {
         let answered = self.answered.is_some_and(|known| known.answered(&self.pk, now));
         let reads = if answered { None } else { reads() };
         let reading = reads.is_some();
@@ -289,20 +289,13 @@ impl<'a> IdempotencyStore<'a> {
     /// `along` that exist (the tenant's policy, the run's counter, a
     /// draft's own reads): one strongly consistent read, so what the draft
     /// also needs costs no round trip of its own.
-    pub async fn lookup_along(
-        &self,
-        along: Vec<TableKey>,
-    ) -> Result<(Option<IdempotencyRecord>, Vec<Attributes>), ToolError> {
+    pub async fn lookup_along(&self, along: Vec<TableKey>) -> Result<(Option<IdempotencyRecord>, Found), ToolError> {
         let record_key = self.record_key();
         let mut keys = Vec::with_capacity(1 + along.len());
         keys.push(record_key.clone());
         keys.extend(along);
-        let mut found = self.table.get(keys, NO_DRAFT).await?;
-        let record = found
-            .iter()
-            .position(|item| record_key.is_key_of(item))
-            .map(|at| found.swap_remove(at))
-            .and_then(IdempotencyRecord::from_item);
+        let mut found = Found::of(self.table.get(keys, NO_DRAFT).await?);
+        let record = found.take(&record_key).and_then(IdempotencyRecord::from_item);
         Ok((record, found))
     }
 
