@@ -286,6 +286,6 @@ async fn the_limit_reached_envelope_is_frozen() {
 #[test]
 fn the_policy_schema_is_frozen() {
     let schema = draftline_contract::policy::schema();
-    assert!(draftline_contract::schema::strict_violations(&schema).is_empty());
+    assert!(draftline_contract::schema::strict_violations(schema).is_empty());
     settings().bind(|| insta::assert_json_snapshot!("policy__schema", schema));
 }
