@@ -71,6 +71,11 @@ pub fn document_sk(kind: DocumentKind, number: &str) -> String {
     format!("{}#{number}", kind.prefix())
 }
 
+/// The number of the document of `kind` whose sort key is `sk`.
+pub fn document_number(kind: DocumentKind, sk: &str) -> Option<String> {
+    sk.strip_prefix(kind.prefix())?.strip_prefix('#').map(str::to_owned)
+}
+
 /// Partition of a branch's document number sequences.
 pub fn sequences(tenant: &TenantId, branch: &BranchId) -> String {
     format!("T#{tenant}#B#{branch}#SEQ")

@@ -450,8 +450,8 @@ impl<'a> ErpStore<'a> {
     ) -> Result<Page<PurchaseOrder>, ErpError> {
         let pk = keys::documents(DocumentKind::PurchaseOrder, self.tenant, branch);
         let mut conditions = Vec::new();
-        let mut values: HashMap<String, AttributeValue> =
-            HashMap::from([(":pk".to_owned(), AttributeValue::S(pk.clone()))]);
+        // `:pk` is the query's own ([`Self::query`]).
+        let mut values: HashMap<String, AttributeValue> = HashMap::new();
         let mut names: HashMap<String, String> = HashMap::new();
         if let Some(status) = filter.status {
             conditions.push("#status = :status");
@@ -477,8 +477,10 @@ impl<'a> ErpStore<'a> {
             .key_condition_expression("pk = :pk")
             .scan_index_forward(false)
             .limit(QUERY_PAGE)
-            .set_expression_attribute_values(Some(values))
             .set_exclusive_start_key(after.map(|number| sdk(&PurchaseOrder::key(self.tenant, branch, number))));
+        for (name, value) in values {
+            query = query.expression_attribute_values(name, value);
+        }
         if !conditions.is_empty() {
             query = query.filter_expression(conditions.join(" AND "));
         }
@@ -506,7 +508,7 @@ impl<'a> ErpStore<'a> {
             .and_then(|sk| sk.as_s().ok());
         Ok(Page {
             items: found,
-            next_after: sk.and_then(|sk| sk.strip_prefix("PO#").map(str::to_owned)),
+            next_after: sk.and_then(|sk| keys::document_number(DocumentKind::PurchaseOrder, sk)),
         })
     }
 
